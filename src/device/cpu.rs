@@ -1,0 +1,149 @@
+//! The host device: storage is an `Arc<Vec<T>>`, so views and clones share one buffer.
+//!
+//! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
+//! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
+
+use super::Device;
+use crate::dtype::{cast, WithDType};
+use crate::error::Result;
+use crate::layout::{for_each_row, Layout};
+use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cpu;
+
+/// Collects `f` applied to every element of a view, in row-major order.
+#[inline(always)]
+fn map_view<T: WithDType, U>(src: &[T], layout: &Layout, f: impl Fn(T) -> U) -> Vec<U> {
+    if let Some(range) = layout.contiguous_range() {
+        return src[range].iter().map(|&x| f(x)).collect();
+    }
+    let mut out = Vec::with_capacity(layout.numel());
+    for_each_row(layout.dims(), [layout], |[o], len, [s]| {
+        if s == 1 {
+            out.extend(src[o..o + len].iter().map(|&x| f(x)));
+        } else {
+            out.extend((0..len).map(|i| f(src[o + i * s])));
+        }
+    });
+    out
+}
+
+/// Collects `f` over pairs of two views with the same dims (already broadcast).
+#[inline(always)]
+fn zip_views<T: WithDType, U>(
+    (a, la): (&[T], &Layout),
+    (b, lb): (&[T], &Layout),
+    f: impl Fn(T, T) -> U,
+) -> Vec<U> {
+    if let (Some(ra), Some(rb)) = (la.contiguous_range(), lb.contiguous_range()) {
+        return a[ra].iter().zip(&b[rb]).map(|(&x, &y)| f(x, y)).collect();
+    }
+    let mut out = Vec::with_capacity(la.numel());
+    for_each_row(la.dims(), [la, lb], |[oa, ob], len, [sa, sb]| {
+        match (sa, sb) {
+            (1, 1) => out.extend(
+                a[oa..oa + len]
+                    .iter()
+                    .zip(&b[ob..ob + len])
+                    .map(|(&x, &y)| f(x, y)),
+            ),
+            (1, 0) => {
+                let y = b[ob];
+                out.extend(a[oa..oa + len].iter().map(|&x| f(x, y)))
+            }
+            (0, 1) => {
+                let x = a[oa];
+                out.extend(b[ob..ob + len].iter().map(|&y| f(x, y)))
+            }
+            _ => out.extend((0..len).map(|i| f(a[oa + i * sa], b[ob + i * sb]))),
+        }
+    });
+    out
+}
+
+impl Device for Cpu {
+    type Storage<T: WithDType> = Arc<Vec<T>>;
+    const NAME: &'static str = "cpu";
+
+    fn full<T: WithDType>(n: usize, value: T) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(alloc::vec![value; n]))
+    }
+
+    fn from_slice<T: WithDType>(data: &[T]) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(data.to_vec()))
+    }
+
+    fn from_vec<T: WithDType>(data: Vec<T>) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(data))
+    }
+
+    fn to_vec<T: WithDType>(storage: &Self::Storage<T>, layout: &Layout) -> Result<Vec<T>> {
+        Ok(map_view(storage, layout, |x| x))
+    }
+
+    fn copy_strided<T: WithDType>(
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(map_view(storage, layout, |x| x)))
+    }
+
+    fn cast<T: WithDType, U: WithDType>(
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<U>> {
+        Ok(Arc::new(map_view(storage, layout, cast::<T, U>)))
+    }
+
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(map_view(storage, layout, |x| op.apply(x))))
+    }
+
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        (a, la): (&Self::Storage<T>, &Layout),
+        (b, lb): (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| op.apply(x, y))))
+    }
+
+    fn compare<T: WithDType>(
+        op: CmpOp,
+        (a, la): (&Self::Storage<T>, &Layout),
+        (b, lb): (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<u8>> {
+        Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| {
+            op.apply(x, y) as u8
+        })))
+    }
+
+    fn where_cond<T: WithDType>(
+        (m, lm): (&Self::Storage<u8>, &Layout),
+        (t, lt): (&Self::Storage<T>, &Layout),
+        (f, lf): (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>> {
+        let mut out = Vec::with_capacity(lm.numel());
+        for_each_row(
+            lm.dims(),
+            [lm, lt, lf],
+            |[om, ot, of], len, [sm, st, sf]| {
+                out.extend((0..len).map(|i| {
+                    if m[om + i * sm] != 0 {
+                        t[ot + i * st]
+                    } else {
+                        f[of + i * sf]
+                    }
+                }))
+            },
+        );
+        Ok(Arc::new(out))
+    }
+}

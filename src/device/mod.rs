@@ -1,0 +1,78 @@
+//! Devices: zero-sized types that own a storage type and run the kernels.
+//!
+//! One trait, [`Device`], holds every kernel family (fill, copy, cast, unary, binary, compare, where), each
+//! generic over the element type and shape-erased (kernels see a [`Layout`], never a type-level shape). Model code
+//! generic over `D: Device` needs no other bound. Device state (a CUDA context, say) lives in a lazily initialised
+//! global so the type stays zero-sized.
+
+#[cfg(feature = "alloc")]
+mod cpu;
+
+#[cfg(feature = "alloc")]
+pub use cpu::Cpu;
+
+use crate::dtype::WithDType;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+/// A compute device. Kernels write fresh, contiguous output; inputs are read through their layouts.
+///
+/// Every method returns `Result` because a device can fail at run time (a GPU out of memory); the CPU never
+/// does. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
+pub trait Device: Copy + Default + core::fmt::Debug + Send + Sync + 'static {
+    /// Buffer of `T` elements on this device; cloning it shares the buffer.
+    type Storage<T: WithDType>: Clone + Send + Sync;
+    /// Lower-case device name, for printing and errors.
+    const NAME: &'static str;
+
+    /// `n` copies of `value`.
+    fn full<T: WithDType>(n: usize, value: T) -> Result<Self::Storage<T>>;
+    /// A buffer holding `data`.
+    fn from_slice<T: WithDType>(data: &[T]) -> Result<Self::Storage<T>>;
+    /// A buffer holding `data`, reusing the allocation where the device can.
+    #[cfg(feature = "alloc")]
+    fn from_vec<T: WithDType>(data: Vec<T>) -> Result<Self::Storage<T>> {
+        Self::from_slice(&data)
+    }
+    /// The elements of a view, in row-major order, on the host.
+    #[cfg(feature = "alloc")]
+    fn to_vec<T: WithDType>(storage: &Self::Storage<T>, layout: &Layout) -> Result<Vec<T>>;
+    /// A contiguous copy of a view.
+    fn copy_strided<T: WithDType>(
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<T>>;
+    /// Every element converted with [`crate::dtype::cast`].
+    fn cast<T: WithDType, U: WithDType>(
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<U>>;
+    /// `op` on every element.
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+    ) -> Result<Self::Storage<T>>;
+    /// `op` on every pair.
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: (&Self::Storage<T>, &Layout),
+        rhs: (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>>;
+    /// A `u8` mask, 1 where `op` holds.
+    fn compare<T: WithDType>(
+        op: CmpOp,
+        lhs: (&Self::Storage<T>, &Layout),
+        rhs: (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<u8>>;
+    /// `on_true` where the mask is non-zero, `on_false` elsewhere.
+    fn where_cond<T: WithDType>(
+        mask: (&Self::Storage<u8>, &Layout),
+        on_true: (&Self::Storage<T>, &Layout),
+        on_false: (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>>;
+}

@@ -1,0 +1,480 @@
+//! Element types: the [`WithDType`] trait, its float/signed refinements, and the runtime [`DType`] tag.
+//!
+//! Seven element types are supported: `u8`, `u32`, `i64`, `f16`, `bf16`, `f32`, `f64`. Which ops a tensor has
+//! depends on the trait its element type implements:
+//!
+//! | trait          | types                         | adds                                                     |
+//! |----------------|-------------------------------|----------------------------------------------------------|
+//! | [`WithDType`]  | all seven                     | creation, views, `+ - * /`, `maximum`, comparisons, casts |
+//! | [`SignedDType`]| `i64` and the floats          | `neg`, `abs`                                              |
+//! | [`FloatDType`] | `f16`, `bf16`, `f32`, `f64`   | `exp`, `ln`, `sqrt`, activations, `powf`, `affine`, ...   |
+//!
+//! An op that makes no sense for a type (say `exp` on `u8`) does not compile for it.
+//!
+//! # Casts
+//!
+//! [`cast`] (and `Tensor::to_dtype`) converts between any two types with the same rules on every device:
+//! - into `f16` / `bf16` / `f32`: IEEE round-to-nearest-even;
+//! - float into integer: truncates toward zero and **saturates** at the integer's range; NaN becomes 0
+//!   (Rust's `as`);
+//! - integer into integer: keeps the low bits (**wrapping**, Rust's `as`): `300u32 -> 44u8`, `-1i64 -> 255u8`.
+
+use core::fmt::{Debug, Display};
+use half::{bf16, f16};
+
+/// The runtime tag of an element type, for printing, IO and kernel names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// `u8`
+    U8,
+    /// `u32`
+    U32,
+    /// `i64`
+    I64,
+    /// IEEE half precision (`half::f16`)
+    F16,
+    /// bfloat16 (`half::bf16`)
+    BF16,
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+impl DType {
+    /// All dtypes, in the order of this enum.
+    pub const ALL: [DType; 7] = [
+        DType::U8,
+        DType::U32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// The lower-case name used in printing and in CUDA kernel names (`exp_f32`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DType::U8 => "u8",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    /// Bytes per element.
+    pub const fn size_in_bytes(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::F16 | DType::BF16 => 2,
+            DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+
+    /// True for the integer types.
+    pub const fn is_int(self) -> bool {
+        matches!(self, DType::U8 | DType::U32 | DType::I64)
+    }
+
+    /// True for the floating-point types.
+    pub const fn is_float(self) -> bool {
+        !self.is_int()
+    }
+}
+
+impl Display for DType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of a tensor. Sealed: the seven types listed in the [module docs](self).
+pub trait WithDType:
+    sealed::Sealed
+    + Copy
+    + Clone
+    + Default
+    + Debug
+    + Display
+    + PartialEq
+    + PartialOrd
+    + Send
+    + Sync
+    + bytemuck::Pod
+    + 'static
+{
+    /// The runtime tag of this type.
+    const DTYPE: DType;
+    /// Additive identity.
+    const ZERO: Self;
+    /// Multiplicative identity.
+    const ONE: Self;
+
+    /// Converts from `f64` with the [cast rules](self#casts).
+    fn from_f64(v: f64) -> Self;
+    /// Converts to `f64` (exact for every type but large `i64`).
+    fn to_f64(self) -> f64;
+    /// Converts from `i64` with the [cast rules](self#casts).
+    fn from_i64(v: i64) -> Self;
+    /// Converts to `i64` with the [cast rules](self#casts).
+    fn to_i64(self) -> i64;
+
+    /// `self + rhs`; integers wrap on overflow.
+    fn add(self, rhs: Self) -> Self;
+    /// `self - rhs`; integers wrap on overflow.
+    fn sub(self, rhs: Self) -> Self;
+    /// `self * rhs`; integers wrap on overflow.
+    fn mul(self, rhs: Self) -> Self;
+    /// `self / rhs`; integer division truncates toward zero, and division by zero gives 0 (no panic, the same
+    /// on every device).
+    fn div(self, rhs: Self) -> Self;
+    /// The larger of the two; a NaN operand gives NaN.
+    fn max_of(self, rhs: Self) -> Self;
+    /// The smaller of the two; a NaN operand gives NaN.
+    fn min_of(self, rhs: Self) -> Self;
+}
+
+/// Converts one element with the [cast rules](self#casts) (what `to_dtype` does per element).
+#[inline(always)]
+pub fn cast<T: WithDType, U: WithDType>(x: T) -> U {
+    if T::DTYPE.is_int() {
+        U::from_i64(x.to_i64())
+    } else {
+        U::from_f64(x.to_f64())
+    }
+}
+
+/// Element types with a sign: `i64` and the floats. Adds `neg` and `abs`.
+pub trait SignedDType: WithDType {
+    /// `-self`; `i64::MIN` wraps to itself.
+    fn neg(self) -> Self;
+    /// `|self|`; `i64::MIN` wraps to itself.
+    fn abs(self) -> Self;
+}
+
+/// Floating-point element types: `f16`, `bf16`, `f32`, `f64`.
+///
+/// `f16` and `bf16` compute each function in `f32` and round the result back.
+pub trait FloatDType: SignedDType {
+    /// Applies an `f32` function (used for the half types) or its `f64` twin.
+    fn map_f32(self, f: impl Fn(f32) -> f32, g: impl Fn(f64) -> f64) -> Self;
+    /// e^x
+    fn exp(self) -> Self {
+        self.map_f32(num_traits::Float::exp, num_traits::Float::exp)
+    }
+    /// Natural logarithm.
+    fn ln(self) -> Self {
+        self.map_f32(num_traits::Float::ln, num_traits::Float::ln)
+    }
+    /// Square root.
+    fn sqrt(self) -> Self {
+        self.map_f32(num_traits::Float::sqrt, num_traits::Float::sqrt)
+    }
+    /// Sine.
+    fn sin(self) -> Self {
+        self.map_f32(num_traits::Float::sin, num_traits::Float::sin)
+    }
+    /// Cosine.
+    fn cos(self) -> Self {
+        self.map_f32(num_traits::Float::cos, num_traits::Float::cos)
+    }
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self {
+        self.map_f32(num_traits::Float::tanh, num_traits::Float::tanh)
+    }
+    /// Error function.
+    fn erf(self) -> Self {
+        self.map_f32(libm::erff, libm::erf)
+    }
+    /// `self^e`.
+    fn powf(self, e: f64) -> Self {
+        self.map_f32(
+            |x| num_traits::Float::powf(x, e as f32),
+            |x| num_traits::Float::powf(x, e),
+        )
+    }
+}
+
+macro_rules! int_dtype {
+    ($t:ty, $dt:ident) => {
+        impl sealed::Sealed for $t {}
+        impl WithDType for $t {
+            const DTYPE: DType = DType::$dt;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn add(self, rhs: Self) -> Self {
+                self.wrapping_add(rhs)
+            }
+            #[inline(always)]
+            fn sub(self, rhs: Self) -> Self {
+                self.wrapping_sub(rhs)
+            }
+            #[inline(always)]
+            fn mul(self, rhs: Self) -> Self {
+                self.wrapping_mul(rhs)
+            }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                if rhs == 0 {
+                    0
+                } else {
+                    self.wrapping_div(rhs)
+                }
+            }
+            #[inline(always)]
+            fn max_of(self, rhs: Self) -> Self {
+                Ord::max(self, rhs)
+            }
+            #[inline(always)]
+            fn min_of(self, rhs: Self) -> Self {
+                Ord::min(self, rhs)
+            }
+        }
+    };
+}
+int_dtype!(u8, U8);
+int_dtype!(u32, U32);
+int_dtype!(i64, I64);
+
+impl SignedDType for i64 {
+    #[inline(always)]
+    fn neg(self) -> Self {
+        self.wrapping_neg()
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        self.wrapping_abs()
+    }
+}
+
+/// NaN-propagating max/min shared by the float types (`f32::max` would drop the NaN).
+macro_rules! nan_max_min {
+    () => {
+        #[inline(always)]
+        fn max_of(self, rhs: Self) -> Self {
+            if self.is_nan() || rhs.is_nan() {
+                Self::NAN
+            } else if self >= rhs {
+                self
+            } else {
+                rhs
+            }
+        }
+        #[inline(always)]
+        fn min_of(self, rhs: Self) -> Self {
+            if self.is_nan() || rhs.is_nan() {
+                Self::NAN
+            } else if self <= rhs {
+                self
+            } else {
+                rhs
+            }
+        }
+    };
+}
+
+macro_rules! native_float_dtype {
+    ($t:ident, $dt:ident) => {
+        impl sealed::Sealed for $t {}
+        impl WithDType for $t {
+            const DTYPE: DType = DType::$dt;
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn add(self, rhs: Self) -> Self {
+                self + rhs
+            }
+            #[inline(always)]
+            fn sub(self, rhs: Self) -> Self {
+                self - rhs
+            }
+            #[inline(always)]
+            fn mul(self, rhs: Self) -> Self {
+                self * rhs
+            }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                self / rhs
+            }
+            nan_max_min!();
+        }
+        impl SignedDType for $t {
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                num_traits::Float::abs(self)
+            }
+        }
+    };
+}
+native_float_dtype!(f32, F32);
+native_float_dtype!(f64, F64);
+
+impl FloatDType for f32 {
+    #[inline(always)]
+    fn map_f32(self, f: impl Fn(f32) -> f32, _g: impl Fn(f64) -> f64) -> Self {
+        f(self)
+    }
+}
+impl FloatDType for f64 {
+    #[inline(always)]
+    fn map_f32(self, _f: impl Fn(f32) -> f32, g: impl Fn(f64) -> f64) -> Self {
+        g(self)
+    }
+}
+
+macro_rules! half_float_dtype {
+    ($t:ident, $dt:ident) => {
+        impl sealed::Sealed for $t {}
+        impl WithDType for $t {
+            const DTYPE: DType = DType::$dt;
+            const ZERO: Self = $t::ZERO;
+            const ONE: Self = $t::ONE;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                $t::from_f64(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                $t::to_f64(self)
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                // i64 -> f64 rounds only above 2^53, far past the half types' range (they saturate to inf
+                // long before), so the second rounding cannot change the result.
+                $t::from_f64(v as f64)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                $t::to_f32(self) as i64
+            }
+            #[inline(always)]
+            fn add(self, rhs: Self) -> Self {
+                $t::from_f32(self.to_f32() + rhs.to_f32())
+            }
+            #[inline(always)]
+            fn sub(self, rhs: Self) -> Self {
+                $t::from_f32(self.to_f32() - rhs.to_f32())
+            }
+            #[inline(always)]
+            fn mul(self, rhs: Self) -> Self {
+                $t::from_f32(self.to_f32() * rhs.to_f32())
+            }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                $t::from_f32(self.to_f32() / rhs.to_f32())
+            }
+            nan_max_min!();
+        }
+        impl SignedDType for $t {
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::from_bits(self.to_bits() & 0x7fff)
+            }
+        }
+        impl FloatDType for $t {
+            #[inline(always)]
+            fn map_f32(self, f: impl Fn(f32) -> f32, _g: impl Fn(f64) -> f64) -> Self {
+                $t::from_f32(f(self.to_f32()))
+            }
+        }
+    };
+}
+half_float_dtype!(f16, F16);
+half_float_dtype!(bf16, BF16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cast_rules() {
+        assert_eq!(cast::<f32, u8>(300.7), 255);
+        assert_eq!(cast::<f32, u8>(-3.0), 0);
+        assert_eq!(cast::<f64, u8>(f64::NAN), 0);
+        assert_eq!(cast::<f32, i64>(-2.9), -2);
+        assert_eq!(cast::<u32, u8>(300), 44);
+        assert_eq!(cast::<i64, u8>(-1), 255);
+        assert_eq!(cast::<i64, u32>(-1), u32::MAX);
+        assert_eq!(cast::<u8, f32>(200), 200.0);
+        assert_eq!(cast::<i64, i64>(i64::MIN), i64::MIN);
+        // 2049 lies halfway between f16's neighbours 2048 and 2050: ties go to the even mantissa (2048).
+        assert_eq!(cast::<f32, f16>(2049.0), f16::from_f32(2048.0));
+        assert_eq!(cast::<f32, f16>(2051.0), f16::from_f32(2052.0));
+        assert_eq!(cast::<f64, f16>(1e6), f16::INFINITY);
+        assert_eq!(cast::<i64, bf16>(257), bf16::from_f32(256.0));
+        assert_eq!(cast::<bf16, i64>(bf16::from_f32(-7.5)), -7);
+    }
+
+    #[test]
+    fn integer_division_by_zero_is_zero() {
+        assert_eq!(WithDType::div(7u8, 0), 0);
+        assert_eq!(WithDType::div(-7i64, 2), -3);
+        assert_eq!(WithDType::div(i64::MIN, -1), i64::MIN);
+    }
+
+    #[test]
+    fn max_min_propagate_nan() {
+        assert!(WithDType::max_of(f32::NAN, 1.0).is_nan());
+        assert!(WithDType::min_of(1.0f64, f64::NAN).is_nan());
+        assert!(WithDType::max_of(f16::ONE, f16::NAN).is_nan());
+        assert_eq!(WithDType::max_of(3u32, 9), 9);
+    }
+
+    #[test]
+    fn half_abs_and_float_fns() {
+        assert_eq!(SignedDType::abs(f16::from_f32(-2.5)), f16::from_f32(2.5));
+        assert_eq!(SignedDType::abs(bf16::from_f32(-2.5)), bf16::from_f32(2.5));
+        assert_eq!(FloatDType::exp(0.0f32), 1.0);
+        assert!((FloatDType::erf(1.0f64) - 0.842_700_792_949_715).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,336 @@
+//! Shape-erased memory layout: dims, strides (in elements) and a start offset.
+//!
+//! Views (transpose, narrow, select, broadcast) only rewrite a `Layout`; kernels take one per operand. The model
+//! is candle's `Layout`: strides are non-negative, broadcast axes have stride 0.
+
+use crate::error::{Error, Result};
+use crate::shape::{Dims, MAX_RANK};
+
+/// Dims, strides and offset of a tensor view into its storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    dims: Dims,
+    strides: [usize; MAX_RANK],
+    offset: usize,
+}
+
+impl Layout {
+    /// The row-major contiguous layout of `dims` starting at offset 0.
+    pub fn contiguous(dims: Dims) -> Self {
+        let mut strides = [0; MAX_RANK];
+        let mut acc = 1;
+        for i in (0..dims.len()).rev() {
+            strides[i] = acc;
+            acc *= dims[i];
+        }
+        Layout {
+            dims,
+            strides,
+            offset: 0,
+        }
+    }
+
+    /// The sizes.
+    pub fn dims(&self) -> &Dims {
+        &self.dims
+    }
+    /// The stride of each axis, in elements.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides[..self.dims.len()]
+    }
+    /// Where the first element lies in the storage.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+    /// Number of axes.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.dims.numel()
+    }
+
+    /// True when the elements are row-major and dense (size-1 axes may have any stride).
+    pub fn is_contiguous(&self) -> bool {
+        let mut acc = 1;
+        for i in (0..self.rank()).rev() {
+            if self.dims[i] != 1 && self.strides[i] != acc {
+                return false;
+            }
+            acc *= self.dims[i];
+        }
+        true
+    }
+
+    /// The contiguous range of storage this view covers, when it is contiguous.
+    pub fn contiguous_range(&self) -> Option<core::ops::Range<usize>> {
+        self.is_contiguous()
+            .then(|| self.offset..self.offset + self.numel())
+    }
+
+    /// One past the largest storage index this view touches (0 when empty).
+    pub fn storage_extent(&self) -> usize {
+        if self.numel() == 0 {
+            return 0;
+        }
+        self.offset
+            + self
+                .dims
+                .iter()
+                .zip(self.strides())
+                .map(|(d, s)| (d - 1) * s)
+                .sum::<usize>()
+            + 1
+    }
+
+    /// Exchanges axes `i` and `j`.
+    pub fn swap_axes(&self, i: usize, j: usize) -> Self {
+        let mut out = *self;
+        out.dims.as_mut_slice().swap(i, j);
+        out.strides.swap(i, j);
+        out
+    }
+
+    /// Output axis `k` is input axis `perm[k]`.
+    pub fn permute(&self, perm: &[usize]) -> Self {
+        let mut out = *self;
+        for (k, &p) in perm.iter().enumerate() {
+            out.dims.as_mut_slice()[k] = self.dims[p];
+            out.strides[k] = self.strides[p];
+        }
+        out
+    }
+
+    /// Keeps `len` entries of `axis` from `start`; checked.
+    pub fn narrow(&self, op: &'static str, axis: usize, start: usize, len: usize) -> Result<Self> {
+        let size = self.dims[axis];
+        if start > size || len > size - start {
+            return Err(Error::IndexOutOfRange {
+                op,
+                axis,
+                index: start.saturating_add(len),
+                size,
+            });
+        }
+        let mut out = *self;
+        out.dims.as_mut_slice()[axis] = len;
+        out.offset += start * self.strides[axis];
+        Ok(out)
+    }
+
+    /// Fixes `axis` at `index` and drops it; checked.
+    pub fn select(&self, op: &'static str, axis: usize, index: usize) -> Result<Self> {
+        let size = self.dims[axis];
+        if index >= size {
+            return Err(Error::IndexOutOfRange {
+                op,
+                axis,
+                index,
+                size,
+            });
+        }
+        let mut dims = [0; MAX_RANK];
+        let mut strides = [0; MAX_RANK];
+        let mut k = 0;
+        for i in 0..self.rank() {
+            if i != axis {
+                dims[k] = self.dims[i];
+                strides[k] = self.strides[i];
+                k += 1;
+            }
+        }
+        Ok(Layout {
+            dims: Dims::from_slice(&dims[..k]),
+            strides,
+            offset: self.offset + index * self.strides[axis],
+        })
+    }
+
+    /// Inserts a size-1 axis at `axis`.
+    pub fn unsqueeze(&self, axis: usize) -> Self {
+        let rank = self.rank();
+        let mut dims = [0; MAX_RANK];
+        let mut strides = [0; MAX_RANK];
+        let mut k = 0;
+        for i in 0..=rank {
+            if i == axis {
+                dims[i] = 1;
+                strides[i] = 0;
+            } else {
+                dims[i] = self.dims[k];
+                strides[i] = self.strides[k];
+                k += 1;
+            }
+        }
+        Layout {
+            dims: Dims::from_slice(&dims[..rank + 1]),
+            strides,
+            offset: self.offset,
+        }
+    }
+
+    /// Views this layout with `dst` dims (NumPy's right-aligned rule): new leading axes and size-1 axes that
+    /// grow get stride 0. Errors name `op` and both shapes.
+    pub fn broadcast_as(&self, op: &'static str, dst: &Dims) -> Result<Self> {
+        let (rank, dst_rank) = (self.rank(), dst.len());
+        let mismatch = || Error::ShapeMismatch {
+            op,
+            lhs: self.dims,
+            rhs: *dst,
+        };
+        if rank > dst_rank {
+            return Err(mismatch());
+        }
+        let lead = dst_rank - rank;
+        let mut strides = [0; MAX_RANK];
+        for i in 0..rank {
+            let (s, d) = (self.dims[i], dst[lead + i]);
+            strides[lead + i] = if s == d {
+                self.strides[i]
+            } else if s == 1 {
+                0
+            } else {
+                return Err(mismatch());
+            };
+        }
+        Ok(Layout {
+            dims: *dst,
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    /// The contiguous layout with new dims (same element count), keeping the offset: a free reshape.
+    pub fn reshaped_contiguous(&self, dims: Dims) -> Self {
+        debug_assert!(self.is_contiguous() && dims.numel() == self.numel());
+        Layout {
+            offset: self.offset,
+            ..Layout::contiguous(dims)
+        }
+    }
+}
+
+/// Calls `f(offsets, len, inner_strides)` once per innermost row of the index space `dims`, walked in row-major
+/// order, where `offsets[k]` is operand `k`'s storage index of the row's first element and `inner_strides[k]`
+/// its step along the row. Axes that are contiguous for every operand are merged first, so dense operands
+/// give one long row and the inner loop vectorises.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) fn for_each_row<const K: usize>(
+    dims: &[usize],
+    layouts: [&Layout; K],
+    mut f: impl FnMut([usize; K], usize, [usize; K]),
+) {
+    if dims.contains(&0) {
+        return;
+    }
+    // Merge axis i into i+1 when, for every operand, stride[i] == stride[i+1] * dims[i+1].
+    let mut md = [1usize; MAX_RANK];
+    let mut ms = [[0usize; MAX_RANK]; K];
+    let mut n = 0;
+    for (i, &d) in dims.iter().enumerate() {
+        if d == 1 {
+            continue;
+        }
+        let mergeable = n > 0 && (0..K).all(|k| ms[k][n - 1] == layouts[k].strides()[i] * d);
+        if mergeable {
+            md[n - 1] *= d;
+            for k in 0..K {
+                ms[k][n - 1] = layouts[k].strides()[i];
+            }
+        } else {
+            md[n] = d;
+            for k in 0..K {
+                ms[k][n] = layouts[k].strides()[i];
+            }
+            n += 1;
+        }
+    }
+    let base: [usize; K] = core::array::from_fn(|k| layouts[k].offset());
+    if n == 0 {
+        f(base, 1, [0; K]);
+        return;
+    }
+    let inner = n - 1;
+    let len = md[inner];
+    let inner_strides: [usize; K] = core::array::from_fn(|k| ms[k][inner]);
+    let mut idx = [0usize; MAX_RANK];
+    let mut offs = base;
+    loop {
+        f(offs, len, inner_strides);
+        // Odometer over the outer axes.
+        let mut ax = inner;
+        loop {
+            if ax == 0 {
+                return;
+            }
+            ax -= 1;
+            idx[ax] += 1;
+            for k in 0..K {
+                offs[k] += ms[k][ax];
+            }
+            if idx[ax] < md[ax] {
+                break;
+            }
+            for k in 0..K {
+                offs[k] -= ms[k][ax] * md[ax];
+            }
+            idx[ax] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    extern crate std;
+    use std::vec::Vec;
+
+    fn offsets(l: &Layout) -> Vec<usize> {
+        let mut v = Vec::new();
+        for_each_row(l.dims(), [l], |[o], len, [s]| {
+            v.extend((0..len).map(|i| o + i * s))
+        });
+        v
+    }
+
+    #[test]
+    fn rows_cover_views_in_order() {
+        let l = Layout::contiguous(Dims::from_slice(&[2, 3]));
+        assert_eq!(offsets(&l), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(offsets(&l.swap_axes(0, 1)), [0, 3, 1, 4, 2, 5]);
+        let n = l.narrow("t", 1, 1, 2).unwrap();
+        assert_eq!(offsets(&n), [1, 2, 4, 5]);
+        let b = Layout::contiguous(Dims::from_slice(&[3]))
+            .broadcast_as("t", &Dims::from_slice(&[2, 3]))
+            .unwrap();
+        assert_eq!(offsets(&b), [0, 1, 2, 0, 1, 2]);
+        let s = l.select("t", 0, 1).unwrap();
+        assert_eq!(offsets(&s), [3, 4, 5]);
+        let scalar = Layout::contiguous(Dims::from_slice(&[]));
+        assert_eq!(offsets(&scalar), [0]);
+        let l3 = Layout::contiguous(Dims::from_slice(&[2, 3, 4]));
+        assert_eq!(offsets(&l3).len(), 24);
+        assert_eq!(offsets(&l3.permute(&[2, 0, 1]))[..4], [0, 4, 8, 12]);
+    }
+
+    #[test]
+    fn contiguity_and_errors() {
+        let l = Layout::contiguous(Dims::from_slice(&[2, 3]));
+        assert!(l.is_contiguous());
+        assert!(!l.swap_axes(0, 1).is_contiguous());
+        assert!(l.narrow("t", 0, 1, 1).unwrap().is_contiguous());
+        assert!(l.unsqueeze(0).is_contiguous());
+        assert_eq!(
+            l.select("i", 1, 3),
+            Err(Error::IndexOutOfRange {
+                op: "i",
+                axis: 1,
+                index: 3,
+                size: 3
+            })
+        );
+        assert!(l.broadcast_as("b", &Dims::from_slice(&[3, 2])).is_err());
+        assert_eq!(l.storage_extent(), 6);
+    }
+}

@@ -1,0 +1,62 @@
+//! # typed-tensor
+//!
+//! Tensors whose shapes live in the type system: `Tensor<T, S, D>` has its element type `T`, its shape `S` and
+//! its device `D` as type parameters, so that adding a `(2, 3)` tensor to a `(3, 2)` one, multiplying matrices
+//! with different inner dims, or indexing past the rank is a compile error that names both shapes.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let a = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]); // Rank2<2, 3> inferred
+//! let b: Tensor<f32, Rank1<3>, Cpu> = Tensor::arange();                    // [0, 1, 2]
+//! let c = (&a + &b).exp();        // suffix broadcast (3,) onto (2, 3)
+//! let t = a.t();                  // Tensor<f32, Rank2<3, 2>, Cpu>, a view: no copy
+//! let row = a.i(1);               // Tensor<f32, Rank1<3>, Cpu>, runtime index, bounds-checked
+//! assert_eq!(row.to_array(), [4., 5., 6.]);
+//! assert_eq!(t.to_array()[2], [3., 6.]);
+//! println!("{c}");
+//! ```
+//!
+//! The architecture reads top-down: [`shape`] (dims and shape relations), [`dtype`] (element types),
+//! [`tensor`] (the typed API), [`ops`] (the op vocabulary), [`device`] (kernels: CPU, CUDA), [`layout`]
+//! (shape-erased strides under every view). The shape rules are documented by the compile-fail programs in
+//! `tests/ui/`.
+//!
+//! ## Features
+//! - no features: shapes, dtypes, layouts and the op vocabulary, `#![no_std]` without a heap;
+//! - `alloc`: the heap-backed [`Cpu`](device::Cpu) device and the whole tensor API;
+//! - `std` (default): `std::error::Error` for [`Error`];
+//! - `cuda`: the [`Cuda`](device::Cuda) device (PTX compiled by `build.rs` with nvcc).
+#![cfg_attr(not(test), no_std)]
+#![warn(missing_docs)]
+// Errors carry the shapes involved by value (no heap needed in no_std); they are built on cold paths only.
+#![allow(clippy::result_large_err)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod device;
+pub mod dtype;
+pub mod error;
+pub mod layout;
+pub mod ops;
+pub mod shape;
+pub mod tensor;
+
+pub use error::{Error, Result};
+pub use tensor::Tensor;
+
+/// Everything a model file needs: `use typed_tensor::prelude::*;`.
+pub mod prelude {
+    #[cfg(feature = "alloc")]
+    pub use crate::device::Cpu;
+    pub use crate::device::Device;
+    pub use crate::dtype::{DType, FloatDType, SignedDType, WithDType};
+    pub use crate::error::{Error, Result};
+    pub use crate::shape::{
+        Axis, Const, ConstShape, Dim, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5, Rank6, Shape,
+    };
+    pub use crate::tensor::{IndexOp, Tensor};
+    pub use half::{bf16, f16};
+}

@@ -1,0 +1,250 @@
+//! Dimensions ([`Const`], `usize`), shapes as tuples of dimensions, and the shape-erased [`Dims`] list.
+
+use core::fmt::{self, Debug};
+
+/// The largest rank a tensor can have.
+pub const MAX_RANK: usize = 6;
+
+/// One dimension of a shape: a compile-time [`Const<N>`] or a runtime `usize`.
+pub trait Dim: Copy + Debug + PartialEq + Send + Sync + 'static {
+    /// `Some(N)` for `Const<N>`, `None` for a runtime-sized dim.
+    const STATIC_SIZE: Option<usize>;
+    /// The size of this dimension.
+    fn size(&self) -> usize;
+    /// Builds the dimension from a size; `None` when a `Const<N>` is asked for another size.
+    fn from_size(size: usize) -> Option<Self>;
+}
+
+/// A dimension whose size is known at compile time.
+pub trait ConstDim: Dim + Default {
+    /// The size.
+    const SIZE: usize;
+}
+
+/// A compile-time dimension of size `N`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Const<const N: usize>;
+
+impl<const N: usize> Debug for Const<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Const<{N}>")
+    }
+}
+
+impl<const N: usize> Dim for Const<N> {
+    const STATIC_SIZE: Option<usize> = Some(N);
+    #[inline(always)]
+    fn size(&self) -> usize {
+        N
+    }
+    #[inline]
+    fn from_size(size: usize) -> Option<Self> {
+        (size == N).then_some(Const)
+    }
+}
+
+impl<const N: usize> ConstDim for Const<N> {
+    const SIZE: usize = N;
+}
+
+/// A runtime-sized dimension (a variable batch, say). Shapes mixing `usize` and `Const` dims are checked at run
+/// time where the types cannot prove agreement.
+impl Dim for usize {
+    const STATIC_SIZE: Option<usize> = None;
+    #[inline(always)]
+    fn size(&self) -> usize {
+        *self
+    }
+    #[inline]
+    fn from_size(size: usize) -> Option<Self> {
+        Some(size)
+    }
+}
+
+/// The runtime list of a shape's sizes (at most [`MAX_RANK`]), used below the typed API.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Dims {
+    len: usize,
+    buf: [usize; MAX_RANK],
+}
+
+impl Dims {
+    /// Builds from a slice. Panics past [`MAX_RANK`] (the typed API never gets there).
+    pub fn from_slice(dims: &[usize]) -> Self {
+        assert!(
+            dims.len() <= MAX_RANK,
+            "rank {} exceeds MAX_RANK {MAX_RANK}",
+            dims.len()
+        );
+        let mut buf = [0; MAX_RANK];
+        buf[..dims.len()].copy_from_slice(dims);
+        Dims {
+            len: dims.len(),
+            buf,
+        }
+    }
+    /// The sizes.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.buf[..self.len]
+    }
+    /// The sizes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [usize] {
+        &mut self.buf[..self.len]
+    }
+    /// Number of elements (1 for rank 0).
+    pub fn numel(&self) -> usize {
+        self.as_slice().iter().product()
+    }
+}
+
+impl core::ops::Deref for Dims {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        self.as_slice()
+    }
+}
+
+impl Debug for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[")?;
+        for (i, d) in self.as_slice().iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        write!(f, "]")
+    }
+}
+
+impl fmt::Display for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Debug::fmt(self, f)
+    }
+}
+
+/// A tensor shape: a tuple of [`Dim`]s, `()` for a scalar. Use the [`Rank0`]..[`Rank6`] aliases for static
+/// shapes, or spell the tuple to mix in runtime dims: `(usize, Const<784>)`.
+pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
+    /// Number of axes.
+    const RANK: usize;
+    /// The compile-time size of each axis, `None` for a runtime dim; padded with `Some(1)` past `RANK`.
+    const STATIC_DIMS: [Option<usize>; MAX_RANK];
+    /// The sizes of the axes.
+    fn dims(&self) -> Dims;
+    /// Builds the shape from sizes; `None` when the rank differs or a `Const` dim disagrees.
+    fn from_dims(dims: &[usize]) -> Option<Self>;
+    /// Number of elements.
+    fn numel(&self) -> usize {
+        self.dims().numel()
+    }
+}
+
+/// A shape whose every dim is a `Const`: its size is a compile-time fact and it has a nested-array twin.
+pub trait ConstShape: Shape + Default {
+    /// Number of elements.
+    const NUMEL: usize;
+    /// The nested array holding one tensor of this shape: `[[T; 3]; 2]` for `Rank2<2, 3>`, `T` for `Rank0`.
+    type Array<T: bytemuck::Pod>: bytemuck::Pod;
+}
+
+/// The product of the static sizes, `None` if any is a runtime dim (for `const` assertions).
+pub const fn static_numel(dims: [Option<usize>; MAX_RANK]) -> Option<usize> {
+    let mut n = 1;
+    let mut i = 0;
+    while i < MAX_RANK {
+        match dims[i] {
+            Some(d) => n *= d,
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(n)
+}
+
+/// Scalar shape.
+pub type Rank0 = ();
+/// Vector of `A` elements.
+pub type Rank1<const A: usize> = (Const<A>,);
+/// `A x B` matrix.
+pub type Rank2<const A: usize, const B: usize> = (Const<A>, Const<B>);
+/// Rank-3 shape.
+pub type Rank3<const A: usize, const B: usize, const C: usize> = (Const<A>, Const<B>, Const<C>);
+/// Rank-4 shape (NCHW images, say).
+pub type Rank4<const A: usize, const B: usize, const C: usize, const D: usize> =
+    (Const<A>, Const<B>, Const<C>, Const<D>);
+/// Rank-5 shape.
+pub type Rank5<const A: usize, const B: usize, const C: usize, const D: usize, const E: usize> =
+    (Const<A>, Const<B>, Const<C>, Const<D>, Const<E>);
+/// Rank-6 shape.
+pub type Rank6<
+    const A: usize,
+    const B: usize,
+    const C: usize,
+    const D: usize,
+    const E: usize,
+    const F: usize,
+> = (Const<A>, Const<B>, Const<C>, Const<D>, Const<E>, Const<F>);
+
+macro_rules! shape_impls {
+    ($rank:literal; $($d:ident $n:ident $i:tt),*) => {
+        impl<$($d: Dim),*> Shape for ($($d,)*) {
+            const RANK: usize = $rank;
+            const STATIC_DIMS: [Option<usize>; MAX_RANK] = {
+                #[allow(unused_mut)]
+                let mut s = [Some(1); MAX_RANK];
+                $(s[$i] = $d::STATIC_SIZE;)*
+                s
+            };
+            #[inline]
+            fn dims(&self) -> Dims {
+                Dims::from_slice(&[$(self.$i.size()),*])
+            }
+            #[inline]
+            fn from_dims(dims: &[usize]) -> Option<Self> {
+                if dims.len() != $rank {
+                    return None;
+                }
+                Some(($($d::from_size(dims[$i])?,)*))
+            }
+        }
+        impl<$(const $n: usize),*> ConstShape for ($(Const<$n>,)*) {
+            const NUMEL: usize = 1 $(* $n)*;
+            type Array<T: bytemuck::Pod> = shape_impls!(@array T; $($n)*);
+        }
+    };
+    (@array $t:ty;) => { $t };
+    (@array $t:ty; $n:ident $($rest:ident)*) => { [shape_impls!(@array $t; $($rest)*); $n] };
+}
+
+shape_impls!(0;);
+shape_impls!(1; A NA 0);
+shape_impls!(2; A NA 0, B NB 1);
+shape_impls!(3; A NA 0, B NB 1, C NC 2);
+shape_impls!(4; A NA 0, B NB 1, C NC 2, D ND 3);
+shape_impls!(5; A NA 0, B NB 1, C NC 2, D ND 3, E NE 4);
+shape_impls!(6; A NA 0, B NB 1, C NC 2, D ND 3, E NE 4, F NF 5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_and_numel() {
+        let s: Rank3<2, 3, 4> = Default::default();
+        assert_eq!(s.dims().as_slice(), &[2, 3, 4]);
+        assert_eq!(<Rank3<2, 3, 4> as ConstShape>::NUMEL, 24);
+        assert_eq!(static_numel(<Rank3<2, 3, 4>>::STATIC_DIMS), Some(24));
+        assert_eq!(static_numel(<(usize, Const<3>)>::STATIC_DIMS), None);
+        assert_eq!(<()>::from_dims(&[]), Some(()));
+        assert_eq!(<(usize, Const<3>)>::from_dims(&[7, 3]), Some((7, Const)));
+        assert_eq!(<(usize, Const<3>)>::from_dims(&[7, 4]), None);
+        assert_eq!(format!("{:?}", Dims::from_slice(&[2, 3])), "[2, 3]");
+    }
+
+    #[test]
+    fn nested_array_type() {
+        let a: <Rank2<2, 3> as ConstShape>::Array<f32> = [[0.0; 3]; 2];
+        assert_eq!(core::mem::size_of_val(&a), 24);
+    }
+}

@@ -1,0 +1,217 @@
+//! Creating tensors and reading them back as arrays.
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::{FloatDType, WithDType};
+use crate::error::{Error, Result};
+use crate::shape::{Const, ConstShape, Shape};
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+/// Nested arrays that `from_array` accepts: `T` (rank 0), `[T; A]`, `[[T; B]; A]`, ... up to rank 6. The
+/// shape is read off the array type.
+pub trait NestedArray<T: WithDType>: bytemuck::Pod {
+    /// The shape of a tensor holding this array.
+    type Shape: ConstShape<Array<T> = Self>;
+}
+
+impl<T: WithDType> NestedArray<T> for T {
+    type Shape = ();
+}
+macro_rules! nested_array {
+    ($($n:ident)*; $arr:ty) => {
+        impl<T: WithDType, $(const $n: usize),*> NestedArray<T> for $arr {
+            type Shape = ($(Const<$n>,)*);
+        }
+    };
+}
+nested_array!(A; [T; A]);
+nested_array!(A B; [[T; B]; A]);
+nested_array!(A B C; [[[T; C]; B]; A]);
+nested_array!(A B C D; [[[[T; D]; C]; B]; A]);
+nested_array!(A B C D E; [[[[[T; E]; D]; C]; B]; A]);
+nested_array!(A B C D E F; [[[[[[T; F]; E]; D]; C]; B]; A]);
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Every element `value`, for a shape with runtime dims.
+    pub fn try_full_with_shape(shape: S, value: T) -> Result<Self> {
+        Ok(Self::from_storage(shape, D::full(shape.numel(), value)?))
+    }
+    /// Every element `value`, for a shape with runtime dims: `Tensor::<f32, (usize, Const<3>), Cpu>::full_with_shape((5, Const), 1.0)`.
+    pub fn full_with_shape(shape: S, value: T) -> Self {
+        device_ok(Self::try_full_with_shape(shape, value))
+    }
+    /// Zeros, for a shape with runtime dims.
+    pub fn zeros_with_shape(shape: S) -> Self {
+        Self::full_with_shape(shape, T::ZERO)
+    }
+    /// Ones, for a shape with runtime dims.
+    pub fn ones_with_shape(shape: S) -> Self {
+        Self::full_with_shape(shape, T::ONE)
+    }
+
+    /// A tensor holding `data` in row-major order; `Error::LengthMismatch` unless it has exactly
+    /// `shape.numel()` elements.
+    pub fn from_slice_with_shape(shape: S, data: &[T]) -> Result<Self> {
+        check_len::<S>(shape, data.len())?;
+        Ok(Self::from_storage(shape, D::from_slice(data)?))
+    }
+
+    /// Like [`Self::from_slice_with_shape`], reusing the vector's allocation on the CPU.
+    #[cfg(feature = "alloc")]
+    pub fn from_vec_with_shape(shape: S, data: Vec<T>) -> Result<Self> {
+        check_len::<S>(shape, data.len())?;
+        Ok(Self::from_storage(shape, D::from_vec(data)?))
+    }
+}
+
+fn check_len<S: Shape>(shape: S, found: usize) -> Result<()> {
+    let expected = shape.numel();
+    if expected != found {
+        return Err(Error::LengthMismatch {
+            op: "from_vec",
+            shape: shape.dims(),
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
+
+impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
+    /// Every element `value`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t = Tensor::<u8, Rank2<2, 2>, Cpu>::full(7);
+    /// assert_eq!(t.to_array(), [[7, 7], [7, 7]]);
+    /// ```
+    pub fn full(value: T) -> Self {
+        Self::full_with_shape(S::default(), value)
+    }
+    /// All zeros.
+    pub fn zeros() -> Self {
+        Self::full(T::ZERO)
+    }
+    /// All ones.
+    pub fn ones() -> Self {
+        Self::full(T::ONE)
+    }
+
+    /// `0, 1, 2, ...` in row-major order (values past the dtype's range follow the cast rules).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t: Tensor<f32, Rank2<2, 2>, Cpu> = Tensor::arange();
+    /// assert_eq!(t.to_array(), [[0., 1.], [2., 3.]]);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn arange() -> Self {
+        let data: Vec<T> = (0..S::NUMEL as i64).map(T::from_i64).collect();
+        device_ok(Self::from_vec_with_shape(S::default(), data))
+    }
+
+    /// A tensor from a nested array; the shape is inferred from the array type.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t = Tensor::<i64, _, Cpu>::from_array([[1, 2, 3], [4, 5, 6]]);
+    /// let _: &Tensor<i64, Rank2<2, 3>, Cpu> = &t;
+    /// ```
+    pub fn from_array<A: NestedArray<T, Shape = S>>(array: A) -> Self {
+        let flat: &[T] = bytemuck::cast_slice(core::slice::from_ref(&array));
+        device_ok(Self::from_slice_with_shape(S::default(), flat))
+    }
+
+    /// A tensor from a flat slice in row-major order; `Error::LengthMismatch` on a wrong length.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let err = Tensor::<f32, Rank2<2, 3>, Cpu>::from_slice(&[1.0; 5]).unwrap_err();
+    /// assert_eq!(err.to_string(), "from_vec: shape [2, 3] needs 6 elements, found 5");
+    /// ```
+    pub fn from_slice(data: &[T]) -> Result<Self> {
+        Self::from_slice_with_shape(S::default(), data)
+    }
+
+    /// A tensor from a vector in row-major order; `Error::LengthMismatch` on a wrong length.
+    #[cfg(feature = "alloc")]
+    pub fn from_vec(data: Vec<T>) -> Result<Self> {
+        Self::from_vec_with_shape(S::default(), data)
+    }
+
+    /// The elements as the nested array of the shape: `[[T; 3]; 2]` for `Rank2<2, 3>`.
+    #[cfg(feature = "alloc")]
+    pub fn try_to_array(&self) -> Result<S::Array<T>> {
+        let v = self.try_to_vec()?;
+        Ok(bytemuck::pod_read_unaligned(bytemuck::cast_slice(&v)))
+    }
+
+    /// The elements as the nested array of the shape. Panics only if the device fails.
+    #[cfg(feature = "alloc")]
+    pub fn to_array(&self) -> S::Array<T> {
+        device_ok(self.try_to_array())
+    }
+}
+
+impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
+    /// Uniform samples in `[0, 1)` from a seeded ChaCha8 stream (reproducible across platforms).
+    #[cfg(feature = "alloc")]
+    pub fn rand(seed: u64) -> Self {
+        let mut rng = SeededRng::new(seed);
+        let data: Vec<T> = (0..S::NUMEL).map(|_| T::from_f64(rng.uniform())).collect();
+        device_ok(Self::from_vec(data))
+    }
+
+    /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).
+    #[cfg(feature = "alloc")]
+    pub fn randn(seed: u64) -> Self {
+        let mut rng = SeededRng::new(seed);
+        let data: Vec<T> = (0..S::NUMEL).map(|_| T::from_f64(rng.normal())).collect();
+        device_ok(Self::from_vec(data))
+    }
+}
+
+impl<T: WithDType, D: Device> Tensor<T, (), D> {
+    /// The value of a rank-0 tensor.
+    #[cfg(feature = "alloc")]
+    pub fn to_scalar(&self) -> T {
+        self.to_vec()[0]
+    }
+}
+
+/// Seeded random numbers for `rand`/`randn` (and the test suite).
+#[cfg(feature = "alloc")]
+pub(crate) struct SeededRng {
+    rng: rand_chacha::ChaCha8Rng,
+    spare: Option<f64>,
+}
+
+#[cfg(feature = "alloc")]
+impl SeededRng {
+    pub(crate) fn new(seed: u64) -> Self {
+        use rand_core::SeedableRng;
+        SeededRng {
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            spare: None,
+        }
+    }
+    /// Uniform in [0, 1) with 53 random bits.
+    pub(crate) fn uniform(&mut self) -> f64 {
+        use rand_core::RngCore;
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// Standard normal (Box-Muller, both outputs used).
+    pub(crate) fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        let u1 = 1.0 - self.uniform(); // (0, 1]: ln is finite
+        let u2 = self.uniform();
+        let r = libm::sqrt(-2.0 * libm::log(u1));
+        let theta = 2.0 * core::f64::consts::PI * u2;
+        self.spare = Some(r * libm::sin(theta));
+        r * libm::cos(theta)
+    }
+}

@@ -1,0 +1,364 @@
+//! Elementwise ops: unary math, binary arithmetic with suffix broadcasting, scalars, comparisons, `where_cond`.
+//!
+//! Which methods exist depends on the element type (see [`crate::dtype`]): `exp` on a `u8` tensor does not
+//! compile.
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::{FloatDType, SignedDType, WithDType};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
+use crate::shape::{BroadcastShapes, Shape};
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Applies any [`UnaryOp`] (the named methods below are shorthands).
+    pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
+        let storage = device_ok(D::unary(op, &self.storage, &self.layout));
+        Self::from_storage(self.shape, storage)
+    }
+
+    /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
+    pub fn binary<S2: Shape, Op: BinaryOp<T>>(
+        &self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        device_ok(self.try_binary(op, rhs))
+    }
+
+    /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
+    pub fn try_binary<S2: Shape, Op: BinaryOp<T>>(
+        &self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Result<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
+        let storage = D::binary(op, (&self.storage, &la), (&rhs.storage, &lb))?;
+        Ok(Tensor::from_storage(shape, storage))
+    }
+
+    fn compare<S2: Shape>(
+        &self,
+        op: CmpOp,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout, &rhs.layout));
+        let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
+        Tensor::from_storage(shape, storage)
+    }
+
+    /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
+    /// stride 0 by the same binary kernels.
+    fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
+        let scalar = device_ok(D::full(1, value));
+        let ls = device_ok(
+            Layout::contiguous(Default::default()).broadcast_as(Op::NAME, self.layout.dims()),
+        );
+        let (x, s) = ((&self.storage, &self.layout), (&scalar, &ls));
+        let (a, b) = if scalar_first { (s, x) } else { (x, s) };
+        Self::from_storage(self.shape, device_ok(D::binary(op, a, b)))
+    }
+
+    /// `x * x`.
+    pub fn sqr(&self) -> Self {
+        self.unary(ops::Sqr)
+    }
+    /// Every element clamped to `[lo, hi]`; NaN stays NaN.
+    pub fn clamp(&self, lo: T, hi: T) -> Self {
+        self.unary(ops::Clamp { lo, hi })
+    }
+    /// The elementwise maximum (NaN-propagating), with suffix broadcasting.
+    pub fn maximum<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        self.binary(ops::Maximum, rhs)
+    }
+    /// The elementwise minimum (NaN-propagating), with suffix broadcasting.
+    pub fn minimum<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        self.binary(ops::Minimum, rhs)
+    }
+}
+
+macro_rules! cmp_methods {
+    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
+        impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name<S2: Shape>(
+                    &self,
+                    rhs: &Tensor<T, S2, D>,
+                ) -> Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>
+                where
+                    S: BroadcastShapes<S2>,
+                {
+                    self.compare(CmpOp::$op, rhs)
+                }
+            )*
+        }
+    };
+}
+cmp_methods!(
+    /// `1` where `self == rhs`, else `0` (NaN is unequal to everything).
+    eq Eq,
+    /// `1` where `self != rhs`.
+    ne Ne,
+    /// `1` where `self < rhs`.
+    lt Lt,
+    /// `1` where `self <= rhs`.
+    le Le,
+    /// `1` where `self > rhs`.
+    gt Gt,
+    /// `1` where `self >= rhs`.
+    ge Ge
+);
+
+impl<S: Shape, D: Device> Tensor<u8, S, D> {
+    /// Picks `on_true` where the mask is non-zero and `on_false` elsewhere.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([-1., 2., -3.]);
+    /// let zero = Tensor::<f32, Rank1<3>, Cpu>::zeros();
+    /// let relu = x.gt(&zero).where_cond(&x, &zero);
+    /// assert_eq!(relu.to_vec(), [0., 2., 0.]);
+    /// ```
+    pub fn where_cond<T: WithDType>(
+        &self,
+        on_true: &Tensor<T, S, D>,
+        on_false: &Tensor<T, S, D>,
+    ) -> Tensor<T, S, D> {
+        let dims = self.layout.dims();
+        for other in [on_true.layout.dims(), on_false.layout.dims()] {
+            if other != dims {
+                panic!(
+                    "typed-tensor: {}",
+                    Error::ShapeMismatch {
+                        op: "where_cond",
+                        lhs: *dims,
+                        rhs: *other
+                    }
+                );
+            }
+        }
+        let storage = device_ok(D::where_cond(
+            (&self.storage, &self.layout),
+            (&on_true.storage, &on_true.layout),
+            (&on_false.storage, &on_false.layout),
+        ));
+        Tensor::from_storage(self.shape, storage)
+    }
+}
+
+impl<T: SignedDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `|x|`.
+    pub fn abs(&self) -> Self {
+        self.unary(ops::Abs)
+    }
+}
+
+macro_rules! float_unary {
+    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name(&self) -> Self {
+                    self.unary(ops::$op)
+                }
+            )*
+        }
+    };
+}
+float_unary!(
+    /// e^x.
+    exp Exp,
+    /// Natural logarithm.
+    ln Ln,
+    /// Square root.
+    sqrt Sqrt,
+    /// `1 / x`.
+    recip Recip,
+    /// Sine.
+    sin Sin,
+    /// Cosine.
+    cos Cos,
+    /// Hyperbolic tangent.
+    tanh Tanh,
+    /// `1 / (1 + e^-x)`.
+    sigmoid Sigmoid,
+    /// `max(x, 0)`.
+    relu Relu,
+    /// GELU, tanh approximation (PyTorch's `approximate="tanh"`).
+    gelu GeluTanh,
+    /// GELU, exact erf form (PyTorch's default).
+    gelu_erf GeluErf,
+    /// `x * sigmoid(x)`.
+    silu Silu
+);
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `x ^ e`.
+    pub fn powf(&self, e: f64) -> Self {
+        self.unary(ops::Powf(T::from_f64(e)))
+    }
+    /// `x * mul + add`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([1., 2.]);
+    /// assert_eq!(x.affine(3., 1.).to_vec(), [4., 7.]);
+    /// ```
+    pub fn affine(&self, mul: f64, add: f64) -> Self {
+        self.unary(ops::Affine {
+            mul: T::from_f64(mul),
+            add: T::from_f64(add),
+        })
+    }
+}
+
+/// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
+/// with both layouts broadcast to it.
+fn broadcast_pair<Out: Shape>(
+    op: &'static str,
+    a: &Layout,
+    b: &Layout,
+) -> Result<(Out, Layout, Layout)> {
+    let (da, db) = (a.dims(), b.dims());
+    let (big, small) = if da.len() >= db.len() {
+        (da, db)
+    } else {
+        (db, da)
+    };
+    if big[big.len() - small.len()..] != small[..] {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: *da,
+            rhs: *db,
+        });
+    }
+    let out = *big;
+    let shape = Out::from_dims(&out).ok_or(Error::ShapeMismatch {
+        op,
+        lhs: *da,
+        rhs: *db,
+    })?;
+    Ok((shape, a.broadcast_as(op, &out)?, b.broadcast_as(op, &out)?))
+}
+
+// `std::ops` for tensors: all four owned/borrowed combinations, same shape or suffix broadcast.
+macro_rules! tensor_binop {
+    ($tr:ident, $method:ident, $op:ident) => {
+        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
+            core::ops::$tr<&Tensor<T, S2, D>> for &Tensor<T, S, D>
+        {
+            type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
+                self.binary(ops::$op, rhs)
+            }
+        }
+        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
+            core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
+        {
+            type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
+                self.binary(ops::$op, &rhs)
+            }
+        }
+        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
+            core::ops::$tr<&Tensor<T, S2, D>> for Tensor<T, S, D>
+        {
+            type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
+                self.binary(ops::$op, rhs)
+            }
+        }
+        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
+            core::ops::$tr<Tensor<T, S2, D>> for &Tensor<T, S, D>
+        {
+            type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
+                self.binary(ops::$op, &rhs)
+            }
+        }
+    };
+}
+tensor_binop!(Add, add, Add);
+tensor_binop!(Sub, sub, Sub);
+tensor_binop!(Mul, mul, Mul);
+tensor_binop!(Div, div, Div);
+
+// Scalars of the element type on either side: `&t * 2.0`, `1.0 - &t`. Implemented per concrete dtype (not
+// for a generic `Rhs`), so that a shape mismatch between two tensors is never reported as a missing scalar
+// conversion.
+macro_rules! scalar_binop {
+    ($t:ty; $($tr:ident $method:ident $op:ident),*) => {$(
+        impl<S: Shape, D: Device> core::ops::$tr<$t> for &Tensor<$t, S, D> {
+            type Output = Tensor<$t, S, D>;
+            fn $method(self, rhs: $t) -> Self::Output {
+                self.scalar_op(ops::$op, rhs, false)
+            }
+        }
+        impl<S: Shape, D: Device> core::ops::$tr<$t> for Tensor<$t, S, D> {
+            type Output = Tensor<$t, S, D>;
+            fn $method(self, rhs: $t) -> Self::Output {
+                self.scalar_op(ops::$op, rhs, false)
+            }
+        }
+        impl<S: Shape, D: Device> core::ops::$tr<&Tensor<$t, S, D>> for $t {
+            type Output = Tensor<$t, S, D>;
+            fn $method(self, rhs: &Tensor<$t, S, D>) -> Self::Output {
+                rhs.scalar_op(ops::$op, self, true)
+            }
+        }
+        impl<S: Shape, D: Device> core::ops::$tr<Tensor<$t, S, D>> for $t {
+            type Output = Tensor<$t, S, D>;
+            fn $method(self, rhs: Tensor<$t, S, D>) -> Self::Output {
+                rhs.scalar_op(ops::$op, self, true)
+            }
+        }
+    )*};
+}
+
+macro_rules! scalar_ops_for {
+    ($($t:ty),*) => {$(
+        scalar_binop!($t; Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
+    )*};
+}
+scalar_ops_for!(u8, u32, i64, half::f16, half::bf16, f32, f64);
+
+macro_rules! neg_impl {
+    ($($t:ty),*) => {$(
+        impl<S: Shape, D: Device> core::ops::Neg for &Tensor<$t, S, D> {
+            type Output = Tensor<$t, S, D>;
+            fn neg(self) -> Self::Output {
+                self.unary(ops::Neg)
+            }
+        }
+        impl<S: Shape, D: Device> core::ops::Neg for Tensor<$t, S, D> {
+            type Output = Tensor<$t, S, D>;
+            fn neg(self) -> Self::Output {
+                self.unary(ops::Neg)
+            }
+        }
+    )*};
+}
+neg_impl!(i64, half::f16, half::bf16, f32, f64);

@@ -1,0 +1,159 @@
+//! `Tensor<T, S, D>`: element type, shape and device as type parameters.
+//!
+//! A tensor is a typed handle on a device buffer plus a shape-erased [`Layout`]. Views (transpose, narrow,
+//! select, broadcast, reshape of dense data) share the buffer and only rewrite the layout.
+//!
+//! # Errors and panics
+//!
+//! What the types prove is never checked at run time. Runtime data has fallible forms: `from_vec`/`from_slice`
+//! return `Result`, `.i()` panics on an index out of range where `.try_i()` returns the error, runtime-sized
+//! (`usize`) dims that disagree panic with the op and both shapes. Device failures (a GPU out of memory) surface
+//! as `Result` from the `try_` methods and from `to_device`; the infallible ops (`+`, `exp`, ...) panic with the
+//! device's message, since `std::ops` cannot return errors.
+
+mod create;
+pub use create::NestedArray;
+mod display;
+mod elementwise;
+mod index;
+mod view;
+
+pub use index::{IndexItem, IndexOp};
+
+use crate::device::Device;
+use crate::dtype::WithDType;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::shape::Shape;
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+/// A tensor of `T` elements with shape `S` on device `D`.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// let a = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]); // Rank2<2, 3>
+/// let b: Tensor<f32, Rank1<3>, Cpu> = Tensor::arange();                    // [0, 1, 2]
+/// let c = &a + &b;                                                          // (3,) broadcast onto (2, 3)
+/// assert_eq!(c.to_array(), [[1., 3., 5.], [4., 6., 8.]]);
+/// let t: Tensor<f32, Rank2<3, 2>, Cpu> = a.t();                             // a view, no copy
+/// assert_eq!(t.to_array(), [[1., 4.], [2., 5.], [3., 6.]]);
+/// ```
+pub struct Tensor<T: WithDType, S: Shape, D: Device> {
+    shape: S,
+    layout: Layout,
+    storage: D::Storage<T>,
+}
+
+impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
+    /// Cheap: the clone shares the buffer.
+    fn clone(&self) -> Self {
+        Tensor {
+            shape: self.shape,
+            layout: self.layout,
+            storage: self.storage.clone(),
+        }
+    }
+}
+
+/// Unwraps a device result in an infallible op: device failures are the only errors left there.
+#[track_caller]
+pub(crate) fn device_ok<R>(r: Result<R>) -> R {
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("typed-tensor: {e}"),
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Assembles a tensor; the layout's dims must be the shape's.
+    pub(crate) fn from_parts(shape: S, layout: Layout, storage: D::Storage<T>) -> Self {
+        debug_assert_eq!(shape.dims(), *layout.dims());
+        Tensor {
+            shape,
+            layout,
+            storage,
+        }
+    }
+
+    /// A contiguous tensor over fresh storage.
+    pub(crate) fn from_storage(shape: S, storage: D::Storage<T>) -> Self {
+        Tensor {
+            shape,
+            layout: Layout::contiguous(shape.dims()),
+            storage,
+        }
+    }
+
+    /// The shape value (zero-sized for static shapes).
+    pub fn shape(&self) -> S {
+        self.shape
+    }
+    /// The sizes of the axes.
+    pub fn dims(&self) -> crate::shape::Dims {
+        self.shape.dims()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.layout.numel()
+    }
+    /// The rank (number of axes).
+    pub const fn rank(&self) -> usize {
+        S::RANK
+    }
+    /// The memory layout of this view.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// The runtime dtype tag.
+    pub const fn dtype(&self) -> crate::dtype::DType {
+        T::DTYPE
+    }
+    /// The device's buffer (shared with other views of it).
+    pub fn storage(&self) -> &D::Storage<T> {
+        &self.storage
+    }
+    /// True when the view is dense and row-major.
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    /// The elements in row-major order, on the host.
+    #[cfg(feature = "alloc")]
+    pub fn try_to_vec(&self) -> Result<Vec<T>> {
+        D::to_vec(&self.storage, &self.layout)
+    }
+
+    /// The elements in row-major order, on the host. Panics only if the device fails; see [`Self::try_to_vec`].
+    #[cfg(feature = "alloc")]
+    pub fn to_vec(&self) -> Vec<T> {
+        device_ok(self.try_to_vec())
+    }
+
+    /// Copies the tensor to another device (through host memory).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, Rank1<2>, Cpu>::from_array([1., 2.]);
+    /// let b: Tensor<f32, Rank1<2>, Cpu> = a.to_device::<Cpu>().unwrap();
+    /// assert_eq!(b.to_vec(), [1., 2.]);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn to_device<D2: Device>(&self) -> Result<Tensor<T, S, D2>> {
+        let host = self.try_to_vec()?;
+        Ok(Tensor::from_storage(self.shape, D2::from_vec(host)?))
+    }
+
+    /// Converts every element to `U` with the [cast rules](crate::dtype#casts).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, _, Cpu>::from_array([-1.5, 2.7, 300.0]);
+    /// assert_eq!(a.to_dtype::<u8>().to_vec(), [0, 2, 255]);
+    /// ```
+    pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
+        let storage = device_ok(D::cast::<T, U>(&self.storage, &self.layout));
+        Tensor::from_storage(self.shape, storage)
+    }
+}
