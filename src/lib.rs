@@ -51,6 +51,8 @@ pub use tensor::Tensor;
 pub mod prelude {
     #[cfg(feature = "alloc")]
     pub use crate::device::Cpu;
+    #[cfg(feature = "cuda")]
+    pub use crate::device::Cuda;
     pub use crate::device::Device;
     pub use crate::dtype::{DType, FloatDType, SignedDType, WithDType};
     pub use crate::error::{Error, Result};

@@ -7,9 +7,13 @@
 
 #[cfg(feature = "alloc")]
 mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 #[cfg(feature = "alloc")]
 pub use cpu::Cpu;
+#[cfg(feature = "cuda")]
+pub use cuda::Cuda;
 
 use crate::dtype::WithDType;
 use crate::error::Result;

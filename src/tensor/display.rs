@@ -186,7 +186,14 @@ impl FloatStyle {
         match self {
             FloatStyle::Int | FloatStyle::Whole => format!("{x:.0}."),
             FloatStyle::Fixed => format!("{x:.4}"),
-            FloatStyle::Sci => format!("{x:.4e}"),
+            FloatStyle::Sci => {
+                // PyTorch's exponent style: `1.0000e-06`, `2.5000e+03`.
+                let text = format!("{x:.4e}");
+                let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+                let exp: i32 = exp.parse().unwrap_or(0);
+                let sign = if exp < 0 { '-' } else { '+' };
+                format!("{mantissa}e{sign}{:02}", exp.abs())
+            }
         }
     }
 }

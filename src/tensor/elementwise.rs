@@ -306,23 +306,28 @@ tensor_binop!(Sub, sub, Sub);
 tensor_binop!(Mul, mul, Mul);
 tensor_binop!(Div, div, Div);
 
-// Scalars of the element type on either side: `&t * 2.0`, `1.0 - &t`. Implemented per concrete dtype (not
-// for a generic `Rhs`), so that a shape mismatch between two tensors is never reported as a missing scalar
-// conversion.
-macro_rules! scalar_binop {
+// A scalar of the element type on the right works in generic code: `&t * T::from_f64(2.0)`.
+macro_rules! scalar_rhs_binop {
+    ($($tr:ident $method:ident $op:ident),*) => {$(
+        impl<T: WithDType, S: Shape, D: Device> core::ops::$tr<T> for &Tensor<T, S, D> {
+            type Output = Tensor<T, S, D>;
+            fn $method(self, rhs: T) -> Self::Output {
+                self.scalar_op(ops::$op, rhs, false)
+            }
+        }
+        impl<T: WithDType, S: Shape, D: Device> core::ops::$tr<T> for Tensor<T, S, D> {
+            type Output = Tensor<T, S, D>;
+            fn $method(self, rhs: T) -> Self::Output {
+                self.scalar_op(ops::$op, rhs, false)
+            }
+        }
+    )*};
+}
+scalar_rhs_binop!(Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
+
+// A scalar on the left (`1.0 - &t`) needs one impl per concrete dtype: the orphan rule forbids `impl Sub<..> for T`.
+macro_rules! scalar_lhs_binop {
     ($t:ty; $($tr:ident $method:ident $op:ident),*) => {$(
-        impl<S: Shape, D: Device> core::ops::$tr<$t> for &Tensor<$t, S, D> {
-            type Output = Tensor<$t, S, D>;
-            fn $method(self, rhs: $t) -> Self::Output {
-                self.scalar_op(ops::$op, rhs, false)
-            }
-        }
-        impl<S: Shape, D: Device> core::ops::$tr<$t> for Tensor<$t, S, D> {
-            type Output = Tensor<$t, S, D>;
-            fn $method(self, rhs: $t) -> Self::Output {
-                self.scalar_op(ops::$op, rhs, false)
-            }
-        }
         impl<S: Shape, D: Device> core::ops::$tr<&Tensor<$t, S, D>> for $t {
             type Output = Tensor<$t, S, D>;
             fn $method(self, rhs: &Tensor<$t, S, D>) -> Self::Output {
@@ -337,28 +342,22 @@ macro_rules! scalar_binop {
         }
     )*};
 }
-
-macro_rules! scalar_ops_for {
+macro_rules! scalar_lhs_ops_for {
     ($($t:ty),*) => {$(
-        scalar_binop!($t; Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
+        scalar_lhs_binop!($t; Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
     )*};
 }
-scalar_ops_for!(u8, u32, i64, half::f16, half::bf16, f32, f64);
+scalar_lhs_ops_for!(u8, u32, i64, half::f16, half::bf16, f32, f64);
 
-macro_rules! neg_impl {
-    ($($t:ty),*) => {$(
-        impl<S: Shape, D: Device> core::ops::Neg for &Tensor<$t, S, D> {
-            type Output = Tensor<$t, S, D>;
-            fn neg(self) -> Self::Output {
-                self.unary(ops::Neg)
-            }
-        }
-        impl<S: Shape, D: Device> core::ops::Neg for Tensor<$t, S, D> {
-            type Output = Tensor<$t, S, D>;
-            fn neg(self) -> Self::Output {
-                self.unary(ops::Neg)
-            }
-        }
-    )*};
+impl<T: SignedDType, S: Shape, D: Device> core::ops::Neg for &Tensor<T, S, D> {
+    type Output = Tensor<T, S, D>;
+    fn neg(self) -> Self::Output {
+        self.unary(ops::Neg)
+    }
 }
-neg_impl!(i64, half::f16, half::bf16, f32, f64);
+impl<T: SignedDType, S: Shape, D: Device> core::ops::Neg for Tensor<T, S, D> {
+    type Output = Tensor<T, S, D>;
+    fn neg(self) -> Self::Output {
+        self.unary(ops::Neg)
+    }
+}

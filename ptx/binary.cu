@@ -1,0 +1,55 @@
+// Binary elementwise ops, comparisons and where, over operands already broadcast to the output dims (stride 0 on
+// repeated axes). `{op}_{T}(n, la, lb, a, b, out)`; `where_{T}(n, lm, lt, lf, m, t, f, out)`.
+#include "common.cuh"
+
+template <typename T> __device__ __forceinline__ T op_add(T a, T b) {
+    if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) + bits_u64(b));
+    return down<T>(up(a) + up(b));
+}
+template <typename T> __device__ __forceinline__ T op_sub(T a, T b) {
+    if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) - bits_u64(b));
+    return down<T>(up(a) - up(b));
+}
+template <typename T> __device__ __forceinline__ T op_mul(T a, T b) {
+    if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) * bits_u64(b));
+    return down<T>(up(a) * up(b));
+}
+// Integer division truncates; by zero gives 0 and i64::MIN / -1 wraps, as on the CPU.
+template <typename T> __device__ __forceinline__ T op_div(T a, T b) { return down<T>(up(a) / up(b)); }
+template <> __device__ __forceinline__ u8 op_div<u8>(u8 a, u8 b) { return b == 0 ? 0 : a / b; }
+template <> __device__ __forceinline__ u32 op_div<u32>(u32 a, u32 b) { return b == 0 ? 0 : a / b; }
+template <> __device__ __forceinline__ i64 op_div<i64>(i64 a, i64 b) {
+    if (b == 0) return 0;
+    if (b == -1) return (i64)(0ull - (unsigned long long)a);
+    return a / b;
+}
+template <typename T> __device__ __forceinline__ T op_maximum(T a, T b) { return down<T>(m_max(up(a), up(b))); }
+template <typename T> __device__ __forceinline__ T op_minimum(T a, T b) { return down<T>(m_min(up(a), up(b))); }
+
+#define BINARY_KERNEL(T, NAME) \
+    extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, T *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = op_##NAME<T>(a[strided_index(la, i)], b[strided_index(lb, i)]); \
+    }
+FOR_ALL_DTYPES(BINARY_KERNEL, add)
+FOR_ALL_DTYPES(BINARY_KERNEL, sub)
+FOR_ALL_DTYPES(BINARY_KERNEL, mul)
+FOR_ALL_DTYPES(BINARY_KERNEL, div)
+FOR_ALL_DTYPES(BINARY_KERNEL, maximum)
+FOR_ALL_DTYPES(BINARY_KERNEL, minimum)
+
+// Comparisons on the (exact) compute types: NaN compares unequal to everything.
+#define CMP_KERNEL(T, NAME, OP) \
+    extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, u8 *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = (up(a[strided_index(la, i)]) OP up(b[strided_index(lb, i)])) ? 1 : 0; \
+    }
+#define CMP_ALL(T, _) \
+    CMP_KERNEL(T, eq, ==) CMP_KERNEL(T, ne, !=) CMP_KERNEL(T, lt, <) CMP_KERNEL(T, le, <=) \
+    CMP_KERNEL(T, gt, >) CMP_KERNEL(T, ge, >=)
+FOR_ALL_DTYPES(CMP_ALL, _)
+
+#define WHERE_KERNEL(T, _) \
+    extern "C" __global__ void where_##T(size_t n, Layout lm, Layout lt, Layout lf, const u8 *m, const T *t, \
+                                         const T *f, T *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = m[strided_index(lm, i)] ? t[strided_index(lt, i)] : f[strided_index(lf, i)]; \
+    }
+FOR_ALL_DTYPES(WHERE_KERNEL, _)

@@ -1,0 +1,89 @@
+// Fill, strided copy (`contiguous`), and casts between every pair of dtypes.
+#include "common.cuh"
+
+// ---- fill_{T}(n, value, out) ----------------------------------------------------------------------------------
+#define FILL(T, _) \
+    extern "C" __global__ void fill_##T(size_t n, T value, T *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = value; \
+    }
+FOR_ALL_DTYPES(FILL, _)
+
+// ---- copy_{T}(n, layout, x, out): gathers a strided view into dense output --------------------------------------
+#define COPY(T, _) \
+    extern "C" __global__ void copy_##T(size_t n, Layout l, const T *x, T *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = x[strided_index(l, i)]; \
+    }
+FOR_ALL_DTYPES(COPY, _)
+
+// ---- casts, with the rules of src/dtype.rs: integers go through i64, floats through f64; into integers floats
+// truncate and saturate (NaN -> 0) and integers wrap; into f16/bf16/f32 round to nearest even. --------------------
+
+// Rounds a double to float with round-to-odd, so that a second rounding to f16/bf16 (>= 2 fewer mantissa bits)
+// gives the correctly rounded result, as the `half` crate's direct f64 conversion does on the CPU.
+__device__ __forceinline__ float round_to_odd_f32(double x) {
+    float f = __double2float_rz(x);
+    if ((double)f != x && !(x != x)) {
+        unsigned int bits = __float_as_uint(f) | 1u;
+        f = __uint_as_float(bits);
+    }
+    return f;
+}
+
+template <typename U> __device__ __forceinline__ U from_f64(double x);
+template <> __device__ __forceinline__ f64 from_f64<f64>(double x) { return x; }
+template <> __device__ __forceinline__ f32 from_f64<f32>(double x) { return (float)x; }
+template <> __device__ __forceinline__ f16 from_f64<f16>(double x) { return __float2half_rn(round_to_odd_f32(x)); }
+template <> __device__ __forceinline__ bf16 from_f64<bf16>(double x) {
+    return __float2bfloat16_rn(round_to_odd_f32(x));
+}
+template <> __device__ __forceinline__ u8 from_f64<u8>(double x) {
+    if (x != x || x <= 0.0) return 0;
+    if (x >= 255.0) return 255;
+    return (u8)x;
+}
+template <> __device__ __forceinline__ u32 from_f64<u32>(double x) {
+    if (x != x || x <= 0.0) return 0;
+    if (x >= 4294967295.0) return 4294967295u;
+    return (u32)x;
+}
+template <> __device__ __forceinline__ i64 from_f64<i64>(double x) {
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (i64)x;
+}
+
+template <typename U> __device__ __forceinline__ U from_i64(i64 x) {
+    return (U)(unsigned long long)x;  // integers wrap (two's complement); floats are specialised below
+
+}
+// Integers wrap; the float specialisations reuse from_f64.
+template <> __device__ __forceinline__ f64 from_i64<f64>(i64 x) { return (double)x; }
+template <> __device__ __forceinline__ f32 from_i64<f32>(i64 x) { return (float)x; }
+template <> __device__ __forceinline__ f16 from_i64<f16>(i64 x) { return from_f64<f16>((double)x); }
+template <> __device__ __forceinline__ bf16 from_i64<bf16>(i64 x) { return from_f64<bf16>((double)x); }
+
+template <typename T> __device__ __forceinline__ double to_f64(T x) { return (double)up(x); }
+template <typename T> __device__ __forceinline__ i64 to_i64(T x) { return (i64)x; }
+template <> __device__ __forceinline__ i64 to_i64<f16>(f16 x) { return 0; }   // never called: floats go via f64
+template <> __device__ __forceinline__ i64 to_i64<bf16>(bf16 x) { return 0; }
+template <> __device__ __forceinline__ i64 to_i64<f32>(f32 x) { return 0; }
+template <> __device__ __forceinline__ i64 to_i64<f64>(f64 x) { return 0; }
+
+template <typename T, typename U> __device__ __forceinline__ U cast_elem(T x) {
+    if (IsInt<T>::value) return from_i64<U>(to_i64(x));
+    return from_f64<U>(to_f64(x));
+}
+
+#define CAST(U, T) \
+    extern "C" __global__ void cast_##T##_##U(size_t n, Layout l, const T *x, U *out) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = cast_elem<T, U>(x[strided_index(l, i)]); \
+    }
+// (Nested FOR_ALL_DTYPES would not expand: the preprocessor does not recurse.)
+FOR_ALL_DTYPES(CAST, u8)
+FOR_ALL_DTYPES(CAST, u32)
+FOR_ALL_DTYPES(CAST, i64)
+FOR_ALL_DTYPES(CAST, f16)
+FOR_ALL_DTYPES(CAST, bf16)
+FOR_ALL_DTYPES(CAST, f32)
+FOR_ALL_DTYPES(CAST, f64)

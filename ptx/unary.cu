@@ -1,0 +1,55 @@
+// Unary elementwise ops: `{op}_{T}(n, layout, x, out, p0, p1)`, where p0/p1 are the op's scalar parameters
+// (affine's mul/add, clamp's bounds, powf's exponent) already rounded to T, zero for the others.
+// Semantics follow src/ops/mod.rs: integers wrap, f16/bf16 compute in f32.
+#include "common.cuh"
+
+#define UNARY_KERNEL(T, NAME) \
+    extern "C" __global__ void NAME##_##T(size_t n, Layout l, const T *x, T *out, T p0, T p1) { \
+        GRID_STRIDE_LOOP(i, n) out[i] = op_##NAME<T>(x[strided_index(l, i)], p0, p1); \
+    }
+
+// ---- every dtype -----------------------------------------------------------------------------------------------
+template <typename T> __device__ __forceinline__ T op_sqr(T x, T, T) {
+    if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(x) * bits_u64(x));
+    return down<T>(up(x) * up(x));
+}
+template <typename T> __device__ __forceinline__ T op_clamp(T x, T lo, T hi) {
+    return down<T>(m_min(m_max(up(x), up(lo)), up(hi)));
+}
+FOR_ALL_DTYPES(UNARY_KERNEL, sqr)
+FOR_ALL_DTYPES(UNARY_KERNEL, clamp)
+
+// ---- signed dtypes ---------------------------------------------------------------------------------------------
+template <typename T> __device__ __forceinline__ T op_neg(T x, T, T) {
+    if (IsInt<T>::value) return from_bits_u64<T>(0ull - bits_u64(x));
+    return down<T>(-up(x));
+}
+template <typename T> __device__ __forceinline__ T op_abs(T x, T, T) { return down<T>(m_abs(up(x))); }
+FOR_SIGNED_DTYPES(UNARY_KERNEL, neg)
+FOR_SIGNED_DTYPES(UNARY_KERNEL, abs)
+
+// ---- float dtypes ----------------------------------------------------------------------------------------------
+#define FLOAT_FN(NAME, EXPR) \
+    template <typename T> __device__ __forceinline__ T op_##NAME(T xt, T p0t, T p1t) { \
+        typedef typename Acc<T>::type A; \
+        A x = up(xt), p0 = up(p0t), p1 = up(p1t); \
+        (void)p0; (void)p1; \
+        return down<T>(EXPR); \
+    } \
+    FOR_FLOAT_DTYPES(UNARY_KERNEL, NAME)
+
+FLOAT_FN(exp, m_exp(x))
+FLOAT_FN(ln, m_log(x))
+FLOAT_FN(sqrt, m_sqrt(x))
+FLOAT_FN(recip, (A)1 / x)
+FLOAT_FN(sin, m_sin(x))
+FLOAT_FN(cos, m_cos(x))
+FLOAT_FN(tanh, m_tanh(x))
+FLOAT_FN(sigmoid, (A)1 / ((A)1 + m_exp(-x)))
+FLOAT_FN(relu, x < (A)0 ? (A)0 : x)
+FLOAT_FN(gelu_tanh, (A)0.5 * x * ((A)1 + m_tanh((A)0.7978845608028654 * (x + (A)0.044715 * x * x * x))))
+FLOAT_FN(gelu_erf, (A)0.5 * x * ((A)1 + m_erf(x * (A)0.7071067811865476)))
+FLOAT_FN(silu, x / ((A)1 + m_exp(-x)))
+FLOAT_FN(powf, m_pow(x, p0))
+// Affine in double for every float type, like the CPU, so both devices round once from the same value.
+FLOAT_FN(affine, (A)((double)x * (double)p0 + (double)p1))

@@ -1,0 +1,405 @@
+//! The CUDA device: kernels from `ptx/*.cu`, compiled to PTX by `build.rs`, loaded once per process and launched
+//! through `cust` on one stream.
+//!
+//! `Cuda` is zero-sized; the context, stream and modules live in a lazily initialised global. When no GPU or
+//! driver is present, every operation returns [`Error::Cuda`] with the driver's reason (and the infallible tensor
+//! ops panic with it); [`Cuda::is_available`] tells beforehand.
+
+pub mod kernels;
+
+use super::Device;
+use crate::dtype::{DType, WithDType};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use cust::context::{Context, CurrentContext};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use cust::sys as cu;
+use kernels::{KernelLayout, KernelSig};
+use std::sync::OnceLock;
+
+/// An NVIDIA GPU (the first one), through the CUDA driver API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cuda;
+
+struct State {
+    ctx: Context,
+    stream: Stream,
+    modules: Vec<(&'static str, Module)>,
+}
+
+static STATE: OnceLock<core::result::Result<State, String>> = OnceLock::new();
+
+fn init_state() -> core::result::Result<State, String> {
+    let fail = |what: &str, e: cust::error::CudaError| format!("{what}: {e}");
+    cust::init(cust::CudaFlags::empty()).map_err(|e| fail("no usable CUDA driver", e))?;
+    let count = cust::device::Device::num_devices().map_err(|e| fail("cannot count GPUs", e))?;
+    if count == 0 {
+        return Err("no CUDA device found".to_string());
+    }
+    let device = cust::device::Device::get_device(0).map_err(|e| fail("cannot open GPU 0", e))?;
+    let ctx = Context::new(device).map_err(|e| fail("cannot create a CUDA context", e))?;
+    CurrentContext::set_current(&ctx).map_err(|e| fail("cannot make the context current", e))?;
+    // A blocking stream: synchronous copies on the legacy default stream wait for our kernels.
+    let stream =
+        Stream::new(StreamFlags::DEFAULT, None).map_err(|e| fail("cannot create a stream", e))?;
+    let modules = kernels::PTX_MODULES
+        .iter()
+        .map(|(name, ptx)| {
+            Module::from_ptx(ptx, &[])
+                .map(|m| (*name, m))
+                .map_err(|e| fail(&format!("cannot load PTX module `{name}`"), e))
+        })
+        .collect::<core::result::Result<Vec<_>, _>>()?;
+    Ok(State {
+        ctx,
+        stream,
+        modules,
+    })
+}
+
+/// The device state, made current on the calling thread.
+fn state(op: &'static str) -> Result<&'static State> {
+    match STATE.get_or_init(init_state) {
+        Ok(st) => {
+            CurrentContext::set_current(&st.ctx).map_err(|e| cuda_err(op, e))?;
+            Ok(st)
+        }
+        Err(msg) => Err(Error::Cuda {
+            op,
+            message: msg.clone(),
+        }),
+    }
+}
+
+fn cuda_err(op: &'static str, e: impl core::fmt::Display) -> Error {
+    Error::Cuda {
+        op,
+        message: e.to_string(),
+    }
+}
+
+fn check(op: &'static str, code: cu::CUresult) -> Result<()> {
+    if code == cu::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(cuda_err(op, format!("{code:?}")))
+    }
+}
+
+impl Cuda {
+    /// True when a GPU and driver are usable (initialises the device on first call).
+    pub fn is_available() -> bool {
+        Self::init().is_ok()
+    }
+
+    /// Initialises the device, or says why it cannot be used.
+    pub fn init() -> Result<()> {
+        state("init").map(|_| ())
+    }
+
+    /// Waits for every queued kernel to finish.
+    pub fn synchronize() -> Result<()> {
+        let st = state("synchronize")?;
+        st.stream
+            .synchronize()
+            .map_err(|e| cuda_err("synchronize", e))
+    }
+}
+
+/// A device allocation, freed with the context made current (drops can happen on any thread).
+struct DeviceBytes {
+    ptr: cu::CUdeviceptr,
+}
+
+impl DeviceBytes {
+    fn alloc(op: &'static str, bytes: usize) -> Result<Self> {
+        state(op)?;
+        let mut ptr: cu::CUdeviceptr = 0;
+        // Zero-sized tensors still get a (1-byte) allocation so every storage has a valid pointer.
+        check(op, unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes.max(1)) })?;
+        Ok(DeviceBytes { ptr })
+    }
+}
+
+impl Drop for DeviceBytes {
+    fn drop(&mut self) {
+        // cuMemFree waits for queued work on the buffer. Nothing sensible can be done with a failure here.
+        if state("free").is_ok() {
+            let _ = unsafe { cu::cuMemFree_v2(self.ptr) };
+        }
+    }
+}
+
+/// A buffer of `T` in GPU memory; clones share it.
+pub struct CudaStorage<T> {
+    bytes: Arc<DeviceBytes>,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for CudaStorage<T> {
+    fn clone(&self) -> Self {
+        CudaStorage {
+            bytes: self.bytes.clone(),
+            len: self.len,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: WithDType> CudaStorage<T> {
+    fn alloc(op: &'static str, len: usize) -> Result<Self> {
+        Ok(CudaStorage {
+            bytes: Arc::new(DeviceBytes::alloc(op, len * size_of::<T>())?),
+            len,
+            _t: PhantomData,
+        })
+    }
+    /// Device address of element `offset`.
+    fn ptr_at(&self, offset: usize) -> u64 {
+        self.bytes.ptr + (offset * size_of::<T>()) as u64
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// One kernel argument, kept alive while the launch reads it.
+enum Arg {
+    U64(u64),
+    Layout(KernelLayout),
+    /// A scalar of `.1` bytes, stored in the low bytes.
+    Scalar(u64, usize),
+}
+
+impl Arg {
+    fn size(&self) -> usize {
+        match self {
+            Arg::U64(_) => 8,
+            Arg::Layout(_) => kernels::LAYOUT_BYTES,
+            Arg::Scalar(_, n) => *n,
+        }
+    }
+    fn ptr(&mut self) -> *mut c_void {
+        match self {
+            Arg::U64(v) | Arg::Scalar(v, _) => v as *mut u64 as *mut c_void,
+            Arg::Layout(l) => l as *mut KernelLayout as *mut c_void,
+        }
+    }
+    fn scalar<T: WithDType>(v: T) -> Self {
+        let mut bits = 0u64;
+        bytemuck::bytes_of_mut(&mut bits)[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));
+        Arg::Scalar(bits, size_of::<T>())
+    }
+    fn view<T: WithDType>(s: &CudaStorage<T>, l: &Layout) -> [Arg; 2] {
+        [
+            Arg::Layout(KernelLayout::new(l)),
+            Arg::U64(s.ptr_at(l.offset())),
+        ]
+    }
+}
+
+const BLOCK: u32 = 256;
+const MAX_GRID: usize = 1 << 20;
+
+/// Launches `sig` over `n` elements (grid-stride loops cover any `n`); the arguments must match the catalog.
+fn launch(op: &'static str, sig: KernelSig, n: usize, mut args: Vec<Arg>) -> Result<()> {
+    let sizes: Vec<usize> = args.iter().map(Arg::size).collect();
+    if sizes != sig.params {
+        return Err(cuda_err(
+            op,
+            format!(
+                "internal error: {} expects parameters {:?}, got {:?}",
+                sig.name, sig.params, sizes
+            ),
+        ));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let st = state(op)?;
+    let module = &st
+        .modules
+        .iter()
+        .find(|(name, _)| *name == sig.module)
+        .ok_or_else(|| cuda_err(op, format!("no PTX module {}", sig.module)))?
+        .1;
+    let func = module
+        .get_function(&sig.name)
+        .map_err(|e| cuda_err(op, format!("kernel {}: {e}", sig.name)))?;
+    let grid = n.div_ceil(BLOCK as usize).min(MAX_GRID) as u32;
+    let ptrs: Vec<*mut c_void> = args.iter_mut().map(Arg::ptr).collect();
+    unsafe { st.stream.launch(&func, grid, BLOCK, 0, &ptrs) }
+        .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
+}
+
+fn dtype_of<T: WithDType>() -> DType {
+    T::DTYPE
+}
+
+impl Device for Cuda {
+    type Storage<T: WithDType> = CudaStorage<T>;
+    const NAME: &'static str = "cuda";
+
+    fn full<T: WithDType>(n: usize, value: T) -> Result<CudaStorage<T>> {
+        let out = CudaStorage::<T>::alloc("full", n)?;
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::scalar(value),
+            Arg::U64(out.ptr_at(0))
+        ];
+        launch("full", KernelSig::fill(T::DTYPE), n, args)?;
+        Ok(out)
+    }
+
+    fn from_slice<T: WithDType>(data: &[T]) -> Result<CudaStorage<T>> {
+        let out = CudaStorage::<T>::alloc("from_slice", data.len())?;
+        if !data.is_empty() {
+            let bytes: &[u8] = bytemuck::cast_slice(data);
+            check("from_slice", unsafe {
+                cu::cuMemcpyHtoD_v2(out.ptr_at(0), bytes.as_ptr() as *const c_void, bytes.len())
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn to_vec<T: WithDType>(storage: &CudaStorage<T>, layout: &Layout) -> Result<Vec<T>> {
+        let dense;
+        let (src, offset) = if layout.is_contiguous() {
+            (storage, layout.offset())
+        } else {
+            dense = Self::copy_strided(storage, layout)?;
+            (&dense, 0)
+        };
+        let n = layout.numel();
+        let mut out = alloc::vec![T::ZERO; n];
+        if n > 0 {
+            let st = state("to_vec")?;
+            st.stream.synchronize().map_err(|e| cuda_err("to_vec", e))?;
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            check("to_vec", unsafe {
+                cu::cuMemcpyDtoH_v2(
+                    bytes.as_mut_ptr() as *mut c_void,
+                    src.ptr_at(offset),
+                    bytes.len(),
+                )
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn copy_strided<T: WithDType>(
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<T>> {
+        let n = layout.numel();
+        let out = CudaStorage::<T>::alloc("copy", n)?;
+        let [l, x] = Arg::view(storage, layout);
+        let args = alloc::vec![Arg::U64(n as u64), l, x, Arg::U64(out.ptr_at(0))];
+        launch("contiguous", KernelSig::copy(T::DTYPE), n, args)?;
+        Ok(out)
+    }
+
+    fn cast<T: WithDType, U: WithDType>(
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<U>> {
+        let n = layout.numel();
+        let out = CudaStorage::<U>::alloc("to_dtype", n)?;
+        let [l, x] = Arg::view(storage, layout);
+        let args = alloc::vec![Arg::U64(n as u64), l, x, Arg::U64(out.ptr_at(0))];
+        launch(
+            "to_dtype",
+            KernelSig::cast(T::DTYPE, dtype_of::<U>()),
+            n,
+            args,
+        )?;
+        Ok(out)
+    }
+
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<T>> {
+        let n = layout.numel();
+        let out = CudaStorage::<T>::alloc(Op::NAME, n)?;
+        let [l, x] = Arg::view(storage, layout);
+        let [p0, p1] = op.params();
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            l,
+            x,
+            Arg::U64(out.ptr_at(0)),
+            Arg::scalar(p0),
+            Arg::scalar(p1)
+        ];
+        launch(Op::NAME, KernelSig::unary(Op::NAME, T::DTYPE), n, args)?;
+        Ok(out)
+    }
+
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
+        _op: Op,
+        (a, la): (&CudaStorage<T>, &Layout),
+        (b, lb): (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        let n = la.numel();
+        let out = CudaStorage::<T>::alloc(Op::NAME, n)?;
+        let [la, pa] = Arg::view(a, la);
+        let [lb, pb] = Arg::view(b, lb);
+        let args = alloc::vec![Arg::U64(n as u64), la, lb, pa, pb, Arg::U64(out.ptr_at(0))];
+        launch(Op::NAME, KernelSig::binary(Op::NAME, T::DTYPE), n, args)?;
+        Ok(out)
+    }
+
+    fn compare<T: WithDType>(
+        op: CmpOp,
+        (a, la): (&CudaStorage<T>, &Layout),
+        (b, lb): (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<u8>> {
+        let n = la.numel();
+        let out = CudaStorage::<u8>::alloc(op.name(), n)?;
+        let [la, pa] = Arg::view(a, la);
+        let [lb, pb] = Arg::view(b, lb);
+        let args = alloc::vec![Arg::U64(n as u64), la, lb, pa, pb, Arg::U64(out.ptr_at(0))];
+        launch(op.name(), KernelSig::binary(op.name(), T::DTYPE), n, args)?;
+        Ok(out)
+    }
+
+    fn where_cond<T: WithDType>(
+        (m, lm): (&CudaStorage<u8>, &Layout),
+        (t, lt): (&CudaStorage<T>, &Layout),
+        (f, lf): (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        let n = lm.numel();
+        let out = CudaStorage::<T>::alloc("where_cond", n)?;
+        let [lm, pm] = Arg::view(m, lm);
+        let [lt, pt] = Arg::view(t, lt);
+        let [lf, pf] = Arg::view(f, lf);
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            lm,
+            lt,
+            lf,
+            pm,
+            pt,
+            pf,
+            Arg::U64(out.ptr_at(0))
+        ];
+        launch("where_cond", KernelSig::where_cond(T::DTYPE), n, args)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,156 @@
+//! Shared test helpers: seeded random data, strided views with their expected contents computed independently,
+//! tolerances per dtype, and the macro that runs one generic test body on every device.
+#![allow(dead_code)]
+
+use typed_tensor::prelude::*;
+
+/// xorshift64*: deterministic data without depending on the crate under test.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+    pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+}
+
+pub const M: usize = 5;
+pub const N: usize = 7;
+pub type Mat = Rank2<M, N>;
+
+/// A (5, 7) view of each kind, with its logical elements (row-major) computed by hand.
+pub struct View<T: WithDType, D: Device> {
+    pub kind: &'static str,
+    pub tensor: Tensor<T, Mat, D>,
+    pub expected: Vec<T>,
+}
+
+/// Contiguous, transposed, narrowed and broadcast (5, 7) views of values drawn from [lo, hi).
+pub fn views<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> Vec<View<T, D>> {
+    let mut rng = Rng::new(seed);
+    let mut draw =
+        |n: usize| -> Vec<T> { rng.vec(n, lo, hi).into_iter().map(T::from_f64).collect() };
+
+    let dense = draw(M * N);
+    let contiguous = Tensor::<T, Mat, D>::from_vec(dense.clone()).unwrap();
+
+    // A (7, 5) buffer viewed transposed: element (i, j) is src[j][i].
+    let src_t = draw(N * M);
+    let transposed = Tensor::<T, Rank2<N, M>, D>::from_vec(src_t.clone())
+        .unwrap()
+        .t();
+    let exp_t = (0..M * N).map(|k| src_t[(k % N) * M + k / N]).collect();
+
+    // A (5, 10) buffer narrowed to columns 2..9: element (i, j) is src[i][j + 2].
+    let src_n = draw(M * 10);
+    let narrowed = Tensor::<T, Rank2<M, 10>, D>::from_vec(src_n.clone())
+        .unwrap()
+        .narrow::<Axis<1>, 2, N>();
+    let exp_n = (0..M * N)
+        .map(|k| src_n[(k / N) * 10 + k % N + 2])
+        .collect();
+
+    // A (7,) row repeated 5 times (stride 0).
+    let src_b = draw(N);
+    let broadcast = Tensor::<T, Rank1<N>, D>::from_vec(src_b.clone())
+        .unwrap()
+        .broadcast::<Mat>();
+    let exp_b = (0..M * N).map(|k| src_b[k % N]).collect();
+
+    vec![
+        View {
+            kind: "contiguous",
+            tensor: contiguous,
+            expected: dense,
+        },
+        View {
+            kind: "transposed",
+            tensor: transposed,
+            expected: exp_t,
+        },
+        View {
+            kind: "narrowed",
+            tensor: narrowed,
+            expected: exp_n,
+        },
+        View {
+            kind: "broadcast",
+            tensor: broadcast,
+            expected: exp_b,
+        },
+    ]
+}
+
+/// Relative tolerance for results computed in (or rounded to) `T`: a couple of ulps.
+pub fn tolerance<T: WithDType>() -> f64 {
+    match T::DTYPE {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1.6e-2,
+        DType::F32 => 1e-6,
+        DType::F64 => 1e-13,
+        _ => 0.0,
+    }
+}
+
+/// Asserts `got` matches `want` elementwise within the dtype's tolerance (NaN matches NaN).
+pub fn assert_close<T: WithDType>(what: &str, got: &[T], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let tol = tolerance::<T>();
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == *w
+        } else {
+            (g - w).abs() <= tol * w.abs().max(1e-3) + tol * 1e-3
+        };
+        assert!(
+            ok,
+            "{what} [{}]: element {i}: got {g}, want {w} (tol {tol})",
+            T::DTYPE
+        );
+    }
+}
+
+/// Runs `$body::<D>()` as one test per device: `Cpu` always, `Cuda` with the `cuda` feature when a GPU is there
+/// (otherwise the test prints why it skipped).
+#[macro_export]
+macro_rules! device_tests {
+    ($($name:ident => $body:ident;)*) => {
+        mod cpu {
+            $(
+                #[test]
+                fn $name() {
+                    super::$body::<typed_tensor::device::Cpu>();
+                }
+            )*
+        }
+        #[cfg(feature = "cuda")]
+        mod cuda {
+            use typed_tensor::device::Cuda;
+            $(
+                #[test]
+                fn $name() {
+                    if let Err(e) = Cuda::init() {
+                        eprintln!("skipped {} on cuda: {e}", stringify!($name));
+                        return;
+                    }
+                    super::$body::<Cuda>();
+                }
+            )*
+        }
+    };
+}

@@ -1,0 +1,100 @@
+//! Checks of the CUDA kernels that need no GPU: every kernel the Rust side can launch exists in the compiled PTX
+//! with the parameter sizes the launcher passes, every PTX entry is reachable from Rust, and `ptxas` accepts each
+//! module for sm_70, sm_80 and sm_90.
+#![cfg(feature = "cuda")]
+
+use std::collections::BTreeMap;
+use typed_tensor::device::cuda::kernels::{catalog, PTX_MODULES};
+
+/// `.entry` name -> parameter sizes in bytes, from PTX text.
+fn entries(ptx: &str) -> BTreeMap<String, Vec<usize>> {
+    let mut out = BTreeMap::new();
+    let mut lines = ptx.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.trim().strip_prefix(".visible .entry ") else {
+            continue;
+        };
+        let name = rest.trim_end_matches('(').to_string();
+        let mut params = Vec::new();
+        for p in lines.by_ref() {
+            let p = p.trim();
+            if p.starts_with(')') {
+                break;
+            }
+            params.push(param_size(p));
+        }
+        out.insert(name, params);
+    }
+    out
+}
+
+fn param_size(decl: &str) -> usize {
+    // `.param .u64 name,` or `.param .align 8 .b8 name[104]`
+    if let Some(open) = decl.find('[') {
+        let close = decl.find(']').expect("array param closes");
+        return decl[open + 1..close].parse().expect("array size");
+    }
+    let ty = decl.split_whitespace().nth(1).expect("param type");
+    match &ty[2..] {
+        "8" => 1,
+        "16" => 2,
+        "32" => 4,
+        "64" => 8,
+        other => panic!("unexpected PTX param type {ty} ({other})"),
+    }
+}
+
+#[test]
+fn every_launched_kernel_exists_with_matching_parameters() {
+    let modules: BTreeMap<&str, BTreeMap<String, Vec<usize>>> = PTX_MODULES
+        .iter()
+        .map(|(name, ptx)| (*name, entries(ptx)))
+        .collect();
+    let sigs = catalog();
+    assert!(
+        sigs.len() > 200,
+        "catalog unexpectedly small: {}",
+        sigs.len()
+    );
+    for sig in &sigs {
+        let module = &modules[sig.module];
+        let params = module
+            .get(&sig.name)
+            .unwrap_or_else(|| panic!("kernel {} is missing from ptx/{}.cu", sig.name, sig.module));
+        assert_eq!(params, &sig.params, "parameter sizes of {}", sig.name);
+    }
+    // And the other way round: no kernel is compiled that Rust cannot launch.
+    let launched: std::collections::BTreeSet<&str> = sigs.iter().map(|s| s.name.as_str()).collect();
+    for (module, kernels) in &modules {
+        for name in kernels.keys() {
+            assert!(
+                launched.contains(name.as_str()),
+                "ptx/{module}.cu defines {name}, unknown to Rust"
+            );
+        }
+    }
+}
+
+#[test]
+fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
+    let dir = std::env::temp_dir().join(format!("typed-tensor-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, ptx) in PTX_MODULES {
+        let path = dir.join(format!("{name}.ptx"));
+        std::fs::write(&path, ptx).unwrap();
+        for arch in ["sm_70", "sm_80", "sm_90"] {
+            let out = std::process::Command::new("ptxas")
+                .args(["-arch", arch, "-o"])
+                .arg(dir.join(format!("{name}-{arch}.cubin")))
+                .arg(&path)
+                .output()
+                .expect("ptxas (from the CUDA toolkit, see .ci/install-cuda.sh) must be on PATH");
+            assert!(
+                out.status.success(),
+                "ptxas -arch {arch} rejected {name}.ptx:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,392 @@
+//! Elementwise ops against naive f64 references, on contiguous and strided views, for every dtype they support,
+//! on every device.
+
+mod common;
+
+use common::*;
+use typed_tensor::dtype::cast;
+use typed_tensor::prelude::*;
+
+type UnaryCase<T, D> = (
+    &'static str,
+    fn(&Tensor<T, Mat, D>) -> Tensor<T, Mat, D>,
+    fn(f64) -> f64,
+    (f64, f64),
+);
+
+type BinFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>) -> Tensor<T, Mat, D>;
+type CmpFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>) -> Tensor<u8, Mat, D>;
+type CmpCase<T, D> = (&'static str, CmpFn<T, D>, fn(f64, f64) -> bool);
+
+fn gelu_tanh(x: f64) -> f64 {
+    0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh())
+}
+fn erf(x: f64) -> f64 {
+    let sqrt_pi = std::f64::consts::PI.sqrt();
+    if x.abs() < 2.0 {
+        // Maclaurin series: well conditioned below 2.
+        let (mut sum, mut term, mut n) = (0.0f64, x, 0.0f64);
+        while term.abs() > 1e-18 {
+            sum += term / (2.0 * n + 1.0);
+            n += 1.0;
+            term *= -x * x / n;
+        }
+        sum * 2.0 / sqrt_pi
+    } else {
+        // Continued fraction for erfc, evaluated backwards: erfc(a) = e^-a^2 / (sqrt(pi) (a + 1/2 / (a + 1 / (a + ...)))).
+        let a = x.abs();
+        let mut k = a;
+        for n in (1..200).rev() {
+            k = a + (n as f64 / 2.0) / k;
+        }
+        let erfc = (-a * a).exp() / (sqrt_pi * k);
+        (1.0 - erfc).copysign(x)
+    }
+}
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn float_unary_cases<T: FloatDType, D: Device>() -> Vec<UnaryCase<T, D>> {
+    vec![
+        ("neg", |t| -t, |x| -x, (-4.0, 4.0)),
+        ("abs", |t| t.abs(), f64::abs, (-4.0, 4.0)),
+        ("sqr", |t| t.sqr(), |x| x * x, (-4.0, 4.0)),
+        ("exp", |t| t.exp(), f64::exp, (-5.0, 5.0)),
+        ("ln", |t| t.ln(), f64::ln, (0.05, 20.0)),
+        ("sqrt", |t| t.sqrt(), f64::sqrt, (0.0, 20.0)),
+        ("recip", |t| t.recip(), |x| 1.0 / x, (0.25, 8.0)),
+        ("sin", |t| t.sin(), f64::sin, (-6.0, 6.0)),
+        ("cos", |t| t.cos(), f64::cos, (-6.0, 6.0)),
+        ("tanh", |t| t.tanh(), f64::tanh, (-4.0, 4.0)),
+        ("sigmoid", |t| t.sigmoid(), sigmoid, (-8.0, 8.0)),
+        ("relu", |t| t.relu(), |x| x.max(0.0), (-4.0, 4.0)),
+        ("gelu", |t| t.gelu(), gelu_tanh, (-4.0, 4.0)),
+        (
+            "gelu_erf",
+            |t| t.gelu_erf(),
+            |x| 0.5 * x * (1.0 + erf(x / 2f64.sqrt())),
+            (-4.0, 4.0),
+        ),
+        ("silu", |t| t.silu(), |x| x * sigmoid(x), (-6.0, 6.0)),
+        ("powf", |t| t.powf(2.5), |x| x.powf(2.5), (0.1, 4.0)),
+        (
+            "affine",
+            |t| t.affine(1.5, -0.25),
+            |x| x * 1.5 - 0.25,
+            (-4.0, 4.0),
+        ),
+        (
+            "clamp",
+            |t| t.clamp(T::from_f64(-1.0), T::from_f64(2.0)),
+            |x| x.clamp(-1.0, 2.0),
+            (-4.0, 4.0),
+        ),
+        (
+            "add_scalar",
+            |t| t + T::from_f64(0.5),
+            |x| x + 0.5,
+            (-4.0, 4.0),
+        ),
+        (
+            "sub_scalar",
+            |t| t - T::from_f64(0.5),
+            |x| x - 0.5,
+            (-4.0, 4.0),
+        ),
+        (
+            "mul_scalar",
+            |t| t * T::from_f64(3.0),
+            |x| x * 3.0,
+            (-4.0, 4.0),
+        ),
+        (
+            "div_scalar",
+            |t| t / T::from_f64(2.0),
+            |x| x / 2.0,
+            (-4.0, 4.0),
+        ),
+    ]
+}
+
+fn float_unary<T: FloatDType, D: Device>() {
+    for (name, op, reference, (lo, hi)) in float_unary_cases::<T, D>() {
+        for v in views::<T, D>(7, lo, hi) {
+            let got = op(&v.tensor).to_vec();
+            // The reference sees the same (rounded) inputs the op saw.
+            let want: Vec<f64> = v.expected.iter().map(|x| reference(x.to_f64())).collect();
+            assert_close(&format!("{name} on {} view", v.kind), &got, &want);
+        }
+    }
+}
+
+fn float_unary_all<D: Device>() {
+    float_unary::<f32, D>();
+    float_unary::<f64, D>();
+    float_unary::<f16, D>();
+    float_unary::<bf16, D>();
+}
+
+/// The reference for a binary op: integers with wrapping i128 arithmetic, floats in f64.
+fn reference_binary<T: WithDType>(op: &str, a: T, b: T) -> f64 {
+    if T::DTYPE.is_int() {
+        let (x, y) = (a.to_i64() as i128, b.to_i64() as i128);
+        let r = match op {
+            "add" => x + y,
+            "sub" => x - y,
+            "mul" => x * y,
+            "div" => {
+                if y == 0 {
+                    0
+                } else {
+                    x / y
+                }
+            }
+            "maximum" => x.max(y),
+            "minimum" => x.min(y),
+            _ => unreachable!(),
+        };
+        return T::from_i64(r as i64).to_f64();
+    }
+    let (x, y) = (a.to_f64(), b.to_f64());
+    match op {
+        "add" => x + y,
+        "sub" => x - y,
+        "mul" => x * y,
+        "div" => x / y,
+        "maximum" => x.max(y),
+        "minimum" => x.min(y),
+        _ => unreachable!(),
+    }
+}
+
+fn binary<T: WithDType, D: Device>() {
+    // Integers span their range around the wrap points; floats avoid dividing by ~0.
+    let (lo, hi) = match T::DTYPE {
+        DType::U8 => (0.0, 256.0),
+        DType::U32 => (0.0, 4.0e9),
+        DType::I64 => (-3.0e18, 3.0e18),
+        _ => (0.5, 8.0),
+    };
+    let ops: [(&str, BinFn<T, D>); 6] = [
+        ("add", |a, b| a + b),
+        ("sub", |a, b| a - b),
+        ("mul", |a, b| a * b),
+        ("div", |a, b| a / b),
+        ("maximum", |a, b| a.maximum(b)),
+        ("minimum", |a, b| a.minimum(b)),
+    ];
+    let lhs = views::<T, D>(11, lo, hi);
+    let rhs = views::<T, D>(12, lo, hi);
+    for (name, op) in ops {
+        for a in &lhs {
+            for b in &rhs {
+                let got = op(&a.tensor, &b.tensor).to_vec();
+                let want: Vec<f64> = a
+                    .expected
+                    .iter()
+                    .zip(&b.expected)
+                    .map(|(&x, &y)| reference_binary(name, x, y))
+                    .collect();
+                assert_close(&format!("{name} on {} x {}", a.kind, b.kind), &got, &want);
+            }
+        }
+    }
+}
+
+fn binary_all<D: Device>() {
+    binary::<u8, D>();
+    binary::<u32, D>();
+    binary::<i64, D>();
+    binary::<f16, D>();
+    binary::<bf16, D>();
+    binary::<f32, D>();
+    binary::<f64, D>();
+}
+
+fn suffix_broadcast<D: Device>() {
+    let a = Tensor::<f32, _, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    let b = Tensor::<f32, _, D>::from_array([10., 20., 30.]);
+    assert_eq!((&a + &b).to_array(), [[11., 22., 33.], [14., 25., 36.]]);
+    assert_eq!((&b - &a).to_array(), [[9., 18., 27.], [6., 15., 24.]]);
+    let s = Tensor::<f32, Rank0, D>::full(2.0);
+    assert_eq!((&a * &s).to_array(), [[2., 4., 6.], [8., 10., 12.]]);
+    // Broadcast onto a transposed view.
+    let at = Tensor::<f32, _, D>::from_array([[1., 4.], [2., 5.], [3., 6.]]).t();
+    assert_eq!(
+        (at / b.clone()).to_array(),
+        [[0.1, 0.1, 0.1], [0.4, 0.25, 0.2]]
+    );
+    // Integer ops wrap and divide by zero to 0.
+    let x = Tensor::<u8, _, D>::from_array([250, 7, 9]);
+    let y = Tensor::<u8, _, D>::from_array([10, 0, 2]);
+    assert_eq!((&x + &y).to_vec(), [4, 7, 11]);
+    assert_eq!((&x / &y).to_vec(), [25, 0, 4]);
+    assert_eq!((&y - &x).to_vec(), [16, 249, 249]);
+    let m = Tensor::<i64, _, D>::from_array([i64::MIN, -7]);
+    assert_eq!((-&m).to_vec(), [i64::MIN, 7]);
+    assert_eq!(m.abs().to_vec(), [i64::MIN, 7]);
+    assert_eq!((&m / -1).to_vec(), [i64::MIN, 7]);
+    assert_eq!(m.clamp(-5, 5).sqr().to_vec(), [25, 25]);
+}
+
+fn comparisons<T: WithDType, D: Device>() {
+    let lhs = views::<T, D>(21, 0.0, 4.0);
+    let rhs = views::<T, D>(22, 0.0, 4.0);
+    for a in &lhs {
+        for b in &rhs {
+            let cases: [CmpCase<T, D>; 6] = [
+                ("eq", |a, b| a.eq(b), |x, y| x == y),
+                ("ne", |a, b| a.ne(b), |x, y| x != y),
+                ("lt", |a, b| a.lt(b), |x, y| x < y),
+                ("le", |a, b| a.le(b), |x, y| x <= y),
+                ("gt", |a, b| a.gt(b), |x, y| x > y),
+                ("ge", |a, b| a.ge(b), |x, y| x >= y),
+            ];
+            for (name, op, reference) in cases {
+                let got = op(&a.tensor, &b.tensor).to_vec();
+                let want: Vec<u8> = a
+                    .expected
+                    .iter()
+                    .zip(&b.expected)
+                    .map(|(x, y)| reference(x.to_f64(), y.to_f64()) as u8)
+                    .collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{name} on {} x {} [{}]",
+                    a.kind,
+                    b.kind,
+                    T::DTYPE
+                );
+            }
+            // where_cond picks from a and b by a mask that is itself strided.
+            let mask = a.tensor.ge(&b.tensor);
+            let mask_t = Tensor::<u8, Rank2<N, M>, D>::from_vec(mask.t().to_vec())
+                .unwrap()
+                .t();
+            let got = mask_t.where_cond(&a.tensor, &b.tensor).to_vec();
+            let want: Vec<T> = a
+                .expected
+                .iter()
+                .zip(&b.expected)
+                .map(|(&x, &y)| if x.to_f64() >= y.to_f64() { x } else { y })
+                .collect();
+            assert_eq!(
+                got,
+                want,
+                "where_cond on {} x {} [{}]",
+                a.kind,
+                b.kind,
+                T::DTYPE
+            );
+        }
+    }
+    // NaN is unequal to everything.
+    if T::DTYPE.is_float() {
+        let nan = Tensor::<T, Rank1<2>, D>::from_vec(vec![T::from_f64(f64::NAN), T::ONE]).unwrap();
+        assert_eq!(nan.eq(&nan).to_vec(), [0, 1]);
+        assert_eq!(nan.ne(&nan).to_vec(), [1, 0]);
+    }
+}
+
+fn comparisons_all<D: Device>() {
+    comparisons::<u8, D>();
+    comparisons::<u32, D>();
+    comparisons::<i64, D>();
+    comparisons::<f16, D>();
+    comparisons::<bf16, D>();
+    comparisons::<f32, D>();
+    comparisons::<f64, D>();
+}
+
+/// Values that exercise every cast rule: fractions, negatives, out-of-range, NaN, infinities, RNE ties.
+const CAST_INPUTS: [f64; 16] = [
+    0.0,
+    1.5,
+    -2.7,
+    255.0,
+    256.0,
+    300.7,
+    -1.0,
+    65504.0,
+    65520.0,
+    2049.0,
+    1e10,
+    -1e19,
+    1e-8,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+];
+
+fn cast_from<T: WithDType, D: Device>() {
+    let src: Vec<T> = CAST_INPUTS.iter().map(|&x| T::from_f64(x)).collect();
+    // Strided source: the values sit in the second column of a (16, 2) buffer.
+    let mut buf = Vec::new();
+    for &x in &src {
+        buf.push(T::ZERO);
+        buf.push(x);
+    }
+    let t = Tensor::<T, Rank2<16, 2>, D>::from_vec(buf)
+        .unwrap()
+        .i((.., 1));
+    fn check<T: WithDType, U: WithDType, D: Device>(t: &Tensor<T, Rank1<16>, D>, src: &[T]) {
+        let got = t.to_dtype::<U>().to_vec();
+        let want: Vec<U> = src.iter().map(|&x| cast::<T, U>(x)).collect();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let same = g == w || (g.to_f64().is_nan() && w.to_f64().is_nan());
+            assert!(
+                same,
+                "cast {} -> {} of {}: got {g}, want {w}",
+                T::DTYPE,
+                U::DTYPE,
+                src[i]
+            );
+        }
+    }
+    check::<T, u8, D>(&t, &src);
+    check::<T, u32, D>(&t, &src);
+    check::<T, i64, D>(&t, &src);
+    check::<T, f16, D>(&t, &src);
+    check::<T, bf16, D>(&t, &src);
+    check::<T, f32, D>(&t, &src);
+    check::<T, f64, D>(&t, &src);
+}
+
+fn casts<D: Device>() {
+    cast_from::<u8, D>();
+    cast_from::<u32, D>();
+    cast_from::<i64, D>();
+    cast_from::<f16, D>();
+    cast_from::<bf16, D>();
+    cast_from::<f32, D>();
+    cast_from::<f64, D>();
+    // Known results, independent of `cast`.
+    let x = Tensor::<f32, _, D>::from_array([-1.5, 2.7, 300.0, f32::NAN]);
+    assert_eq!(x.to_dtype::<u8>().to_vec(), [0, 2, 255, 0]);
+    assert_eq!(x.to_dtype::<i64>().to_vec(), [-1, 2, 300, 0]);
+    let y = Tensor::<i64, _, D>::from_array([-1, 256, 257]);
+    assert_eq!(y.to_dtype::<u8>().to_vec(), [255, 0, 1]);
+    assert_eq!(
+        y.to_dtype::<bf16>().to_vec(),
+        [
+            bf16::from_f32(-1.0),
+            bf16::from_f32(256.0),
+            bf16::from_f32(256.0)
+        ]
+    );
+    let z = Tensor::<f64, _, D>::from_array([2049.0, 2051.0, 1e6]);
+    assert_eq!(
+        z.to_dtype::<f16>().to_vec(),
+        [f16::from_f32(2048.0), f16::from_f32(2052.0), f16::INFINITY]
+    );
+}
+
+device_tests! {
+    float_unary_ops => float_unary_all;
+    binary_ops_all_dtypes => binary_all;
+    suffix_broadcast_and_integer_semantics => suffix_broadcast;
+    comparisons_and_where => comparisons_all;
+    to_dtype_all_pairs => casts;
+}

@@ -1,0 +1,238 @@
+//! The tensor core: creation, extraction, views, indexing, runtime-sized dims, errors and printing.
+
+mod common;
+
+use typed_tensor::prelude::*;
+use typed_tensor::Error;
+
+fn creation<D: Device>() {
+    assert_eq!(
+        Tensor::<f32, Rank2<2, 2>, D>::zeros().to_array(),
+        [[0.0; 2]; 2]
+    );
+    assert_eq!(Tensor::<u8, Rank1<3>, D>::ones().to_array(), [1, 1, 1]);
+    assert_eq!(Tensor::<i64, Rank1<2>, D>::full(-4).to_array(), [-4, -4]);
+    assert_eq!(
+        Tensor::<bf16, Rank1<3>, D>::arange().to_vec(),
+        [0.0, 1.0, 2.0].map(bf16::from_f32)
+    );
+    assert_eq!(Tensor::<u32, Rank0, D>::full(9).to_scalar(), 9);
+
+    let a = Tensor::<f64, _, D>::from_array([[[1., 2.], [3., 4.]], [[5., 6.], [7., 8.]]]);
+    let _: &Tensor<f64, Rank3<2, 2, 2>, D> = &a;
+    assert_eq!(a.to_array(), [[[1., 2.], [3., 4.]], [[5., 6.], [7., 8.]]]);
+    let s = Tensor::<f16, _, D>::from_array(f16::from_f32(2.5));
+    let _: &Tensor<f16, Rank0, D> = &s;
+    assert_eq!(s.to_scalar(), f16::from_f32(2.5));
+    let r6 = Tensor::<u8, _, D>::from_array([[[[[[1u8, 2]]]]]]);
+    assert_eq!(r6.dims().as_slice(), &[1, 1, 1, 1, 1, 2]);
+
+    // Seeded random data: reproducible, in range, and roughly standard normal.
+    let u = Tensor::<f32, Rank1<1000>, D>::rand(3).to_vec();
+    assert_eq!(u, Tensor::<f32, Rank1<1000>, D>::rand(3).to_vec());
+    assert!(u.iter().all(|&x| (0.0..1.0).contains(&x)));
+    assert_ne!(u, Tensor::<f32, Rank1<1000>, D>::rand(4).to_vec());
+    let z = Tensor::<f64, Rank1<4000>, D>::randn(5).to_vec();
+    let mean = z.iter().sum::<f64>() / z.len() as f64;
+    let var = z.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / z.len() as f64;
+    assert!(
+        mean.abs() < 0.06 && (var - 1.0).abs() < 0.08,
+        "mean {mean} var {var}"
+    );
+}
+
+fn bad_lengths<D: Device>() {
+    let err = Tensor::<f32, Rank2<2, 3>, D>::from_vec(vec![0.0; 5]).unwrap_err();
+    assert_eq!(
+        err,
+        Error::LengthMismatch {
+            op: "from_vec",
+            shape: Dims::from_slice(&[2, 3]),
+            expected: 6,
+            found: 5
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "from_vec: shape [2, 3] needs 6 elements, found 5"
+    );
+    assert!(Tensor::<u8, Rank1<2>, D>::from_slice(&[1, 2, 3]).is_err());
+    assert!(
+        Tensor::<f32, (usize, Const<2>), D>::from_vec_with_shape((3, Const), vec![0.0; 5]).is_err()
+    );
+}
+
+use typed_tensor::shape::Dims;
+
+fn views<D: Device>() {
+    let a: Tensor<f32, Rank3<2, 3, 4>, D> = Tensor::arange();
+    let v: Vec<f32> = (0..24).map(|x| x as f32).collect();
+
+    let t = a.transpose::<Axis<0>, Axis<2>>();
+    let _: &Tensor<f32, Rank3<4, 3, 2>, D> = &t;
+    assert!(!t.is_contiguous());
+    let want: Vec<f32> = (0..24)
+        .map(|k| v[(k % 2) * 12 + ((k / 2) % 3) * 4 + k / 6])
+        .collect();
+    assert_eq!(t.to_vec(), want);
+    assert_eq!(t.contiguous().to_vec(), want);
+    assert!(t.contiguous().is_contiguous());
+
+    let p = a.permute::<(Axis<1>, Axis<2>, Axis<0>)>();
+    let _: &Tensor<f32, Rank3<3, 4, 2>, D> = &p;
+    let want: Vec<f32> = (0..24)
+        .map(|k| v[(k % 2) * 12 + (k / 8) * 4 + (k / 2) % 4])
+        .collect();
+    assert_eq!(p.to_vec(), want);
+
+    // Reshape of a contiguous tensor is free; of a strided view, it copies first.
+    let r: Tensor<f32, Rank2<6, 4>, D> = a.reshape();
+    assert_eq!(r.to_vec(), v);
+    let rt: Tensor<f32, Rank1<24>, D> = t.reshape();
+    assert_eq!(rt.to_vec(), t.to_vec());
+
+    let n = a.narrow::<Axis<2>, 1, 2>();
+    let _: &Tensor<f32, Rank3<2, 3, 2>, D> = &n;
+    let want: Vec<f32> = (0..12).map(|k| v[(k / 2) * 4 + k % 2 + 1]).collect();
+    assert_eq!(n.to_vec(), want);
+    // A narrow of a transposed view.
+    let nt = a.t_last().narrow::<Axis<0>, 1, 1>();
+    assert_eq!(
+        nt.to_vec(),
+        [12., 16., 20., 13., 17., 21., 14., 18., 22., 15., 19., 23.]
+    );
+
+    let u = a.unsqueeze::<Axis<1>>();
+    let _: &Tensor<f32, Rank4<2, 1, 3, 4>, D> = &u;
+    assert_eq!(u.to_vec(), v);
+    let back = u.squeeze::<Axis<1>>();
+    let _: &Tensor<f32, Rank3<2, 3, 4>, D> = &back;
+    let appended = a.unsqueeze::<Axis<3>>();
+    let _: &Tensor<f32, Rank4<2, 3, 4, 1>, D> = &appended;
+
+    let col = Tensor::<f32, _, D>::from_array([[1.], [2.]]);
+    let b: Tensor<f32, Rank3<3, 2, 4>, D> = col.broadcast();
+    assert_eq!(b.to_vec(), [[1.0; 4], [2.0; 4]].repeat(3).concat());
+    assert_eq!(b.contiguous().to_vec(), b.to_vec());
+
+    let m = Tensor::<i64, _, D>::from_array([[1, 2, 3], [4, 5, 6]]);
+    assert_eq!(m.t().to_array(), [[1, 4], [2, 5], [3, 6]]);
+    assert_eq!(m.t().t().to_array(), m.to_array());
+}
+
+/// Helper trait so the test can name a view of a view without spelling its type.
+trait LastTwo<D: Device> {
+    fn t_last(&self) -> Tensor<f32, Rank3<2, 4, 3>, D>;
+}
+impl<D: Device> LastTwo<D> for Tensor<f32, Rank3<2, 3, 4>, D> {
+    fn t_last(&self) -> Tensor<f32, Rank3<2, 4, 3>, D> {
+        self.transpose::<Axis<1>, Axis<2>>()
+    }
+}
+
+fn indexing<D: Device>() {
+    let a: Tensor<f32, Rank3<2, 3, 4>, D> = Tensor::arange();
+    let row: Tensor<f32, Rank2<3, 4>, D> = a.i(1);
+    assert_eq!(row.to_vec(), (12..24).map(|x| x as f32).collect::<Vec<_>>());
+    let col: Tensor<f32, Rank2<2, 4>, D> = a.i((.., 2));
+    assert_eq!(col.to_vec(), [8., 9., 10., 11., 20., 21., 22., 23.]);
+    let last: Tensor<f32, Rank2<2, 3>, D> = a.i((.., .., 3));
+    assert_eq!(last.to_vec(), [3., 7., 11., 15., 19., 23.]);
+    let x: Tensor<f32, Rank0, D> = a.i((1, 0, 2));
+    assert_eq!(x.to_scalar(), 14.0);
+    assert_eq!(a.i((.., 1)).i(1).to_vec(), [16., 17., 18., 19.]);
+    // Indexing a transposed view.
+    let t = a.transpose::<Axis<0>, Axis<2>>();
+    assert_eq!(t.i((3, .., 1)).to_vec(), [15., 19., 23.]);
+
+    for (idx, axis, size) in [
+        ((2usize, 0usize, 0usize), 0, 2),
+        ((0, 3, 0), 1, 3),
+        ((0, 0, 4), 2, 4),
+    ] {
+        let err = a.try_i(idx).unwrap_err();
+        assert_eq!(
+            err,
+            Error::IndexOutOfRange {
+                op: "i",
+                axis,
+                index: [idx.0, idx.1, idx.2][axis],
+                size
+            }
+        );
+    }
+    let msg = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.i((.., 7))))
+        .unwrap_err()
+        .downcast::<String>()
+        .unwrap();
+    assert_eq!(*msg, "i: index 7 is out of range for axis 1 of size 3");
+}
+
+fn runtime_dims<D: Device>() {
+    type Batch = (usize, Const<3>);
+    let x = Tensor::<f32, Batch, D>::from_vec_with_shape((2, Const), vec![1., 2., 3., 4., 5., 6.])
+        .unwrap();
+    let bias = Tensor::<f32, _, D>::from_array([10., 20., 30.]);
+    let y = &x + &bias;
+    let _: &Tensor<f32, Batch, D> = &y;
+    assert_eq!(y.to_vec(), [11., 22., 33., 14., 25., 36.]);
+    assert_eq!(y.shape(), (2, Const));
+    assert_eq!(x.i(1).to_vec(), [4., 5., 6.]);
+    let z = Tensor::<f32, Batch, D>::zeros_with_shape((3, Const));
+    let err = x.try_binary(typed_tensor::ops::Add, &z).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "add: shapes [2, 3] and [3, 3] do not match"
+    );
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| &x + &z));
+    assert!(r.is_err());
+}
+
+fn transfer_and_print<D: Device>() {
+    let a = Tensor::<f32, _, D>::from_array([[1., 2.5], [-3., 4.]]);
+    let host: Tensor<f32, Rank2<2, 2>, Cpu> = a.t().to_device::<Cpu>().unwrap();
+    assert_eq!(host.to_array(), [[1., -3.], [2.5, 4.]]);
+    let back: Tensor<f32, Rank2<2, 2>, D> = host.to_device::<D>().unwrap();
+    assert_eq!(back.to_array(), [[1., -3.], [2.5, 4.]]);
+    let dev = D::NAME;
+    assert_eq!(
+        a.to_string(),
+        format!("tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]], shape=[2, 2], dtype=f32, device={dev})")
+    );
+    assert_eq!(format!("{a:?}"), format!("Tensor[[2, 2], f32, {dev}]"));
+    let i = Tensor::<i64, _, D>::from_array([[[0, 1], [2, 3]], [[4, 5], [6, 70]]]);
+    assert_eq!(
+        i.to_string(),
+        format!(
+            "tensor([[[ 0,  1],\n         [ 2,  3]],\n\n        [[ 4,  5],\n         [ 6, 70]]], shape=[2, 2, 2], dtype=i64, device={dev})"
+        )
+    );
+    let w = Tensor::<f64, _, D>::from_array([1., -2., 3.]);
+    assert!(w.to_string().starts_with("tensor([ 1., -2.,  3.]"));
+    let s = Tensor::<f32, _, D>::from_array([1e-6, 1.0, f32::NAN, f32::INFINITY]);
+    assert!(
+        s.to_string()
+            .starts_with("tensor([1.0000e-06, 1.0000e+00,        nan,        inf]"),
+        "{s}"
+    );
+    // Summarised: 3 items at each end of each axis.
+    let big: Tensor<f32, Rank2<40, 50>, D> = Tensor::arange();
+    let want = "\
+tensor([[   0.,    1.,    2., ...,   47.,   48.,   49.],
+        [  50.,   51.,   52., ...,   97.,   98.,   99.],
+        [ 100.,  101.,  102., ...,  147.,  148.,  149.],
+        ...,
+        [1850., 1851., 1852., ..., 1897., 1898., 1899.],
+        [1900., 1901., 1902., ..., 1947., 1948., 1949.],
+        [1950., 1951., 1952., ..., 1997., 1998., 1999.]], shape=[40, 50], dtype=f32, device=";
+    assert_eq!(big.to_string(), format!("{want}{dev})"));
+}
+
+device_tests! {
+    creation_and_extraction => creation;
+    bad_lengths_are_errors => bad_lengths;
+    views_share_and_copy_correctly => views;
+    indexing_selects_and_checks_bounds => indexing;
+    runtime_sized_dims => runtime_dims;
+    device_transfer_and_printing => transfer_and_print;
+}
