@@ -44,7 +44,14 @@ pub mod ops;
 pub mod shape;
 pub mod tensor;
 
+// Re-exported at the root so that compiler errors name them briefly: rustc prints `{Self}` in trait-error
+// messages with full paths, and `typed_tensor::Const<3>` reads better than `typed_tensor::shape::Const<3>`.
+#[cfg(feature = "alloc")]
+pub use device::Cpu;
+#[cfg(feature = "cuda")]
+pub use device::Cuda;
 pub use error::{Error, Result};
+pub use shape::{Axis, Const};
 pub use tensor::Tensor;
 
 /// Everything a model file needs: `use typed_tensor::prelude::*;`.

@@ -79,22 +79,32 @@ fn every_launched_kernel_exists_with_matching_parameters() {
 fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
     let dir = std::env::temp_dir().join(format!("typed-tensor-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // One ptxas per (module, arch), run in parallel: the unary and binary modules take a while each.
+    let mut jobs = Vec::new();
     for (name, ptx) in PTX_MODULES {
         let path = dir.join(format!("{name}.ptx"));
         std::fs::write(&path, ptx).unwrap();
         for arch in ["sm_70", "sm_80", "sm_90"] {
-            let out = std::process::Command::new("ptxas")
-                .args(["-arch", arch, "-o"])
-                .arg(dir.join(format!("{name}-{arch}.cubin")))
-                .arg(&path)
-                .output()
-                .expect("ptxas (from the CUDA toolkit, see .ci/install-cuda.sh) must be on PATH");
-            assert!(
-                out.status.success(),
-                "ptxas -arch {arch} rejected {name}.ptx:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let (path, cubin) = (path.clone(), dir.join(format!("{name}-{arch}.cubin")));
+            jobs.push(std::thread::spawn(move || {
+                let out = std::process::Command::new("ptxas")
+                    .args(["-arch", arch, "-o"])
+                    .arg(cubin)
+                    .arg(&path)
+                    .output()
+                    .expect(
+                        "ptxas (from the CUDA toolkit, see .ci/install-cuda.sh) must be on PATH",
+                    );
+                assert!(
+                    out.status.success(),
+                    "ptxas -arch {arch} rejected {name}.ptx:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }));
         }
+    }
+    for job in jobs {
+        job.join().expect("ptxas check failed");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

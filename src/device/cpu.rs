@@ -3,7 +3,7 @@
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
 
-use super::Device;
+use super::{Device, Kernels};
 use crate::dtype::{cast, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
@@ -65,7 +65,9 @@ fn zip_views<T: WithDType, U>(
     out
 }
 
-impl Device for Cpu {
+impl Device for Cpu {}
+
+impl Kernels for Cpu {
     type Storage<T: WithDType> = Arc<Vec<T>>;
     const NAME: &'static str = "cpu";
 

@@ -1,9 +1,10 @@
 //! Devices: zero-sized types that own a storage type and run the kernels.
 //!
-//! One trait, [`Device`], holds every kernel family (fill, copy, cast, unary, binary, compare, where), each
-//! generic over the element type and shape-erased (kernels see a [`Layout`], never a type-level shape). Model code
-//! generic over `D: Device` needs no other bound. Device state (a CUDA context, say) lives in a lazily initialised
-//! global so the type stays zero-sized.
+//! [`Device`] is what user code names (`D: Device` is the only bound a device-generic model needs). Its supertrait
+//! [`Kernels`] holds the storage type and every kernel family (fill, copy, cast, unary, binary, compare, where),
+//! each generic over the element type and shape-erased: kernels see a [`Layout`], never a type-level shape.
+//! `Kernels` stays out of the prelude so its method names never show up in a user's method-not-found errors.
+//! Device state (a CUDA context, say) lives in a lazily initialised global so the type stays zero-sized.
 
 #[cfg(feature = "alloc")]
 mod cpu;
@@ -23,11 +24,15 @@ use crate::ops::{BinaryOp, CmpOp, UnaryOp};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-/// A compute device. Kernels write fresh, contiguous output; inputs are read through their layouts.
+/// A compute device: a zero-sized type that tensors carry as their `D` parameter.
+pub trait Device: Kernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static {}
+
+/// The storage and kernels of a device. Kernels write fresh, contiguous output; inputs are read through their
+/// layouts.
 ///
 /// Every method returns `Result` because a device can fail at run time (a GPU out of memory); the CPU never
 /// does. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
-pub trait Device: Copy + Default + core::fmt::Debug + Send + Sync + 'static {
+pub trait Kernels {
     /// Buffer of `T` elements on this device; cloning it shares the buffer.
     type Storage<T: WithDType>: Clone + Send + Sync;
     /// Lower-case device name, for printing and errors.

@@ -126,18 +126,90 @@ insert_impls!(5; [A B C D E] []);
 pub trait SwapAxes<I, J>: Shape {
     /// The shape with the two dims exchanged.
     type Output: Shape;
+    /// Positions of the two axes.
+    const AXES: (usize, usize);
 }
 
-#[diagnostic::do_not_recommend]
-impl<S, const I: usize, const J: usize> SwapAxes<Axis<I>, Axis<J>> for S
-where
-    S: HasAxis<Axis<I>> + HasAxis<Axis<J>>,
-    <S as HasAxis<Axis<I>>>::Replaced<<S as HasAxis<Axis<J>>>::Dim>: HasAxis<Axis<J>>,
-{
-    type Output = <<S as HasAxis<Axis<I>>>::Replaced<<S as HasAxis<Axis<J>>>::Dim> as HasAxis<
-        Axis<J>,
-    >>::Replaced<<S as HasAxis<Axis<I>>>::Dim>;
+// One impl per (rank, I, J), generated rather than blanket, so a bad axis gives a single error.
+macro_rules! swap_impl {
+    ([$($d:ident)*] $i:literal $j:literal => [$($o:ident)*]) => {
+        #[diagnostic::do_not_recommend]
+        impl<$($d: Dim),*> SwapAxes<Axis<$i>, Axis<$j>> for ($($d,)*) {
+            type Output = ($($o,)*);
+            const AXES: (usize, usize) = ($i, $j);
+        }
+    };
 }
+swap_impl!([A B] 0 1 => [B A]);
+swap_impl!([A B] 1 0 => [B A]);
+swap_impl!([A B C] 0 1 => [B A C]);
+swap_impl!([A B C] 0 2 => [C B A]);
+swap_impl!([A B C] 1 0 => [B A C]);
+swap_impl!([A B C] 1 2 => [A C B]);
+swap_impl!([A B C] 2 0 => [C B A]);
+swap_impl!([A B C] 2 1 => [A C B]);
+swap_impl!([A B C D] 0 1 => [B A C D]);
+swap_impl!([A B C D] 0 2 => [C B A D]);
+swap_impl!([A B C D] 0 3 => [D B C A]);
+swap_impl!([A B C D] 1 0 => [B A C D]);
+swap_impl!([A B C D] 1 2 => [A C B D]);
+swap_impl!([A B C D] 1 3 => [A D C B]);
+swap_impl!([A B C D] 2 0 => [C B A D]);
+swap_impl!([A B C D] 2 1 => [A C B D]);
+swap_impl!([A B C D] 2 3 => [A B D C]);
+swap_impl!([A B C D] 3 0 => [D B C A]);
+swap_impl!([A B C D] 3 1 => [A D C B]);
+swap_impl!([A B C D] 3 2 => [A B D C]);
+swap_impl!([A B C D E] 0 1 => [B A C D E]);
+swap_impl!([A B C D E] 0 2 => [C B A D E]);
+swap_impl!([A B C D E] 0 3 => [D B C A E]);
+swap_impl!([A B C D E] 0 4 => [E B C D A]);
+swap_impl!([A B C D E] 1 0 => [B A C D E]);
+swap_impl!([A B C D E] 1 2 => [A C B D E]);
+swap_impl!([A B C D E] 1 3 => [A D C B E]);
+swap_impl!([A B C D E] 1 4 => [A E C D B]);
+swap_impl!([A B C D E] 2 0 => [C B A D E]);
+swap_impl!([A B C D E] 2 1 => [A C B D E]);
+swap_impl!([A B C D E] 2 3 => [A B D C E]);
+swap_impl!([A B C D E] 2 4 => [A B E D C]);
+swap_impl!([A B C D E] 3 0 => [D B C A E]);
+swap_impl!([A B C D E] 3 1 => [A D C B E]);
+swap_impl!([A B C D E] 3 2 => [A B D C E]);
+swap_impl!([A B C D E] 3 4 => [A B C E D]);
+swap_impl!([A B C D E] 4 0 => [E B C D A]);
+swap_impl!([A B C D E] 4 1 => [A E C D B]);
+swap_impl!([A B C D E] 4 2 => [A B E D C]);
+swap_impl!([A B C D E] 4 3 => [A B C E D]);
+swap_impl!([A B C D E F] 0 1 => [B A C D E F]);
+swap_impl!([A B C D E F] 0 2 => [C B A D E F]);
+swap_impl!([A B C D E F] 0 3 => [D B C A E F]);
+swap_impl!([A B C D E F] 0 4 => [E B C D A F]);
+swap_impl!([A B C D E F] 0 5 => [F B C D E A]);
+swap_impl!([A B C D E F] 1 0 => [B A C D E F]);
+swap_impl!([A B C D E F] 1 2 => [A C B D E F]);
+swap_impl!([A B C D E F] 1 3 => [A D C B E F]);
+swap_impl!([A B C D E F] 1 4 => [A E C D B F]);
+swap_impl!([A B C D E F] 1 5 => [A F C D E B]);
+swap_impl!([A B C D E F] 2 0 => [C B A D E F]);
+swap_impl!([A B C D E F] 2 1 => [A C B D E F]);
+swap_impl!([A B C D E F] 2 3 => [A B D C E F]);
+swap_impl!([A B C D E F] 2 4 => [A B E D C F]);
+swap_impl!([A B C D E F] 2 5 => [A B F D E C]);
+swap_impl!([A B C D E F] 3 0 => [D B C A E F]);
+swap_impl!([A B C D E F] 3 1 => [A D C B E F]);
+swap_impl!([A B C D E F] 3 2 => [A B D C E F]);
+swap_impl!([A B C D E F] 3 4 => [A B C E D F]);
+swap_impl!([A B C D E F] 3 5 => [A B C F E D]);
+swap_impl!([A B C D E F] 4 0 => [E B C D A F]);
+swap_impl!([A B C D E F] 4 1 => [A E C D B F]);
+swap_impl!([A B C D E F] 4 2 => [A B E D C F]);
+swap_impl!([A B C D E F] 4 3 => [A B C E D F]);
+swap_impl!([A B C D E F] 4 5 => [A B C D F E]);
+swap_impl!([A B C D E F] 5 0 => [F B C D E A]);
+swap_impl!([A B C D E F] 5 1 => [A F C D E B]);
+swap_impl!([A B C D E F] 5 2 => [A B F D E C]);
+swap_impl!([A B C D E F] 5 3 => [A B C F E D]);
+swap_impl!([A B C D E F] 5 4 => [A B C D F E]);
 
 /// `Self` can be permuted by `Axes` (a tuple of `Axis<_>`, one per axis). That every axis appears exactly once
 /// is a `const` assertion in `permute`.

@@ -64,11 +64,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// ```
     pub fn transpose<I, J>(&self) -> Tensor<T, <S as SwapAxes<I, J>>::Output, D>
     where
-        S: SwapAxes<I, J> + HasAxis<I> + HasAxis<J>,
+        S: SwapAxes<I, J>,
     {
-        let layout = self
-            .layout
-            .swap_axes(<S as HasAxis<I>>::INDEX, <S as HasAxis<J>>::INDEX);
+        let (i, j) = <S as SwapAxes<I, J>>::AXES;
+        let layout = self.layout.swap_axes(i, j);
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 

@@ -7,7 +7,7 @@
 
 pub mod kernels;
 
-use super::Device;
+use super::{Device, Kernels};
 use crate::dtype::{DType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -250,7 +250,9 @@ fn dtype_of<T: WithDType>() -> DType {
     T::DTYPE
 }
 
-impl Device for Cuda {
+impl Device for Cuda {}
+
+impl Kernels for Cuda {
     type Storage<T: WithDType> = CudaStorage<T>;
     const NAME: &'static str = "cuda";
 
