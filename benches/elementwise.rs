@@ -17,14 +17,18 @@ fn copy_and_add(c: &mut Criterion) {
     let src: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let mut dst = vec![0.0f32; N];
     let mut g = c.benchmark_group("copy");
-    g.throughput(Throughput::Bytes((2 * N * 4) as u64)).sample_size(20);
-    g.bench_function("memcpy", |b| b.iter(|| dst.copy_from_slice(black_box(&src))));
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64))
+        .sample_size(20);
+    g.bench_function("memcpy", |b| {
+        b.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
     g.finish();
 
     let a = Tensor::<f32, Big, Cpu>::from_vec(src.clone()).unwrap();
     let bt = Tensor::<f32, Big, Cpu>::ones();
     let mut g = c.benchmark_group("add");
-    g.throughput(Throughput::Bytes((3 * N * 4) as u64)).sample_size(20);
+    g.throughput(Throughput::Bytes((3 * N * 4) as u64))
+        .sample_size(20);
     g.bench_function("plain_loop_preallocated", |b| {
         let (x, y) = (a.to_vec(), bt.to_vec());
         b.iter(|| {
@@ -34,7 +38,9 @@ fn copy_and_add(c: &mut Criterion) {
             black_box(&dst);
         })
     });
-    g.bench_function(BenchmarkId::new("tensor", "fresh_output"), |b| b.iter(|| black_box(&a + &bt)));
+    g.bench_function(BenchmarkId::new("tensor", "fresh_output"), |b| {
+        b.iter(|| black_box(&a + &bt))
+    });
     g.finish();
 }
 
@@ -43,7 +49,8 @@ fn exp(c: &mut Criterion) {
     let mut dst = vec![0.0f32; N];
     let a = Tensor::<f32, Big, Cpu>::from_vec(src.clone()).unwrap();
     let mut g = c.benchmark_group("exp");
-    g.throughput(Throughput::Bytes((2 * N * 4) as u64)).sample_size(10);
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64))
+        .sample_size(10);
     g.bench_function("libm_loop_preallocated", |b| {
         b.iter(|| {
             for (o, &x) in dst.iter_mut().zip(&src) {

@@ -16,7 +16,9 @@ fn main() -> Result<()> {
     let row: Tensor<f32, Rank1<3>, Cpu> = a.i(1);
     let col: Tensor<f32, Rank1<2>, Cpu> = a.i((.., 2));
     let mid: Tensor<f32, Rank2<2, 1>, Cpu> = a.narrow::<Axis<1>, 1, 1>();
-    println!("a.t() = {t}\na.i(1) = {row}\na.i((.., 2)) = {col}\na.narrow::<Axis<1>, 1, 1>() = {mid}\n");
+    println!(
+        "a.t() = {t}\na.i(1) = {row}\na.i((.., 2)) = {col}\na.narrow::<Axis<1>, 1, 1>() = {mid}\n"
+    );
 
     // Runtime data is checked at run time, with errors that say what and where.
     match Tensor::<f32, Rank2<2, 3>, Cpu>::from_vec(vec![1.0; 5]) {

@@ -31,14 +31,12 @@ pub enum Error {
         /// The size of the axis.
         size: usize,
     },
-    /// Runtime-sized shapes that had to agree did not.
+    /// Runtime-sized shapes that had to agree did not. Build it with [`Error::shape_mismatch`].
     ShapeMismatch {
         /// The op that failed.
         op: &'static str,
-        /// The first shape.
-        lhs: Dims,
-        /// The second shape.
-        rhs: Dims,
+        /// The two shapes (boxed when a heap exists, to keep `Error` small).
+        shapes: Boxed<[Dims; 2]>,
     },
     /// The op has no kernel for this dtype on this device.
     Unsupported {
@@ -56,6 +54,25 @@ pub enum Error {
         /// The driver's or launcher's message.
         message: alloc_or_static::Message,
     },
+}
+
+/// Large payloads sit behind a `Box` when a heap exists, so that `Result<T, Error>` stays small (clippy's
+/// `result_large_err` would otherwise flag every user function returning it); without a heap they are inline.
+#[cfg(feature = "alloc")]
+pub type Boxed<T> = alloc::boxed::Box<T>;
+/// Large payloads sit inline without a heap.
+#[cfg(not(feature = "alloc"))]
+pub type Boxed<T> = T;
+
+impl Error {
+    /// `Error::ShapeMismatch` for `op` and the two shapes.
+    pub fn shape_mismatch(op: &'static str, lhs: Dims, rhs: Dims) -> Self {
+        #[cfg(feature = "alloc")]
+        let shapes = alloc::boxed::Box::new([lhs, rhs]);
+        #[cfg(not(feature = "alloc"))]
+        let shapes = [lhs, rhs];
+        Error::ShapeMismatch { op, shapes }
+    }
 }
 
 /// Owned messages need a heap; without one we keep static text.
@@ -89,8 +106,12 @@ impl fmt::Display for Error {
                 f,
                 "{op}: index {index} is out of range for axis {axis} of size {size}"
             ),
-            Error::ShapeMismatch { op, lhs, rhs } => {
-                write!(f, "{op}: shapes {lhs} and {rhs} do not match")
+            Error::ShapeMismatch { op, shapes } => {
+                write!(
+                    f,
+                    "{op}: shapes {} and {} do not match",
+                    shapes[0], shapes[1]
+                )
             }
             Error::Unsupported { op, dtype, device } => {
                 write!(

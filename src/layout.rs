@@ -174,11 +174,7 @@ impl Layout {
     /// grow get stride 0. Errors name `op` and both shapes.
     pub fn broadcast_as(&self, op: &'static str, dst: &Dims) -> Result<Self> {
         let (rank, dst_rank) = (self.rank(), dst.len());
-        let mismatch = || Error::ShapeMismatch {
-            op,
-            lhs: self.dims,
-            rhs: *dst,
-        };
+        let mismatch = || Error::shape_mismatch(op, self.dims, *dst);
         if rank > dst_rank {
             return Err(mismatch());
         }

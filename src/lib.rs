@@ -28,8 +28,8 @@
 //! - `cuda`: the [`Cuda`](device::Cuda) device (PTX compiled by `build.rs` with nvcc).
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]
-// Errors carry the shapes involved by value (no heap needed in no_std); they are built on cold paths only.
-#![allow(clippy::result_large_err)]
+// Without a heap, errors carry their shapes inline (see `error::Boxed`); they are built on cold paths only.
+#![cfg_attr(not(feature = "alloc"), allow(clippy::result_large_err))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -152,11 +152,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
             if other != dims {
                 panic!(
                     "typed-tensor: {}",
-                    Error::ShapeMismatch {
-                        op: "where_cond",
-                        lhs: *dims,
-                        rhs: *other
-                    }
+                    Error::shape_mismatch("where_cond", *dims, *other)
                 );
             }
         }
@@ -249,18 +245,10 @@ fn broadcast_pair<Out: Shape>(
         (db, da)
     };
     if big[big.len() - small.len()..] != small[..] {
-        return Err(Error::ShapeMismatch {
-            op,
-            lhs: *da,
-            rhs: *db,
-        });
+        return Err(Error::shape_mismatch(op, *da, *db));
     }
     let out = *big;
-    let shape = Out::from_dims(&out).ok_or(Error::ShapeMismatch {
-        op,
-        lhs: *da,
-        rhs: *db,
-    })?;
+    let shape = Out::from_dims(&out).ok_or_else(|| Error::shape_mismatch(op, *da, *db))?;
     Ok((shape, a.broadcast_as(op, &out)?, b.broadcast_as(op, &out)?))
 }
 

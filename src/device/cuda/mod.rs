@@ -8,7 +8,7 @@
 pub mod kernels;
 
 use super::{Device, Kernels};
-use crate::dtype::{DType, WithDType};
+use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, CmpOp, UnaryOp};
@@ -246,8 +246,29 @@ fn launch(op: &'static str, sig: KernelSig, n: usize, mut args: Vec<Arg>) -> Res
         .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
 }
 
-fn dtype_of<T: WithDType>() -> DType {
-    T::DTYPE
+/// Allocates `n` outputs of `U` and launches `sig` with the common parameter order
+/// `(n, <inputs: layouts then pointers>, out, <scalars>)`.
+fn run<U: WithDType>(
+    op: &'static str,
+    sig: KernelSig,
+    n: usize,
+    inputs: Vec<Arg>,
+    scalars: Vec<Arg>,
+) -> Result<CudaStorage<U>> {
+    let out = CudaStorage::<U>::alloc(op, n)?;
+    let mut args = Vec::with_capacity(inputs.len() + scalars.len() + 2);
+    args.push(Arg::U64(n as u64));
+    args.extend(inputs);
+    args.push(Arg::U64(out.ptr_at(0)));
+    args.extend(scalars);
+    launch(op, sig, n, args)?;
+    Ok(out)
+}
+
+/// Layouts first, then data pointers: the parameter order of the multi-operand kernels.
+fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
+    let (layouts, ptrs): (Vec<Arg>, Vec<Arg>) = operands.into_iter().map(|[l, p]| (l, p)).unzip();
+    layouts.into_iter().chain(ptrs).collect()
 }
 
 impl Device for Cuda {}
@@ -307,29 +328,28 @@ impl Kernels for Cuda {
         storage: &CudaStorage<T>,
         layout: &Layout,
     ) -> Result<CudaStorage<T>> {
-        let n = layout.numel();
-        let out = CudaStorage::<T>::alloc("copy", n)?;
-        let [l, x] = Arg::view(storage, layout);
-        let args = alloc::vec![Arg::U64(n as u64), l, x, Arg::U64(out.ptr_at(0))];
-        launch("contiguous", KernelSig::copy(T::DTYPE), n, args)?;
-        Ok(out)
+        let sig = KernelSig::copy(T::DTYPE);
+        run(
+            "contiguous",
+            sig,
+            layout.numel(),
+            views([Arg::view(storage, layout)]),
+            Vec::new(),
+        )
     }
 
     fn cast<T: WithDType, U: WithDType>(
         storage: &CudaStorage<T>,
         layout: &Layout,
     ) -> Result<CudaStorage<U>> {
-        let n = layout.numel();
-        let out = CudaStorage::<U>::alloc("to_dtype", n)?;
-        let [l, x] = Arg::view(storage, layout);
-        let args = alloc::vec![Arg::U64(n as u64), l, x, Arg::U64(out.ptr_at(0))];
-        launch(
+        let sig = KernelSig::cast(T::DTYPE, U::DTYPE);
+        run(
             "to_dtype",
-            KernelSig::cast(T::DTYPE, dtype_of::<U>()),
-            n,
-            args,
-        )?;
-        Ok(out)
+            sig,
+            layout.numel(),
+            views([Arg::view(storage, layout)]),
+            Vec::new(),
+        )
     }
 
     fn unary<T: WithDType, Op: UnaryOp<T>>(
@@ -337,20 +357,15 @@ impl Kernels for Cuda {
         storage: &CudaStorage<T>,
         layout: &Layout,
     ) -> Result<CudaStorage<T>> {
-        let n = layout.numel();
-        let out = CudaStorage::<T>::alloc(Op::NAME, n)?;
-        let [l, x] = Arg::view(storage, layout);
-        let [p0, p1] = op.params();
-        let args = alloc::vec![
-            Arg::U64(n as u64),
-            l,
-            x,
-            Arg::U64(out.ptr_at(0)),
-            Arg::scalar(p0),
-            Arg::scalar(p1)
-        ];
-        launch(Op::NAME, KernelSig::unary(Op::NAME, T::DTYPE), n, args)?;
-        Ok(out)
+        let sig = KernelSig::unary(Op::NAME, T::DTYPE);
+        let scalars = op.params().map(Arg::scalar).into();
+        run(
+            Op::NAME,
+            sig,
+            layout.numel(),
+            views([Arg::view(storage, layout)]),
+            scalars,
+        )
     }
 
     fn binary<T: WithDType, Op: BinaryOp<T>>(
@@ -358,13 +373,9 @@ impl Kernels for Cuda {
         (a, la): (&CudaStorage<T>, &Layout),
         (b, lb): (&CudaStorage<T>, &Layout),
     ) -> Result<CudaStorage<T>> {
-        let n = la.numel();
-        let out = CudaStorage::<T>::alloc(Op::NAME, n)?;
-        let [la, pa] = Arg::view(a, la);
-        let [lb, pb] = Arg::view(b, lb);
-        let args = alloc::vec![Arg::U64(n as u64), la, lb, pa, pb, Arg::U64(out.ptr_at(0))];
-        launch(Op::NAME, KernelSig::binary(Op::NAME, T::DTYPE), n, args)?;
-        Ok(out)
+        let sig = KernelSig::binary(Op::NAME, T::DTYPE);
+        let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
+        run(Op::NAME, sig, la.numel(), inputs, Vec::new())
     }
 
     fn compare<T: WithDType>(
@@ -372,13 +383,9 @@ impl Kernels for Cuda {
         (a, la): (&CudaStorage<T>, &Layout),
         (b, lb): (&CudaStorage<T>, &Layout),
     ) -> Result<CudaStorage<u8>> {
-        let n = la.numel();
-        let out = CudaStorage::<u8>::alloc(op.name(), n)?;
-        let [la, pa] = Arg::view(a, la);
-        let [lb, pb] = Arg::view(b, lb);
-        let args = alloc::vec![Arg::U64(n as u64), la, lb, pa, pb, Arg::U64(out.ptr_at(0))];
-        launch(op.name(), KernelSig::binary(op.name(), T::DTYPE), n, args)?;
-        Ok(out)
+        let sig = KernelSig::binary(op.name(), T::DTYPE);
+        let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
+        run(op.name(), sig, la.numel(), inputs, Vec::new())
     }
 
     fn where_cond<T: WithDType>(
@@ -386,22 +393,8 @@ impl Kernels for Cuda {
         (t, lt): (&CudaStorage<T>, &Layout),
         (f, lf): (&CudaStorage<T>, &Layout),
     ) -> Result<CudaStorage<T>> {
-        let n = lm.numel();
-        let out = CudaStorage::<T>::alloc("where_cond", n)?;
-        let [lm, pm] = Arg::view(m, lm);
-        let [lt, pt] = Arg::view(t, lt);
-        let [lf, pf] = Arg::view(f, lf);
-        let args = alloc::vec![
-            Arg::U64(n as u64),
-            lm,
-            lt,
-            lf,
-            pm,
-            pt,
-            pf,
-            Arg::U64(out.ptr_at(0))
-        ];
-        launch("where_cond", KernelSig::where_cond(T::DTYPE), n, args)?;
-        Ok(out)
+        let sig = KernelSig::where_cond(T::DTYPE);
+        let inputs = views([Arg::view(m, lm), Arg::view(t, lt), Arg::view(f, lf)]);
+        run("where_cond", sig, lm.numel(), inputs, Vec::new())
     }
 }
