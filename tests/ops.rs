@@ -127,6 +127,60 @@ fn float_unary_all<D: Device>() {
     float_unary::<bf16, D>();
 }
 
+/// Integer unary ops and scalar operands on random strided views: wrapping `sqr`, `clamp`, and for i64 `neg`/`abs`.
+fn int_unary<T: WithDType, D: Device>(lo: f64, hi: f64) {
+    let (clo, chi) = (
+        T::from_f64(lo + (hi - lo) * 0.25),
+        T::from_f64(lo + (hi - lo) * 0.75),
+    );
+    for v in views::<T, D>(31, lo, hi) {
+        let x: Vec<i128> = v.expected.iter().map(|e| e.to_i64() as i128).collect();
+        let wrap = |r: i128| T::from_i64(r as i64);
+        let check = |name: &str, got: Vec<T>, want: Vec<T>| {
+            assert_eq!(got, want, "{name} on {} view [{}]", v.kind, T::DTYPE)
+        };
+        check(
+            "sqr",
+            v.tensor.sqr().to_vec(),
+            x.iter().map(|&a| wrap(a * a)).collect(),
+        );
+        let (l, h) = (clo.to_i64() as i128, chi.to_i64() as i128);
+        check(
+            "clamp",
+            v.tensor.clamp(clo, chi).to_vec(),
+            x.iter().map(|&a| wrap(a.clamp(l, h))).collect(),
+        );
+        let three = T::from_i64(3);
+        check(
+            "add_scalar",
+            (&v.tensor + three).to_vec(),
+            x.iter().map(|&a| wrap(a + 3)).collect(),
+        );
+        check(
+            "mul_scalar",
+            (&v.tensor * three).to_vec(),
+            x.iter().map(|&a| wrap(a * 3)).collect(),
+        );
+        check(
+            "div_scalar",
+            (&v.tensor / three).to_vec(),
+            x.iter().map(|&a| wrap(a / 3)).collect(),
+        );
+    }
+}
+
+fn int_unary_all<D: Device>() {
+    int_unary::<u8, D>(0.0, 256.0);
+    int_unary::<u32, D>(0.0, 4.0e9);
+    int_unary::<i64, D>(-3.0e18, 3.0e18);
+    for v in views::<i64, D>(32, -1.0e12, 1.0e12) {
+        let want_neg: Vec<i64> = v.expected.iter().map(|&a| -a).collect();
+        let want_abs: Vec<i64> = v.expected.iter().map(|&a| a.abs()).collect();
+        assert_eq!((-&v.tensor).to_vec(), want_neg, "neg on {} view", v.kind);
+        assert_eq!(v.tensor.abs().to_vec(), want_abs, "abs on {} view", v.kind);
+    }
+}
+
 /// The reference for a binary op: integers with wrapping i128 arithmetic, floats in f64.
 fn reference_binary<T: WithDType>(op: &str, a: T, b: T) -> f64 {
     if T::DTYPE.is_int() {
@@ -385,6 +439,7 @@ fn casts<D: Device>() {
 
 device_tests! {
     float_unary_ops => float_unary_all;
+    integer_unary_ops => int_unary_all;
     binary_ops_all_dtypes => binary_all;
     suffix_broadcast_and_integer_semantics => suffix_broadcast;
     comparisons_and_where => comparisons_all;

@@ -24,6 +24,11 @@ fn creation<D: Device>() {
     let s = Tensor::<f16, _, D>::from_array(f16::from_f32(2.5));
     let _: &Tensor<f16, Rank0, D> = &s;
     assert_eq!(s.to_scalar(), f16::from_f32(2.5));
+    let empty = Tensor::<f32, _, D>::from_array([[0.0f32; 0]; 3]);
+    let _: &Tensor<f32, Rank2<3, 0>, D> = &empty;
+    assert_eq!(empty.to_array(), [[0.0f32; 0]; 3]);
+    assert_eq!((&empty + &empty).numel(), 0);
+    assert_eq!(empty.t().contiguous().to_vec(), Vec::<f32>::new());
     let r6 = Tensor::<u8, _, D>::from_array([[[[[[1u8, 2]]]]]]);
     assert_eq!(r6.dims().as_slice(), &[1, 1, 1, 1, 1, 2]);
 

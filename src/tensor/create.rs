@@ -120,7 +120,12 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// let _: &Tensor<i64, Rank2<2, 3>, Cpu> = &t;
     /// ```
     pub fn from_array<A: NestedArray<T, Shape = S>>(array: A) -> Self {
-        let flat: &[T] = bytemuck::cast_slice(core::slice::from_ref(&array));
+        // bytemuck refuses to cast from a zero-sized array type; an empty shape has nothing to copy anyway.
+        let flat: &[T] = if S::NUMEL == 0 {
+            &[]
+        } else {
+            bytemuck::cast_slice(core::slice::from_ref(&array))
+        };
         device_ok(Self::from_slice_with_shape(S::default(), flat))
     }
 
