@@ -141,6 +141,139 @@ pub trait WithDType:
     fn max_of(self, rhs: Self) -> Self;
     /// The smaller of the two; a NaN operand gives NaN.
     fn min_of(self, rhs: Self) -> Self;
+
+    /// What reductions accumulate in: `f32` for `f16`/`bf16`/`f32`, `f64` for `f64`, wrapping `i64` for the
+    /// integers (so a `u8` sum wraps exactly as adding in `u8` would, whatever the order).
+    type Acc: Accumulator;
+    /// Widens to the accumulator (exact).
+    fn to_acc(self) -> Self::Acc;
+    /// Rounds an accumulator back (round-to-nearest-even for floats, wrapping for integers).
+    fn from_acc(acc: Self::Acc) -> Self;
+}
+
+/// The arithmetic reductions need, on an accumulator type (`f32`, `f64` or `i64`). The float functions exist
+/// for every accumulator so one reduction kernel serves all; the float-only reductions (`mean`, `var`,
+/// `logsumexp`, `norm`) are only offered for float element types.
+pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + 'static {
+    /// 0
+    const ZERO: Self;
+    /// 1
+    const ONE: Self;
+    /// The smallest value (-inf for floats), the start of a max.
+    const LOWEST: Self;
+    /// The largest value (+inf for floats), the start of a min.
+    const HIGHEST: Self;
+    /// `self + rhs` (wrapping for i64).
+    fn add(self, rhs: Self) -> Self;
+    /// `self - rhs` (wrapping for i64).
+    fn sub(self, rhs: Self) -> Self;
+    /// `self * rhs` (wrapping for i64).
+    fn mul(self, rhs: Self) -> Self;
+    /// `self / rhs` (0 for an integer division by zero).
+    fn div(self, rhs: Self) -> Self;
+    /// True for a float NaN.
+    fn is_nan(self) -> bool;
+    /// e^self.
+    fn exp(self) -> Self;
+    /// ln self.
+    fn ln(self) -> Self;
+    /// sqrt self.
+    fn sqrt(self) -> Self;
+    /// From a count.
+    fn from_usize(n: usize) -> Self;
+}
+
+macro_rules! float_accumulator {
+    ($t:ident) => {
+        impl Accumulator for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = $t::NEG_INFINITY;
+            const HIGHEST: Self = $t::INFINITY;
+            #[inline(always)]
+            fn add(self, rhs: Self) -> Self {
+                self + rhs
+            }
+            #[inline(always)]
+            fn sub(self, rhs: Self) -> Self {
+                self - rhs
+            }
+            #[inline(always)]
+            fn mul(self, rhs: Self) -> Self {
+                self * rhs
+            }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                self / rhs
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self != self
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                num_traits::Float::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                num_traits::Float::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                num_traits::Float::sqrt(self)
+            }
+            #[inline(always)]
+            fn from_usize(n: usize) -> Self {
+                n as $t
+            }
+        }
+    };
+}
+float_accumulator!(f32);
+float_accumulator!(f64);
+
+impl Accumulator for i64 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+    const LOWEST: Self = i64::MIN;
+    const HIGHEST: Self = i64::MAX;
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        self.wrapping_add(rhs)
+    }
+    #[inline(always)]
+    fn sub(self, rhs: Self) -> Self {
+        self.wrapping_sub(rhs)
+    }
+    #[inline(always)]
+    fn mul(self, rhs: Self) -> Self {
+        self.wrapping_mul(rhs)
+    }
+    #[inline(always)]
+    fn div(self, rhs: Self) -> Self {
+        if rhs == 0 {
+            0
+        } else {
+            self.wrapping_div(rhs)
+        }
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+    fn exp(self) -> Self {
+        num_traits::Float::exp(self as f64) as i64
+    }
+    fn ln(self) -> Self {
+        num_traits::Float::ln(self as f64) as i64
+    }
+    fn sqrt(self) -> Self {
+        num_traits::Float::sqrt(self as f64) as i64
+    }
+    #[inline(always)]
+    fn from_usize(n: usize) -> Self {
+        n as i64
+    }
 }
 
 /// Converts one element with the [cast rules](self#casts) (what `to_dtype` does per element).
@@ -251,6 +384,15 @@ macro_rules! int_dtype {
             fn max_of(self, rhs: Self) -> Self {
                 Ord::max(self, rhs)
             }
+            type Acc = i64;
+            #[inline(always)]
+            fn to_acc(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_acc(acc: i64) -> Self {
+                acc as $t
+            }
             #[inline(always)]
             fn min_of(self, rhs: Self) -> Self {
                 Ord::min(self, rhs)
@@ -339,6 +481,15 @@ macro_rules! native_float_dtype {
                 self / rhs
             }
             nan_max_min!();
+            type Acc = $t;
+            #[inline(always)]
+            fn to_acc(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn from_acc(acc: $t) -> Self {
+                acc
+            }
         }
         impl SignedDType for $t {
             #[inline(always)]
@@ -410,6 +561,15 @@ macro_rules! half_float_dtype {
                 $t::from_f32(self.to_f32() / rhs.to_f32())
             }
             nan_max_min!();
+            type Acc = f32;
+            #[inline(always)]
+            fn to_acc(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn from_acc(acc: f32) -> Self {
+                $t::from_f32(acc)
+            }
         }
         impl SignedDType for $t {
             #[inline(always)]

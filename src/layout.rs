@@ -30,6 +30,40 @@ impl Layout {
         }
     }
 
+    /// A layout from its parts (strides in elements); `strides` has at least `dims.len()` entries.
+    pub fn from_parts(dims: Dims, strides: &[usize], offset: usize) -> Self {
+        let mut s = [0; MAX_RANK];
+        s[..dims.len()].copy_from_slice(&strides[..dims.len()]);
+        Layout {
+            dims,
+            strides: s,
+            offset,
+        }
+    }
+
+    /// Splits into the axes where `reduced` is false (outer, in order) and those where it is true (inner, in
+    /// order): the walk order of a reduction. Both keep this layout's strides; the inner one has offset 0.
+    pub fn split_reduced(&self, reduced: &[bool; MAX_RANK]) -> (Layout, Layout) {
+        let (mut od, mut os, mut id, mut is) =
+            ([0; MAX_RANK], [0; MAX_RANK], [0; MAX_RANK], [0; MAX_RANK]);
+        let (mut no, mut ni) = (0, 0);
+        for (ax, &is_reduced) in reduced.iter().enumerate().take(self.rank()) {
+            if is_reduced {
+                id[ni] = self.dims[ax];
+                is[ni] = self.strides[ax];
+                ni += 1;
+            } else {
+                od[no] = self.dims[ax];
+                os[no] = self.strides[ax];
+                no += 1;
+            }
+        }
+        (
+            Layout::from_parts(Dims::from_slice(&od[..no]), &os, self.offset),
+            Layout::from_parts(Dims::from_slice(&id[..ni]), &is, 0),
+        )
+    }
+
     /// The sizes.
     pub fn dims(&self) -> &Dims {
         &self.dims

@@ -7,7 +7,8 @@ use super::{Device, Kernels};
 use crate::dtype::{cast, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
-use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::shape::MAX_RANK;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -63,6 +64,96 @@ fn zip_views<T: WithDType, U>(
         }
     });
     out
+}
+
+/// Folds every element of a (sub-)view into `acc`, passing each its row-major index within the view.
+#[inline(always)]
+fn fold_view<T: WithDType, Op: ReduceOp<T>>(
+    op: &Op,
+    src: &[T],
+    layout: &Layout,
+    acc: Op::Acc,
+) -> Op::Acc {
+    let mut acc = acc;
+    let mut index = 0;
+    for_each_row(layout.dims(), [layout], |[o], len, [s]| {
+        acc = if s == 1 {
+            op.fold_slice(acc, &src[o..o + len], index)
+        } else {
+            (0..len).fold(acc, |a, i| op.step(a, src[o + i * s], index + i))
+        };
+        index += len;
+    });
+    acc
+}
+
+/// Dense row into dense accumulators: a vectorisable zip (a column sum runs at memory speed through it, three
+/// times faster than the indexed loop).
+#[inline]
+fn accumulate_row<T: WithDType, Op: ReduceOp<T>>(op: &Op, accs: &mut [Op::Acc], xs: &[T]) {
+    for (a, &x) in accs.iter_mut().zip(xs) {
+        *a = op.step(*a, x, 0);
+    }
+}
+
+/// A reduction over the `reduced` axes. Two walks:
+/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
+///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
+/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
+///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
+fn reduce_cpu<T: WithDType, Op: ReduceOp<T>>(
+    op: Op,
+    src: &[T],
+    layout: &Layout,
+    reduced: &[bool; MAX_RANK],
+) -> Vec<Op::Out> {
+    let (outer, inner) = layout.split_reduced(reduced);
+    let count = inner.numel();
+    let innermost_kept = (0..layout.rank())
+        .filter(|&ax| layout.dims()[ax] > 1)
+        .min_by_key(|&ax| layout.strides()[ax])
+        .is_some_and(|ax| !reduced[ax]);
+
+    let accs: Vec<Op::Acc> = if innermost_kept && !Op::USES_INDEX && count > 0 {
+        // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
+        let mut acc_strides = [0; MAX_RANK];
+        let mut stride = 1;
+        for ax in (0..layout.rank()).rev() {
+            if !reduced[ax] {
+                acc_strides[ax] = stride;
+                stride *= layout.dims()[ax];
+            }
+        }
+        let acc_layout = Layout::from_parts(*layout.dims(), &acc_strides, 0);
+        let mut accs = alloc::vec![op.init(); outer.numel()];
+        for_each_row(
+            layout.dims(),
+            [layout, &acc_layout],
+            |[xo, ao], len, [xs, as_]| {
+                if as_ == 0 {
+                    accs[ao] = (0..len).fold(accs[ao], |a, i| op.step(a, src[xo + i * xs], 0));
+                } else if as_ == 1 && xs == 1 {
+                    accumulate_row(&op, &mut accs[ao..ao + len], &src[xo..xo + len]);
+                } else {
+                    for i in 0..len {
+                        let k = ao + i * as_;
+                        accs[k] = op.step(accs[k], src[xo + i * xs], 0);
+                    }
+                }
+            },
+        );
+        accs
+    } else {
+        let mut accs = Vec::with_capacity(outer.numel());
+        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
+            for i in 0..len {
+                let sub = Layout::from_parts(*inner.dims(), inner.strides(), o + i * s);
+                accs.push(fold_view(&op, src, &sub, op.init()));
+            }
+        });
+        accs
+    };
+    accs.into_iter().map(|a| op.finish(a, count)).collect()
 }
 
 impl Device for Cpu {}
@@ -125,6 +216,15 @@ impl Kernels for Cpu {
         Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| {
             op.apply(x, y) as u8
         })))
+    }
+
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
+        op: Op,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+        reduced: &[bool; MAX_RANK],
+    ) -> Result<Self::Storage<Op::Out>> {
+        Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
     }
 
     fn where_cond<T: WithDType>(

@@ -19,7 +19,8 @@ pub use cuda::Cuda;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::shape::MAX_RANK;
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -78,6 +79,13 @@ pub trait Kernels {
         lhs: (&Self::Storage<T>, &Layout),
         rhs: (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<u8>>;
+    /// `op` over the axes marked in `reduced`; the output is contiguous over the other axes, in order.
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
+        op: Op,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+        reduced: &[bool; MAX_RANK],
+    ) -> Result<Self::Storage<Op::Out>>;
     /// `on_true` where the mask is non-zero, `on_false` elsewhere.
     fn where_cond<T: WithDType>(
         mask: (&Self::Storage<u8>, &Layout),

@@ -5,6 +5,10 @@
 //! `{NAME}_{dtype}`, see [`kernel_name`]), so the two cannot drift. The `Tensor` methods are thin wrappers that
 //! pick an op and hand it to the device.
 
+mod reduce;
+
+pub use reduce::*;
+
 use crate::dtype::{FloatDType, SignedDType, WithDType};
 
 /// A unary elementwise op on `T`, with up to two scalar parameters (already rounded to `T`).

@@ -6,7 +6,9 @@
 //! and `const` assertions for the arithmetic types cannot express. See `tests/ui/` for every rule in action.
 
 mod dims;
+mod reduce;
 mod relations;
 
 pub use dims::*;
+pub use reduce::*;
 pub use relations::*;

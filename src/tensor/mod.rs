@@ -16,6 +16,7 @@ pub use create::NestedArray;
 mod display;
 mod elementwise;
 mod index;
+mod reduce;
 mod view;
 
 pub use index::{IndexItem, IndexOp};

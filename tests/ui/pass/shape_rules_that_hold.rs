@@ -1,10 +1,9 @@
 // Every rule of the gallery, satisfied. Its presence makes trybuild run `cargo build`, so the const-assert rules
 // (reshape, narrow, broadcast, squeeze, permute) are checked in the failing cases.
 use typed_tensor::prelude::*;
-use typed_tensor::shape::{MatMulShape, HasAxis};
+use typed_tensor::shape::MatMulShape;
 
 fn matmul_out<L: MatMulShape<R>, R: Shape>() {}
-fn reduce_axis<S: HasAxis<Ax>, Ax>() {}
 
 fn main() {
     let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::ones();
@@ -21,7 +20,10 @@ fn main() {
     let _x: Tensor<f32, Rank0, Cpu> = a.i((1, 2));
     let _m: Tensor<u8, Rank2<2, 3>, Cpu> = a.gt(&b);
     let _i = Tensor::<u8, Rank1<3>, Cpu>::ones() + Tensor::<u8, Rank1<3>, Cpu>::ones();
+    let _rows: Tensor<f32, Rank1<2>, Cpu> = a.sum::<Axis<1>>();
+    let _keep: Tensor<f32, Rank2<2, 1>, Cpu> = a.max_keepdim::<Axis<1>>();
+    let _both: Tensor<f32, Rank0, Cpu> = a.mean::<(Axis<0>, Axis<1>)>();
+    let _idx: Tensor<u32, Rank1<3>, Cpu> = a.argmax::<Axis<0>>();
     matmul_out::<Rank2<2, 3>, Rank2<3, 4>>();
     matmul_out::<Rank3<5, 2, 3>, Rank2<3, 4>>();
-    reduce_axis::<Rank2<2, 3>, Axis<1>>();
 }

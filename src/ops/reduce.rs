@@ -1,0 +1,384 @@
+//! Reductions as accumulator machines: `init`, `step` per element, `merge` of partial results (for blocked and
+//! threaded loops), `finish` per output. Devices run them over any set of axes of a strided view.
+//!
+//! Accumulation happens in [`WithDType::Acc`]: f32 for f16/bf16/f32 (so summing 4096 f16 ones gives 4096), f64
+//! for f64, wrapping i64 for integers.
+
+use crate::dtype::{Accumulator, FloatDType, WithDType};
+
+/// A reduction of `T` elements to one `Out` value per output position.
+pub trait ReduceOp<T: WithDType>: Copy + Send + Sync + 'static {
+    /// Name, for errors and kernel names.
+    const NAME: &'static str;
+    /// True when `step` uses the element's index (argmax/argmin); such ops are always walked in index order.
+    const USES_INDEX: bool = false;
+    /// The running state.
+    type Acc: Copy + Send + Sync;
+    /// The result type.
+    type Out: WithDType;
+    /// The state before any element.
+    fn init(&self) -> Self::Acc;
+    /// Folds in element `x`, the `index`-th of its output's reduced elements (row-major over the reduced axes).
+    fn step(&self, acc: Self::Acc, x: T, index: usize) -> Self::Acc;
+    /// Combines two partial states; `b` covers elements after `a`'s.
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The result from the final state and the number of reduced elements.
+    fn finish(&self, acc: Self::Acc, count: usize) -> Self::Out;
+    /// Folds a contiguous run (`xs[i]` has index `first + i`); ops override it with a vectorisable loop.
+    #[inline]
+    fn fold_slice(&self, acc: Self::Acc, xs: &[T], first: usize) -> Self::Acc {
+        xs.iter()
+            .enumerate()
+            .fold(acc, |a, (i, &x)| self.step(a, x, first + i))
+    }
+}
+
+/// Lanes of independent accumulators: the compiler keeps them in SIMD registers, and blocks of `BLOCK` elements
+/// are combined separately before joining the running total, which keeps f32 sums accurate on long rows.
+/// `combine` must be associative enough for the op (sums: to rounding; max/min: exactly, NaN included).
+const LANES: usize = 16;
+const BLOCK: usize = 4096;
+
+#[inline(always)]
+fn lane_fold<A: Accumulator, T: Copy>(
+    xs: &[T],
+    zero: A,
+    f: impl Fn(T) -> A,
+    combine: impl Fn(A, A) -> A,
+) -> A {
+    let mut total = zero;
+    for block in xs.chunks(BLOCK) {
+        let mut lanes = [zero; LANES];
+        let chunks = block.chunks_exact(LANES);
+        let tail = chunks.remainder();
+        for c in chunks {
+            for j in 0..LANES {
+                lanes[j] = combine(lanes[j], f(c[j]));
+            }
+        }
+        let mut s = zero;
+        for &x in tail {
+            s = combine(s, f(x));
+        }
+        // Pairwise join of the lanes.
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            for j in 0..width {
+                lanes[j] = combine(lanes[j], lanes[j + width]);
+            }
+        }
+        total = combine(total, combine(lanes[0], s));
+    }
+    total
+}
+
+/// Sum.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+impl<T: WithDType> ReduceOp<T> for Sum {
+    const NAME: &'static str = "sum";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        acc.add(x.to_acc())
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn finish(&self, acc: T::Acc, _: usize) -> T {
+        T::from_acc(acc)
+    }
+    #[inline]
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+        acc.add(lane_fold(xs, T::Acc::ZERO, T::to_acc, T::Acc::add))
+    }
+}
+
+/// Product.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prod;
+impl<T: WithDType> ReduceOp<T> for Prod {
+    const NAME: &'static str = "prod";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::ONE
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        acc.mul(x.to_acc())
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.mul(b)
+    }
+    fn finish(&self, acc: T::Acc, _: usize) -> T {
+        T::from_acc(acc)
+    }
+}
+
+/// `a` if it should win a max (greater, or NaN), with NaN sticking.
+#[inline(always)]
+fn max_acc<A: Accumulator>(a: A, b: A) -> A {
+    if a.is_nan() || (!b.is_nan() && a >= b) {
+        a
+    } else {
+        b
+    }
+}
+#[inline(always)]
+fn min_acc<A: Accumulator>(a: A, b: A) -> A {
+    if a.is_nan() || (!b.is_nan() && a <= b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Maximum; NaN propagates. The maximum of nothing is the lowest value (-inf for floats).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+impl<T: WithDType> ReduceOp<T> for Max {
+    const NAME: &'static str = "max";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::LOWEST
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        max_acc(acc, x.to_acc())
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        max_acc(a, b)
+    }
+    fn finish(&self, acc: T::Acc, _: usize) -> T {
+        T::from_acc(acc)
+    }
+    #[inline]
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+        max_acc(acc, lane_fold(xs, T::Acc::LOWEST, T::to_acc, max_acc))
+    }
+}
+
+/// Minimum; NaN propagates. The minimum of nothing is the highest value (+inf for floats).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+impl<T: WithDType> ReduceOp<T> for Min {
+    const NAME: &'static str = "min";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::HIGHEST
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        min_acc(acc, x.to_acc())
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        min_acc(a, b)
+    }
+    fn finish(&self, acc: T::Acc, _: usize) -> T {
+        T::from_acc(acc)
+    }
+    #[inline]
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+        min_acc(acc, lane_fold(xs, T::Acc::HIGHEST, T::to_acc, min_acc))
+    }
+}
+
+/// Index of the maximum (the first one on ties, the first NaN if any), as `u32`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMax;
+/// Index of the minimum (the first one on ties, the first NaN if any), as `u32`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMin;
+
+macro_rules! arg_op {
+    ($name:ident, $stem:literal, $init:ident, $better:ident) => {
+        impl<T: WithDType> ReduceOp<T> for $name {
+            const NAME: &'static str = $stem;
+            const USES_INDEX: bool = true;
+            type Acc = (T::Acc, usize, bool);
+            type Out = u32;
+            fn init(&self) -> Self::Acc {
+                (T::Acc::$init, 0, false)
+            }
+            #[inline(always)]
+            fn step(&self, acc: Self::Acc, x: T, index: usize) -> Self::Acc {
+                <Self as ReduceOp<T>>::merge(self, acc, (x.to_acc(), index, true))
+            }
+            fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+                // `b` comes later: it wins only if strictly better, so ties keep the first index.
+                if !a.2 || $better(b.0, a.0) {
+                    b
+                } else {
+                    a
+                }
+            }
+            fn finish(&self, acc: Self::Acc, _: usize) -> u32 {
+                acc.1 as u32
+            }
+        }
+    };
+}
+#[inline(always)]
+fn greater<A: Accumulator>(b: A, a: A) -> bool {
+    !a.is_nan() && (b.is_nan() || b > a)
+}
+#[inline(always)]
+fn less<A: Accumulator>(b: A, a: A) -> bool {
+    !a.is_nan() && (b.is_nan() || b < a)
+}
+arg_op!(ArgMax, "argmax", LOWEST, greater);
+arg_op!(ArgMin, "argmin", HIGHEST, less);
+
+/// Arithmetic mean.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mean;
+impl<T: FloatDType> ReduceOp<T> for Mean {
+    const NAME: &'static str = "mean";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        acc.add(x.to_acc())
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn finish(&self, acc: T::Acc, count: usize) -> T {
+        T::from_acc(acc.div(T::Acc::from_usize(count)))
+    }
+    #[inline]
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+        acc.add(lane_fold(xs, T::Acc::ZERO, T::to_acc, T::Acc::add))
+    }
+}
+
+/// Variance with `correction` subtracted from the count (1: unbiased, 0: population), by Welford's update and
+/// Chan's merge, so it is stable without a second pass.
+#[derive(Clone, Copy, Debug)]
+pub struct Var {
+    /// Subtracted from the element count in the denominator.
+    pub correction: usize,
+}
+impl<T: FloatDType> ReduceOp<T> for Var {
+    const NAME: &'static str = "var";
+    /// (count, mean, sum of squared deviations)
+    type Acc = (usize, T::Acc, T::Acc);
+    type Out = T;
+    fn init(&self) -> Self::Acc {
+        (0, T::Acc::ZERO, T::Acc::ZERO)
+    }
+    #[inline(always)]
+    fn step(&self, (n, mean, m2): Self::Acc, x: T, _: usize) -> Self::Acc {
+        let x = x.to_acc();
+        let n = n + 1;
+        let delta = x.sub(mean);
+        let mean = mean.add(delta.div(T::Acc::from_usize(n)));
+        (n, mean, m2.add(delta.mul(x.sub(mean))))
+    }
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        if a.0 == 0 {
+            return b;
+        }
+        if b.0 == 0 {
+            return a;
+        }
+        let n = a.0 + b.0;
+        let (na, nb, nn) = (
+            T::Acc::from_usize(a.0),
+            T::Acc::from_usize(b.0),
+            T::Acc::from_usize(n),
+        );
+        let delta = b.1.sub(a.1);
+        let mean = a.1.add(delta.mul(nb).div(nn));
+        let m2 = a.2.add(b.2).add(delta.mul(delta).mul(na).mul(nb).div(nn));
+        (n, mean, m2)
+    }
+    fn finish(&self, (n, _, m2): Self::Acc, _: usize) -> T {
+        // n <= correction gives 0/0 = NaN (or inf), as in PyTorch.
+        T::from_acc(m2.div(T::Acc::from_usize(n.saturating_sub(self.correction))))
+    }
+}
+
+/// `ln(sum(exp(x)))`, computed online with a running maximum so it never overflows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogSumExp;
+impl<T: FloatDType> ReduceOp<T> for LogSumExp {
+    const NAME: &'static str = "logsumexp";
+    /// (running max, sum of exp(x - max))
+    type Acc = (T::Acc, T::Acc);
+    type Out = T;
+    fn init(&self) -> Self::Acc {
+        (T::Acc::LOWEST, T::Acc::ZERO)
+    }
+    #[inline(always)]
+    fn step(&self, acc: Self::Acc, x: T, _: usize) -> Self::Acc {
+        <Self as ReduceOp<T>>::merge(self, acc, (x.to_acc(), T::Acc::ONE))
+    }
+    fn merge(&self, (ma, sa): Self::Acc, (mb, sb): Self::Acc) -> Self::Acc {
+        if ma.is_nan() || mb.is_nan() {
+            return (T::Acc::ZERO.div(T::Acc::ZERO), T::Acc::ONE);
+        }
+        if mb == T::Acc::LOWEST {
+            return (ma, sa);
+        }
+        if ma == T::Acc::LOWEST {
+            return (mb, sb);
+        }
+        if ma == mb {
+            // Also covers two +inf maxima, where exp(inf - inf) would be NaN.
+            (ma, sa.add(sb))
+        } else if mb > ma {
+            (mb, sb.add(sa.mul(ma.sub(mb).exp())))
+        } else {
+            (ma, sa.add(sb.mul(mb.sub(ma).exp())))
+        }
+    }
+    fn finish(&self, (m, s): Self::Acc, _: usize) -> T {
+        if m == T::Acc::LOWEST {
+            return T::from_acc(m);
+        }
+        T::from_acc(m.add(s.ln()))
+    }
+}
+
+/// Euclidean (L2) norm: `sqrt(sum(x^2))`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Norm;
+impl<T: FloatDType> ReduceOp<T> for Norm {
+    const NAME: &'static str = "norm";
+    type Acc = T::Acc;
+    type Out = T;
+    fn init(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+        let x = x.to_acc();
+        acc.add(x.mul(x))
+    }
+    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn finish(&self, acc: T::Acc, _: usize) -> T {
+        T::from_acc(acc.sqrt())
+    }
+    #[inline]
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+        let square = |x: T| {
+            let x = x.to_acc();
+            x.mul(x)
+        };
+        acc.add(lane_fold(xs, T::Acc::ZERO, square, T::Acc::add))
+    }
+}
