@@ -16,7 +16,7 @@ pub use cpu::Cpu;
 #[cfg(feature = "cuda")]
 pub use cuda::Cuda;
 
-use crate::dtype::WithDType;
+use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -86,6 +86,12 @@ pub trait Kernels {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>>;
+    /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
+    /// batch stride 0); the output is contiguous `[B, M, N]`. Low-precision types accumulate in f32.
+    fn matmul<T: FloatDType>(
+        lhs: (&Self::Storage<T>, &Layout),
+        rhs: (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>>;
     /// `on_true` where the mask is non-zero, `on_false` elsewhere.
     fn where_cond<T: WithDType>(
         mask: (&Self::Storage<u8>, &Layout),

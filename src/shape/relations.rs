@@ -389,7 +389,7 @@ pub const fn concat_static_ok(a: Option<usize>, b: Option<usize>, out: Option<us
 /// dot product `(K,) x (K,) -> ()`. The inner dims must be the same `Dim` type.
 #[diagnostic::on_unimplemented(
     message = "cannot matrix-multiply shapes `{Self}` and `{Rhs}`",
-    label = "the last dim of the left operand must equal the first matrix dim of the right one",
+    label = "the inner dims must agree (left's last, right's first matrix dim), and so must batch dims",
     note = "supported: (M, K) x (K, N), (B, M, K) x (B, K, N), (B, M, K) x (K, N), (B1, B2, M, K) x (B1, B2, K, N), (M, K) x (K,), (K,) x (K, N), (K,) x (K,)"
 )]
 pub trait MatMulShape<Rhs: Shape>: Shape {

@@ -16,6 +16,7 @@ pub use create::NestedArray;
 mod display;
 mod elementwise;
 mod index;
+mod matmul;
 mod reduce;
 mod view;
 

@@ -8,7 +8,7 @@
 pub mod kernels;
 
 use super::{Device, Kernels};
-use crate::dtype::WithDType;
+use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -398,6 +398,18 @@ impl Kernels for Cuda {
         // The reduction kernels are the CUDA-parity issue's work; until then, say so instead of guessing.
         Err(Error::Unsupported {
             op: Op::NAME,
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn matmul<T: FloatDType>(
+        _lhs: (&CudaStorage<T>, &Layout),
+        _rhs: (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        // The matmul kernels are the CUDA-parity issue's work.
+        Err(Error::Unsupported {
+            op: "matmul",
             dtype: T::DTYPE,
             device: "cuda",
         })

@@ -1,9 +1,8 @@
-// (M, K) x (K, N): the inner dims must agree. This is the shape rule `matmul` is built on.
+// (M, K) x (K, N): the inner dims must agree.
 use typed_tensor::prelude::*;
-use typed_tensor::shape::MatMulShape;
-
-fn matmul_shape<L: MatMulShape<R>, R: Shape>() {}
 
 fn main() {
-    let _out = matmul_shape::<Rank2<2, 3>, Rank2<4, 5>>();
+    let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::zeros();
+    let b: Tensor<f32, Rank2<4, 5>, Cpu> = Tensor::zeros();
+    let _c = a.matmul(&b);
 }

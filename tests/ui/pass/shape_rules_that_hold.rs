@@ -1,10 +1,6 @@
 // Every rule of the gallery, satisfied. Its presence makes trybuild run `cargo build`, so the const-assert rules
 // (reshape, narrow, broadcast, squeeze, permute) are checked in the failing cases.
 use typed_tensor::prelude::*;
-use typed_tensor::shape::MatMulShape;
-
-fn matmul_out<L: MatMulShape<R>, R: Shape>() {}
-
 fn main() {
     let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::ones();
     let b: Tensor<f32, Rank1<3>, Cpu> = Tensor::arange();
@@ -24,6 +20,9 @@ fn main() {
     let _keep: Tensor<f32, Rank2<2, 1>, Cpu> = a.max_keepdim::<Axis<1>>();
     let _both: Tensor<f32, Rank0, Cpu> = a.mean::<(Axis<0>, Axis<1>)>();
     let _idx: Tensor<u32, Rank1<3>, Cpu> = a.argmax::<Axis<0>>();
-    matmul_out::<Rank2<2, 3>, Rank2<3, 4>>();
-    matmul_out::<Rank3<5, 2, 3>, Rank2<3, 4>>();
+    let w: Tensor<f32, Rank2<3, 4>, Cpu> = Tensor::ones();
+    let _mm: Tensor<f32, Rank2<2, 4>, Cpu> = a.matmul(&w);
+    let batch: Tensor<f32, Rank3<5, 2, 3>, Cpu> = Tensor::ones();
+    let _bmm: Tensor<f32, Rank3<5, 2, 4>, Cpu> = batch.matmul(&w);
+    let _mv: Tensor<f32, Rank1<2>, Cpu> = a.matmul(&b);
 }

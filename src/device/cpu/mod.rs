@@ -3,8 +3,10 @@
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
 
+mod matmul;
+
 use super::{Device, Kernels};
-use crate::dtype::{cast, WithDType};
+use crate::dtype::{cast, FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -225,6 +227,13 @@ impl Kernels for Cpu {
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
         Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
+    }
+
+    fn matmul<T: FloatDType>(
+        (a, la): (&Self::Storage<T>, &Layout),
+        (b, lb): (&Self::Storage<T>, &Layout),
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(matmul::matmul(a, la, b, lb)))
     }
 
     fn where_cond<T: WithDType>(

@@ -1,0 +1,129 @@
+//! Matrix products for every shape relation of [`MatMulShape`]: `(M, K) x (K, N)`, batched `(B, M, K) x
+//! (B, K, N)` and rank 4, batched times a shared matrix `(B, M, K) x (K, N)`, matrix-vector, vector-matrix and the
+//! dot product. Views go to the kernel as strided `[B, M, K]` / `[B, K, N]` layouts: a transposed operand is not
+//! copied.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let a = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+//! let b: Tensor<f32, Rank2<3, 2>, Cpu> = a.t();
+//! let c: Tensor<f32, Rank2<2, 2>, Cpu> = a.matmul(&b);
+//! assert_eq!(c.to_array(), [[14., 32.], [32., 77.]]);
+//! let v = Tensor::<f32, _, Cpu>::from_array([1., 0., -1.]);
+//! let av: Tensor<f32, Rank1<2>, Cpu> = a.matmul(&v);
+//! assert_eq!(av.to_array(), [-2., -2.]);
+//! assert_eq!(v.matmul(&v).to_scalar(), 2.0);
+//! ```
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::shape::{Dims, MatMulShape, Shape};
+
+/// Which operand a layout is.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Lhs,
+    Rhs,
+}
+
+/// Views an operand as a rank-3 `[B, rows, cols]` layout. Vectors become a 1-row (lhs) or 1-column (rhs)
+/// matrix; two batch axes merge when their strides allow, else `None` (the caller copies the operand).
+fn as_batched(l: &Layout, side: Side) -> Option<Layout> {
+    let (d, s) = (l.dims(), l.strides());
+    let (dims, strides): ([usize; 3], [usize; 3]) = match (d.len(), side) {
+        (1, Side::Lhs) => ([1, 1, d[0]], [0, 0, s[0]]),
+        (1, Side::Rhs) => ([1, d[0], 1], [0, s[0], 0]),
+        (2, _) => ([1, d[0], d[1]], [0, s[0], s[1]]),
+        (3, _) => ([d[0], d[1], d[2]], [s[0], s[1], s[2]]),
+        (4, _) if d[1] == 1 || s[0] == s[1] * d[1] => {
+            ([d[0] * d[1], d[2], d[3]], [s[1], s[2], s[3]])
+        }
+        (4, _) if d[0] == 1 => ([d[1], d[2], d[3]], [s[1], s[2], s[3]]),
+        _ => return None,
+    };
+    Some(Layout::from_parts(
+        Dims::from_slice(&dims),
+        &strides,
+        l.offset(),
+    ))
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The matrix product; the output shape comes from [`MatMulShape`]. Panics if runtime-sized (`usize`)
+    /// inner or batch dims disagree; see [`Self::try_matmul`].
+    pub fn matmul<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as MatMulShape<S2>>::Output, D>
+    where
+        S: MatMulShape<S2>,
+    {
+        device_ok(self.try_matmul(rhs))
+    }
+
+    /// [`Self::matmul`], returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
+    pub fn try_matmul<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Result<Tensor<T, <S as MatMulShape<S2>>::Output, D>>
+    where
+        S: MatMulShape<S2>,
+    {
+        let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
+        let (da, db) = (self.dims(), rhs.dims());
+        if da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2] {
+            return Err(mismatch()); // batch dims (runtime-sized ones; static ones agree by type)
+        }
+        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
+        let (a, b) = (
+            self.contiguous_if(as_batched(&self.layout, Side::Lhs).is_none()),
+            rhs.contiguous_if(as_batched(&rhs.layout, Side::Rhs).is_none()),
+        );
+        let mut la = as_batched(&a.layout, Side::Lhs).ok_or_else(mismatch)?;
+        let mut lb = as_batched(&b.layout, Side::Rhs).ok_or_else(mismatch)?;
+        if la.dims()[2] != lb.dims()[1] {
+            return Err(mismatch());
+        }
+        // A single matrix against a batch is shared by every batch entry (stride 0).
+        let batch = la.dims()[0].max(lb.dims()[0]);
+        for l in [&mut la, &mut lb] {
+            if l.dims()[0] != batch {
+                if l.dims()[0] != 1 {
+                    return Err(mismatch());
+                }
+                let (d, s) = (l.dims(), l.strides());
+                *l = Layout::from_parts(
+                    Dims::from_slice(&[batch, d[1], d[2]]),
+                    &[0, s[1], s[2]],
+                    l.offset(),
+                );
+            }
+        }
+        // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
+        let mut out = [0; 4];
+        let mut n = 0;
+        let lhs_keep = if da.len() == 1 { 0 } else { da.len() - 1 };
+        for &x in &da[..lhs_keep] {
+            out[n] = x;
+            n += 1;
+        }
+        if db.len() > 1 {
+            out[n] = db[db.len() - 1];
+            n += 1;
+        }
+        let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
+        let storage = D::matmul((&a.storage, &la), (&b.storage, &lb))?;
+        Ok(Tensor::from_storage(shape, storage))
+    }
+
+    fn contiguous_if(&self, copy: bool) -> Self {
+        if copy {
+            self.contiguous()
+        } else {
+            self.clone()
+        }
+    }
+}

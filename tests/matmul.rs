@@ -1,0 +1,210 @@
+//! matmul in every shape form, for f32/f64/f16/bf16, on contiguous and strided operands, against a naive f64
+//! reference; small sizes take the direct loop, larger ones gemm.
+
+mod common;
+
+use common::*;
+use typed_tensor::prelude::*;
+
+/// Naive `[B, M, K] x [B, K, N]` in f64 over row-major buffers.
+fn reference(a: &[f64], b: &[f64], batch: usize, m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; batch * m * n];
+    for p in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                out[(p * m + i) * n + j] = (0..k)
+                    .map(|q| a[(p * m + i) * k + q] * b[(p * k + q) * n + j])
+                    .sum();
+            }
+        }
+    }
+    out
+}
+
+fn values<T: WithDType>(t: &[T]) -> Vec<f64> {
+    t.iter().map(|x| x.to_f64()).collect()
+}
+
+/// Products of `K` terms: the tolerance grows with K (f16/bf16 round inputs once, then accumulate in f32).
+fn check<T: WithDType>(what: &str, got: &[T], want: &[f64], k: usize) {
+    let tol = tolerance::<T>() * (k as f64).sqrt() * 2.0
+        + 1e-6 * k as f64 * (T::DTYPE == DType::F32) as u8 as f64;
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what} [{}] element {i}: got {g}, want {w}",
+            T::DTYPE
+        );
+    }
+}
+
+fn rand<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S, D> {
+    let mut rng = Rng::new(seed);
+    Tensor::from_vec(
+        rng.vec(S::NUMEL, -1.0, 1.0)
+            .into_iter()
+            .map(T::from_f64)
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn matrix_forms<T: FloatDType, D: Device, const M: usize, const K: usize, const N: usize>() {
+    let a: Tensor<T, Rank2<M, K>, D> = rand(1);
+    let b: Tensor<T, Rank2<K, N>, D> = rand(2);
+    let (va, vb) = (values(&a.to_vec()), values(&b.to_vec()));
+    let want = reference(&va, &vb, 1, M, K, N);
+    check("(M, K) x (K, N)", &a.matmul(&b).to_vec(), &want, K);
+
+    // Transposed operands (strided, not copied) and a narrowed one.
+    let at: Tensor<T, Rank2<K, M>, D> = Tensor::from_vec(a.t().to_vec()).unwrap();
+    let bt: Tensor<T, Rank2<N, K>, D> = Tensor::from_vec(b.t().to_vec()).unwrap();
+    check("a.t().t() x b", &at.t().matmul(&b).to_vec(), &want, K);
+    check("a x b.t().t()", &a.matmul(&bt.t()).to_vec(), &want, K);
+    check(
+        "a.t().t() x b.t().t()",
+        &at.t().matmul(&bt.t()).to_vec(),
+        &want,
+        K,
+    );
+    let wide: Tensor<T, Rank2<M, 70>, D> = rand(3); // K <= 68 in every call
+    let narrow = wide.narrow::<Axis<1>, 2, K>();
+    let want_n = reference(&values(&narrow.to_vec()), &vb, 1, M, K, N);
+    check("narrowed x b", &narrow.matmul(&b).to_vec(), &want_n, K);
+
+    // Matrix-vector, vector-matrix, dot; the vector is a strided column of a matrix.
+    let col = bt.i(0); // a contiguous (K,) vector
+    let col_strided = b.i((.., 1)); // stride N
+    let v = values(&col_strided.to_vec());
+    check(
+        "(M, K) x (K,)",
+        &a.matmul(&col_strided).to_vec(),
+        &reference(&va, &v, 1, M, K, 1),
+        K,
+    );
+    let row = a.i(0);
+    let vr = values(&row.to_vec());
+    check(
+        "(K,) x (K, N)",
+        &row.matmul(&b).to_vec(),
+        &reference(&vr, &vb, 1, 1, K, N),
+        K,
+    );
+    let dot = reference(&values(&col.to_vec()), &v, 1, 1, K, 1);
+    check(
+        "(K,) x (K,)",
+        &[col.matmul(&col_strided).to_scalar()],
+        &dot,
+        K,
+    );
+}
+
+fn batched_forms<
+    T: FloatDType,
+    D: Device,
+    const B: usize,
+    const M: usize,
+    const K: usize,
+    const N: usize,
+>() {
+    let a: Tensor<T, Rank3<B, M, K>, D> = rand(4);
+    let b: Tensor<T, Rank3<B, K, N>, D> = rand(5);
+    let (va, vb) = (values(&a.to_vec()), values(&b.to_vec()));
+    check(
+        "(B, M, K) x (B, K, N)",
+        &a.matmul(&b).to_vec(),
+        &reference(&va, &vb, B, M, K, N),
+        K,
+    );
+
+    // Batched x shared matrix: the matrix is repeated for the reference.
+    let w: Tensor<T, Rank2<K, N>, D> = rand(6);
+    let vw: Vec<f64> = values(&w.to_vec()).repeat(B);
+    check(
+        "(B, M, K) x (K, N)",
+        &a.matmul(&w).to_vec(),
+        &reference(&va, &vw, B, M, K, N),
+        K,
+    );
+
+    // A permuted batch: (M, B, K) viewed as (B, M, K).
+    let mbk: Tensor<T, Rank3<M, B, K>, D> = rand(7);
+    let p = mbk.permute::<(Axis<1>, Axis<0>, Axis<2>)>();
+    check(
+        "permuted batch",
+        &p.matmul(&b).to_vec(),
+        &reference(&values(&p.to_vec()), &vb, B, M, K, N),
+        K,
+    );
+
+    // Rank 4, including a view whose batch axes cannot merge (copied first).
+    let a4: Tensor<T, Rank4<2, B, M, K>, D> = rand(8);
+    let b4: Tensor<T, Rank4<2, B, K, N>, D> = rand(9);
+    let want4 = reference(&values(&a4.to_vec()), &values(&b4.to_vec()), 2 * B, M, K, N);
+    check(
+        "(B1, B2, M, K) x (B1, B2, K, N)",
+        &a4.matmul(&b4).to_vec(),
+        &want4,
+        K,
+    );
+    let swapped: Tensor<T, Rank4<B, 2, M, K>, D> = rand(10);
+    let s = swapped.transpose::<Axis<0>, Axis<1>>();
+    let want_s = reference(&values(&s.to_vec()), &values(&b4.to_vec()), 2 * B, M, K, N);
+    check(
+        "unmergeable batch axes",
+        &s.matmul(&b4).to_vec(),
+        &want_s,
+        K,
+    );
+}
+
+fn all_forms<T: FloatDType, D: Device>() {
+    matrix_forms::<T, D, 5, 7, 3>(); // direct loop
+    matrix_forms::<T, D, 33, 65, 17>(); // gemm
+    batched_forms::<T, D, 3, 4, 5, 6>();
+    batched_forms::<T, D, 2, 31, 40, 29>();
+}
+
+fn every_dtype<D: Device>() {
+    all_forms::<f32, D>();
+    all_forms::<f64, D>();
+    all_forms::<f16, D>();
+    all_forms::<bf16, D>();
+}
+
+fn known_values_and_runtime_dims<D: Device>() {
+    // torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([[5., 6.], [7., 8.]]) = [[19, 22], [43, 50]]
+    let a = Tensor::<f32, _, D>::from_array([[1., 2.], [3., 4.]]);
+    let b = Tensor::<f32, _, D>::from_array([[5., 6.], [7., 8.]]);
+    assert_eq!(a.matmul(&b).to_array(), [[19., 22.], [43., 50.]]);
+    // f16 inputs accumulate in f32: 1024 products of 1 sum to 1024 exactly.
+    let ones = Tensor::<f16, Rank2<1, 1024>, D>::ones();
+    let col = Tensor::<f16, Rank2<1024, 1>, D>::ones();
+    assert_eq!(ones.matmul(&col).to_array(), [[f16::from_f32(1024.0)]]);
+    // A runtime batch: (usize, 2) x (2, 3).
+    let x = Tensor::<f64, (usize, Const<2>), D>::from_vec_with_shape(
+        (3, Const),
+        vec![1., 0., 0., 1., 1., 1.],
+    )
+    .unwrap();
+    let w = Tensor::<f64, _, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    let y = x.matmul(&w);
+    assert_eq!(y.shape(), (3, Const));
+    assert_eq!(y.to_vec(), [1., 2., 3., 4., 5., 6., 5., 7., 9.]);
+    // Runtime inner dims that disagree are an error naming both shapes.
+    let l = Tensor::<f32, (Const<2>, usize), D>::zeros_with_shape((Const, 3));
+    let r = Tensor::<f32, (usize, Const<2>), D>::zeros_with_shape((4, Const));
+    let err = l.try_matmul(&r).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "matmul: shapes [2, 3] and [4, 2] do not match"
+    );
+}
+
+// CUDA matmul kernels belong to the CUDA-parity issue; until then `Cuda` reports matmul unsupported.
+device_tests! { cpu_only:
+    matmul_every_form_every_dtype => every_dtype;
+    matmul_known_values_and_runtime_dims => known_values_and_runtime_dims;
+}
