@@ -181,6 +181,8 @@ pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + 'static {
     fn sqrt(self) -> Self;
     /// From a count.
     fn from_usize(n: usize) -> Self;
+    /// From an f64 parameter (an epsilon, say).
+    fn from_f64(x: f64) -> Self;
 }
 
 macro_rules! float_accumulator {
@@ -225,6 +227,10 @@ macro_rules! float_accumulator {
             #[inline(always)]
             fn from_usize(n: usize) -> Self {
                 n as $t
+            }
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
             }
         }
     };
@@ -273,6 +279,9 @@ impl Accumulator for i64 {
     #[inline(always)]
     fn from_usize(n: usize) -> Self {
         n as i64
+    }
+    fn from_f64(x: f64) -> Self {
+        x as i64
     }
 }
 

@@ -19,7 +19,7 @@ pub use cuda::Cuda;
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 
 #[cfg(feature = "alloc")]
@@ -86,6 +86,13 @@ pub trait Kernels {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>>;
+    /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm); contiguous output.
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+        axis: usize,
+    ) -> Result<Self::Storage<T>>;
     /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
     /// batch stride 0); the output is contiguous `[B, M, N]`. Low-precision types accumulate in f32.
     fn matmul<T: FloatDType>(

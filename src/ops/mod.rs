@@ -5,8 +5,10 @@
 //! `{NAME}_{dtype}`, see [`kernel_name`]), so the two cannot drift. The `Tensor` methods are thin wrappers that
 //! pick an op and hand it to the device.
 
+mod along_axis;
 mod reduce;
 
+pub use along_axis::AlongAxis;
 pub use reduce::*;
 
 use crate::dtype::{FloatDType, SignedDType, WithDType};

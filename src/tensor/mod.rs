@@ -11,6 +11,7 @@
 //! as `Result` from the `try_` methods and from `to_device`; the infallible ops (`+`, `exp`, ...) panic with the
 //! device's message, since `std::ops` cannot return errors.
 
+mod along_axis;
 mod create;
 pub use create::NestedArray;
 mod display;

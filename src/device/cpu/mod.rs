@@ -3,13 +3,14 @@
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
 
+mod along_axis;
 mod matmul;
 
 use super::{Device, Kernels};
 use crate::dtype::{cast, FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
-use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -227,6 +228,15 @@ impl Kernels for Cpu {
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
         Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
+    }
+
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        storage: &Self::Storage<T>,
+        layout: &Layout,
+        axis: usize,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(along_axis::run(op, storage, layout, axis)))
     }
 
     fn matmul<T: FloatDType>(

@@ -11,7 +11,7 @@ use super::{Device, Kernels};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -398,6 +398,20 @@ impl Kernels for Cuda {
         // The reduction kernels are the CUDA-parity issue's work; until then, say so instead of guessing.
         Err(Error::Unsupported {
             op: Op::NAME,
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        _storage: &CudaStorage<T>,
+        _layout: &Layout,
+        _axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        // One-block-per-row kernels are the CUDA-parity issue's work.
+        Err(Error::Unsupported {
+            op: op.name(),
             dtype: T::DTYPE,
             device: "cuda",
         })

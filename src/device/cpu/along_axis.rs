@@ -1,0 +1,91 @@
+//! CPU lanes for softmax and the norms: each lane is widened into a scratch row, transformed by
+//! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
+//! split their lanes across cores.
+
+use crate::dtype::FloatDType;
+use crate::layout::{for_each_row, Layout};
+use crate::ops::AlongAxis;
+use crate::shape::MAX_RANK;
+use alloc::vec::Vec;
+
+/// From this many elements on, lanes run on every core (`std` only).
+#[cfg(feature = "std")]
+const PARALLEL_ELEMS: usize = 1 << 16;
+
+/// One lane: read `n` elements from `src` at `offset` with `stride`, transform, write to `out`.
+#[inline]
+fn lane<T: FloatDType>(
+    op: AlongAxis,
+    src: &[T],
+    offset: usize,
+    stride: usize,
+    out: &mut [T],
+    scratch: &mut Vec<T::Acc>,
+) {
+    scratch.clear();
+    if stride == 1 {
+        scratch.extend(src[offset..offset + out.len()].iter().map(|x| x.to_acc()));
+    } else {
+        scratch.extend((0..out.len()).map(|i| src[offset + i * stride].to_acc()));
+    }
+    op.apply_row(scratch);
+    for (o, &a) in out.iter_mut().zip(scratch.iter()) {
+        *o = T::from_acc(a);
+    }
+}
+
+pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis: usize) -> Vec<T> {
+    let dims = *layout.dims();
+    let n = dims[axis];
+    let mut out = alloc::vec![T::ZERO; layout.numel()];
+    if out.is_empty() {
+        return out;
+    }
+    let mut on_axis = [false; MAX_RANK];
+    on_axis[axis] = true;
+    let (outer, along) = layout.split_reduced(&on_axis);
+    let stride = along.strides()[0];
+
+    if axis + 1 == dims.len() {
+        // Output lanes are consecutive chunks of `out`: collect the input lane offsets, then fill the chunks.
+        let mut offsets = Vec::with_capacity(outer.numel());
+        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
+            offsets.extend((0..len).map(|i| o + i * s))
+        });
+        #[cfg(feature = "std")]
+        if out.len() >= PARALLEL_ELEMS {
+            use rayon::prelude::*;
+            out.par_chunks_mut(n)
+                .zip(offsets.par_iter())
+                .for_each_init(Vec::new, |scratch, (chunk, &o)| {
+                    lane(op, src, o, stride, chunk, scratch)
+                });
+            return out;
+        }
+        let mut scratch = Vec::with_capacity(n);
+        for (chunk, &o) in out.chunks_mut(n).zip(&offsets) {
+            lane(op, src, o, stride, chunk, &mut scratch);
+        }
+        return out;
+    }
+
+    // Another axis: lanes are strided in the output too; write through a lane buffer.
+    let out_layout = Layout::contiguous(dims);
+    let (outer_out, along_out) = out_layout.split_reduced(&on_axis);
+    let out_stride = along_out.strides()[0];
+    let mut scratch = Vec::with_capacity(n);
+    let mut buf = alloc::vec![T::ZERO; n];
+    for_each_row(
+        outer.dims(),
+        [&outer, &outer_out],
+        |[xo, oo], len, [xs, os]| {
+            for i in 0..len {
+                lane(op, src, xo + i * xs, stride, &mut buf, &mut scratch);
+                for (j, &v) in buf.iter().enumerate() {
+                    out[oo + i * os + j * out_stride] = v;
+                }
+            }
+        },
+    );
+    out
+}

@@ -1,0 +1,156 @@
+//! softmax, log_softmax, layer_norm, rms_norm along each axis of strided views, for every float dtype, against
+//! f64 references; a large tensor takes the threaded path.
+
+mod common;
+
+use common::{tolerance, views, Mat, M, N};
+use typed_tensor::prelude::*;
+use typed_tensor::shape::HasAxis;
+
+type LaneFn = fn(&[f64]) -> Vec<f64>;
+
+fn softmax(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().cloned().fold(f64::MIN, f64::max);
+    let s: f64 = x.iter().map(|v| (v - m).exp()).sum();
+    x.iter().map(|v| (v - m).exp() / s).collect()
+}
+fn log_softmax(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().cloned().fold(f64::MIN, f64::max);
+    let s: f64 = x.iter().map(|v| (v - m).exp()).sum();
+    x.iter().map(|v| v - m - s.ln()).collect()
+}
+fn layer_norm(x: &[f64]) -> Vec<f64> {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    x.iter().map(|v| (v - mean) / (var + 1e-5).sqrt()).collect()
+}
+fn rms_norm(x: &[f64]) -> Vec<f64> {
+    let ms = x.iter().map(|v| v * v).sum::<f64>() / x.len() as f64;
+    x.iter().map(|v| v / (ms + 1e-6).sqrt()).collect()
+}
+
+/// Applies `f` to every lane along `axis` of row-major `values` with `dims`.
+fn reference(values: &[f64], dims: &[usize], axis: usize, f: LaneFn) -> Vec<f64> {
+    let stride: usize = dims[axis + 1..].iter().product();
+    let n = dims[axis];
+    let mut out = vec![0.0; values.len()];
+    for start in 0..values.len() {
+        if (start / stride) % n != 0 {
+            continue; // not the first element of its lane
+        }
+        let lane: Vec<f64> = (0..n).map(|i| values[start + i * stride]).collect();
+        for (i, v) in f(&lane).into_iter().enumerate() {
+            out[start + i * stride] = v;
+        }
+    }
+    out
+}
+
+fn check_axis<T: FloatDType, D: Device, Ax>(axis: usize)
+where
+    Mat: HasAxis<Ax>,
+{
+    type Op<T, D> = fn(&Tensor<T, Mat, D>) -> Tensor<T, Mat, D>;
+    let cases: [(&str, Op<T, D>, LaneFn); 4] = [
+        ("softmax", |t| t.softmax::<Ax>(), softmax),
+        ("log_softmax", |t| t.log_softmax::<Ax>(), log_softmax),
+        ("layer_norm", |t| t.layer_norm::<Ax>(1e-5), layer_norm),
+        ("rms_norm", |t| t.rms_norm::<Ax>(1e-6), rms_norm),
+    ];
+    for v in views::<T, D>(51, -4.0, 4.0) {
+        let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
+        for (name, op, f) in cases {
+            let want = reference(&xs, &[M, N], axis, f);
+            assert_close(
+                &format!("{name} along axis {axis} of {} view", v.kind),
+                &op(&v.tensor).to_vec(),
+                &want,
+            );
+        }
+    }
+}
+
+fn every_dtype_both_axes<D: Device>() {
+    fn both<T: FloatDType, D: Device>() {
+        check_axis::<T, D, Axis<0>>(0);
+        check_axis::<T, D, Axis<1>>(1);
+    }
+    both::<f32, D>();
+    both::<f64, D>();
+    both::<f16, D>();
+    both::<bf16, D>();
+}
+
+fn rank3_large_and_edge_cases<D: Device>() {
+    // The middle axis of a rank-3 tensor.
+    let x = Tensor::<f64, Rank3<2, 3, 4>, D>::randn(3);
+    let want = reference(&x.to_vec(), &[2, 3, 4], 1, softmax);
+    assert_close(
+        "softmax along axis 1 of rank 3",
+        &x.softmax::<Axis<1>>().to_vec(),
+        &want,
+    );
+    // Large enough for the threaded path (lanes along the last axis), on a transposed view.
+    let big = Tensor::<f32, Rank2<300, 256>, D>::randn(4);
+    let t = big.t(); // (256, 300), lanes strided by 256
+    let want = reference(&values(&t.to_vec()), &[256, 300], 1, log_softmax);
+    assert_close(
+        "log_softmax of a large transposed view",
+        &t.log_softmax::<Axis<1>>().to_vec(),
+        &want,
+    );
+    let want = reference(&values(&big.to_vec()), &[300, 256], 1, layer_norm);
+    assert_close(
+        "layer_norm of a large tensor",
+        &big.layer_norm::<Axis<1>>(1e-5).to_vec(),
+        &want,
+    );
+    // Large inputs do not overflow; -inf entries get probability 0; NaN poisons its lane only.
+    let x =
+        Tensor::<f32, _, D>::from_array([[1000., 1001.], [f32::NEG_INFINITY, 0.], [f32::NAN, 1.]]);
+    let p = x.softmax::<Axis<1>>().to_vec();
+    assert!(
+        (p[0] - 0.268_941_43).abs() < 1e-6 && (p[1] - 0.731_058_6).abs() < 1e-6,
+        "{p:?}"
+    );
+    assert_eq!(&p[2..4], &[0.0, 1.0]);
+    assert!(p[4].is_nan() && p[5].is_nan());
+    let l = x.log_softmax::<Axis<1>>().to_vec();
+    assert_eq!(l[2], f32::NEG_INFINITY);
+    assert!(l[3].abs() < 1e-7);
+    // Known values (PyTorch): F.layer_norm(torch.tensor([1., 2., 3.]), (3,)) = [-1.2247, 0., 1.2247]
+    let ln = Tensor::<f32, _, D>::from_array([1., 2., 3.])
+        .layer_norm::<Axis<0>>(1e-5)
+        .to_vec();
+    assert!(
+        (ln[0] + 1.224_742_3).abs() < 1e-5
+            && ln[1].abs() < 1e-7
+            && (ln[2] - 1.224_742_3).abs() < 1e-5
+    );
+}
+
+/// Outputs here are differences of O(1..10) quantities (x - max - ln sum, x - mean), so the error bound scales
+/// with the inputs' magnitude, not the (possibly tiny) output.
+fn assert_close<T: WithDType>(what: &str, got: &[T], want: &[f64]) {
+    let tol = tolerance::<T>() * 2.0;
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        assert!(
+            (g - w).abs() <= tol * (w.abs() + 8.0),
+            "{what} [{}] element {i}: got {g}, want {w}",
+            T::DTYPE
+        );
+    }
+}
+
+fn values(t: &[f32]) -> Vec<f64> {
+    t.iter().map(|&x| x as f64).collect()
+}
+
+// CUDA lane kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
+device_tests! { cpu_only:
+    softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
+    softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
+}
