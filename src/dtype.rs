@@ -295,6 +295,25 @@ pub fn cast<T: WithDType, U: WithDType>(x: T) -> U {
     }
 }
 
+/// Element types that can index: `u32` and `i64`. A negative or too large index is an error of the op, never a
+/// wrap-around.
+pub trait IndexDType: WithDType {
+    /// The index as a position, `None` if negative.
+    fn to_index(self) -> Option<usize>;
+}
+impl IndexDType for u32 {
+    #[inline(always)]
+    fn to_index(self) -> Option<usize> {
+        Some(self as usize)
+    }
+}
+impl IndexDType for i64 {
+    #[inline(always)]
+    fn to_index(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
+}
+
 /// Element types with a sign: `i64` and the floats. Adds `neg` and `abs`.
 pub trait SignedDType: WithDType {
     /// `-self`; `i64::MIN` wraps to itself.

@@ -16,7 +16,7 @@ pub use cpu::Cpu;
 #[cfg(feature = "cuda")]
 pub use cuda::Cuda;
 
-use crate::dtype::{FloatDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -86,6 +86,23 @@ pub trait Kernels {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>>;
+    /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
+    /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        src: (&Self::Storage<T>, &Layout),
+        idx: (&Self::Storage<I>, &Layout),
+        axis: usize,
+    ) -> Result<Self::Storage<T>>;
+    /// A contiguous copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for
+    /// every position `p` of the index view (duplicates accumulate).
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        dst: (&Self::Storage<T>, &Layout),
+        idx: (&Self::Storage<I>, &Layout),
+        src: (&Self::Storage<T>, &Layout),
+        axis: usize,
+    ) -> Result<Self::Storage<T>>;
     /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm); contiguous output.
     fn along_axis<T: FloatDType>(
         op: AlongAxis,

@@ -31,13 +31,14 @@ pub trait HasAxis<Ax>: Shape {
     type Replaced<New: Dim>: Shape;
 }
 
-/// `Self` and `Rhs` agree on every axis but `Ax`: they can be concatenated along it.
+/// `Self` and `Rhs` have the same rank and agree on every axis but `Ax`: what concatenation along `Ax` needs, and
+/// what `gather`/`scatter_add` need of their index tensor.
 #[diagnostic::on_unimplemented(
-    message = "shapes `{Self}` and `{Rhs}` cannot be concatenated along `{Ax}`",
-    label = "all other dims must be equal",
-    note = "concatenation joins tensors of the same rank whose dims differ only on the chosen axis"
+    message = "shapes `{Self}` and `{Rhs}` must agree on every axis but `{Ax}`",
+    label = "same rank, and every other dim equal",
+    note = "concatenation, gather and scatter_add pair two shapes that may differ only on the chosen axis"
 )]
-pub trait ConcatShape<Rhs: Shape, Ax>: HasAxis<Ax> {}
+pub trait AgreeExceptAxis<Rhs: Shape, Ax>: HasAxis<Ax> {}
 
 macro_rules! axis_impls {
     ($ax:literal; [$($pre:ident)*] $d:ident [$($post:ident)*]) => {
@@ -50,7 +51,7 @@ macro_rules! axis_impls {
         }
         #[diagnostic::do_not_recommend]
         impl<$($pre: Dim,)* $d: Dim, Other: Dim, $($post: Dim,)*>
-            ConcatShape<($($pre,)* Other, $($post,)*), Axis<$ax>> for ($($pre,)* $d, $($post,)*) {}
+            AgreeExceptAxis<($($pre,)* Other, $($post,)*), Axis<$ax>> for ($($pre,)* $d, $($post,)*) {}
     };
 }
 axis_impls!(0; [] A []);
@@ -117,6 +118,30 @@ insert_impls!(2; [A B] [C D E]);
 insert_impls!(3; [A B C] [D E]);
 insert_impls!(4; [A B C D] [E]);
 insert_impls!(5; [A B C D E] []);
+
+/// A shape with one more axis at the end: `embedding` turns ids of shape `S` into `S + (E,)`.
+#[diagnostic::on_unimplemented(
+    message = "shape `{Self}` has no room for another axis",
+    label = "tensors have at most 6 axes"
+)]
+pub trait AppendDim: Shape {
+    /// The shape with `New` appended.
+    type Output<New: Dim>: Shape;
+}
+macro_rules! append_dim {
+    ($($d:ident)*) => {
+        #[diagnostic::do_not_recommend]
+        impl<$($d: Dim),*> AppendDim for ($($d,)*) {
+            type Output<New: Dim> = ($($d,)* New,);
+        }
+    };
+}
+append_dim!();
+append_dim!(A);
+append_dim!(A B);
+append_dim!(A B C);
+append_dim!(A B C D);
+append_dim!(A B C D E);
 
 /// Axes `I` and `J` of the shape can be swapped (transpose).
 #[diagnostic::on_unimplemented(

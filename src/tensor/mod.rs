@@ -17,6 +17,7 @@ pub use create::NestedArray;
 mod display;
 mod elementwise;
 mod index;
+mod indexing;
 mod matmul;
 mod reduce;
 mod view;

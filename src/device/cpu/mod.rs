@@ -4,10 +4,11 @@
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
 
 mod along_axis;
+mod indexing;
 mod matmul;
 
 use super::{Device, Kernels};
-use crate::dtype::{cast, FloatDType, WithDType};
+use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -228,6 +229,27 @@ impl Kernels for Cpu {
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
         Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
+    }
+
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        (src, ls): (&Self::Storage<T>, &Layout),
+        (idx, li): (&Self::Storage<I>, &Layout),
+        axis: usize,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(indexing::gather(op, src, ls, idx, li, axis)?))
+    }
+
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        (dst, ld): (&Self::Storage<T>, &Layout),
+        (idx, li): (&Self::Storage<I>, &Layout),
+        (src, ls): (&Self::Storage<T>, &Layout),
+        axis: usize,
+    ) -> Result<Self::Storage<T>> {
+        let mut out = map_view(dst, ld, |x| x);
+        indexing::scatter_add(op, &mut out, ld, idx, li, src, ls, axis)?;
+        Ok(Arc::new(out))
     }
 
     fn along_axis<T: FloatDType>(

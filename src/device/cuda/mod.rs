@@ -8,7 +8,7 @@
 pub mod kernels;
 
 use super::{Device, Kernels};
-use crate::dtype::{FloatDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
@@ -398,6 +398,34 @@ impl Kernels for Cuda {
         // The reduction kernels are the CUDA-parity issue's work; until then, say so instead of guessing.
         Err(Error::Unsupported {
             op: Op::NAME,
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        _src: (&CudaStorage<T>, &Layout),
+        _idx: (&CudaStorage<I>, &Layout),
+        _axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        // Gather/scatter kernels (with out-of-range reporting) are the CUDA-parity issue's work.
+        Err(Error::Unsupported {
+            op,
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        _dst: (&CudaStorage<T>, &Layout),
+        _idx: (&CudaStorage<I>, &Layout),
+        _src: (&CudaStorage<T>, &Layout),
+        _axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        Err(Error::Unsupported {
+            op,
             dtype: T::DTYPE,
             device: "cuda",
         })

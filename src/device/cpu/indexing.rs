@@ -1,0 +1,98 @@
+//! CPU gather and scatter-add: one walk over the index view, with the source (or destination) offset rebuilt
+//! from the index at the chosen axis. Every index is checked before use.
+
+use crate::dtype::{IndexDType, WithDType};
+use crate::error::{Error, Result};
+use crate::layout::{for_each_row, Layout};
+use alloc::vec::Vec;
+
+/// The position `idx` names along an axis of `size`, or the op's error.
+#[inline(always)]
+fn position<I: IndexDType>(op: &'static str, axis: usize, idx: I, size: usize) -> Result<usize> {
+    match idx.to_index() {
+        Some(p) if p < size => Ok(p),
+        _ => Err(Error::IndexOutOfRange {
+            op,
+            axis,
+            // A negative index is reported as usize::MAX: past any axis.
+            index: idx.to_index().unwrap_or(usize::MAX),
+            size,
+        }),
+    }
+}
+
+/// A layout with the index view's dims and `base`'s strides, except stride 0 on `axis` (that coordinate comes
+/// from the index); `base` has the same dims except along `axis`.
+fn along_index(base: &Layout, index_dims: &Layout, axis: usize) -> Layout {
+    let mut strides = [0; crate::shape::MAX_RANK];
+    strides[..base.rank()].copy_from_slice(base.strides());
+    strides[axis] = 0;
+    Layout::from_parts(*index_dims.dims(), &strides, base.offset())
+}
+
+pub(super) fn gather<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    src: &[T],
+    ls: &Layout,
+    idx: &[I],
+    li: &Layout,
+    axis: usize,
+) -> Result<Vec<T>> {
+    let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
+    let walk = along_index(ls, li, axis);
+    let mut out = Vec::with_capacity(li.numel());
+    let mut err = None;
+    for_each_row(li.dims(), [li, &walk], |[io, so], len, [is, ss]| {
+        for i in 0..len {
+            match position(op, axis, idx[io + i * is], size) {
+                Ok(p) => out.push(src[so + i * ss + p * step]),
+                Err(e) => {
+                    err.get_or_insert(e);
+                    out.push(T::ZERO);
+                }
+            }
+        }
+    });
+    err.map_or(Ok(out), Err)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    out: &mut [T],
+    ld: &Layout,
+    idx: &[I],
+    li: &Layout,
+    src: &[T],
+    ls: &Layout,
+    axis: usize,
+) -> Result<()> {
+    // `out` is the contiguous copy of the destination view.
+    let dense = Layout::contiguous(*ld.dims());
+    let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
+    let walk = along_index(&dense, li, axis);
+    // Check every index first, so a bad one leaves nothing half-written.
+    let mut err = None;
+    for_each_row(li.dims(), [li], |[io], len, [is]| {
+        for i in 0..len {
+            if let Err(e) = position(op, axis, idx[io + i * is], size) {
+                err.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    for_each_row(
+        li.dims(),
+        [li, &walk, ls],
+        |[io, wo, so], len, [is, ws, ss]| {
+            for i in 0..len {
+                let p = idx[io + i * is].to_index().unwrap_or(0); // checked above
+                let k = wo + i * ws + p * step;
+                out[k] = out[k].add(src[so + i * ss]);
+            }
+        },
+    );
+    Ok(())
+}

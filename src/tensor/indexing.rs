@@ -1,0 +1,219 @@
+//! Indexing with index tensors (`u32` or `i64`): `index_select`, `gather`, `scatter_add`, `embedding`. An index
+//! out of range is `Error::IndexOutOfRange` naming the op, the axis, the index and the size (the `try_` forms),
+//! or a panic with that message; never a wrap-around or an out-of-bounds read.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let x = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+//! let cols = Tensor::<u32, _, Cpu>::from_array([2, 0, 2, 1]);
+//! let picked: Tensor<f32, Rank2<2, 4>, Cpu> = x.index_select::<Axis<1>, _, _>(&cols);
+//! assert_eq!(picked.to_array(), [[3., 1., 3., 2.], [6., 4., 6., 5.]]);
+//!
+//! let table = Tensor::<f32, _, Cpu>::from_array([[0., 0.], [1., 1.], [2., 2.]]); // 3 ids, width 2
+//! let ids = Tensor::<i64, _, Cpu>::from_array([[2, 0], [1, 1]]);
+//! let e: Tensor<f32, Rank3<2, 2, 2>, Cpu> = table.embedding(&ids);
+//! assert_eq!(e.to_array()[0], [[2., 2.], [0., 0.]]);
+//!
+//! let bad = Tensor::<u32, _, Cpu>::from_array([3]);
+//! let err = x.try_index_select::<Axis<1>, _, _>(&bad).unwrap_err();
+//! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
+//! ```
+
+use super::Tensor;
+use crate::device::Device;
+use crate::dtype::{IndexDType, WithDType};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
+
+#[track_caller]
+fn ok<R>(r: Result<R>) -> R {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Picks entries along `Ax` by a vector of indices: the axis takes the index vector's length.
+    pub fn try_index_select<Ax, I: IndexDType, N: Dim>(
+        &self,
+        indices: &Tensor<I, (N,), D>,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<N>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let axis = S::INDEX;
+        let mut out = *self.layout.dims();
+        out.as_mut_slice()[axis] = indices.numel();
+        // The index vector seen with the output's dims: it varies along `axis` only.
+        let mut strides = [0; MAX_RANK];
+        strides[axis] = indices.layout.strides()[0];
+        let idx_layout = Layout::from_parts(out, &strides, indices.layout.offset());
+        let storage = D::gather(
+            "index_select",
+            (&self.storage, &self.layout),
+            (&indices.storage, &idx_layout),
+            axis,
+        )?;
+        let shape = Shape::from_dims(&out)
+            .ok_or_else(|| Error::shape_mismatch("index_select", self.dims(), out))?;
+        Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// [`Self::try_index_select`], panicking with the error's message on a bad index.
+    #[track_caller]
+    pub fn index_select<Ax, I: IndexDType, N: Dim>(
+        &self,
+        indices: &Tensor<I, (N,), D>,
+    ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<N>, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        ok(self.try_index_select::<Ax, I, N>(indices))
+    }
+
+    /// PyTorch's `gather`: `out[p] = self[p with its Ax coordinate replaced by indices[p]]`; the output has the
+    /// index tensor's shape, which agrees with `self` on every other axis.
+    pub fn try_gather<Ax, I: IndexDType, S2: Shape>(
+        &self,
+        indices: &Tensor<I, S2, D>,
+    ) -> Result<Tensor<T, S2, D>>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        check_other_axes(
+            "gather",
+            self.layout.dims(),
+            indices.layout.dims(),
+            S::INDEX,
+        )?;
+        let storage = D::gather(
+            "gather",
+            (&self.storage, &self.layout),
+            (&indices.storage, &indices.layout),
+            S::INDEX,
+        )?;
+        Ok(Tensor::from_storage(indices.shape, storage))
+    }
+
+    /// [`Self::try_gather`], panicking with the error's message on a bad index.
+    #[track_caller]
+    pub fn gather<Ax, I: IndexDType, S2: Shape>(
+        &self,
+        indices: &Tensor<I, S2, D>,
+    ) -> Tensor<T, S2, D>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        ok(self.try_gather::<Ax, I, S2>(indices))
+    }
+
+    /// A copy of `self` with `src[p]` added at `p with its Ax coordinate replaced by indices[p]` (repeated
+    /// indices accumulate): the reverse of `gather`, and its gradient.
+    pub fn try_scatter_add<Ax, I: IndexDType, S2: Shape>(
+        &self,
+        indices: &Tensor<I, S2, D>,
+        src: &Tensor<T, S2, D>,
+    ) -> Result<Self>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        check_other_axes(
+            "scatter_add",
+            self.layout.dims(),
+            indices.layout.dims(),
+            S::INDEX,
+        )?;
+        if src.layout.dims() != indices.layout.dims() {
+            return Err(Error::shape_mismatch(
+                "scatter_add",
+                indices.dims(),
+                src.dims(),
+            ));
+        }
+        let storage = D::scatter_add(
+            "scatter_add",
+            (&self.storage, &self.layout),
+            (&indices.storage, &indices.layout),
+            (&src.storage, &src.layout),
+            S::INDEX,
+        )?;
+        Ok(Self::from_storage(self.shape, storage))
+    }
+
+    /// [`Self::try_scatter_add`], panicking with the error's message on a bad index.
+    #[track_caller]
+    pub fn scatter_add<Ax, I: IndexDType, S2: Shape>(
+        &self,
+        indices: &Tensor<I, S2, D>,
+        src: &Tensor<T, S2, D>,
+    ) -> Self
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        ok(self.try_scatter_add::<Ax, I, S2>(indices, src))
+    }
+}
+
+/// Runtime-sized dims must agree off the axis too (static ones agree by type).
+fn check_other_axes(op: &'static str, a: &Dims, b: &Dims, axis: usize) -> Result<()> {
+    let differs = (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax]);
+    if differs {
+        return Err(Error::shape_mismatch(op, *a, *b));
+    }
+    Ok(())
+}
+
+impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
+    /// Looks up rows of this `(V, E)` table: ids of shape `S2` give `S2 + (E,)`.
+    pub fn try_embedding<I: IndexDType, S2: AppendDim>(
+        &self,
+        ids: &Tensor<I, S2, D>,
+    ) -> Result<Tensor<T, <S2 as AppendDim>::Output<E>, D>> {
+        let (v, e) = (self.layout.dims()[0], self.layout.dims()[1]);
+        let (tv, te) = (self.layout.strides()[0], self.layout.strides()[1]);
+        // A scalar id is looked up as a length-1 vector.
+        let (id_dims, id_strides): (Dims, [usize; MAX_RANK]) = if ids.rank() == 0 {
+            (Dims::from_slice(&[1]), [0; MAX_RANK])
+        } else {
+            let mut s = [0; MAX_RANK];
+            s[..ids.rank()].copy_from_slice(ids.layout.strides());
+            (*ids.layout.dims(), s)
+        };
+        let r = id_dims.len();
+        let mut out = [0; MAX_RANK];
+        out[..r].copy_from_slice(&id_dims);
+        out[r] = e;
+        let out = Dims::from_slice(&out[..=r]);
+        // Gather along axis 0: the table varies along axis 0 (rows, bounded by V) and the last axis only; the
+        // ids vary along every axis but the last.
+        let mut table_dims = out;
+        table_dims.as_mut_slice()[0] = v;
+        let mut table_strides = [0; MAX_RANK];
+        table_strides[0] = tv;
+        table_strides[r] = te;
+        let table = Layout::from_parts(table_dims, &table_strides, self.layout.offset());
+        let idx = Layout::from_parts(out, &id_strides, ids.layout.offset());
+        let storage = D::gather(
+            "embedding",
+            (&self.storage, &table),
+            (&ids.storage, &idx),
+            0,
+        )?;
+        let final_dims = if ids.rank() == 0 {
+            Dims::from_slice(&[e])
+        } else {
+            out
+        };
+        let shape = Shape::from_dims(&final_dims)
+            .ok_or_else(|| Error::shape_mismatch("embedding", self.dims(), ids.dims()))?;
+        Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// [`Self::try_embedding`], panicking with the error's message on an id past the table.
+    #[track_caller]
+    pub fn embedding<I: IndexDType, S2: AppendDim>(
+        &self,
+        ids: &Tensor<I, S2, D>,
+    ) -> Tensor<T, <S2 as AppendDim>::Output<E>, D> {
+        ok(self.try_embedding(ids))
+    }
+}
