@@ -86,6 +86,11 @@ pub trait Kernels {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>>;
+    /// The parts laid end to end along `axis` (their other dims agree); contiguous output.
+    fn concat<T: WithDType>(
+        parts: &[(&Self::Storage<T>, &Layout)],
+        axis: usize,
+    ) -> Result<Self::Storage<T>>;
     /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
     /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
     fn gather<T: WithDType, I: IndexDType>(

@@ -18,6 +18,7 @@ mod display;
 mod elementwise;
 mod index;
 mod indexing;
+mod join;
 mod matmul;
 mod reduce;
 mod view;

@@ -231,6 +231,28 @@ impl Kernels for Cpu {
         Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
     }
 
+    fn concat<T: WithDType>(
+        parts: &[(&Self::Storage<T>, &Layout)],
+        axis: usize,
+    ) -> Result<Self::Storage<T>> {
+        let mut dims = *parts[0].1.dims();
+        dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
+        let whole = Layout::contiguous(dims);
+        let mut out = alloc::vec![T::ZERO; whole.numel()];
+        let mut start = 0;
+        for (src, l) in parts {
+            let len = l.dims()[axis];
+            let slab = whole.narrow("cat", axis, start, len)?;
+            for_each_row(l.dims(), [l, &slab], |[so, oo], n, [ss, os]| {
+                for i in 0..n {
+                    out[oo + i * os] = src[so + i * ss];
+                }
+            });
+            start += len;
+        }
+        Ok(Arc::new(out))
+    }
+
     fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
         (src, ls): (&Self::Storage<T>, &Layout),

@@ -403,6 +403,20 @@ impl Kernels for Cuda {
         })
     }
 
+    fn concat<T: WithDType>(
+        parts: &[(&CudaStorage<T>, &Layout)],
+        axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        // Each part is a strided copy into its slab of the output; with the output contiguous and the slab a
+        // narrowed view of it, that is the copy kernel once the destination can be strided (CUDA-parity issue).
+        let _ = (parts, axis);
+        Err(Error::Unsupported {
+            op: "cat",
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
     fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
         _src: (&CudaStorage<T>, &Layout),

@@ -1,0 +1,220 @@
+//! Joining and splitting along typed axes: `cat`, `stack`, `split`, `flip`, `roll`, `pad`.
+//!
+//! Stable Rust cannot compute `Const<{A + B}>`, so ops whose output size is a sum name it (`cat::<Ax, OUT, _>`,
+//! `pad::<Ax, BEFORE, AFTER, OUT>`) and a `const` assertion checks the arithmetic at build time.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let a = Tensor::<f32, _, Cpu>::from_array([[1., 2.], [3., 4.]]);
+//! let b = Tensor::<f32, _, Cpu>::from_array([[5., 6.]]);
+//! let c: Tensor<f32, Rank2<3, 2>, Cpu> = a.cat::<Axis<0>, 3, _>(&b);
+//! assert_eq!(c.to_array(), [[1., 2.], [3., 4.], [5., 6.]]);
+//! let s: Tensor<f32, Rank3<2, 2, 2>, Cpu> = Tensor::stack::<Axis<0>, 2>(&[a.clone(), a.t()]);
+//! assert_eq!(s.to_array()[1], [[1., 3.], [2., 4.]]);
+//! let [first, _, last] = c.split::<Axis<0>, 1, 3>(); // views, no copy
+//! assert_eq!((first.to_vec(), last.to_vec()), (vec![1., 2.], vec![5., 6.]));
+//! assert_eq!(a.flip::<Axis<1>>().to_array(), [[2., 1.], [4., 3.]]);
+//! assert_eq!(a.roll::<Axis<0>>(1).to_array(), [[3., 4.], [1., 2.]]);
+//! let p: Tensor<f32, Rank2<2, 5>, Cpu> = a.pad::<Axis<1>, 1, 2, 5>();
+//! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
+//! ```
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::WithDType;
+use crate::error::Error;
+use crate::layout::Layout;
+use crate::shape::{
+    concat_static_ok, narrow_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
+    MAX_RANK,
+};
+
+fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
+    S::from_dims(dims).unwrap_or_else(|| {
+        panic!("{op}: internal error: dims {dims:?} disagree with the output type")
+    })
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `self` then `other` along `Ax`; `OUT` is the joined size (a `const` assertion for static dims).
+    pub fn cat<Ax, const OUT: usize, S2: Shape>(
+        &self,
+        other: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        const {
+            assert!(
+                concat_static_ok(
+                    S::STATIC_DIMS[S::INDEX],
+                    S2::STATIC_DIMS[S::INDEX],
+                    Some(OUT)
+                ),
+                "cat: OUT must be the sum of the two sizes along the axis"
+            )
+        };
+        let axis = S::INDEX;
+        let (a, b) = (self.layout.dims(), other.layout.dims());
+        if a.len() != b.len()
+            || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax])
+            || a[axis] + b[axis] != OUT
+        {
+            panic!("{}", Error::shape_mismatch("cat", *a, *b));
+        }
+        let storage = device_ok(D::concat(
+            &[
+                (&self.storage, &self.layout),
+                (&other.storage, &other.layout),
+            ],
+            axis,
+        ));
+        let mut out = *a;
+        out.as_mut_slice()[axis] = OUT;
+        Tensor::from_storage(shape_of("cat", &out), storage)
+    }
+
+    /// `N` tensors of one shape joined along a new axis at `Ax`.
+    pub fn stack<Ax, const N: usize>(
+        parts: &[Self; N],
+    ) -> Tensor<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>
+    where
+        S: InsertAxis<Ax>,
+    {
+        assert!(N > 0, "stack: needs at least one tensor");
+        let axis = <S as InsertAxis<Ax>>::INDEX;
+        let first = parts[0].layout.dims();
+        let layouts: [Layout; N] = core::array::from_fn(|i| {
+            if parts[i].layout.dims() != first {
+                panic!(
+                    "{}",
+                    Error::shape_mismatch("stack", *first, *parts[i].layout.dims())
+                );
+            }
+            parts[i].layout.unsqueeze(axis)
+        });
+        let views: [(&D::Storage<T>, &Layout); N] =
+            core::array::from_fn(|i| (&parts[i].storage, &layouts[i]));
+        let storage = device_ok(D::concat(&views, axis));
+        let mut out = *layouts[0].dims();
+        out.as_mut_slice()[axis] = N;
+        Tensor::from_storage(shape_of("stack", &out), storage)
+    }
+
+    /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly.
+    pub fn split<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> [Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N]
+    where
+        S: HasAxis<Ax>,
+    {
+        const {
+            assert!(
+                match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
+                    Some(d) => LEN * N == d,
+                    None => true,
+                },
+                "split: LEN * N must equal the size of the axis"
+            )
+        };
+        let size = self.layout.dims()[S::INDEX];
+        if LEN * N != size {
+            panic!(
+                "split: {N} pieces of {LEN} do not cover axis {} of size {size}",
+                S::INDEX
+            );
+        }
+        core::array::from_fn(|i| {
+            let layout = device_ok(self.layout.narrow("split", S::INDEX, i * LEN, LEN));
+            Tensor::from_parts(
+                shape_of("split", layout.dims()),
+                layout,
+                self.storage.clone(),
+            )
+        })
+    }
+
+    /// Reverses the order along `Ax`.
+    #[cfg(feature = "alloc")]
+    pub fn flip<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let n = self.layout.dims()[S::INDEX];
+        self.pick_along(S::INDEX, (0..n).rev().map(|i| i as u32))
+    }
+
+    /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
+    #[cfg(feature = "alloc")]
+    pub fn roll<Ax>(&self, shift: isize) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let n = self.layout.dims()[S::INDEX];
+        if n == 0 {
+            return self.clone();
+        }
+        let s = shift.rem_euclid(n as isize) as usize;
+        self.pick_along(S::INDEX, (0..n).map(|i| ((i + n - s) % n) as u32))
+    }
+
+    /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion).
+    pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+    ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        const {
+            assert!(
+                concat_static_ok(
+                    <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
+                    Some(BEFORE + AFTER),
+                    Some(OUT)
+                ) && narrow_static_ok(Some(OUT), BEFORE, OUT - BEFORE),
+                "pad: OUT must be BEFORE + the size of the axis + AFTER"
+            )
+        };
+        let axis = S::INDEX;
+        let dims = *self.layout.dims();
+        if dims[axis] + BEFORE + AFTER != OUT {
+            panic!("pad: {BEFORE} + {} + {AFTER} is not {OUT}", dims[axis]);
+        }
+        // The zero slabs are one stored zero seen with stride 0.
+        let zero = device_ok(D::full(1, T::ZERO));
+        let slab = |len: usize| {
+            let mut d = dims;
+            d.as_mut_slice()[axis] = len;
+            Layout::from_parts(d, &[0; MAX_RANK], 0)
+        };
+        let (before, after) = (slab(BEFORE), slab(AFTER));
+        let storage = device_ok(D::concat(
+            &[
+                (&zero, &before),
+                (&self.storage, &self.layout),
+                (&zero, &after),
+            ],
+            axis,
+        ));
+        let mut out = dims;
+        out.as_mut_slice()[axis] = OUT;
+        Tensor::from_storage(shape_of("pad", &out), storage)
+    }
+
+    /// A copy whose entry `i` along `axis` is this tensor's entry `positions[i]` (same length).
+    #[cfg(feature = "alloc")]
+    fn pick_along(&self, axis: usize, positions: impl Iterator<Item = u32>) -> Self {
+        let idx = device_ok(D::from_vec(positions.collect()));
+        let dims = *self.layout.dims();
+        let mut strides = [0; MAX_RANK];
+        strides[axis] = 1;
+        let idx_layout = Layout::from_parts(dims, &strides, 0);
+        let storage = device_ok(D::gather(
+            "flip/roll",
+            (&self.storage, &self.layout),
+            (&idx, &idx_layout),
+            axis,
+        ));
+        Self::from_storage(self.shape, storage)
+    }
+}
