@@ -19,7 +19,7 @@ pub use cuda::Cuda;
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 
 #[cfg(feature = "alloc")]
@@ -114,6 +114,20 @@ pub trait Kernels {
         storage: &Self::Storage<T>,
         layout: &Layout,
         axis: usize,
+    ) -> Result<Self::Storage<T>>;
+    /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; contiguous
+    /// `(N, C_out, OH, OW)` output.
+    fn conv2d<T: FloatDType>(
+        input: (&Self::Storage<T>, &Layout),
+        weight: (&Self::Storage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<Self::Storage<T>>;
+    /// 2-D pooling of an `(N, C, H, W)` input with square `kernel` windows (`params.groups` is ignored).
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        input: (&Self::Storage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
     ) -> Result<Self::Storage<T>>;
     /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
     /// batch stride 0); the output is contiguous `[B, M, N]`. Low-precision types accumulate in f32.

@@ -85,6 +85,47 @@ impl CmpOp {
     }
 }
 
+/// Hyper-parameters of a 2-D convolution or pooling window, shape-erased for the kernels (the tensor API takes
+/// them as const generics and checks the output size at build time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dParams {
+    /// Step between windows, per spatial axis (height, width).
+    pub stride: [usize; 2],
+    /// Zeros added on both sides, per spatial axis.
+    pub padding: [usize; 2],
+    /// Spacing between kernel taps, per spatial axis.
+    pub dilation: [usize; 2],
+    /// Channel groups (1: dense; C_in: depthwise).
+    pub groups: usize,
+}
+
+impl Conv2dParams {
+    /// Output size of one spatial axis: `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, or `None`
+    /// when the window does not fit.
+    pub const fn out_size(
+        size: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+    ) -> Option<usize> {
+        let span = dilation * (kernel - 1) + 1;
+        if kernel == 0 || stride == 0 || size + 2 * padding < span {
+            return None;
+        }
+        Some((size + 2 * padding - span) / stride + 1)
+    }
+}
+
+/// 2-D pooling windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The largest element of each window (padding never wins).
+    Max,
+    /// The mean of each window, padding counted as zeros (PyTorch's `count_include_pad=True`).
+    Avg,
+}
+
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.
 #[cfg(feature = "alloc")]
 pub fn kernel_name(stem: &str, dtype: crate::dtype::DType) -> alloc::string::String {

@@ -12,6 +12,7 @@
 //! device's message, since `std::ops` cannot return errors.
 
 mod along_axis;
+mod conv;
 mod create;
 pub use create::NestedArray;
 mod display;
@@ -23,6 +24,7 @@ mod matmul;
 mod reduce;
 mod view;
 
+pub use conv::{Conv, Pool2d};
 pub use index::{IndexItem, IndexOp};
 
 use crate::device::Device;

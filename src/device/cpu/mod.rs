@@ -4,6 +4,7 @@
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
 
 mod along_axis;
+mod conv;
 mod indexing;
 mod matmul;
 
@@ -11,7 +12,7 @@ use super::{Device, Kernels};
 use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -281,6 +282,23 @@ impl Kernels for Cpu {
         axis: usize,
     ) -> Result<Self::Storage<T>> {
         Ok(Arc::new(along_axis::run(op, storage, layout, axis)))
+    }
+
+    fn conv2d<T: FloatDType>(
+        (x, lx): (&Self::Storage<T>, &Layout),
+        (w, lw): (&Self::Storage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(conv::conv2d(x, lx, w, lw, params)))
+    }
+
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        (x, lx): (&Self::Storage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(conv::pool2d(pool, x, lx, kernel, params)))
     }
 
     fn matmul<T: FloatDType>(

@@ -11,7 +11,7 @@ use super::{Device, Kernels};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -454,6 +454,35 @@ impl Kernels for Cuda {
         // One-block-per-row kernels are the CUDA-parity issue's work.
         Err(Error::Unsupported {
             op: op.name(),
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn conv2d<T: FloatDType>(
+        _input: (&CudaStorage<T>, &Layout),
+        _weight: (&CudaStorage<T>, &Layout),
+        _params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        // im2col + the matmul kernel is the CUDA-parity issue's work.
+        Err(Error::Unsupported {
+            op: "conv2d",
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        _input: (&CudaStorage<T>, &Layout),
+        _kernel: usize,
+        _params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        Err(Error::Unsupported {
+            op: match pool {
+                Pool::Max => "max_pool2d",
+                Pool::Avg => "avg_pool2d",
+            },
             dtype: T::DTYPE,
             device: "cuda",
         })

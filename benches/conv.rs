@@ -1,0 +1,65 @@
+//! conv2d (batch 8, 64 -> 64 channels, 56x56, 3x3, padding 1) against the matmul of its im2col form, measured
+//! in the same run: `cargo bench --bench conv`. Throughput is in FLOPs (2 * MACs).
+//! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::hint::black_box;
+use typed_tensor::prelude::*;
+use typed_tensor::tensor::Conv;
+
+const B: usize = 8;
+const C: usize = 64;
+const HW: usize = 56;
+const K: usize = C * 9; // im2col rows
+const L: usize = HW * HW; // output positions
+
+fn conv(c: &mut Criterion) {
+    let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(1);
+    let w = Tensor::<f32, Rank4<C, C, 3, 3>, Cpu>::randn(2);
+    let flops = (2 * B * C * K * L) as u64;
+    let mut g = c.benchmark_group("conv2d_8x64x56x56_3x3");
+    g.throughput(Throughput::Elements(flops)).sample_size(10);
+
+    // The equivalent GEMMs on preallocated buffers: (C, K) x (K, L) for each image.
+    let (wm, col) = (w.to_vec(), vec![0.5f32; K * L]);
+    let mut out = vec![0.0f32; C * L];
+    g.bench_function("im2col_gemm_baseline", |bch| {
+        bch.iter(|| {
+            for _ in 0..B {
+                unsafe {
+                    gemm::gemm(
+                        C,
+                        L,
+                        K,
+                        out.as_mut_ptr(),
+                        1,
+                        L as isize,
+                        false,
+                        wm.as_ptr(),
+                        1,
+                        K as isize,
+                        col.as_ptr(),
+                        1,
+                        L as isize,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::Rayon(0),
+                    )
+                }
+            }
+        })
+    });
+    g.bench_function("tensor_conv2d", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, C, HW, HW>, Cpu> = x.conv2d(&w, Conv::<1, 1, 1, 1>);
+            black_box(y)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv);
+criterion_main!(benches);

@@ -1,0 +1,204 @@
+//! Convolution and pooling on NCHW tensors, with the hyper-parameters as const generics carried by a small
+//! value (`Conv::<STRIDE, PADDING, DILATION, GROUPS>`, `Pool2d::<KERNEL, STRIDE, PADDING>`), so every shape is
+//! inferred from the operands and the annotated output, and a `const` assertion checks the output size:
+//! `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! use typed_tensor::tensor::{Conv, Pool2d};
+//! let x: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = Tensor::arange();
+//! let w = Tensor::<f32, Rank4<1, 1, 3, 3>, Cpu>::ones();
+//! let y: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = x.conv2d(&w, Conv::<1, 1, 1, 1>); // "same" padding
+//! assert_eq!(y.to_array()[0][0][0], [10., 18., 24., 18.]);
+//! let p: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+//! assert_eq!(p.to_array()[0][0], [[5., 7.], [13., 15.]]);
+//! // conv1d of the column [0, 4, 8, 12] with [1, 1, 1], stride 2, padding 1: windows [0, 0, 4] and [4, 8, 12].
+//! let s: Tensor<f32, Rank3<1, 1, 2>, Cpu> = x.i((.., .., .., 0)).conv1d(&w.i((.., .., 1)), Conv::<2, 1, 1, 1>);
+//! assert_eq!(s.to_array()[0][0], [4., 24.]);
+//! ```
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::ops::{Conv2dParams, Pool};
+use crate::shape::{Rank3, Rank4};
+
+/// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Conv<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+>;
+
+/// Pooling window: square kernel size, stride, zero padding (never the max; counted in averages).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool2d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
+
+/// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
+const fn fits(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    out: usize,
+) -> bool {
+    match Conv2dParams::out_size(size, kernel, stride, padding, dilation) {
+        Some(o) => o == out,
+        None => false,
+    }
+}
+
+impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
+    Tensor<T, Rank4<N, C, H, W>, D>
+{
+    /// 2-D convolution (cross-correlation, as in PyTorch) with a `(C_OUT, C / GROUPS, KH, KW)` weight.
+    #[allow(clippy::type_complexity)]
+    pub fn conv2d<
+        const C_OUT: usize,
+        const C_IN_G: usize,
+        const KH: usize,
+        const KW: usize,
+        const OH: usize,
+        const OW: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const DILATION: usize,
+        const GROUPS: usize,
+    >(
+        &self,
+        weight: &Tensor<T, Rank4<C_OUT, C_IN_G, KH, KW>, D>,
+        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+    ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
+        const {
+            assert!(
+                GROUPS > 0 && C == C_IN_G * GROUPS && C_OUT % GROUPS == 0,
+                "conv2d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
+            );
+            assert!(
+                fits(H, KH, STRIDE, PADDING, DILATION, OH) && fits(W, KW, STRIDE, PADDING, DILATION, OW),
+                "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
+            );
+        };
+        let params = Conv2dParams {
+            stride: [STRIDE; 2],
+            padding: [PADDING; 2],
+            dilation: [DILATION; 2],
+            groups: GROUPS,
+        };
+        let storage = device_ok(D::conv2d(
+            (&self.storage, &self.layout),
+            (&weight.storage, &weight.layout),
+            params,
+        ));
+        Tensor::from_storage(Default::default(), storage)
+    }
+
+    /// Max pooling over `KERNEL x KERNEL` windows.
+    pub fn max_pool2d<
+        const OH: usize,
+        const OW: usize,
+        const KERNEL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+    >(
+        &self,
+        window: Pool2d<KERNEL, STRIDE, PADDING>,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        self.pool::<OH, OW, KERNEL, STRIDE, PADDING>(Pool::Max, window)
+    }
+
+    /// Average pooling over `KERNEL x KERNEL` windows (padding counts as zeros).
+    pub fn avg_pool2d<
+        const OH: usize,
+        const OW: usize,
+        const KERNEL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+    >(
+        &self,
+        window: Pool2d<KERNEL, STRIDE, PADDING>,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        self.pool::<OH, OW, KERNEL, STRIDE, PADDING>(Pool::Avg, window)
+    }
+
+    fn pool<
+        const OH: usize,
+        const OW: usize,
+        const KERNEL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+    >(
+        &self,
+        pool: Pool,
+        _window: Pool2d<KERNEL, STRIDE, PADDING>,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        const {
+            assert!(
+                fits(H, KERNEL, STRIDE, PADDING, 1, OH) && fits(W, KERNEL, STRIDE, PADDING, 1, OW),
+                "pool2d: the output's height and width must be (size + 2 padding - kernel) / stride + 1"
+            );
+        };
+        let params = Conv2dParams {
+            stride: [STRIDE; 2],
+            padding: [PADDING; 2],
+            dilation: [1; 2],
+            groups: 1,
+        };
+        let storage = device_ok(D::pool2d(
+            pool,
+            (&self.storage, &self.layout),
+            KERNEL,
+            params,
+        ));
+        Tensor::from_storage(Default::default(), storage)
+    }
+}
+
+impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
+    Tensor<T, Rank3<N, C, L>, D>
+{
+    /// 1-D convolution of an `(N, C, L)` input with a `(C_OUT, C / GROUPS, K)` weight (a 2-D convolution of
+    /// height 1, padded along the length only).
+    pub fn conv1d<
+        const C_OUT: usize,
+        const C_IN_G: usize,
+        const K: usize,
+        const OL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const DILATION: usize,
+        const GROUPS: usize,
+    >(
+        &self,
+        weight: &Tensor<T, Rank3<C_OUT, C_IN_G, K>, D>,
+        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+    ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
+        const {
+            assert!(
+                GROUPS > 0 && C == C_IN_G * GROUPS && C_OUT % GROUPS == 0,
+                "conv1d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
+            );
+            assert!(
+                fits(L, K, STRIDE, PADDING, DILATION, OL),
+                "conv1d: the output length must be (length + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
+            );
+        };
+        let x = self.unsqueeze::<crate::shape::Axis<2>>();
+        let w = weight.unsqueeze::<crate::shape::Axis<2>>();
+        let params = Conv2dParams {
+            stride: [1, STRIDE],
+            padding: [0, PADDING],
+            dilation: [1, DILATION],
+            groups: GROUPS,
+        };
+        let storage = device_ok(D::conv2d(
+            (&x.storage, &x.layout),
+            (&w.storage, &w.layout),
+            params,
+        ));
+        Tensor::from_storage(Default::default(), storage)
+    }
+}

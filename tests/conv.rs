@@ -1,0 +1,222 @@
+//! conv2d, conv1d, max_pool2d and avg_pool2d against naive f64 loops, with stride, padding, dilation and groups,
+//! on contiguous and strided (channels-last permuted) inputs, for every float dtype.
+
+mod common;
+
+use common::*;
+use typed_tensor::prelude::*;
+use typed_tensor::tensor::{Conv, Pool2d};
+
+/// Naive NCHW convolution; `x` and `w` row-major.
+#[allow(clippy::too_many_arguments)]
+fn conv_ref(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [co, cig, kh, kw]: [usize; 4],
+    stride: [usize; 2],
+    pad: [usize; 2],
+    dil: [usize; 2],
+    groups: usize,
+) -> (Vec<f64>, usize, usize) {
+    let oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) / stride[0] + 1;
+    let ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) / stride[1] + 1;
+    let cog = co / groups;
+    let mut out = vec![0.0; n * co * oh * ow];
+    for b in 0..n {
+        for o in 0..co {
+            let g = o / cog;
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let mut s = 0.0;
+                    for ci in 0..cig {
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let sy = (y * stride[0] + i * dil[0]) as isize - pad[0] as isize;
+                                let sx = (xo * stride[1] + j * dil[1]) as isize - pad[1] as isize;
+                                if sy < 0 || sx < 0 || sy >= h as isize || sx >= wd as isize {
+                                    continue;
+                                }
+                                let xi =
+                                    ((b * c + g * cig + ci) * h + sy as usize) * wd + sx as usize;
+                                s += x[xi] * w[((o * cig + ci) * kh + i) * kw + j];
+                            }
+                        }
+                    }
+                    out[((b * co + o) * oh + y) * ow + xo] = s;
+                }
+            }
+        }
+    }
+    (out, oh, ow)
+}
+
+fn vals<T: WithDType>(t: &[T]) -> Vec<f64> {
+    t.iter().map(|x| x.to_f64()).collect()
+}
+
+fn check<T: WithDType>(what: &str, got: &[T], want: &[f64], terms: usize) {
+    let tol = tolerance::<T>() * (terms as f64).sqrt() * 3.0;
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what} [{}] element {i}: got {g}, want {w}",
+            T::DTYPE
+        );
+    }
+}
+
+fn rand<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S, D> {
+    let mut rng = Rng::new(seed);
+    Tensor::from_vec(
+        rng.vec(S::NUMEL, -1.0, 1.0)
+            .into_iter()
+            .map(T::from_f64)
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn convs<T: FloatDType, D: Device>() {
+    // Dense, stride 1, padding 1 (the conv2d bench shape, small).
+    let x: Tensor<T, Rank4<2, 4, 6, 5>, D> = rand(1);
+    let w: Tensor<T, Rank4<3, 4, 3, 3>, D> = rand(2);
+    let y: Tensor<T, Rank4<2, 3, 6, 5>, D> = x.conv2d(&w, Conv::<1, 1, 1, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 6, 5],
+        &vals(&w.to_vec()),
+        [3, 4, 3, 3],
+        [1; 2],
+        [1; 2],
+        [1; 2],
+        1,
+    );
+    check("conv2d s1 p1", &y.to_vec(), &want, 36);
+
+    // Stride 2, dilation 2, groups 2, on a channels-last buffer viewed as NCHW (strided input).
+    let nhwc: Tensor<T, Rank4<2, 7, 8, 4>, D> = rand(3);
+    let x = nhwc.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>(); // (2, 4, 7, 8), strided
+    let w: Tensor<T, Rank4<6, 2, 3, 2>, D> = rand(4);
+    let y: Tensor<T, Rank4<2, 6, 3, 4>, D> = x.conv2d(&w, Conv::<2, 1, 2, 2>);
+    let (want, oh, ow) = conv_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 7, 8],
+        &vals(&w.to_vec()),
+        [6, 2, 3, 2],
+        [2; 2],
+        [1; 2],
+        [2; 2],
+        2,
+    );
+    assert_eq!((oh, ow), (3, 4));
+    check("conv2d s2 d2 g2 on a permuted view", &y.to_vec(), &want, 12);
+
+    // Depthwise (groups = channels), and a transposed weight view.
+    let x: Tensor<T, Rank4<1, 3, 5, 5>, D> = rand(5);
+    let wt: Tensor<T, Rank4<3, 1, 3, 3>, D> = rand(6);
+    let w = wt.transpose::<Axis<2>, Axis<3>>();
+    let y: Tensor<T, Rank4<1, 3, 3, 3>, D> = x.conv2d(&w, Conv::<1, 0, 1, 3>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [1, 3, 5, 5],
+        &vals(&w.to_vec()),
+        [3, 1, 3, 3],
+        [1; 2],
+        [0; 2],
+        [1; 2],
+        3,
+    );
+    check("depthwise conv2d, transposed weight", &y.to_vec(), &want, 9);
+
+    // conv1d = conv2d of height 1, padded along the length only.
+    let x: Tensor<T, Rank3<2, 4, 9>, D> = rand(7);
+    let w: Tensor<T, Rank3<6, 2, 3>, D> = rand(8);
+    let y: Tensor<T, Rank3<2, 6, 5>, D> = x.conv1d(&w, Conv::<2, 1, 1, 2>);
+    let (want, oh, ol) = conv_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 1, 9],
+        &vals(&w.to_vec()),
+        [6, 2, 1, 3],
+        [1, 2],
+        [0, 1],
+        [1, 1],
+        2,
+    );
+    assert_eq!((oh, ol), (1, 5));
+    check("conv1d s2 p1 g2", &y.to_vec(), &want, 6);
+}
+
+fn pools<T: FloatDType, D: Device>() {
+    let x: Tensor<T, Rank4<2, 3, 5, 6>, D> = rand(9);
+    let xv = vals(&x.to_vec());
+    // max 3x3 stride 2 padding 1; avg 2x2 stride 2.
+    let m: Tensor<T, Rank4<2, 3, 3, 3>, D> = x.max_pool2d(Pool2d::<3, 2, 1>);
+    let a: Tensor<T, Rank4<2, 3, 2, 3>, D> = x.avg_pool2d(Pool2d::<2, 2, 0>);
+    let (mut want_m, mut want_a) = (vec![], vec![]);
+    for plane in 0..6 {
+        let p = &xv[plane * 30..(plane + 1) * 30];
+        for y in 0..3 {
+            for xo in 0..3 {
+                let mut best = f64::MIN;
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let (sy, sx) = ((y * 2 + i) as isize - 1, (xo * 2 + j) as isize - 1);
+                        if (0..5).contains(&sy) && (0..6).contains(&sx) {
+                            best = best.max(p[sy as usize * 6 + sx as usize]);
+                        }
+                    }
+                }
+                want_m.push(best);
+            }
+        }
+        for y in 0..2 {
+            for xo in 0..3 {
+                let s: f64 = (0..2)
+                    .flat_map(|i| (0..2).map(move |j| (i, j)))
+                    .map(|(i, j)| p[(y * 2 + i) * 6 + xo * 2 + j])
+                    .sum();
+                want_a.push(s / 4.0);
+            }
+        }
+    }
+    check("max_pool2d 3/2/1", &m.to_vec(), &want_m, 1);
+    check("avg_pool2d 2/2/0", &a.to_vec(), &want_a, 4);
+    // On a strided view: pooling a transposed (H <-> W) tensor.
+    let t = x.transpose::<Axis<2>, Axis<3>>(); // (2, 3, 6, 5)
+    let m: Tensor<T, Rank4<2, 3, 3, 2>, D> = t.max_pool2d(Pool2d::<2, 2, 0>);
+    let tv = vals(&t.to_vec());
+    let want: Vec<f64> = (0..6)
+        .flat_map(|pl| {
+            let tv = &tv;
+            (0..3).flat_map(move |y| {
+                (0..2).map(move |xo| {
+                    let p = &tv[pl * 30..(pl + 1) * 30];
+                    [(0, 0), (0, 1), (1, 0), (1, 1)]
+                        .iter()
+                        .map(|(i, j)| p[(y * 2 + i) * 5 + xo * 2 + j])
+                        .fold(f64::MIN, f64::max)
+                })
+            })
+        })
+        .collect();
+    check("max_pool2d of a transposed view", &m.to_vec(), &want, 1);
+}
+
+fn every_dtype<D: Device>() {
+    convs::<f32, D>();
+    convs::<f64, D>();
+    convs::<f16, D>();
+    convs::<bf16, D>();
+    pools::<f32, D>();
+    pools::<f64, D>();
+    pools::<f16, D>();
+    pools::<bf16, D>();
+}
+
+// CUDA conv/pool kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
+device_tests! { cpu_only:
+    conv_and_pool_every_float_dtype => every_dtype;
+}

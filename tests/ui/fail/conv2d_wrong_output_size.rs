@@ -1,0 +1,9 @@
+// A 3x3 convolution with stride 1 and no padding turns 8x8 into 6x6, not 8x8.
+use typed_tensor::prelude::*;
+use typed_tensor::tensor::Conv;
+
+fn main() {
+    let x: Tensor<f32, Rank4<1, 3, 8, 8>, Cpu> = Tensor::zeros();
+    let w: Tensor<f32, Rank4<4, 3, 3, 3>, Cpu> = Tensor::zeros();
+    let _y: Tensor<f32, Rank4<1, 4, 8, 8>, Cpu> = x.conv2d(&w, Conv::<1, 0, 1, 1>);
+}
