@@ -56,33 +56,18 @@ fn vals<T: WithDType>(t: &[T]) -> Vec<f64> {
 }
 
 fn check<T: WithDType>(what: &str, got: &[T], want: &[f64], terms: usize) {
-    let tol = tolerance::<T>() * (terms as f64).sqrt() * 3.0;
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let g = g.to_f64();
-        assert!(
-            (g - w).abs() <= tol * (1.0 + w.abs()),
-            "{what} [{}] element {i}: got {g}, want {w}",
-            T::DTYPE
-        );
-    }
-}
-
-fn rand<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S, D> {
-    let mut rng = Rng::new(seed);
-    Tensor::from_vec(
-        rng.vec(S::NUMEL, -1.0, 1.0)
-            .into_iter()
-            .map(T::from_f64)
-            .collect(),
-    )
-    .unwrap()
+    assert_within(
+        what,
+        got,
+        want,
+        tolerance::<T>() * (terms as f64).sqrt() * 3.0,
+    );
 }
 
 fn convs<T: FloatDType, D: Device>() {
     // Dense, stride 1, padding 1 (the conv2d bench shape, small).
-    let x: Tensor<T, Rank4<2, 4, 6, 5>, D> = rand(1);
-    let w: Tensor<T, Rank4<3, 4, 3, 3>, D> = rand(2);
+    let x: Tensor<T, Rank4<2, 4, 6, 5>, D> = random(1);
+    let w: Tensor<T, Rank4<3, 4, 3, 3>, D> = random(2);
     let y: Tensor<T, Rank4<2, 3, 6, 5>, D> = x.conv2d(&w, Conv::<1, 1, 1, 1>);
     let (want, _, _) = conv_ref(
         &vals(&x.to_vec()),
@@ -97,9 +82,9 @@ fn convs<T: FloatDType, D: Device>() {
     check("conv2d s1 p1", &y.to_vec(), &want, 36);
 
     // Stride 2, dilation 2, groups 2, on a channels-last buffer viewed as NCHW (strided input).
-    let nhwc: Tensor<T, Rank4<2, 7, 8, 4>, D> = rand(3);
+    let nhwc: Tensor<T, Rank4<2, 7, 8, 4>, D> = random(3);
     let x = nhwc.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>(); // (2, 4, 7, 8), strided
-    let w: Tensor<T, Rank4<6, 2, 3, 2>, D> = rand(4);
+    let w: Tensor<T, Rank4<6, 2, 3, 2>, D> = random(4);
     let y: Tensor<T, Rank4<2, 6, 3, 4>, D> = x.conv2d(&w, Conv::<2, 1, 2, 2>);
     let (want, oh, ow) = conv_ref(
         &vals(&x.to_vec()),
@@ -115,8 +100,8 @@ fn convs<T: FloatDType, D: Device>() {
     check("conv2d s2 d2 g2 on a permuted view", &y.to_vec(), &want, 12);
 
     // Depthwise (groups = channels), and a transposed weight view.
-    let x: Tensor<T, Rank4<1, 3, 5, 5>, D> = rand(5);
-    let wt: Tensor<T, Rank4<3, 1, 3, 3>, D> = rand(6);
+    let x: Tensor<T, Rank4<1, 3, 5, 5>, D> = random(5);
+    let wt: Tensor<T, Rank4<3, 1, 3, 3>, D> = random(6);
     let w = wt.transpose::<Axis<2>, Axis<3>>();
     let y: Tensor<T, Rank4<1, 3, 3, 3>, D> = x.conv2d(&w, Conv::<1, 0, 1, 3>);
     let (want, _, _) = conv_ref(
@@ -132,8 +117,8 @@ fn convs<T: FloatDType, D: Device>() {
     check("depthwise conv2d, transposed weight", &y.to_vec(), &want, 9);
 
     // conv1d = conv2d of height 1, padded along the length only.
-    let x: Tensor<T, Rank3<2, 4, 9>, D> = rand(7);
-    let w: Tensor<T, Rank3<6, 2, 3>, D> = rand(8);
+    let x: Tensor<T, Rank3<2, 4, 9>, D> = random(7);
+    let w: Tensor<T, Rank3<6, 2, 3>, D> = random(8);
     let y: Tensor<T, Rank3<2, 6, 5>, D> = x.conv1d(&w, Conv::<2, 1, 1, 2>);
     let (want, oh, ol) = conv_ref(
         &vals(&x.to_vec()),
@@ -150,7 +135,7 @@ fn convs<T: FloatDType, D: Device>() {
 }
 
 fn pools<T: FloatDType, D: Device>() {
-    let x: Tensor<T, Rank4<2, 3, 5, 6>, D> = rand(9);
+    let x: Tensor<T, Rank4<2, 3, 5, 6>, D> = random(9);
     let xv = vals(&x.to_vec());
     // max 3x3 stride 2 padding 1; avg 2x2 stride 2.
     let m: Tensor<T, Rank4<2, 3, 3, 3>, D> = x.max_pool2d(Pool2d::<3, 2, 1>);

@@ -27,33 +27,22 @@ fn values<T: WithDType>(t: &[T]) -> Vec<f64> {
 
 /// Products of `K` terms: the tolerance grows with K (f16/bf16 round inputs once, then accumulate in f32).
 fn check<T: WithDType>(what: &str, got: &[T], want: &[f64], k: usize) {
-    let tol = tolerance::<T>() * (k as f64).sqrt() * 2.0
-        + 1e-6 * k as f64 * (T::DTYPE == DType::F32) as u8 as f64;
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let g = g.to_f64();
-        assert!(
-            (g - w).abs() <= tol * (1.0 + w.abs()),
-            "{what} [{}] element {i}: got {g}, want {w}",
-            T::DTYPE
-        );
-    }
-}
-
-fn rand<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S, D> {
-    let mut rng = Rng::new(seed);
-    Tensor::from_vec(
-        rng.vec(S::NUMEL, -1.0, 1.0)
-            .into_iter()
-            .map(T::from_f64)
-            .collect(),
-    )
-    .unwrap()
+    let f32_rounding = if T::DTYPE == DType::F32 {
+        1e-6 * k as f64
+    } else {
+        0.0
+    };
+    assert_within(
+        what,
+        got,
+        want,
+        tolerance::<T>() * (k as f64).sqrt() * 2.0 + f32_rounding,
+    );
 }
 
 fn matrix_forms<T: FloatDType, D: Device, const M: usize, const K: usize, const N: usize>() {
-    let a: Tensor<T, Rank2<M, K>, D> = rand(1);
-    let b: Tensor<T, Rank2<K, N>, D> = rand(2);
+    let a: Tensor<T, Rank2<M, K>, D> = random(1);
+    let b: Tensor<T, Rank2<K, N>, D> = random(2);
     let (va, vb) = (values(&a.to_vec()), values(&b.to_vec()));
     let want = reference(&va, &vb, 1, M, K, N);
     check("(M, K) x (K, N)", &a.matmul(&b).to_vec(), &want, K);
@@ -69,7 +58,7 @@ fn matrix_forms<T: FloatDType, D: Device, const M: usize, const K: usize, const 
         &want,
         K,
     );
-    let wide: Tensor<T, Rank2<M, 70>, D> = rand(3); // K <= 68 in every call
+    let wide: Tensor<T, Rank2<M, 70>, D> = random(3); // K <= 68 in every call
     let narrow = wide.narrow::<Axis<1>, 2, K>();
     let want_n = reference(&values(&narrow.to_vec()), &vb, 1, M, K, N);
     check("narrowed x b", &narrow.matmul(&b).to_vec(), &want_n, K);
@@ -109,8 +98,8 @@ fn batched_forms<
     const K: usize,
     const N: usize,
 >() {
-    let a: Tensor<T, Rank3<B, M, K>, D> = rand(4);
-    let b: Tensor<T, Rank3<B, K, N>, D> = rand(5);
+    let a: Tensor<T, Rank3<B, M, K>, D> = random(4);
+    let b: Tensor<T, Rank3<B, K, N>, D> = random(5);
     let (va, vb) = (values(&a.to_vec()), values(&b.to_vec()));
     check(
         "(B, M, K) x (B, K, N)",
@@ -120,7 +109,7 @@ fn batched_forms<
     );
 
     // Batched x shared matrix: the matrix is repeated for the reference.
-    let w: Tensor<T, Rank2<K, N>, D> = rand(6);
+    let w: Tensor<T, Rank2<K, N>, D> = random(6);
     let vw: Vec<f64> = values(&w.to_vec()).repeat(B);
     check(
         "(B, M, K) x (K, N)",
@@ -130,7 +119,7 @@ fn batched_forms<
     );
 
     // A permuted batch: (M, B, K) viewed as (B, M, K).
-    let mbk: Tensor<T, Rank3<M, B, K>, D> = rand(7);
+    let mbk: Tensor<T, Rank3<M, B, K>, D> = random(7);
     let p = mbk.permute::<(Axis<1>, Axis<0>, Axis<2>)>();
     check(
         "permuted batch",
@@ -140,8 +129,8 @@ fn batched_forms<
     );
 
     // Rank 4, including a view whose batch axes cannot merge (copied first).
-    let a4: Tensor<T, Rank4<2, B, M, K>, D> = rand(8);
-    let b4: Tensor<T, Rank4<2, B, K, N>, D> = rand(9);
+    let a4: Tensor<T, Rank4<2, B, M, K>, D> = random(8);
+    let b4: Tensor<T, Rank4<2, B, K, N>, D> = random(9);
     let want4 = reference(&values(&a4.to_vec()), &values(&b4.to_vec()), 2 * B, M, K, N);
     check(
         "(B1, B2, M, K) x (B1, B2, K, N)",
@@ -149,7 +138,7 @@ fn batched_forms<
         &want4,
         K,
     );
-    let swapped: Tensor<T, Rank4<B, 2, M, K>, D> = rand(10);
+    let swapped: Tensor<T, Rank4<B, 2, M, K>, D> = random(10);
     let s = swapped.transpose::<Axis<0>, Axis<1>>();
     let want_s = reference(&values(&s.to_vec()), &values(&b4.to_vec()), 2 * B, M, K, N);
     check(

@@ -142,54 +142,38 @@ fn min_acc<A: Accumulator>(a: A, b: A) -> A {
 /// Maximum; NaN propagates. The maximum of nothing is the lowest value (-inf for floats).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Max;
-impl<T: WithDType> ReduceOp<T> for Max {
-    const NAME: &'static str = "max";
-    type Acc = T::Acc;
-    type Out = T;
-    fn init(&self) -> T::Acc {
-        T::Acc::LOWEST
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
-        max_acc(acc, x.to_acc())
-    }
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        max_acc(a, b)
-    }
-    fn finish(&self, acc: T::Acc, _: usize) -> T {
-        T::from_acc(acc)
-    }
-    #[inline]
-    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
-        max_acc(acc, lane_fold(xs, T::Acc::LOWEST, T::to_acc, max_acc))
-    }
-}
-
 /// Minimum; NaN propagates. The minimum of nothing is the highest value (+inf for floats).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Min;
-impl<T: WithDType> ReduceOp<T> for Min {
-    const NAME: &'static str = "min";
-    type Acc = T::Acc;
-    type Out = T;
-    fn init(&self) -> T::Acc {
-        T::Acc::HIGHEST
-    }
-    #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
-        min_acc(acc, x.to_acc())
-    }
-    fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        min_acc(a, b)
-    }
-    fn finish(&self, acc: T::Acc, _: usize) -> T {
-        T::from_acc(acc)
-    }
-    #[inline]
-    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
-        min_acc(acc, lane_fold(xs, T::Acc::HIGHEST, T::to_acc, min_acc))
-    }
+
+macro_rules! extreme_op {
+    ($name:ident, $stem:literal, $init:ident, $pick:ident) => {
+        impl<T: WithDType> ReduceOp<T> for $name {
+            const NAME: &'static str = $stem;
+            type Acc = T::Acc;
+            type Out = T;
+            fn init(&self) -> T::Acc {
+                T::Acc::$init
+            }
+            #[inline(always)]
+            fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
+                $pick(acc, x.to_acc())
+            }
+            fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+                $pick(a, b)
+            }
+            fn finish(&self, acc: T::Acc, _: usize) -> T {
+                T::from_acc(acc)
+            }
+            #[inline]
+            fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
+                $pick(acc, lane_fold(xs, T::Acc::$init, T::to_acc, $pick))
+            }
+        }
+    };
 }
+extreme_op!(Max, "max", LOWEST, max_acc);
+extreme_op!(Min, "min", HIGHEST, min_acc);
 
 /// Index of the maximum (the first one on ties, the first NaN if any), as `u32`.
 #[derive(Clone, Copy, Debug, Default)]

@@ -125,6 +125,25 @@ pub fn assert_close<T: WithDType>(what: &str, got: &[T], want: &[f64]) {
     }
 }
 
+/// A tensor of uniform values in [-1, 1) from `seed`.
+pub fn random<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S, D> {
+    let values = Rng::new(seed).vec(S::NUMEL, -1.0, 1.0);
+    Tensor::from_vec(values.into_iter().map(T::from_f64).collect()).unwrap()
+}
+
+/// Asserts `|got - want| <= tol * (1 + |want|)` elementwise (sums of many products: matmul, conv).
+pub fn assert_within<T: WithDType>(what: &str, got: &[T], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.to_f64();
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what} [{}] element {i}: got {g}, want {w}",
+            T::DTYPE
+        );
+    }
+}
+
 /// Runs `$body::<D>()` as one test per device: `Cpu` always, `Cuda` with the `cuda` feature when a GPU is there
 /// (otherwise the test prints why it skipped).
 ///
