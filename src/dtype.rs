@@ -19,6 +19,7 @@
 //!   (Rust's `as`);
 //! - integer into integer: keeps the low bits (**wrapping**, Rust's `as`): `300u32 -> 44u8`, `-1i64 -> 255u8`.
 
+use crate::ops::fast_math;
 use core::fmt::{Debug, Display};
 use half::{bf16, f16};
 
@@ -328,9 +329,9 @@ pub trait SignedDType: WithDType {
 pub trait FloatDType: SignedDType {
     /// Applies an `f32` function (used for the half types) or its `f64` twin.
     fn map_f32(self, f: impl Fn(f32) -> f32, g: impl Fn(f64) -> f64) -> Self;
-    /// e^x
+    /// e^x (f32, f16, bf16: the vectorisable polynomial of [`crate::ops::fast_math`], within 2 ulp of f32).
     fn exp(self) -> Self {
-        self.map_f32(num_traits::Float::exp, num_traits::Float::exp)
+        self.map_f32(fast_math::exp_f32, num_traits::Float::exp)
     }
     /// Natural logarithm.
     fn ln(self) -> Self {
@@ -348,9 +349,21 @@ pub trait FloatDType: SignedDType {
     fn cos(self) -> Self {
         self.map_f32(num_traits::Float::cos, num_traits::Float::cos)
     }
-    /// Hyperbolic tangent.
+    /// Hyperbolic tangent (vectorisable in f32).
     fn tanh(self) -> Self {
-        self.map_f32(num_traits::Float::tanh, num_traits::Float::tanh)
+        self.map_f32(fast_math::tanh_f32, num_traits::Float::tanh)
+    }
+    /// 1 / (1 + e^-x) (vectorisable in f32).
+    fn sigmoid(self) -> Self {
+        self.map_f32(fast_math::sigmoid_f32, fast_math::f64_ref::sigmoid)
+    }
+    /// x / (1 + e^-x) (vectorisable in f32).
+    fn silu(self) -> Self {
+        self.map_f32(fast_math::silu_f32, fast_math::f64_ref::silu)
+    }
+    /// GELU, tanh form (vectorisable in f32).
+    fn gelu_tanh(self) -> Self {
+        self.map_f32(fast_math::gelu_tanh_f32, fast_math::f64_ref::gelu_tanh)
     }
     /// Error function.
     fn erf(self) -> Self {

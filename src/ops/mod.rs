@@ -6,6 +6,7 @@
 //! pick an op and hand it to the device.
 
 mod along_axis;
+pub mod fast_math;
 mod reduce;
 
 pub use along_axis::AlongAxis;
@@ -226,8 +227,8 @@ unary_op!(
     Tanh, "tanh", FloatDType, |x| x.tanh()
 );
 unary_op!(
-    /// 1 / (1 + e^-x), computed in f32/f64.
-    Sigmoid, "sigmoid", FloatDType, |x| T::from_f64(sigmoid_f64(x.to_f64()))
+    /// 1 / (1 + e^-x).
+    Sigmoid, "sigmoid", FloatDType, |x| x.sigmoid()
 );
 unary_op!(
     /// max(x, 0); NaN stays NaN.
@@ -235,32 +236,16 @@ unary_op!(
 );
 unary_op!(
     /// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    GeluTanh, "gelu_tanh", FloatDType, |x| T::from_f64(gelu_tanh_f64(x.to_f64()))
+    GeluTanh, "gelu_tanh", FloatDType, |x| x.gelu_tanh()
 );
 unary_op!(
-    /// GELU, exact: 0.5 x (1 + erf(x / sqrt 2)).
-    GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(gelu_erf_f64(x.to_f64()))
+    /// GELU, exact: 0.5 x (1 + erf(x / sqrt 2)), evaluated in f64 and rounded once.
+    GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(fast_math::f64_ref::gelu_erf(x.to_f64()))
 );
 unary_op!(
-    /// SiLU (swish): x * sigmoid(x).
-    Silu, "silu", FloatDType, |x| T::from_f64(x.to_f64() * sigmoid_f64(x.to_f64()))
+    /// SiLU (swish): x / (1 + e^-x).
+    Silu, "silu", FloatDType, |x| x.silu()
 );
-
-// The activations are evaluated in f64 for every float type: f32 results then round once (correctly rounded
-// in practice), and the CUDA kernels do the same, so both devices agree to the last bit in most cases.
-#[inline(always)]
-fn sigmoid_f64(x: f64) -> f64 {
-    1.0 / (1.0 + num_traits::Float::exp(-x))
-}
-#[inline(always)]
-fn gelu_tanh_f64(x: f64) -> f64 {
-    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
-    0.5 * x * (1.0 + num_traits::Float::tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
-}
-#[inline(always)]
-fn gelu_erf_f64(x: f64) -> f64 {
-    0.5 * x * (1.0 + libm::erf(x * core::f64::consts::FRAC_1_SQRT_2))
-}
 
 /// `x ^ e` (e rounded to `T`).
 #[derive(Clone, Copy, Debug)]
