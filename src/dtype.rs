@@ -215,7 +215,7 @@ macro_rules! float_accumulator {
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                num_traits::Float::exp(self)
+                <$t as FastExp>::fast_exp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
@@ -235,6 +235,22 @@ macro_rules! float_accumulator {
             }
         }
     };
+}
+/// The exp accumulators use: the vectorisable polynomial for f32 (softmax lanes, logsumexp), libm for f64.
+trait FastExp {
+    fn fast_exp(self) -> Self;
+}
+impl FastExp for f32 {
+    #[inline(always)]
+    fn fast_exp(self) -> Self {
+        fast_math::exp_f32(self)
+    }
+}
+impl FastExp for f64 {
+    #[inline(always)]
+    fn fast_exp(self) -> Self {
+        num_traits::Float::exp(self)
+    }
 }
 float_accumulator!(f32);
 float_accumulator!(f64);

@@ -19,11 +19,12 @@ pub fn exp_f32(x: f32) -> f32 {
     const MIN_X: f32 = -103.972_08;
 
     let xc = x.clamp(MIN_X, MAX_X);
-    // Round to nearest: the magic-number trick is branch-free and exact for |v| < 2^22.
-    let n = {
-        const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
-        (xc * LOG2E + MAGIC) - MAGIC
-    };
+    // Round to nearest with the magic-number trick: adding 1.5 * 2^23 leaves round(v) in the low mantissa bits,
+    // which also gives n as an integer without a (saturating, unvectorised) float-to-int cast.
+    const MAGIC: f32 = 12_582_912.0;
+    let t = xc * LOG2E + MAGIC;
+    let n = t - MAGIC;
+    let ni = t.to_bits() as i32 - MAGIC.to_bits() as i32;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let r2 = r * r;
     let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
@@ -32,7 +33,6 @@ pub fn exp_f32(x: f32) -> f32 {
         + 5.000_000_1e-1;
     let er = p * r2 + r + 1.0;
     // 2^n as two factors 2^a * 2^b with a = n / 2, b = n - a, each a normal float even for n = -150.
-    let ni = n as i32;
     let a = ni >> 1;
     let b = ni - a;
     let two_a = f32::from_bits(((a + 127) as u32) << 23);
