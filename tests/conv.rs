@@ -190,7 +190,100 @@ fn pools<T: FloatDType, D: Device>() {
     check("max_pool2d of a transposed view", &m.to_vec(), &want, 1);
 }
 
+/// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
+#[allow(clippy::too_many_arguments)]
+fn conv_transpose_ref(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [_, cog, kh, kw]: [usize; 4],
+    stride: usize,
+    pad: usize,
+    dil: usize,
+    groups: usize,
+) -> (Vec<f64>, usize, usize) {
+    let oh = (h - 1) * stride + dil * (kh - 1) + 1 - 2 * pad;
+    let ow = (wd - 1) * stride + dil * (kw - 1) + 1 - 2 * pad;
+    let (cig, co) = (c / groups, cog * groups);
+    let mut out = vec![0.0; n * co * oh * ow];
+    for b in 0..n {
+        for ci in 0..c {
+            let g = ci / cig;
+            for y in 0..h {
+                for xo in 0..wd {
+                    let v = x[((b * c + ci) * h + y) * wd + xo];
+                    for o in 0..cog {
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let ty = (y * stride + i * dil) as isize - pad as isize;
+                                let tx = (xo * stride + j * dil) as isize - pad as isize;
+                                if ty < 0 || tx < 0 || ty >= oh as isize || tx >= ow as isize {
+                                    continue;
+                                }
+                                let oi =
+                                    ((b * co + g * cog + o) * oh + ty as usize) * ow + tx as usize;
+                                out[oi] += v * w[((ci * cog + o) * kh + i) * kw + j];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (out, oh, ow)
+}
+
+fn transposed_and_upsample<T: FloatDType, D: Device>() {
+    // Stride 2, padding 1, the classic 2x upsampling deconvolution: (1, 4, 3, 3) -> (1, 2, 6, 6) with K = 4.
+    let x: Tensor<T, Rank4<1, 4, 3, 3>, D> = random(11);
+    let w: Tensor<T, Rank4<4, 2, 4, 4>, D> = random(12);
+    let y: Tensor<T, Rank4<1, 2, 6, 6>, D> = x.conv_transpose2d(&w, Conv::<2, 1, 1, 1>);
+    let (want, oh, ow) = conv_transpose_ref(
+        &vals(&x.to_vec()),
+        [1, 4, 3, 3],
+        &vals(&w.to_vec()),
+        [4, 2, 4, 4],
+        2,
+        1,
+        1,
+        1,
+    );
+    assert_eq!((oh, ow), (6, 6));
+    check("conv_transpose2d s2 p1", &y.to_vec(), &want, 16);
+    // Groups 2, dilation 2, a permuted (strided) input and a transposed weight view.
+    let nhwc: Tensor<T, Rank4<2, 3, 4, 4>, D> = random(13);
+    let x = nhwc.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>(); // (2, 4, 3, 4)
+    let wt: Tensor<T, Rank4<4, 3, 3, 2>, D> = random(14);
+    let w = wt.transpose::<Axis<2>, Axis<3>>(); // (4, 3, 2, 3)
+    let y: Tensor<T, Rank4<2, 6, 5, 8>, D> = x.conv_transpose2d(&w, Conv::<1, 0, 2, 2>);
+    let (want, oh, ow) = conv_transpose_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 3, 4],
+        &vals(&w.to_vec()),
+        [4, 3, 2, 3],
+        1,
+        0,
+        2,
+        2,
+    );
+    assert_eq!((oh, ow), (5, 8));
+    check("conv_transpose2d g2 d2, strided", &y.to_vec(), &want, 12);
+    // Nearest upsampling by 2 of a transposed view.
+    let s: Tensor<T, Rank4<1, 2, 3, 2>, D> = random(15);
+    let st = s.transpose::<Axis<2>, Axis<3>>(); // (1, 2, 2, 3)
+    let u: Tensor<T, Rank4<1, 2, 4, 6>, D> = st.upsample_nearest2d();
+    let sv = st.to_vec();
+    let want: Vec<T> = (0..48)
+        .map(|k| sv[(k / 24) * 6 + ((k % 24) / 6 / 2) * 3 + (k % 6) / 2])
+        .collect();
+    assert_eq!(u.to_vec(), want, "upsample_nearest2d [{}]", T::DTYPE);
+}
+
 fn every_dtype<D: Device>() {
+    transposed_and_upsample::<f32, D>();
+    transposed_and_upsample::<f64, D>();
+    transposed_and_upsample::<f16, D>();
+    transposed_and_upsample::<bf16, D>();
     convs::<f32, D>();
     convs::<f64, D>();
     convs::<f16, D>();

@@ -122,6 +122,14 @@ pub trait Kernels {
         weight: (&Self::Storage<T>, &Layout),
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>>;
+    /// Transposed 2-D convolution (the gradient of `conv2d` with respect to its input) of an `(N, C, H, W)` input
+    /// with a `(C, C_out / groups, KH, KW)` weight; contiguous `(N, C_out, OH, OW)` output with
+    /// `OH = (H - 1) stride - 2 padding + dilation (KH - 1) + 1`.
+    fn conv_transpose2d<T: FloatDType>(
+        input: (&Self::Storage<T>, &Layout),
+        weight: (&Self::Storage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<Self::Storage<T>>;
     /// 2-D pooling of an `(N, C, H, W)` input with square `kernel` windows (`params.groups` is ignored).
     fn pool2d<T: FloatDType>(
         pool: Pool,

@@ -51,6 +51,18 @@ const fn fits(
     }
 }
 
+/// The transposed-convolution output size equals the window arithmetic.
+const fn transposed_fits(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    out: usize,
+) -> bool {
+    size > 0 && kernel > 0 && (size - 1) * stride + dilation * (kernel - 1) + 1 == out + 2 * padding
+}
+
 impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
     Tensor<T, Rank4<N, C, H, W>, D>
 {
@@ -93,6 +105,73 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             (&weight.storage, &weight.layout),
             params,
         ));
+        Tensor::from_storage(Default::default(), storage)
+    }
+
+    /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`, no output padding) with a
+    /// `(C, C_OUT / GROUPS, KH, KW)` weight: `OH = (H - 1) STRIDE - 2 PADDING + DILATION (KH - 1) + 1`.
+    #[allow(clippy::type_complexity)]
+    pub fn conv_transpose2d<
+        const C_OUT_G: usize,
+        const KH: usize,
+        const KW: usize,
+        const C_OUT: usize,
+        const OH: usize,
+        const OW: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const DILATION: usize,
+        const GROUPS: usize,
+    >(
+        &self,
+        weight: &Tensor<T, Rank4<C, C_OUT_G, KH, KW>, D>,
+        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+    ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
+        const {
+            assert!(
+                GROUPS > 0 && C % GROUPS == 0 && C_OUT == C_OUT_G * GROUPS,
+                "conv_transpose2d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
+            );
+            assert!(
+                transposed_fits(H, KH, STRIDE, PADDING, DILATION, OH)
+                    && transposed_fits(W, KW, STRIDE, PADDING, DILATION, OW),
+                "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1"
+            );
+        };
+        let params = Conv2dParams {
+            stride: [STRIDE; 2],
+            padding: [PADDING; 2],
+            dilation: [DILATION; 2],
+            groups: GROUPS,
+        };
+        let storage = device_ok(D::conv_transpose2d(
+            (&self.storage, &self.layout),
+            (&weight.storage, &weight.layout),
+            params,
+        ));
+        Tensor::from_storage(Default::default(), storage)
+    }
+
+    /// Nearest-neighbour upsampling by the integer factor `OH / H` (= `OW / W`): each pixel becomes a block. Runs
+    /// as a broadcast view copied once, so it works on every device with a strided copy.
+    pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
+        &self,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        const {
+            assert!(
+                H > 0 && W > 0 && OH % H == 0 && OW % W == 0 && OH / H == OW / W && OH >= H,
+                "upsample_nearest2d: the output must be the input scaled by one integer factor"
+            );
+        };
+        let f = OH / H;
+        let s = self.layout.strides();
+        // (N, C, H, f, W, f) with stride 0 on the repeat axes, then one dense copy reads as (N, C, OH, OW).
+        let view = crate::layout::Layout::from_parts(
+            crate::shape::Dims::from_slice(&[N, C, H, f, W, f]),
+            &[s[0], s[1], s[2], 0, s[3], 0],
+            self.layout.offset(),
+        );
+        let storage = device_ok(D::copy_strided(&self.storage, &view));
         Tensor::from_storage(Default::default(), storage)
     }
 

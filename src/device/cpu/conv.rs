@@ -96,6 +96,125 @@ pub(super) fn conv2d<T: FloatDType>(
     out
 }
 
+/// Output size of a transposed convolution along `axis`.
+pub(crate) fn transposed_out_size(
+    size: usize,
+    kernel: usize,
+    p: &Conv2dParams,
+    axis: usize,
+) -> usize {
+    ((size.max(1) - 1) * p.stride[axis] + p.dilation[axis] * (kernel - 1) + 1)
+        .saturating_sub(2 * p.padding[axis])
+}
+
+/// Transposed convolution: per image and group, `col = W_g^T x_g` (the matmul kernel, `(cog * KH * KW, H * W)`)
+/// scattered back into the output windows (col2im), the exact adjoint of `conv2d`'s im2col + matmul.
+pub(super) fn conv_transpose2d<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    w: &[T],
+    lw: &Layout,
+    p: Conv2dParams,
+) -> Vec<T> {
+    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
+    let [ci, cog, kh, kw] = [lw.dims()[0], lw.dims()[1], lw.dims()[2], lw.dims()[3]];
+    debug_assert_eq!(ci, c);
+    let (g, cig) = (p.groups, c / p.groups);
+    let co = cog * g;
+    let (oh, ow) = (
+        transposed_out_size(h, kh, &p, 0),
+        transposed_out_size(wd, kw, &p, 1),
+    );
+    let (k, l) = (cog * kh * kw, h * wd);
+    let mut acc = alloc::vec![T::Acc::ZERO; n * co * oh * ow];
+    if acc.is_empty() || k == 0 || l == 0 {
+        return acc.into_iter().map(T::from_acc).collect();
+    }
+    let (sw, sx) = (lw.strides(), lx.strides());
+    for grp in 0..g {
+        // lhs: W_g^T as [N, K, cig] (rows (co, i, j), columns ci), shared across the batch; needs the weight's
+        // (co, i, j) axes to flatten, so take its dense copy when they do not.
+        let dense_w: Vec<T>;
+        let (wbuf, wl) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
+            (
+                w,
+                Layout::from_parts(
+                    Dims::from_slice(&[n, k, cig]),
+                    &[0, sw[3], sw[0]],
+                    lw.offset() + grp * cig * sw[0],
+                ),
+            )
+        } else {
+            let mut v = Vec::with_capacity(lw.numel());
+            crate::layout::for_each_row(lw.dims(), [lw], |[o], len, [s]| {
+                v.extend((0..len).map(|i| w[o + i * s]))
+            });
+            dense_w = v;
+            (
+                &dense_w[..],
+                Layout::from_parts(Dims::from_slice(&[n, k, cig]), &[0, 1, k], grp * cig * k),
+            )
+        };
+        // rhs: x_g as [N, cig, H * W]; flattening (h, w) needs the view's rows to be dense.
+        let dense_x: Vec<T>;
+        let (xbuf, xl) = if sx[2] == wd * sx[3] && sx[3] == 1 {
+            (
+                x,
+                Layout::from_parts(
+                    Dims::from_slice(&[n, cig, l]),
+                    &[sx[0], sx[1], 1],
+                    lx.offset() + grp * cig * sx[1],
+                ),
+            )
+        } else {
+            let mut v = Vec::with_capacity(lx.numel());
+            crate::layout::for_each_row(lx.dims(), [lx], |[o], len, [s]| {
+                v.extend((0..len).map(|i| x[o + i * s]))
+            });
+            dense_x = v;
+            (
+                &dense_x[..],
+                Layout::from_parts(
+                    Dims::from_slice(&[n, cig, l]),
+                    &[c * l, l, 1],
+                    grp * cig * l,
+                ),
+            )
+        };
+        let col = matmul::matmul(wbuf, &wl, xbuf, &xl); // [N, K, L]
+                                                        // col2im: col[b][(o, i, j)][(y, x)] adds into out[b, grp * cog + o, y * s - pad + i * dil, x * s - pad + j * dil].
+        for b in 0..n {
+            for o in 0..cog {
+                let plane = (b * co + grp * cog + o) * oh * ow;
+                for i in 0..kh {
+                    for j in 0..kw {
+                        let row = ((b * k) + (o * kh + i) * kw + j) * l;
+                        for y in 0..h {
+                            let Some(ty) = (y * p.stride[0] + i * p.dilation[0])
+                                .checked_sub(p.padding[0])
+                                .filter(|&t| t < oh)
+                            else {
+                                continue;
+                            };
+                            for xo in 0..wd {
+                                let Some(tx) = (xo * p.stride[1] + j * p.dilation[1])
+                                    .checked_sub(p.padding[1])
+                                    .filter(|&t| t < ow)
+                                else {
+                                    continue;
+                                };
+                                let a = &mut acc[plane + ty * ow + tx];
+                                *a = a.add(col[row + y * wd + xo].to_acc());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    acc.into_iter().map(T::from_acc).collect()
+}
+
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
     x: &[T],

@@ -323,6 +323,14 @@ impl Kernels for Cpu {
         Ok(Arc::new(conv::conv2d(x, lx, w, lw, params)))
     }
 
+    fn conv_transpose2d<T: FloatDType>(
+        (x, lx): (&Self::Storage<T>, &Layout),
+        (w, lw): (&Self::Storage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<Self::Storage<T>> {
+        Ok(Arc::new(conv::conv_transpose2d(x, lx, w, lw, params)))
+    }
+
     fn pool2d<T: FloatDType>(
         pool: Pool,
         (x, lx): (&Self::Storage<T>, &Layout),

@@ -472,6 +472,18 @@ impl Kernels for Cuda {
         })
     }
 
+    fn conv_transpose2d<T: FloatDType>(
+        _input: (&CudaStorage<T>, &Layout),
+        _weight: (&CudaStorage<T>, &Layout),
+        _params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        Err(Error::Unsupported {
+            op: "conv_transpose2d",
+            dtype: T::DTYPE,
+            device: "cuda",
+        })
+    }
+
     fn pool2d<T: FloatDType>(
         pool: Pool,
         _input: (&CudaStorage<T>, &Layout),
