@@ -50,11 +50,7 @@ pub(super) fn conv2d<T: FloatDType>(
     let w_rows: &[T] = if let Some(r) = lw.contiguous_range() {
         &w[r]
     } else {
-        let mut v = Vec::with_capacity(lw.numel());
-        crate::layout::for_each_row(lw.dims(), [lw], |[o], len, [s]| {
-            v.extend((0..len).map(|i| w[o + i * s]))
-        });
-        w_dense = v;
+        w_dense = super::map_view(w, lw, |v| v);
         &w_dense
     };
     let mut col = alloc::vec![T::ZERO; n * k * l];
@@ -130,57 +126,35 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     if acc.is_empty() || k == 0 || l == 0 {
         return acc.into_iter().map(T::from_acc).collect();
     }
+    // lhs: W_g^T as [N, K, cig] (rows (co, i, j), columns ci), shared across the batch: the weight's (co, i, j)
+    // axes must flatten, else use its dense copy. rhs: x_g as [N, cig, H * W]: the view's rows must be dense.
+    // Both are decided (and copied if needed) once, outside the group loop.
     let (sw, sx) = (lw.strides(), lx.strides());
+    let dense_w: Vec<T>;
+    let (wbuf, w_rows, w_cols, w_base) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
+        (w, sw[3], sw[0], lw.offset())
+    } else {
+        dense_w = super::map_view(w, lw, |v| v);
+        (&dense_w[..], 1, k, 0)
+    };
+    let dense_x: Vec<T>;
+    let (xbuf, x_img, x_chan, x_base) = if sx[3] == 1 && sx[2] == wd {
+        (x, sx[0], sx[1], lx.offset())
+    } else {
+        dense_x = super::map_view(x, lx, |v| v);
+        (&dense_x[..], c * l, l, 0)
+    };
     for grp in 0..g {
-        // lhs: W_g^T as [N, K, cig] (rows (co, i, j), columns ci), shared across the batch; needs the weight's
-        // (co, i, j) axes to flatten, so take its dense copy when they do not.
-        let dense_w: Vec<T>;
-        let (wbuf, wl) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
-            (
-                w,
-                Layout::from_parts(
-                    Dims::from_slice(&[n, k, cig]),
-                    &[0, sw[3], sw[0]],
-                    lw.offset() + grp * cig * sw[0],
-                ),
-            )
-        } else {
-            let mut v = Vec::with_capacity(lw.numel());
-            crate::layout::for_each_row(lw.dims(), [lw], |[o], len, [s]| {
-                v.extend((0..len).map(|i| w[o + i * s]))
-            });
-            dense_w = v;
-            (
-                &dense_w[..],
-                Layout::from_parts(Dims::from_slice(&[n, k, cig]), &[0, 1, k], grp * cig * k),
-            )
-        };
-        // rhs: x_g as [N, cig, H * W]; flattening (h, w) needs the view's rows to be dense.
-        let dense_x: Vec<T>;
-        let (xbuf, xl) = if sx[2] == wd * sx[3] && sx[3] == 1 {
-            (
-                x,
-                Layout::from_parts(
-                    Dims::from_slice(&[n, cig, l]),
-                    &[sx[0], sx[1], 1],
-                    lx.offset() + grp * cig * sx[1],
-                ),
-            )
-        } else {
-            let mut v = Vec::with_capacity(lx.numel());
-            crate::layout::for_each_row(lx.dims(), [lx], |[o], len, [s]| {
-                v.extend((0..len).map(|i| x[o + i * s]))
-            });
-            dense_x = v;
-            (
-                &dense_x[..],
-                Layout::from_parts(
-                    Dims::from_slice(&[n, cig, l]),
-                    &[c * l, l, 1],
-                    grp * cig * l,
-                ),
-            )
-        };
+        let wl = Layout::from_parts(
+            Dims::from_slice(&[n, k, cig]),
+            &[0, w_rows, w_cols],
+            w_base + grp * cig * w_cols,
+        );
+        let xl = Layout::from_parts(
+            Dims::from_slice(&[n, cig, l]),
+            &[x_img, x_chan, 1],
+            x_base + grp * cig * x_chan,
+        );
         let col = matmul::matmul(wbuf, &wl, xbuf, &xl); // [N, K, L]
                                                         // col2im: col[b][(o, i, j)][(y, x)] adds into out[b, grp * cog + o, y * s - pad + i * dil, x * s - pad + j * dil].
         for b in 0..n {
