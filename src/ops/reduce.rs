@@ -224,26 +224,27 @@ arg_op!(ArgMin, "argmin", HIGHEST, less);
 /// Arithmetic mean.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mean;
+/// A [`Sum`] divided by the count at the end.
 impl<T: FloatDType> ReduceOp<T> for Mean {
     const NAME: &'static str = "mean";
     type Acc = T::Acc;
     type Out = T;
     fn init(&self) -> T::Acc {
-        T::Acc::ZERO
+        <Sum as ReduceOp<T>>::init(&Sum)
     }
     #[inline(always)]
-    fn step(&self, acc: T::Acc, x: T, _: usize) -> T::Acc {
-        acc.add(x.to_acc())
+    fn step(&self, acc: T::Acc, x: T, index: usize) -> T::Acc {
+        Sum.step(acc, x, index)
     }
     fn merge(&self, a: T::Acc, b: T::Acc) -> T::Acc {
-        a.add(b)
+        <Sum as ReduceOp<T>>::merge(&Sum, a, b)
     }
     fn finish(&self, acc: T::Acc, count: usize) -> T {
         T::from_acc(acc.div(T::Acc::from_usize(count)))
     }
     #[inline]
-    fn fold_slice(&self, acc: T::Acc, xs: &[T], _: usize) -> T::Acc {
-        acc.add(lane_fold(xs, T::Acc::ZERO, T::to_acc, T::Acc::add))
+    fn fold_slice(&self, acc: T::Acc, xs: &[T], first: usize) -> T::Acc {
+        Sum.fold_slice(acc, xs, first)
     }
 }
 

@@ -36,6 +36,18 @@ pub struct Conv<
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pool2d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
 
+impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
+    Conv<STRIDE, PADDING, DILATION, GROUPS>
+{
+    /// The same hyper-parameters on both spatial axes, shape-erased for the kernels.
+    const PARAMS: Conv2dParams = Conv2dParams {
+        stride: [STRIDE; 2],
+        padding: [PADDING; 2],
+        dilation: [DILATION; 2],
+        groups: GROUPS,
+    };
+}
+
 /// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
 const fn fits(
     size: usize,
@@ -94,12 +106,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
             );
         };
-        let params = Conv2dParams {
-            stride: [STRIDE; 2],
-            padding: [PADDING; 2],
-            dilation: [DILATION; 2],
-            groups: GROUPS,
-        };
+        let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let storage = device_ok(D::conv2d(
             (&self.storage, &self.layout),
             (&weight.storage, &weight.layout),
@@ -138,12 +145,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1"
             );
         };
-        let params = Conv2dParams {
-            stride: [STRIDE; 2],
-            padding: [PADDING; 2],
-            dilation: [DILATION; 2],
-            groups: GROUPS,
-        };
+        let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let storage = device_ok(D::conv_transpose2d(
             (&self.storage, &self.layout),
             (&weight.storage, &weight.layout),
@@ -220,12 +222,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "pool2d: the output's height and width must be (size + 2 padding - kernel) / stride + 1"
             );
         };
-        let params = Conv2dParams {
-            stride: [STRIDE; 2],
-            padding: [PADDING; 2],
-            dilation: [1; 2],
-            groups: 1,
-        };
+        let params = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
         let storage = device_ok(D::pool2d(
             pool,
             (&self.storage, &self.layout),

@@ -213,6 +213,16 @@ impl Arg {
     }
 }
 
+/// The error of an op whose CUDA kernels do not exist yet (the CUDA-parity issue): it names the op and dtype
+/// instead of guessing.
+fn unsupported<T: WithDType, R>(op: &'static str) -> Result<R> {
+    Err(Error::Unsupported {
+        op,
+        dtype: T::DTYPE,
+        device: "cuda",
+    })
+}
+
 const BLOCK: u32 = 256;
 const MAX_GRID: usize = 1 << 20;
 
@@ -396,11 +406,7 @@ impl Kernels for Cuda {
         _reduced: &[bool; MAX_RANK],
     ) -> Result<CudaStorage<Op::Out>> {
         // The reduction kernels are the CUDA-parity issue's work; until then, say so instead of guessing.
-        Err(Error::Unsupported {
-            op: Op::NAME,
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>(Op::NAME)
     }
 
     fn concat<T: WithDType>(
@@ -410,11 +416,7 @@ impl Kernels for Cuda {
         // Each part is a strided copy into its slab of the output; with the output contiguous and the slab a
         // narrowed view of it, that is the copy kernel once the destination can be strided (CUDA-parity issue).
         let _ = (parts, axis);
-        Err(Error::Unsupported {
-            op: "cat",
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>("cat")
     }
 
     fn gather<T: WithDType, I: IndexDType>(
@@ -424,11 +426,7 @@ impl Kernels for Cuda {
         _axis: usize,
     ) -> Result<CudaStorage<T>> {
         // Gather/scatter kernels (with out-of-range reporting) are the CUDA-parity issue's work.
-        Err(Error::Unsupported {
-            op,
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>(op)
     }
 
     fn scatter_add<T: WithDType, I: IndexDType>(
@@ -438,11 +436,7 @@ impl Kernels for Cuda {
         _src: (&CudaStorage<T>, &Layout),
         _axis: usize,
     ) -> Result<CudaStorage<T>> {
-        Err(Error::Unsupported {
-            op,
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>(op)
     }
 
     fn along_axis<T: FloatDType>(
@@ -452,11 +446,7 @@ impl Kernels for Cuda {
         _axis: usize,
     ) -> Result<CudaStorage<T>> {
         // One-block-per-row kernels are the CUDA-parity issue's work.
-        Err(Error::Unsupported {
-            op: op.name(),
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>(op.name())
     }
 
     fn conv2d<T: FloatDType>(
@@ -465,11 +455,7 @@ impl Kernels for Cuda {
         _params: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
         // im2col + the matmul kernel is the CUDA-parity issue's work.
-        Err(Error::Unsupported {
-            op: "conv2d",
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>("conv2d")
     }
 
     fn conv_transpose2d<T: FloatDType>(
@@ -477,11 +463,7 @@ impl Kernels for Cuda {
         _weight: (&CudaStorage<T>, &Layout),
         _params: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        Err(Error::Unsupported {
-            op: "conv_transpose2d",
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>("conv_transpose2d")
     }
 
     fn pool2d<T: FloatDType>(
@@ -490,13 +472,9 @@ impl Kernels for Cuda {
         _kernel: usize,
         _params: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        Err(Error::Unsupported {
-            op: match pool {
-                Pool::Max => "max_pool2d",
-                Pool::Avg => "avg_pool2d",
-            },
-            dtype: T::DTYPE,
-            device: "cuda",
+        unsupported::<T, _>(match pool {
+            Pool::Max => "max_pool2d",
+            Pool::Avg => "avg_pool2d",
         })
     }
 
@@ -505,11 +483,7 @@ impl Kernels for Cuda {
         _rhs: (&CudaStorage<T>, &Layout),
     ) -> Result<CudaStorage<T>> {
         // The matmul kernels are the CUDA-parity issue's work.
-        Err(Error::Unsupported {
-            op: "matmul",
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        unsupported::<T, _>("matmul")
     }
 
     fn where_cond<T: WithDType>(
