@@ -1,13 +1,21 @@
 //! Elementwise throughput against baselines measured in the same run: `cargo bench --bench elementwise`.
 //!
-//! - `copy/memcpy` (read 64 MB + write 64 MB into a preallocated buffer) is the machine's bandwidth baseline;
-//!   `add/*` moves 1.5x its bytes (two reads, one write), so compare bytes per second (criterion's throughput).
-//! - `exp/libm_loop` is the scalar loop every peer runs; `exp/tensor` is ours.
+//! - `copy/memcpy` (read 64 MB + write 64 MB into a preallocated buffer, one thread) is the bandwidth baseline;
+//!   `copy/memcpy_threads` does the same split over rayon's threads (what the tensor kernels use on large data).
+//!   `add/*` moves 1.5x memcpy's bytes (two reads, one write), so compare bytes per second (criterion's
+//!   throughput).
+//! - `add/tensor/fresh_output` (`&a + &b`) pays a page fault per 4 KiB of its new 64 MB output, as every library
+//!   returning a fresh array does; `into_reused_output` (`a.add_into(&b, &mut out)`) and `in_place` (`a += &b`)
+//!   write into existing memory.
+//! - `<f>/libm_loop_preallocated` is the scalar loop every peer runs; `<f>/tensor_into` writes ours into a
+//!   reused output, `<f>/tensor` into a fresh one.
 //!
 //! Results and targets: benches/README.md.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rayon::prelude::*;
 use std::hint::black_box;
+use typed_tensor::ops::{Exp, GeluTanh, Sigmoid, Silu, Tanh, UnaryOp};
 use typed_tensor::prelude::*;
 
 const N: usize = 1 << 24; // 16M f32 = 64 MB per tensor
@@ -21,6 +29,13 @@ fn copy_and_add(c: &mut Criterion) {
         .sample_size(20);
     g.bench_function("memcpy", |b| {
         b.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("memcpy_threads", |b| {
+        b.iter(|| {
+            dst.par_chunks_mut(1 << 18)
+                .zip(black_box(&src).par_chunks(1 << 18))
+                .for_each(|(d, s)| d.copy_from_slice(s))
+        })
     });
     g.finish();
 
@@ -41,27 +56,68 @@ fn copy_and_add(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("tensor", "fresh_output"), |b| {
         b.iter(|| black_box(&a + &bt))
     });
+    g.bench_function(BenchmarkId::new("tensor", "into_reused_output"), |b| {
+        let mut out = Tensor::<f32, Big, Cpu>::zeros();
+        b.iter(|| {
+            a.add_into(&bt, &mut out);
+            black_box(&out);
+        })
+    });
+    g.bench_function(BenchmarkId::new("tensor", "in_place"), |b| {
+        let mut acc = a.clone() + 0.0; // its own buffer
+        b.iter(|| {
+            acc += &bt;
+            black_box(&acc);
+        })
+    });
     g.finish();
 }
 
-fn exp(c: &mut Criterion) {
-    let src: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 / 100.0 - 5.0).collect();
+fn unary<Op: UnaryOp<f32>>(
+    c: &mut Criterion,
+    name: &str,
+    op: Op,
+    libm: fn(f32) -> f32,
+    src: &[f32],
+) {
     let mut dst = vec![0.0f32; N];
-    let a = Tensor::<f32, Big, Cpu>::from_vec(src.clone()).unwrap();
-    let mut g = c.benchmark_group("exp");
+    let a = Tensor::<f32, Big, Cpu>::from_vec(src.to_vec()).unwrap();
+    let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Bytes((2 * N * 4) as u64))
         .sample_size(10);
     g.bench_function("libm_loop_preallocated", |b| {
         b.iter(|| {
-            for (o, &x) in dst.iter_mut().zip(&src) {
-                *o = x.exp();
+            for (o, &x) in dst.iter_mut().zip(src) {
+                *o = libm(x);
             }
             black_box(&dst);
         })
     });
-    g.bench_function("tensor", |b| b.iter(|| black_box(a.exp())));
+    g.bench_function("tensor", |b| b.iter(|| black_box(a.unary(op))));
+    g.bench_function("tensor_into", |b| {
+        let mut out = Tensor::<f32, Big, Cpu>::zeros();
+        b.iter(|| {
+            a.unary_into(op, &mut out);
+            black_box(&out);
+        })
+    });
     g.finish();
 }
 
-criterion_group!(benches, copy_and_add, exp);
+fn math(c: &mut Criterion) {
+    let src: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 / 100.0 - 5.0).collect();
+    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
+    let gelu = |x: f32| {
+        let k = (2.0f32 / std::f32::consts::PI).sqrt();
+        0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+    };
+    let silu = |x: f32| x / (1.0 + (-x).exp());
+    unary(c, "exp", Exp, f32::exp, &src);
+    unary(c, "tanh", Tanh, f32::tanh, &src);
+    unary(c, "sigmoid", Sigmoid, sigmoid, &src);
+    unary(c, "gelu", GeluTanh, gelu, &src);
+    unary(c, "silu", Silu, silu, &src);
+}
+
+criterion_group!(benches, copy_and_add, math);
 criterion_main!(benches);

@@ -116,6 +116,38 @@ fn convs<T: FloatDType, D: Device>() {
     );
     check("depthwise conv2d, transposed weight", &y.to_vec(), &want, 9);
 
+    // A batch large enough that the CPU runs images on separate threads, padding wider than the taps reach.
+    let x: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(21);
+    let w: Tensor<T, Rank4<16, 16, 3, 3>, D> = random(22);
+    let y: Tensor<T, Rank4<4, 16, 14, 14>, D> = x.conv2d(&w, Conv::<1, 2, 1, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [4, 16, 12, 12],
+        &vals(&w.to_vec()),
+        [16, 16, 3, 3],
+        [1; 2],
+        [2; 2],
+        [1; 2],
+        1,
+    );
+    check("conv2d batch 4, padding 2", &y.to_vec(), &want, 144);
+
+    // A 1x1 input, stride 2, padding 1: whole rows and columns of taps fall in the padding.
+    let x: Tensor<T, Rank4<1, 2, 1, 1>, D> = random(23);
+    let w: Tensor<T, Rank4<3, 2, 3, 3>, D> = random(24);
+    let y: Tensor<T, Rank4<1, 3, 1, 1>, D> = x.conv2d(&w, Conv::<2, 1, 1, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [1, 2, 1, 1],
+        &vals(&w.to_vec()),
+        [3, 2, 3, 3],
+        [2; 2],
+        [1; 2],
+        [1; 2],
+        1,
+    );
+    check("conv2d of a 1x1 input", &y.to_vec(), &want, 18);
+
     // conv1d = conv2d of height 1, padded along the length only.
     let x: Tensor<T, Rank3<2, 4, 9>, D> = random(7);
     let w: Tensor<T, Rank3<6, 2, 3>, D> = random(8);

@@ -311,9 +311,67 @@ fn known_values_and_edge_cases<D: Device>() {
     assert_eq!(bytes.sum_all().to_scalar(), 44);
 }
 
+/// Inputs above the CPU's threading threshold (split along a kept axis, or along a reduced one with partial
+/// states merged), contiguous and transposed, against f64 references; argmax ties across part boundaries.
+fn large_inputs<D: Device>() {
+    const R: usize = 64;
+    const C: usize = 4099; // parts of the 64 rows and of the 4099 columns do not line up with anything
+    let x: Tensor<f64, Rank2<R, C>, D> = random(51);
+    let v = x.to_vec();
+    let dims = [R, C];
+    let sum = |g: &[f64]| g.iter().sum::<f64>();
+    let max = |g: &[f64]| g.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    for (what, got, reduced) in [
+        ("sum rows", x.sum::<Axis<1>>().to_vec(), [false, true]),
+        ("sum cols", x.sum::<Axis<0>>().to_vec(), [true, false]),
+    ] {
+        let want = reference(&v, &dims, &reduced, sum);
+        let scale = reference(&v, &dims, &reduced, |g| g.iter().map(|x| x.abs()).sum());
+        assert_reduced(what, &got, &want, &scale);
+    }
+    let want = reference(&v, &dims, &[true, true], sum);
+    assert_reduced(
+        "sum all",
+        &[x.sum_all().to_scalar()],
+        &want,
+        &[v.len() as f64],
+    );
+    // The transposed view: its first kept axis is the (strided) column axis.
+    let xt: Tensor<f64, Rank2<C, R>, D> = x.t();
+    let want = reference(&v, &dims, &[true, false], max);
+    assert_reduced(
+        "max of transposed rows",
+        &xt.max::<Axis<1>>().to_vec(),
+        &want,
+        &want,
+    );
+    assert_eq!(xt.max_all().to_scalar(), max(&v));
+
+    // argmax over all elements: the maximum appears three times, the first in the middle of the data.
+    let mut w = vec![0.0f32; R * C];
+    for k in [R * C / 2 + 3, R * C / 2 + 4, R * C - 1] {
+        w[k] = 5.0;
+    }
+    let t = Tensor::<f32, Rank2<R, C>, D>::from_vec(w.clone()).unwrap();
+    assert_eq!(t.argmax_all().to_scalar() as usize, R * C / 2 + 3);
+    let ones = Tensor::<f32, Rank1<{ R * C }>, D>::ones();
+    assert_eq!(
+        ones.argmin_all().to_scalar(),
+        0,
+        "ties pick the first position"
+    );
+    // Column argmax on the transposed view (the rows walk with a strided innermost axis).
+    let tt: Tensor<f32, Rank2<C, R>, D> = t.t();
+    let want: Vec<u32> = (0..C)
+        .map(|c| (0..R).find(|&r| w[r * C + c] == 5.0).unwrap_or(0) as u32)
+        .collect();
+    assert_eq!(tt.argmax::<Axis<1>>().to_vec(), want);
+}
+
 // CUDA reduction kernels belong to the CUDA-parity issue; until then `Cuda` reports them unsupported.
 device_tests! { cpu_only:
     reductions_every_dtype_every_view => every_dtype;
     reductions_rank3_keepdim_and_permuted => rank3_and_keepdim;
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;
+    reductions_of_large_inputs_split_across_threads => large_inputs;
 }

@@ -20,7 +20,7 @@ use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::MAX_RANK;
+use crate::shape::{Dims, MAX_RANK};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -73,6 +73,48 @@ pub trait Kernels {
         lhs: (&Self::Storage<T>, &Layout),
         rhs: (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>>;
+    /// [`Self::unary`] written into `out`, whose first `src.numel()` elements become the result (contiguous).
+    /// A device writes in place when no other tensor shares `out`; otherwise, and by default, `out` is replaced
+    /// by a fresh buffer.
+    fn unary_into<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        src: (&Self::Storage<T>, &Layout),
+        out: &mut Self::Storage<T>,
+    ) -> Result<()> {
+        *out = Self::unary(op, src.0, src.1)?;
+        Ok(())
+    }
+    /// [`Self::binary`] written into `out`, as in [`Self::unary_into`].
+    fn binary_into<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: (&Self::Storage<T>, &Layout),
+        rhs: (&Self::Storage<T>, &Layout),
+        out: &mut Self::Storage<T>,
+    ) -> Result<()> {
+        *out = Self::binary(op, lhs, rhs)?;
+        Ok(())
+    }
+    /// `dst = op(dst)` over a dense row-major buffer with `dims`, in place where nothing else shares it (a fresh
+    /// buffer otherwise, and by default).
+    fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        dst: &mut Self::Storage<T>,
+        dims: &Dims,
+    ) -> Result<()> {
+        *dst = Self::unary(op, dst, &Layout::contiguous(*dims))?;
+        Ok(())
+    }
+    /// `dst = op(dst, rhs)` over a dense row-major buffer with the dims of `rhs`'s (already broadcast) layout, in
+    /// place as in [`Self::unary_assign`].
+    fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        dst: &mut Self::Storage<T>,
+        rhs: (&Self::Storage<T>, &Layout),
+    ) -> Result<()> {
+        let ld = Layout::contiguous(*rhs.1.dims());
+        *dst = Self::binary(op, (dst, &ld), rhs)?;
+        Ok(())
+    }
     /// A `u8` mask, 1 where `op` holds.
     fn compare<T: WithDType>(
         op: CmpOp,

@@ -60,13 +60,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
     fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
-        let scalar = device_ok(D::full(1, value));
-        let ls = device_ok(
-            Layout::contiguous(Default::default()).broadcast_as(Op::NAME, self.layout.dims()),
-        );
+        let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         let (x, s) = ((&self.storage, &self.layout), (&scalar, &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
         Self::from_storage(self.shape, device_ok(D::binary(op, a, b)))
+    }
+
+    /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
+    pub(super) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T>, Layout) {
+        let scalar = device_ok(D::full(1, value));
+        let ls =
+            device_ok(Layout::contiguous(Default::default()).broadcast_as(op, self.layout.dims()));
+        (scalar, ls)
     }
 
     /// `x * x`.
@@ -233,7 +238,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
 /// with both layouts broadcast to it.
-fn broadcast_pair<Out: Shape>(
+pub(super) fn broadcast_pair<Out: Shape>(
     op: &'static str,
     a: &Layout,
     b: &Layout,

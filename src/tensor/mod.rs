@@ -17,6 +17,7 @@ mod create;
 pub use create::NestedArray;
 mod display;
 mod elementwise;
+mod in_place;
 mod index;
 mod indexing;
 mod join;

@@ -1,6 +1,6 @@
 //! CPU convolution (im2col + the matmul kernel, so it runs at GEMM speed) and pooling (direct window loops).
 
-use super::matmul;
+use super::matmul::{self, Threads};
 use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
 use crate::ops::{Conv2dParams, Pool};
@@ -27,6 +27,78 @@ fn source(o: usize, k: usize, size: usize, p: &Conv2dParams, axis: usize) -> Opt
         .filter(|&i| i < size)
 }
 
+/// The output positions `lo..hi` along `axis` whose tap `k` lands inside the input (the rest read padding).
+fn valid_outputs(
+    out_len: usize,
+    k: usize,
+    size: usize,
+    p: &Conv2dParams,
+    axis: usize,
+) -> (usize, usize) {
+    let (s, shift, pad) = (p.stride[axis], k * p.dilation[axis], p.padding[axis]);
+    // o * s + shift - pad must lie in [0, size).
+    let lo = pad.saturating_sub(shift).div_ceil(s);
+    let hi = if size + pad > shift {
+        ((size + pad - shift - 1) / s + 1).min(out_len)
+    } else {
+        0
+    };
+    (lo.min(hi), hi)
+}
+
+/// Geometry of one conv2d call, shared by the per-image work.
+struct Geometry {
+    h: usize,
+    wd: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    cig: usize,
+    p: Conv2dParams,
+}
+
+/// im2col of image `b`, group `grp`: `col[(ci, i, j)][(y, x)] = input[b, grp * cig + ci, y * s - pad + i * dil,
+/// x * s - pad + j * dil]`, zero in the padding. Rows of unit-stride taps are slice copies.
+fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usize, col: &mut [T]) {
+    let sx = lx.strides();
+    let (ow, l) = (g.ow, g.oh * g.ow);
+    for ci in 0..g.cig {
+        let plane = lx.offset() + b * sx[0] + (grp * g.cig + ci) * sx[1];
+        for i in 0..g.kh {
+            for j in 0..g.kw {
+                let row = ((ci * g.kh + i) * g.kw + j) * l;
+                let (lo, hi) = valid_outputs(ow, j, g.wd, &g.p, 1);
+                for y in 0..g.oh {
+                    let dst = &mut col[row + y * ow..row + (y + 1) * ow];
+                    let Some(sy) = source(y, i, g.h, &g.p, 0) else {
+                        dst.fill(T::ZERO);
+                        continue;
+                    };
+                    dst[..lo].fill(T::ZERO);
+                    dst[hi..].fill(T::ZERO);
+                    if lo == hi {
+                        continue;
+                    }
+                    let first = source(lo, j, g.wd, &g.p, 1).expect("inside the valid range");
+                    let start = plane + sy * sx[2] + first * sx[3];
+                    let step = g.p.stride[1] * sx[3];
+                    if step == 1 {
+                        dst[lo..hi].copy_from_slice(&x[start..start + hi - lo]);
+                    } else {
+                        for (t, d) in dst[lo..hi].iter_mut().enumerate() {
+                            *d = x[start + t * step];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// conv2d as one GEMM per image and group, `(cog, K) x (K, OH * OW)` over that image's im2col block. Large
+/// batches run images side by side on threads (each thread reuses one column buffer); otherwise images go one
+/// after another and the GEMM itself uses the cores.
 pub(super) fn conv2d<T: FloatDType>(
     x: &[T],
     lx: &Layout,
@@ -37,14 +109,23 @@ pub(super) fn conv2d<T: FloatDType>(
     let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
     let [co, cig, kh, kw] = [lw.dims()[0], lw.dims()[1], lw.dims()[2], lw.dims()[3]];
     let (oh, ow) = (out_size(h, kh, &p, 0), out_size(wd, kw, &p, 1));
-    let (g, cog) = (p.groups, co / p.groups);
-    debug_assert_eq!(c, cig * g);
+    let (groups, cog) = (p.groups, co / p.groups);
+    debug_assert_eq!(c, cig * groups);
     let (k, l) = (cig * kh * kw, oh * ow);
-    let sx = lx.strides();
     let mut out = alloc::vec![T::ZERO; n * co * l];
     if out.is_empty() {
         return out;
     }
+    let geometry = Geometry {
+        h,
+        wd,
+        kh,
+        kw,
+        oh,
+        ow,
+        cig,
+        p,
+    };
     // The weight as a dense (C_out, K) matrix (copied only if strided).
     let w_dense: Vec<T>;
     let w_rows: &[T] = if let Some(r) = lw.contiguous_range() {
@@ -53,41 +134,39 @@ pub(super) fn conv2d<T: FloatDType>(
         w_dense = super::map_view(w, lw, |v| v);
         &w_dense
     };
-    let mut col = alloc::vec![T::ZERO; n * k * l];
-    for grp in 0..g {
-        // im2col: col[b][(ci, i, j)][(y, x)] = input[b, grp * cig + ci, y * s - pad + i * dil, x * s - pad + j * dil].
-        for b in 0..n {
-            for ci in 0..cig {
-                let plane = lx.offset() + b * sx[0] + (grp * cig + ci) * sx[1];
-                for i in 0..kh {
-                    for j in 0..kw {
-                        let row = ((b * k) + (ci * kh + i) * kw + j) * l;
-                        for y in 0..oh {
-                            let dst = &mut col[row + y * ow..row + (y + 1) * ow];
-                            match source(y, i, h, &p, 0) {
-                                None => dst.fill(T::ZERO),
-                                Some(sy) => {
-                                    for (xo, d) in dst.iter_mut().enumerate() {
-                                        *d = match source(xo, j, wd, &p, 1) {
-                                            Some(sxx) => x[plane + sy * sx[2] + sxx * sx[3]],
-                                            None => T::ZERO,
-                                        };
-                                    }
-                                }
-                            }
-                        }
+    let lc = Layout::contiguous(Dims::from_slice(&[1, k, l]));
+    let image = |b: usize, out_image: &mut [T], col: &mut [T], threads: Threads| {
+        for grp in 0..groups {
+            im2col(x, lx, &geometry, b, grp, col);
+            let lw_g =
+                Layout::from_parts(Dims::from_slice(&[1, cog, k]), &[0, k, 1], grp * cog * k);
+            let dst = &mut out_image[grp * cog * l..(grp + 1) * cog * l];
+            matmul::matmul_into(w_rows, &lw_g, col, &lc, dst, threads);
+        }
+    };
+
+    #[cfg(feature = "std")]
+    {
+        // Whole images per thread balance when the batch divides evenly or is large.
+        let threads = rayon::current_num_threads();
+        let balanced = n % threads == 0 || n >= 4 * threads;
+        if threads > 1 && n > 1 && balanced && n * co * k * l >= matmul::PARALLEL_MACS {
+            use rayon::prelude::*;
+            let per_part = n.div_ceil(threads);
+            out.par_chunks_mut(per_part * co * l)
+                .enumerate()
+                .for_each(|(part, block)| {
+                    let mut col = alloc::vec![T::ZERO; k * l];
+                    for (i, out_image) in block.chunks_mut(co * l).enumerate() {
+                        image(part * per_part + i, out_image, &mut col, Threads::One);
                     }
-                }
-            }
+                });
+            return out;
         }
-        // [N, cog, K] (the group's weight rows, shared: batch stride 0) x [N, K, L].
-        let lw_g = Layout::from_parts(Dims::from_slice(&[n, cog, k]), &[0, k, 1], grp * cog * k);
-        let lc = Layout::from_parts(Dims::from_slice(&[n, k, l]), &[k * l, l, 1], 0);
-        let y = matmul::matmul(w_rows, &lw_g, &col, &lc);
-        for b in 0..n {
-            let dst = (b * co + grp * cog) * l;
-            out[dst..dst + cog * l].copy_from_slice(&y[b * cog * l..(b + 1) * cog * l]);
-        }
+    }
+    let mut col = alloc::vec![T::ZERO; k * l];
+    for (b, out_image) in out.chunks_mut(co * l).enumerate() {
+        image(b, out_image, &mut col, Threads::IfLarge);
     }
     out
 }

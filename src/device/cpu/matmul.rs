@@ -10,47 +10,82 @@ use alloc::vec::Vec;
 /// the loop takes 0.43 us per call and gemm 0.97 us; at 16x16x16 the loop takes 6.1 us and gemm 0.86 us).
 const SMALL_MACS: usize = 8 * 8 * 8;
 /// From this many multiply-adds on, gemm may use every core (`std` only).
-#[cfg(feature = "std")]
-const PARALLEL_MACS: usize = 96 * 96 * 96;
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
 
-/// `[B, M, K] x [B, K, N] -> [B, M, N]`, contiguous output.
+/// `[B, M, K] x [B, K, N] -> [B, M, N]`, contiguous output; large products use every core.
 pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<T> {
-    let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
+    let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
     let mut out = alloc::vec![T::ZERO; batch * m * n];
+    matmul_into(a, la, b, lb, &mut out, Threads::IfLarge);
+    out
+}
+
+/// Whether one product may spread over the cores.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Threads {
+    /// From [`PARALLEL_MACS`] multiply-adds on (with `std`).
+    IfLarge,
+    /// Never: the caller already runs products side by side.
+    One,
+}
+
+/// [`matmul`] into `out` (`B * M * N` elements, overwritten).
+pub(super) fn matmul_into<T: FloatDType>(
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    out: &mut [T],
+    threads: Threads,
+) {
+    let (m, k, n) = (la.dims()[1], la.dims()[2], lb.dims()[2]);
     if out.is_empty() {
-        return out;
+        return;
     }
     if m * n * k <= SMALL_MACS {
-        small(a, la, b, lb, &mut out);
-        return out;
+        small(a, la, b, lb, out);
+        return;
     }
+    #[cfg(feature = "std")]
+    let parallelism = if threads == Threads::IfLarge && m * n * k >= PARALLEL_MACS {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    #[cfg(not(feature = "std"))]
+    let parallelism = {
+        let _ = threads;
+        gemm::Parallelism::None
+    };
     match T::DTYPE {
         DType::F32 => gemm_batched::<f32>(
             bytemuck::cast_slice(a),
             la,
             bytemuck::cast_slice(b),
             lb,
-            bytemuck::cast_slice_mut(&mut out),
+            bytemuck::cast_slice_mut(out),
+            parallelism,
         ),
         DType::F64 => gemm_batched::<f64>(
             bytemuck::cast_slice(a),
             la,
             bytemuck::cast_slice(b),
             lb,
-            bytemuck::cast_slice_mut(&mut out),
+            bytemuck::cast_slice_mut(out),
+            parallelism,
         ),
         _ => {
             // f16/bf16: widen both operands (a shared operand once), multiply in f32, round once.
             let (wa, wla) = widen(a, la);
             let (wb, wlb) = widen(b, lb);
             let mut wide = alloc::vec![0f32; out.len()];
-            gemm_batched::<f32>(&wa, &wla, &wb, &wlb, &mut wide);
+            gemm_batched::<f32>(&wa, &wla, &wb, &wlb, &mut wide, parallelism);
             for (o, w) in out.iter_mut().zip(wide) {
                 *o = T::from_f64(w as f64); // exact widening, then one rounding
             }
         }
     }
-    out
 }
 
 /// A contiguous f32 copy of a `[B, R, C]` view, keeping batch stride 0 (one copy) for a shared operand.
@@ -74,20 +109,18 @@ fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
     (wide, Layout::from_parts(*l.dims(), &strides, 0))
 }
 
-fn gemm_batched<E>(a: &[E], la: &Layout, b: &[E], lb: &Layout, out: &mut [E])
-where
+fn gemm_batched<E>(
+    a: &[E],
+    la: &Layout,
+    b: &[E],
+    lb: &Layout,
+    out: &mut [E],
+    parallelism: gemm::Parallelism,
+) where
     E: Copy + 'static + num_traits::Zero + num_traits::One,
 {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
     let (sa, sb) = (la.strides(), lb.strides());
-    #[cfg(feature = "std")]
-    let parallelism = if m * n * k >= PARALLEL_MACS {
-        gemm::Parallelism::Rayon(0)
-    } else {
-        gemm::Parallelism::None
-    };
-    #[cfg(not(feature = "std"))]
-    let parallelism = gemm::Parallelism::None;
     // Every index gemm forms is `offset + i * row_stride + j * col_stride` with i, j inside the view's dims,
     // which `storage_extent` bounds; the destination is a dense m x n block of `out`.
     assert!(la.storage_extent() <= a.len() && lb.storage_extent() <= b.len());

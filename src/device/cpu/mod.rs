@@ -1,196 +1,33 @@
 //! The host device: storage is an `Arc<Vec<T>>`, so views and clones share one buffer.
 //!
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
-//! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row.
+//! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row. The
+//! `_into` / `_assign` kernels write into a buffer only its tensor holds (`Arc::get_mut`), so nothing that
+//! shares it can observe the write; a shared buffer gets a fresh copy instead.
 
 mod along_axis;
 mod conv;
+mod elementwise;
 mod indexing;
 mod matmul;
+mod reduce;
+
+use elementwise::{
+    as_slots, map_view, map_view_into, update_dense, update_zip, zip_views, zip_views_into,
+};
 
 use super::{Device, Kernels};
 use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::MAX_RANK;
+use crate::shape::{Dims, MAX_RANK};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cpu;
-
-/// `f` over a dense slice, compiled for the widest vector unit the CPU has: the loop is monomorphised into
-/// `#[target_feature]` clones (AVX-512, AVX2) picked at run time, as the `gemm` crate does. Without FMA
-/// contraction (Rust never fuses `a * b + c` implicitly) every clone gives bit-identical results.
-#[inline(always)]
-fn map_dense<T: Copy, U>(src: &[T], f: impl Fn(T) -> U) -> Vec<U> {
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    {
-        if std::is_x86_feature_detected!("avx512f") {
-            // Safety: the feature was detected on this CPU.
-            return unsafe { map_avx512(src, f) };
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // Safety: the feature was detected on this CPU.
-            return unsafe { map_avx2(src, f) };
-        }
-    }
-    src.iter().map(|&x| f(x)).collect()
-}
-
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx512f")]
-unsafe fn map_avx512<T: Copy, U>(src: &[T], f: impl Fn(T) -> U) -> Vec<U> {
-    src.iter().map(|&x| f(x)).collect()
-}
-
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-unsafe fn map_avx2<T: Copy, U>(src: &[T], f: impl Fn(T) -> U) -> Vec<U> {
-    src.iter().map(|&x| f(x)).collect()
-}
-
-/// Collects `f` applied to every element of a view, in row-major order.
-#[inline(always)]
-fn map_view<T: WithDType, U>(src: &[T], layout: &Layout, f: impl Fn(T) -> U) -> Vec<U> {
-    if let Some(range) = layout.contiguous_range() {
-        return map_dense(&src[range], f);
-    }
-    let mut out = Vec::with_capacity(layout.numel());
-    for_each_row(layout.dims(), [layout], |[o], len, [s]| {
-        if s == 1 {
-            out.extend(src[o..o + len].iter().map(|&x| f(x)));
-        } else {
-            out.extend((0..len).map(|i| f(src[o + i * s])));
-        }
-    });
-    out
-}
-
-/// Collects `f` over pairs of two views with the same dims (already broadcast).
-#[inline(always)]
-fn zip_views<T: WithDType, U>(
-    (a, la): (&[T], &Layout),
-    (b, lb): (&[T], &Layout),
-    f: impl Fn(T, T) -> U,
-) -> Vec<U> {
-    if let (Some(ra), Some(rb)) = (la.contiguous_range(), lb.contiguous_range()) {
-        return a[ra].iter().zip(&b[rb]).map(|(&x, &y)| f(x, y)).collect();
-    }
-    let mut out = Vec::with_capacity(la.numel());
-    for_each_row(la.dims(), [la, lb], |[oa, ob], len, [sa, sb]| {
-        match (sa, sb) {
-            (1, 1) => out.extend(
-                a[oa..oa + len]
-                    .iter()
-                    .zip(&b[ob..ob + len])
-                    .map(|(&x, &y)| f(x, y)),
-            ),
-            (1, 0) => {
-                let y = b[ob];
-                out.extend(a[oa..oa + len].iter().map(|&x| f(x, y)))
-            }
-            (0, 1) => {
-                let x = a[oa];
-                out.extend(b[ob..ob + len].iter().map(|&y| f(x, y)))
-            }
-            _ => out.extend((0..len).map(|i| f(a[oa + i * sa], b[ob + i * sb]))),
-        }
-    });
-    out
-}
-
-/// Folds every element of a (sub-)view into `acc`, passing each its row-major index within the view.
-#[inline(always)]
-fn fold_view<T: WithDType, Op: ReduceOp<T>>(
-    op: &Op,
-    src: &[T],
-    layout: &Layout,
-    acc: Op::Acc,
-) -> Op::Acc {
-    let mut acc = acc;
-    let mut index = 0;
-    for_each_row(layout.dims(), [layout], |[o], len, [s]| {
-        acc = if s == 1 {
-            op.fold_slice(acc, &src[o..o + len], index)
-        } else {
-            (0..len).fold(acc, |a, i| op.step(a, src[o + i * s], index + i))
-        };
-        index += len;
-    });
-    acc
-}
-
-/// Dense row into dense accumulators: a vectorisable zip (a column sum runs at memory speed through it, three
-/// times faster than the indexed loop).
-#[inline]
-fn accumulate_row<T: WithDType, Op: ReduceOp<T>>(op: &Op, accs: &mut [Op::Acc], xs: &[T]) {
-    for (a, &x) in accs.iter_mut().zip(xs) {
-        *a = op.step(*a, x, 0);
-    }
-}
-
-/// A reduction over the `reduced` axes. Two walks:
-/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
-///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
-/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
-///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
-fn reduce_cpu<T: WithDType, Op: ReduceOp<T>>(
-    op: Op,
-    src: &[T],
-    layout: &Layout,
-    reduced: &[bool; MAX_RANK],
-) -> Vec<Op::Out> {
-    let (outer, inner) = layout.split_reduced(reduced);
-    let count = inner.numel();
-    let innermost_kept = (0..layout.rank())
-        .filter(|&ax| layout.dims()[ax] > 1)
-        .min_by_key(|&ax| layout.strides()[ax])
-        .is_some_and(|ax| !reduced[ax]);
-
-    let accs: Vec<Op::Acc> = if innermost_kept && !Op::USES_INDEX && count > 0 {
-        // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
-        let mut acc_strides = [0; MAX_RANK];
-        let mut stride = 1;
-        for ax in (0..layout.rank()).rev() {
-            if !reduced[ax] {
-                acc_strides[ax] = stride;
-                stride *= layout.dims()[ax];
-            }
-        }
-        let acc_layout = Layout::from_parts(*layout.dims(), &acc_strides, 0);
-        let mut accs = alloc::vec![op.init(); outer.numel()];
-        for_each_row(
-            layout.dims(),
-            [layout, &acc_layout],
-            |[xo, ao], len, [xs, as_]| {
-                if as_ == 0 {
-                    accs[ao] = (0..len).fold(accs[ao], |a, i| op.step(a, src[xo + i * xs], 0));
-                } else if as_ == 1 && xs == 1 {
-                    accumulate_row(&op, &mut accs[ao..ao + len], &src[xo..xo + len]);
-                } else {
-                    for i in 0..len {
-                        let k = ao + i * as_;
-                        accs[k] = op.step(accs[k], src[xo + i * xs], 0);
-                    }
-                }
-            },
-        );
-        accs
-    } else {
-        let mut accs = Vec::with_capacity(outer.numel());
-        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
-            for i in 0..len {
-                let sub = Layout::from_parts(*inner.dims(), inner.strides(), o + i * s);
-                accs.push(fold_view(&op, src, &sub, op.init()));
-            }
-        });
-        accs
-    };
-    accs.into_iter().map(|a| op.finish(a, count)).collect()
-}
 
 impl Device for Cpu {}
 
@@ -244,6 +81,61 @@ impl Kernels for Cpu {
         Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| op.apply(x, y))))
     }
 
+    fn unary_into<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        (src, ls): (&Self::Storage<T>, &Layout),
+        out: &mut Self::Storage<T>,
+    ) -> Result<()> {
+        match Arc::get_mut(out) {
+            Some(o) => map_view_into(as_slots(&mut o[..ls.numel()]), src, ls, |x| op.apply(x)),
+            None => *out = Self::unary(op, src, ls)?,
+        }
+        Ok(())
+    }
+
+    fn binary_into<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        (a, la): (&Self::Storage<T>, &Layout),
+        (b, lb): (&Self::Storage<T>, &Layout),
+        out: &mut Self::Storage<T>,
+    ) -> Result<()> {
+        match Arc::get_mut(out) {
+            Some(o) => zip_views_into(as_slots(&mut o[..la.numel()]), (a, la), (b, lb), |x, y| {
+                op.apply(x, y)
+            }),
+            None => *out = Self::binary(op, (a, la), (b, lb))?,
+        }
+        Ok(())
+    }
+
+    fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        dst: &mut Self::Storage<T>,
+        dims: &Dims,
+    ) -> Result<()> {
+        let layout = Layout::contiguous(*dims);
+        match Arc::get_mut(dst) {
+            Some(d) => update_dense(&mut d[..layout.numel()], |x| op.apply(x)),
+            None => *dst = Self::unary(op, dst, &layout)?,
+        }
+        Ok(())
+    }
+
+    fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        dst: &mut Self::Storage<T>,
+        (b, lb): (&Self::Storage<T>, &Layout),
+    ) -> Result<()> {
+        match Arc::get_mut(dst) {
+            Some(d) => update_zip(&mut d[..lb.numel()], (b, lb), |x, y| op.apply(x, y)),
+            None => {
+                let ld = Layout::contiguous(*lb.dims());
+                *dst = Self::binary(op, (dst, &ld), (b, lb))?
+            }
+        }
+        Ok(())
+    }
+
     fn compare<T: WithDType>(
         op: CmpOp,
         (a, la): (&Self::Storage<T>, &Layout),
@@ -260,7 +152,7 @@ impl Kernels for Cpu {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
-        Ok(Arc::new(reduce_cpu(op, storage, layout, reduced)))
+        Ok(Arc::new(reduce::reduce(op, storage, layout, reduced)))
     }
 
     fn concat<T: WithDType>(

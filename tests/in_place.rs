@@ -1,0 +1,199 @@
+//! In-place (`+=`, `unary_assign`) and `_into` forms of the elementwise ops: the same values as the allocating
+//! ops on every view kind and dtype; buffers reused only when nothing else can observe the write; large inputs
+//! (split across threads on the CPU) against element-by-element references.
+
+mod common;
+
+use common::*;
+use typed_tensor::ops::{self, Exp};
+use typed_tensor::prelude::*;
+
+type AssignFn<T, D> = fn(&mut Tensor<T, Mat, D>, &Tensor<T, Mat, D>);
+type BinFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>) -> Tensor<T, Mat, D>;
+type IntoFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>, &mut Tensor<T, Mat, D>);
+/// An op's name, its `+=` form, its `_into` form and its allocating form.
+type Case<T, D> = (&'static str, AssignFn<T, D>, IntoFn<T, D>, BinFn<T, D>);
+
+fn assign_and_into<T: WithDType, D: Device>() {
+    let (lo, hi) = if T::DTYPE.is_int() {
+        (0.0, 100.0)
+    } else {
+        (0.5, 8.0)
+    };
+    let cases: [Case<T, D>; 4] = [
+        (
+            "add",
+            |a, b| *a += b,
+            |a, b, o| a.add_into(b, o),
+            |a, b| a + b,
+        ),
+        (
+            "sub",
+            |a, b| *a -= b,
+            |a, b, o| a.sub_into(b, o),
+            |a, b| a - b,
+        ),
+        (
+            "mul",
+            |a, b| *a *= b,
+            |a, b, o| a.mul_into(b, o),
+            |a, b| a * b,
+        ),
+        (
+            "div",
+            |a, b| *a /= b,
+            |a, b, o| a.div_into(b, o),
+            |a, b| a / b,
+        ),
+    ];
+    let lhs = views::<T, D>(31, lo, hi);
+    let rhs = views::<T, D>(32, lo, hi);
+    for (name, assign, into, fresh) in cases {
+        for a in &lhs {
+            for b in &rhs {
+                let what = format!("{name} on {} x {} ({:?})", a.kind, b.kind, T::DTYPE);
+                let want = fresh(&a.tensor, &b.tensor).to_vec();
+
+                // In place on a copy the test alone holds, and on a view that shares its buffer with `a`.
+                let mut owned = Tensor::<T, Mat, D>::from_vec(a.expected.clone()).unwrap();
+                assign(&mut owned, &b.tensor);
+                assert_eq!(owned.to_vec(), want, "{what}: assign");
+                let mut shared = a.tensor.clone();
+                assign(&mut shared, &b.tensor);
+                assert_eq!(shared.to_vec(), want, "{what}: assign on a shared view");
+                assert_eq!(a.tensor.to_vec(), a.expected, "{what}: the sharer changed");
+
+                // Into a dense output, a shared one, and a transposed view.
+                let mut out = Tensor::<T, Mat, D>::zeros();
+                into(&a.tensor, &b.tensor, &mut out);
+                assert_eq!(out.to_vec(), want, "{what}: into");
+                let mut out_shared = out.clone();
+                into(&b.tensor, &a.tensor, &mut out_shared);
+                assert_eq!(out.to_vec(), want, "{what}: the output's sharer changed");
+                let mut out_t = Tensor::<T, Rank2<N, M>, D>::zeros().t();
+                into(&a.tensor, &b.tensor, &mut out_t);
+                assert_eq!(out_t.to_vec(), want, "{what}: into a transposed view");
+            }
+        }
+    }
+    // Scalars, and unary ops in place / into, checked against the allocating forms.
+    for a in &lhs {
+        let mut x = a.tensor.clone();
+        x += T::ONE;
+        x *= T::from_f64(3.0);
+        assert_eq!(
+            x.to_vec(),
+            ((&a.tensor + T::ONE) * T::from_f64(3.0)).to_vec()
+        );
+        let mut y = a.tensor.clone();
+        y.unary_assign(ops::Sqr);
+        assert_eq!(
+            y.to_vec(),
+            a.tensor.sqr().to_vec(),
+            "sqr in place on {}",
+            a.kind
+        );
+        let mut out = Tensor::<T, Mat, D>::zeros();
+        a.tensor.unary_into(ops::Sqr, &mut out);
+        assert_eq!(
+            out.to_vec(),
+            a.tensor.sqr().to_vec(),
+            "sqr into on {}",
+            a.kind
+        );
+    }
+}
+
+fn assign_and_into_all<D: Device>() {
+    assign_and_into::<u8, D>();
+    assign_and_into::<u32, D>();
+    assign_and_into::<i64, D>();
+    assign_and_into::<f16, D>();
+    assign_and_into::<bf16, D>();
+    assign_and_into::<f32, D>();
+    assign_and_into::<f64, D>();
+}
+
+fn broadcast_assign<D: Device>() {
+    let mut a = Tensor::<f32, _, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    a += Tensor::<f32, _, D>::from_array([10., 20., 30.]);
+    assert_eq!(a.to_array(), [[11., 22., 33.], [14., 25., 36.]]);
+    a -= &Tensor::<f32, Rank0, D>::full(1.0);
+    assert_eq!(a.to_array(), [[10., 21., 32.], [13., 24., 35.]]);
+    // Runtime dims: a mismatch is an error naming the op and both shapes.
+    let mut r = Tensor::<f32, (usize,), D>::from_vec_with_shape((2,), vec![1.0, 2.0]).unwrap();
+    let s = Tensor::<f32, (usize,), D>::from_vec_with_shape((3,), vec![1.0, 2.0, 3.0]).unwrap();
+    let err = r.try_binary_assign(ops::Add, &s).unwrap_err().to_string();
+    assert!(
+        err.contains("add") && err.contains("[2]") && err.contains("[3]"),
+        "{err}"
+    );
+    let mut o = Tensor::<f32, (usize,), D>::from_vec_with_shape((5,), vec![0.0; 5]).unwrap();
+    r.try_binary_into(ops::Mul, &r.clone(), &mut o).unwrap();
+    assert_eq!(
+        o.to_vec(),
+        [1.0, 4.0],
+        "a runtime-sized output of another size is replaced"
+    );
+}
+
+/// Sizes around and above the threading threshold, with a broadcast row, against per-element references.
+fn large<D: Device>() {
+    const R: usize = 300;
+    const C: usize = 1001; // odd, so chunks do not line up with rows
+    let a: Tensor<f32, Rank2<R, C>, D> = random(41);
+    let b: Tensor<f32, Rank2<R, C>, D> = random(42);
+    let row: Tensor<f32, Rank1<C>, D> = random(43);
+    let (va, vb, vr) = (a.to_vec(), b.to_vec(), row.to_vec());
+    let sum: Vec<f32> = va.iter().zip(&vb).map(|(x, y)| x + y).collect();
+    assert_eq!((&a + &b).to_vec(), sum);
+    let biased: Vec<f32> = va.iter().enumerate().map(|(k, x)| x * vr[k % C]).collect();
+    assert_eq!((&a * &row).to_vec(), biased);
+    let mut c = a.clone();
+    c *= &row;
+    assert_eq!(c.to_vec(), biased);
+    let mut d = a.clone();
+    d.unary_assign(Exp);
+    assert_eq!(d.to_vec(), a.exp().to_vec());
+    let mut e = Tensor::<f32, Rank2<R, C>, D>::zeros();
+    a.add_into(&b, &mut e);
+    assert_eq!(e.to_vec(), sum);
+    // A transposed large operand goes through the strided walk.
+    let at: Tensor<f32, Rank2<C, R>, D> = a.t();
+    let bt: Tensor<f32, Rank2<C, R>, D> = b.t();
+    let got = (&at + &bt).t().to_vec();
+    assert_eq!(got, sum);
+}
+
+device_tests! {
+    assign_and_into_every_view_and_dtype => assign_and_into_all;
+    assign_broadcasts_rhs_and_checks_runtime_dims => broadcast_assign;
+    large_inputs_match_references => large;
+}
+
+/// On the CPU a buffer that only its tensor holds is written in place; a shared one is not.
+#[test]
+fn cpu_reuses_only_unshared_buffers() {
+    let mut a = Tensor::<f32, Rank1<4>, Cpu>::from_array([1., 2., 3., 4.]);
+    let before = a.storage().as_ptr();
+    a += 1.0;
+    a.unary_assign(Exp);
+    assert_eq!(a.storage().as_ptr(), before, "a unique buffer is reused");
+    let keep = a.clone();
+    a += 1.0;
+    assert_ne!(
+        a.storage().as_ptr(),
+        before,
+        "a shared buffer is not written"
+    );
+    assert_eq!(keep.storage().as_ptr(), before);
+
+    let mut out = Tensor::<f32, Rank1<4>, Cpu>::zeros();
+    let out_ptr = out.storage().as_ptr();
+    keep.mul_into(&keep, &mut out);
+    assert_eq!(
+        out.storage().as_ptr(),
+        out_ptr,
+        "an unshared output is reused"
+    );
+}
