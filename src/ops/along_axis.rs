@@ -6,6 +6,43 @@
 
 use crate::dtype::Accumulator;
 
+/// Independent accumulators per fold: the loop carries no single dependency chain, so it vectorises.
+const LANES: usize = 16;
+
+/// `step` folded over `xs` in `LANES` interleaved chains, joined with `combine` (sums: a different rounding
+/// order from a left-to-right loop, as every SIMD library has; max: exact).
+#[inline(always)]
+fn lanes_fold<A: Accumulator>(
+    xs: &[A],
+    init: A,
+    step: impl Fn(A, A) -> A,
+    combine: impl Fn(A, A) -> A,
+) -> A {
+    let mut lanes = [init; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..LANES {
+            lanes[j] = step(lanes[j], c[j]);
+        }
+    }
+    let mut acc = tail.iter().fold(init, |a, &x| step(a, x));
+    for &lane in &lanes {
+        acc = combine(acc, lane);
+    }
+    acc
+}
+
+/// The NaN-propagating maximum step.
+#[inline(always)]
+fn max_step<A: Accumulator>(m: A, x: A) -> A {
+    if x > m || (x.is_nan() && !m.is_nan()) {
+        x
+    } else {
+        m
+    }
+}
+
 /// The op applied to every lane along the chosen axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AlongAxis {
@@ -37,6 +74,7 @@ impl AlongAxis {
     }
 
     /// Transforms one lane in place, in accumulator precision. An empty lane is left as is.
+    #[inline(always)]
     pub fn apply_row<A: Accumulator>(self, row: &mut [A]) {
         if row.is_empty() {
             return;
@@ -46,34 +84,30 @@ impl AlongAxis {
             AlongAxis::Softmax | AlongAxis::LogSoftmax => {
                 // Max-shifted, so exp never overflows; a NaN anywhere makes the lane NaN, an all -inf lane gives
                 // NaN (0/0) like PyTorch.
-                let max = row.iter().fold(A::LOWEST, |m, &x| {
-                    if m.is_nan() || x.is_nan() || x > m {
-                        if m.is_nan() {
-                            m
-                        } else {
-                            x
-                        }
-                    } else {
-                        m
-                    }
-                });
+                let max = lanes_fold(row, A::LOWEST, max_step, max_step);
                 let shift = if max == A::HIGHEST || max == A::LOWEST {
                     A::ZERO
                 } else {
                     max
                 };
                 if self == AlongAxis::Softmax {
-                    let mut sum = A::ZERO;
+                    // Separate passes (exp, then sum, then scale) so each loop vectorises.
                     for x in row.iter_mut() {
                         *x = x.sub(shift).exp();
-                        sum = sum.add(*x);
                     }
-                    let inv = A::ONE.div(sum);
+                    let inv = A::ONE.div(lanes_fold(row, A::ZERO, A::add, A::add));
                     for x in row.iter_mut() {
                         *x = x.mul(inv);
                     }
                 } else {
-                    let sum = row.iter().fold(A::ZERO, |s, &x| s.add(x.sub(shift).exp()));
+                    let mut sum = A::ZERO;
+                    for block in row.chunks(LANES * 16) {
+                        let mut exps = [A::ZERO; LANES * 16];
+                        for (e, &x) in exps.iter_mut().zip(block) {
+                            *e = x.sub(shift).exp();
+                        }
+                        sum = sum.add(lanes_fold(&exps[..block.len()], A::ZERO, A::add, A::add));
+                    }
                     let log_sum = shift.add(sum.ln());
                     for x in row.iter_mut() {
                         *x = x.sub(log_sum);
@@ -81,21 +115,18 @@ impl AlongAxis {
                 }
             }
             AlongAxis::LayerNorm { eps } => {
-                let mean = row.iter().fold(A::ZERO, |s, &x| s.add(x)).div(n);
-                let var = row
-                    .iter()
-                    .fold(A::ZERO, |s, &x| {
-                        let d = x.sub(mean);
-                        s.add(d.mul(d))
-                    })
-                    .div(n);
+                let mean = lanes_fold(row, A::ZERO, A::add, A::add).div(n);
+                for x in row.iter_mut() {
+                    *x = x.sub(mean);
+                }
+                let var = lanes_fold(row, A::ZERO, |s, d| s.add(d.mul(d)), A::add).div(n);
                 let inv = A::ONE.div(var.add(A::from_f64(eps)).sqrt());
                 for x in row.iter_mut() {
-                    *x = x.sub(mean).mul(inv);
+                    *x = x.mul(inv);
                 }
             }
             AlongAxis::RmsNorm { eps } => {
-                let ms = row.iter().fold(A::ZERO, |s, &x| s.add(x.mul(x))).div(n);
+                let ms = lanes_fold(row, A::ZERO, |s, x| s.add(x.mul(x)), A::add).div(n);
                 let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
                 for x in row.iter_mut() {
                     *x = x.mul(inv);

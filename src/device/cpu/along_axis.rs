@@ -2,6 +2,7 @@
 //! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
 //! split their lanes across cores.
 
+use super::elementwise::{simd, DenseLoop};
 use crate::dtype::FloatDType;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::AlongAxis;
@@ -12,7 +13,41 @@ use alloc::vec::Vec;
 #[cfg(feature = "std")]
 const PARALLEL_ELEMS: usize = 1 << 16;
 
-/// One lane: read `n` elements from `src` at `offset` with `stride`, transform, write to `out`.
+/// One lane: read `out.len()` elements from `src` at `offset` with `stride`, transform, write to `out`. A
+/// [`DenseLoop`] so the whole lane (the polynomial exp included) compiles in the AVX-512/AVX2 clones.
+struct Lane<'a, T: FloatDType> {
+    op: AlongAxis,
+    src: &'a [T],
+    offset: usize,
+    stride: usize,
+    out: &'a mut [T],
+    scratch: &'a mut Vec<T::Acc>,
+}
+
+impl<T: FloatDType> DenseLoop for Lane<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let Lane {
+            op,
+            src,
+            offset,
+            stride,
+            out,
+            scratch,
+        } = self;
+        scratch.clear();
+        if stride == 1 {
+            scratch.extend(src[offset..offset + out.len()].iter().map(|x| x.to_acc()));
+        } else {
+            scratch.extend((0..out.len()).map(|i| src[offset + i * stride].to_acc()));
+        }
+        op.apply_row(scratch);
+        for (o, &a) in out.iter_mut().zip(scratch.iter()) {
+            *o = T::from_acc(a);
+        }
+    }
+}
+
 #[inline]
 fn lane<T: FloatDType>(
     op: AlongAxis,
@@ -22,16 +57,14 @@ fn lane<T: FloatDType>(
     out: &mut [T],
     scratch: &mut Vec<T::Acc>,
 ) {
-    scratch.clear();
-    if stride == 1 {
-        scratch.extend(src[offset..offset + out.len()].iter().map(|x| x.to_acc()));
-    } else {
-        scratch.extend((0..out.len()).map(|i| src[offset + i * stride].to_acc()));
-    }
-    op.apply_row(scratch);
-    for (o, &a) in out.iter_mut().zip(scratch.iter()) {
-        *o = T::from_acc(a);
-    }
+    simd(Lane {
+        op,
+        src,
+        offset,
+        stride,
+        out,
+        scratch,
+    })
 }
 
 pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis: usize) -> Vec<T> {

@@ -15,8 +15,9 @@ use core::mem::MaybeUninit;
 /// microseconds) than it saves.
 pub(super) const PARALLEL_MIN: usize = 1 << 18;
 
-/// A dense loop, monomorphised into one clone per instruction set by [`simd`].
-trait DenseLoop {
+/// A dense loop, monomorphised into one clone per instruction set by [`simd`]; `run` must be
+/// `#[inline(always)]` so its body compiles inside each clone.
+pub(super) trait DenseLoop {
     fn run(self);
 }
 
@@ -79,7 +80,7 @@ impl<T: Copy, F: Fn(T, T) -> T> DenseLoop for UpdateZip<'_, T, F> {
 /// Runs `k` in the clone for the widest vector unit the CPU has. Without FMA contraction (Rust never fuses
 /// `a * b + c` implicitly) every clone gives bit-identical results.
 #[inline(always)]
-fn simd<K: DenseLoop>(k: K) {
+pub(super) fn simd<K: DenseLoop>(k: K) {
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     {
         if std::is_x86_feature_detected!("avx512f") {
