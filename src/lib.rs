@@ -36,6 +36,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "std")]
+pub mod autograd;
 pub mod device;
 pub mod dtype;
 pub mod error;

@@ -51,6 +51,16 @@ fn as_batched(l: &Layout, side: Side) -> Option<Layout> {
     ))
 }
 
+/// Operands ready for the matmul kernel (see `prepare_matmul`).
+struct Prepared<T: FloatDType, S: Shape, S2: Shape, D: Device> {
+    lhs: Tensor<T, S, D>,
+    rhs: Tensor<T, S2, D>,
+    lhs_layout: Layout,
+    rhs_layout: Layout,
+    /// Whether each operand is one matrix shared by every batch entry.
+    shared: [bool; 2],
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The matrix product; the output shape comes from [`MatMulShape`]. Panics if runtime-sized (`usize`)
     /// inner or batch dims disagree; see [`Self::try_matmul`].
@@ -74,34 +84,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
         let (da, db) = (self.dims(), rhs.dims());
-        if da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2] {
-            return Err(mismatch()); // batch dims (runtime-sized ones; static ones agree by type)
-        }
-        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
-        let (a, b) = (
-            self.contiguous_if(as_batched(&self.layout, Side::Lhs).is_none()),
-            rhs.contiguous_if(as_batched(&rhs.layout, Side::Rhs).is_none()),
-        );
-        let mut la = as_batched(&a.layout, Side::Lhs).ok_or_else(mismatch)?;
-        let mut lb = as_batched(&b.layout, Side::Rhs).ok_or_else(mismatch)?;
-        if la.dims()[2] != lb.dims()[1] {
-            return Err(mismatch());
-        }
-        // A single matrix against a batch is shared by every batch entry (stride 0).
-        let batch = la.dims()[0].max(lb.dims()[0]);
-        for l in [&mut la, &mut lb] {
-            if l.dims()[0] != batch {
-                if l.dims()[0] != 1 {
-                    return Err(mismatch());
-                }
-                let (d, s) = (l.dims(), l.strides());
-                *l = Layout::from_parts(
-                    Dims::from_slice(&[batch, d[1], d[2]]),
-                    &[0, s[1], s[2]],
-                    l.offset(),
-                );
-            }
-        }
+        let p = self.prepare_matmul(rhs)?;
+        let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
         let mut out = [0; 4];
         let mut n = 0;
@@ -117,6 +101,104 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
         let storage = D::matmul((&a.storage, &la), (&b.storage, &lb))?;
         Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
+    /// cannot merge), with which one is a single matrix shared by the whole batch.
+    fn prepare_matmul<S2: Shape>(&self, rhs: &Tensor<T, S2, D>) -> Result<Prepared<T, S, S2, D>> {
+        let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
+        let (da, db) = (self.dims(), rhs.dims());
+        if da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2] {
+            return Err(mismatch()); // batch dims (runtime-sized ones; static ones agree by type)
+        }
+        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
+        let (a, b) = (
+            self.contiguous_if(as_batched(&self.layout, Side::Lhs).is_none()),
+            rhs.contiguous_if(as_batched(&rhs.layout, Side::Rhs).is_none()),
+        );
+        let mut la = as_batched(&a.layout, Side::Lhs).ok_or_else(mismatch)?;
+        let mut lb = as_batched(&b.layout, Side::Rhs).ok_or_else(mismatch)?;
+        if la.dims()[2] != lb.dims()[1] {
+            return Err(mismatch());
+        }
+        // A single matrix against a batch is shared by every batch entry (stride 0).
+        let batch = la.dims()[0].max(lb.dims()[0]);
+        let mut shared = [false; 2];
+        for (l, shared) in [&mut la, &mut lb].into_iter().zip(&mut shared) {
+            if l.dims()[0] != batch {
+                if l.dims()[0] != 1 {
+                    return Err(mismatch());
+                }
+                *shared = true;
+                let (d, s) = (l.dims(), l.strides());
+                *l = Layout::from_parts(
+                    Dims::from_slice(&[batch, d[1], d[2]]),
+                    &[0, s[1], s[2]],
+                    l.offset(),
+                );
+            }
+        }
+        Ok(Prepared {
+            lhs: a,
+            rhs: b,
+            lhs_layout: la,
+            rhs_layout: lb,
+            shared,
+        })
+    }
+
+    /// The gradients of `self.matmul(rhs)` with respect to `self` and `rhs` (each only if wanted), given the
+    /// output's gradient `grad`: `grad x rhs^T` and `self^T x grad`, summed over the batch for an operand the
+    /// batch shared.
+    pub(crate) fn matmul_backward<S2: Shape, O: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+        grad: &Tensor<T, O, D>,
+        want: [bool; 2],
+    ) -> (Option<Self>, Option<Tensor<T, S2, D>>) {
+        let p = device_ok(self.prepare_matmul(rhs));
+        let (la, lb) = (p.lhs_layout, p.rhs_layout);
+        let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
+        let g = grad.contiguous();
+        let lg = Layout::from_parts(
+            Dims::from_slice(&[batch, m, n]),
+            &[m * n, n, 1],
+            g.layout.contiguous_range().map_or(0, |r| r.start),
+        );
+        // Sums a `[B, R, C]` product over B when the operand was shared, then relabels it with the operand's shape.
+        fn finish<T: FloatDType, S: Shape, D: Device>(
+            storage: D::Storage<T>,
+            dims: [usize; 3],
+            shared: bool,
+            shape: S,
+        ) -> Tensor<T, S, D> {
+            let storage = if shared && dims[0] > 1 {
+                let l = Layout::contiguous(Dims::from_slice(&dims));
+                let mut reduced = [false; crate::shape::MAX_RANK];
+                reduced[0] = true;
+                device_ok(D::reduce(crate::ops::Sum, &storage, &l, &reduced))
+            } else {
+                storage
+            };
+            Tensor::from_storage(shape, storage)
+        }
+        let da = want[0].then(|| {
+            let k = la.dims()[2];
+            let storage = device_ok(D::matmul(
+                (&g.storage, &lg),
+                (&p.rhs.storage, &lb.swap_axes(1, 2)),
+            ));
+            finish(storage, [batch, m, k], p.shared[0], self.shape)
+        });
+        let db = want[1].then(|| {
+            let k = lb.dims()[1];
+            let storage = device_ok(D::matmul(
+                (&p.lhs.storage, &la.swap_axes(1, 2)),
+                (&g.storage, &lg),
+            ));
+            finish(storage, [batch, k, n], p.shared[1], rhs.shape)
+        });
+        (da, db)
     }
 
     fn contiguous_if(&self, copy: bool) -> Self {

@@ -17,6 +17,7 @@ mod create;
 pub use create::NestedArray;
 mod display;
 mod elementwise;
+mod erased;
 mod in_place;
 mod index;
 mod indexing;

@@ -1,0 +1,198 @@
+//! The graph of recorded ops, the reverse walk, and the gradient store.
+
+use super::var::Var;
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::shape::Shape;
+use crate::tensor::Tensor;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::any::Any;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+/// A fresh node (or `Var`) identity.
+pub(crate) fn next_id() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a node is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// A value no gradient flows to.
+    Constant,
+    /// A parameter's value; its id is the `Var`'s, so every trace of one `Var` shares its gradient.
+    Leaf,
+    /// The result of a recorded op.
+    Op,
+}
+
+/// An op's backward rule: reads its output's gradient from the store, adds its inputs' gradients.
+pub(crate) type BackwardFn = Box<dyn FnOnce(&mut Gradients) + Send>;
+
+/// What an op node keeps until `backward` runs it.
+struct Edges {
+    parents: Vec<Arc<Node>>,
+    backward: BackwardFn,
+}
+
+/// One value in the graph.
+pub(crate) struct Node {
+    pub(crate) id: usize,
+    pub(crate) kind: Kind,
+    /// `None` for constants and leaves, and for op nodes whose rule has run.
+    edges: Mutex<Option<Edges>>,
+}
+
+impl Node {
+    pub(crate) fn constant() -> Arc<Node> {
+        Arc::new(Node {
+            id: next_id(),
+            kind: Kind::Constant,
+            edges: Mutex::new(None),
+        })
+    }
+
+    pub(crate) fn leaf(id: usize) -> Arc<Node> {
+        Arc::new(Node {
+            id,
+            kind: Kind::Leaf,
+            edges: Mutex::new(None),
+        })
+    }
+
+    pub(crate) fn op(id: usize, parents: Vec<Arc<Node>>, backward: BackwardFn) -> Arc<Node> {
+        Arc::new(Node {
+            id,
+            kind: Kind::Op,
+            edges: Mutex::new(Some(Edges { parents, backward })),
+        })
+    }
+
+    /// Whether gradients flow into this node.
+    pub(crate) fn requires_grad(&self) -> bool {
+        self.kind != Kind::Constant
+    }
+
+    fn edges(&self) -> std::sync::MutexGuard<'_, Option<Edges>> {
+        self.edges.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs every backward rule reachable from `root`, whose gradient is `seed`, in reverse topological order.
+pub(crate) fn run_backward(root: &Arc<Node>, seed: impl FnOnce(&mut Gradients)) -> Gradients {
+    // Iterative post-order DFS (long chains of ops must not overflow the stack).
+    let mut order: Vec<Arc<Node>> = Vec::new();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<(Arc<Node>, bool)> = alloc::vec![(root.clone(), false)];
+    while let Some((node, children_done)) = stack.pop() {
+        if children_done {
+            order.push(node);
+            continue;
+        }
+        if node.kind != Kind::Op || !seen.insert(node.id) {
+            continue;
+        }
+        let parents: Vec<Arc<Node>> = match node.edges().as_ref() {
+            Some(edges) => edges.parents.clone(),
+            None => panic!(
+                "typed-tensor: backward() reached a value whose graph an earlier backward() already used; \
+                 recompute the forward pass"
+            ),
+        };
+        stack.push((node, true));
+        for p in parents.into_iter().rev() {
+            if p.kind == Kind::Op {
+                stack.push((p, false));
+            }
+        }
+    }
+    let mut grads = Gradients::default();
+    seed(&mut grads);
+    for node in order.iter().rev() {
+        let edges = node.edges().take();
+        if let Some(Edges { parents, backward }) = edges {
+            backward(&mut grads);
+            drop(parents);
+        }
+    }
+    grads
+}
+
+/// Gradients from one `backward()`: one tensor per parameter ([`Var`]) that the loss depends on.
+#[derive(Default)]
+pub struct Gradients {
+    by_id: HashMap<usize, Box<dyn Any + Send + Sync>>,
+}
+
+impl core::fmt::Debug for Gradients {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Gradients({} tensors)", self.by_id.len())
+    }
+}
+
+impl Gradients {
+    /// The gradient of the loss with respect to `var`, with `var`'s exact type; zeros when the loss does not
+    /// depend on it.
+    pub fn get<T: FloatDType, S: Shape, D: Device>(&self, var: &Var<T, S, D>) -> Tensor<T, S, D> {
+        self.try_get(var)
+            .unwrap_or_else(|| Tensor::zeros_with_shape(var.shape()))
+    }
+
+    /// The gradient of the loss with respect to `var`, or `None` when the loss does not depend on it.
+    pub fn try_get<T: FloatDType, S: Shape, D: Device>(
+        &self,
+        var: &Var<T, S, D>,
+    ) -> Option<Tensor<T, S, D>> {
+        self.by_id.get(&var.id()).map(|g| {
+            g.downcast_ref::<Tensor<T, S, D>>()
+                .expect("typed-tensor internal error: a Var's gradient has another type")
+                .clone()
+        })
+    }
+
+    /// How many parameters received a gradient.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// True when no parameter received a gradient.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Adds `grad` to node `id`'s gradient (in place when the stored one is not shared).
+    pub(crate) fn accumulate<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        id: usize,
+        grad: Tensor<T, S, D>,
+    ) {
+        use std::collections::hash_map::Entry;
+        match self.by_id.entry(id) {
+            Entry::Occupied(mut e) => {
+                let sum = e
+                    .get_mut()
+                    .downcast_mut::<Tensor<T, S, D>>()
+                    .expect("typed-tensor internal error: one node, two gradient types");
+                sum.add_same_shape_assign(&grad);
+            }
+            Entry::Vacant(e) => {
+                e.insert(Box::new(grad));
+            }
+        }
+    }
+
+    /// Removes and returns node `id`'s gradient.
+    pub(crate) fn take<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        id: usize,
+    ) -> Option<Tensor<T, S, D>> {
+        self.by_id.remove(&id).map(|g| {
+            *g.downcast::<Tensor<T, S, D>>()
+                .expect("typed-tensor internal error: a node's gradient has another type")
+        })
+    }
+}

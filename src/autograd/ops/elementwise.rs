@@ -1,0 +1,373 @@
+//! Elementwise ops: arithmetic with suffix broadcasting (a broadcast operand's gradient is summed back to its
+//! shape), scalars, and the differentiable unary functions.
+
+use crate::autograd::{Traceable, Traced};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::ops::{self, CmpOp};
+use crate::shape::{BroadcastShapes, Shape};
+use crate::tensor::Tensor;
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `op(self, rhs)` with suffix broadcasting; `grads(g, a, b, out)` gives the gradients of `a` and `b` at the
+    /// output's shape (each computed only if wanted), which are then summed back to the operands' shapes.
+    fn broadcast_binary<S2: Shape>(
+        &self,
+        rhs: &Traced<T, S2, D>,
+        value: Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+        grads: impl FnOnce(
+                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+                [bool; 2],
+                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+            ) -> [Option<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>>; 2]
+            + Send
+            + 'static,
+    ) -> Traced<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        let (sa, sb) = (self.slot(), rhs.slot());
+        let (a, b) = (self.value.clone(), rhs.value.clone());
+        let out = value.clone();
+        Self::record(value, &[&self.node, &rhs.node], move |g, store| {
+            let shape = g.shape();
+            let (ea, eb) = (a.expand_to(shape), b.expand_to(shape));
+            let [ga, gb] = grads(&g, [sa.wanted(), sb.wanted()], &ea, &eb, &out);
+            if let Some(ga) = ga {
+                sa.give(store, || ga.sum_to(a.shape()));
+            }
+            if let Some(gb) = gb {
+                sb.give(store, || gb.sum_to(b.shape()));
+            }
+        })
+    }
+
+    /// `self + rhs` (the method behind `+`).
+    pub fn add<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = &self.value + &rhs.value;
+        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, _, _| {
+            [wa.then(|| g.clone()), wb.then(|| g.clone())]
+        })
+    }
+
+    /// `self - rhs`.
+    pub fn sub<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = &self.value - &rhs.value;
+        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, _, _| {
+            [wa.then(|| g.clone()), wb.then(|| g.unary(ops::Neg))]
+        })
+    }
+
+    /// `self * rhs`.
+    pub fn mul<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = &self.value * &rhs.value;
+        self.broadcast_binary(&rhs, value, |g, [wa, wb], a, b, _| {
+            [
+                wa.then(|| g.zip_same(ops::Mul, b)),
+                wb.then(|| g.zip_same(ops::Mul, a)),
+            ]
+        })
+    }
+
+    /// `self / rhs`.
+    pub fn div<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = &self.value / &rhs.value;
+        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, b, out| {
+            let ga = g.zip_same(ops::Div, b);
+            // d(a / b)/db = -(a / b) / b = -out / b.
+            let gb = wb.then(|| ga.zip_same(ops::Mul, out).unary(ops::Neg));
+            [wa.then_some(ga), gb]
+        })
+    }
+
+    /// The elementwise maximum; where both are equal each gets half the gradient (as PyTorch does).
+    pub fn maximum<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = self.value.maximum(&rhs.value);
+        self.broadcast_binary(&rhs, value, |g, w, a, b, _| {
+            pick_gradients(g, w, a, b, CmpOp::Gt)
+        })
+    }
+
+    /// The elementwise minimum; ties split the gradient.
+    pub fn minimum<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R::Shape>,
+    {
+        let rhs = rhs.traced();
+        let value = self.value.minimum(&rhs.value);
+        self.broadcast_binary(&rhs, value, |g, w, a, b, _| {
+            pick_gradients(g, w, a, b, CmpOp::Lt)
+        })
+    }
+}
+
+/// Gradients of max/min: `a` gets `g` where `wins(a, b)`, `b` where `wins(b, a)`, both half on ties.
+fn pick_gradients<T: FloatDType, S: Shape, D: Device>(
+    g: &Tensor<T, S, D>,
+    [wa, wb]: [bool; 2],
+    a: &Tensor<T, S, D>,
+    b: &Tensor<T, S, D>,
+    wins: CmpOp,
+) -> [Option<Tensor<T, S, D>>; 2] {
+    let half_tie = a.mask_same(CmpOp::Eq, b).affine(0.5, 0.0);
+    let weight = |x: &Tensor<T, S, D>, y: &Tensor<T, S, D>| {
+        g.zip_same(
+            ops::Mul,
+            &x.mask_same(wins, y).zip_same(ops::Add, &half_tie),
+        )
+    };
+    [wa.then(|| weight(a, b)), wb.then(|| weight(b, a))]
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `-x`.
+    pub fn neg(&self) -> Self {
+        self.unary_op(-&self.value, |g| -&g)
+    }
+
+    /// `x * mul + add`.
+    pub fn affine(&self, mul: f64, add: f64) -> Self {
+        self.unary_op(self.value.affine(mul, add), move |g| g.affine(mul, 0.0))
+    }
+
+    /// `x ^ e`.
+    pub fn powf(&self, e: f64) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.powf(e), move |g| {
+            g.zip_same(ops::Mul, &x.powf(e - 1.0).affine(e, 0.0))
+        })
+    }
+
+    /// Every element clamped to `[lo, hi]`; the gradient flows where the input is inside the range.
+    pub fn clamp(&self, lo: T, hi: T) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.clamp(lo, hi), move |g| {
+            let inside = x
+                .mask_scalar(CmpOp::Ge, lo)
+                .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, hi));
+            g.zip_same(ops::Mul, &inside)
+        })
+    }
+
+    /// `|x|`; the gradient at 0 is 0.
+    pub fn abs(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.abs(), move |g| {
+            let sign = x
+                .mask_scalar(CmpOp::Gt, T::ZERO)
+                .zip_same(ops::Sub, &x.mask_scalar(CmpOp::Lt, T::ZERO));
+            g.zip_same(ops::Mul, &sign)
+        })
+    }
+
+    /// `x * x`.
+    pub fn sqr(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.sqr(), move |g| {
+            g.zip_same(ops::Mul, &x.affine(2.0, 0.0))
+        })
+    }
+
+    /// e^x.
+    pub fn exp(&self) -> Self {
+        let y = self.value.exp();
+        let out = y.clone();
+        self.unary_op(y, move |g| g.zip_same(ops::Mul, &out))
+    }
+
+    /// Natural logarithm.
+    pub fn ln(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.ln(), move |g| g.zip_same(ops::Div, &x))
+    }
+
+    /// Square root.
+    pub fn sqrt(&self) -> Self {
+        let y = self.value.sqrt();
+        let out = y.clone();
+        self.unary_op(y, move |g| g.zip_same(ops::Div, &out.affine(2.0, 0.0)))
+    }
+
+    /// `1 / x`.
+    pub fn recip(&self) -> Self {
+        let y = self.value.recip();
+        let out = y.clone();
+        self.unary_op(y, move |g| -&g.zip_same(ops::Mul, &out.sqr()))
+    }
+
+    /// Sine.
+    pub fn sin(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.sin(), move |g| g.zip_same(ops::Mul, &x.cos()))
+    }
+
+    /// Cosine.
+    pub fn cos(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.cos(), move |g| -&g.zip_same(ops::Mul, &x.sin()))
+    }
+
+    /// Hyperbolic tangent.
+    pub fn tanh(&self) -> Self {
+        let y = self.value.tanh();
+        let out = y.clone();
+        self.unary_op(y, move |g| {
+            g.zip_same(ops::Mul, &out.sqr().affine(-1.0, 1.0))
+        })
+    }
+
+    /// `1 / (1 + e^-x)`.
+    pub fn sigmoid(&self) -> Self {
+        let y = self.value.sigmoid();
+        let out = y.clone();
+        self.unary_op(y, move |g| {
+            g.zip_same(ops::Mul, &out.zip_same(ops::Mul, &out.affine(-1.0, 1.0)))
+        })
+    }
+
+    /// `max(x, 0)`; the gradient at 0 is 0.
+    pub fn relu(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.relu(), move |g| {
+            g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO))
+        })
+    }
+
+    /// `x * sigmoid(x)`.
+    pub fn silu(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.silu(), move |g| {
+            // d/dx = s (1 + x (1 - s)).
+            let s = x.sigmoid();
+            let inner = x.zip_same(ops::Mul, &s.affine(-1.0, 1.0)).affine(1.0, 1.0);
+            g.zip_same(ops::Mul, &s.zip_same(ops::Mul, &inner))
+        })
+    }
+
+    /// GELU, tanh approximation.
+    pub fn gelu(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.gelu(), move |g| {
+            // y = x/2 (1 + t), t = tanh(u), u = k (x + c x^3):
+            // dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2).
+            let (k, c) = ((2.0 / core::f64::consts::PI).sqrt(), 0.044715);
+            let x2 = x.sqr();
+            let u = x.zip_same(ops::Mul, &x2.affine(c, 1.0)).affine(k, 0.0);
+            let t = u.tanh();
+            let left = t.affine(0.5, 0.5);
+            let du = x2.affine(3.0 * c * k, k);
+            let right = x
+                .zip_same(ops::Mul, &t.sqr().affine(-0.5, 0.5))
+                .zip_same(ops::Mul, &du);
+            g.zip_same(ops::Mul, &left.zip_same(ops::Add, &right))
+        })
+    }
+
+    /// `op(self, value)` for a scalar `value`; `grad(g)` is the gradient.
+    fn scalar_op(
+        &self,
+        value: Tensor<T, S, D>,
+        grad: impl FnOnce(Tensor<T, S, D>) -> Tensor<T, S, D> + Send + 'static,
+    ) -> Self {
+        self.unary_op(value, grad)
+    }
+}
+
+// `std::ops` between traced values, parameters and plain tensors: a traced value on the left, any operand on the
+// right, borrowed or owned.
+macro_rules! traced_binop {
+    ($tr:ident, $method:ident) => {
+        traced_binop!(@impl $tr, $method, &Traced<T, S2, D>);
+        traced_binop!(@impl $tr, $method, Traced<T, S2, D>);
+        traced_binop!(@impl $tr, $method, &crate::autograd::Var<T, S2, D>);
+        traced_binop!(@impl $tr, $method, &Tensor<T, S2, D>);
+    };
+    (@impl $tr:ident, $method:ident, $rhs:ty) => {
+        impl<T: FloatDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device> core::ops::$tr<$rhs>
+            for &Traced<T, S, D>
+        {
+            type Output = Traced<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: $rhs) -> Self::Output {
+                Traced::$method(self, &rhs)
+            }
+        }
+        impl<T: FloatDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device> core::ops::$tr<$rhs>
+            for Traced<T, S, D>
+        {
+            type Output = Traced<T, <S as BroadcastShapes<S2>>::Output, D>;
+            fn $method(self, rhs: $rhs) -> Self::Output {
+                Traced::$method(&self, &rhs)
+            }
+        }
+    };
+}
+traced_binop!(Add, add);
+traced_binop!(Sub, sub);
+traced_binop!(Mul, mul);
+traced_binop!(Div, div);
+
+// A scalar of the element type on the right.
+macro_rules! traced_scalar_op {
+    ($($tr:ident $method:ident |$g:ident, $c:ident| $grad:expr;)*) => {$(
+        impl<T: FloatDType, S: Shape, D: Device> core::ops::$tr<T> for &Traced<T, S, D> {
+            type Output = Traced<T, S, D>;
+            fn $method(self, $c: T) -> Self::Output {
+                let value = core::ops::$tr::$method(&self.value, $c);
+                self.scalar_op(value, move |$g| $grad)
+            }
+        }
+        impl<T: FloatDType, S: Shape, D: Device> core::ops::$tr<T> for Traced<T, S, D> {
+            type Output = Traced<T, S, D>;
+            fn $method(self, c: T) -> Self::Output {
+                core::ops::$tr::$method(&self, c)
+            }
+        }
+    )*};
+}
+traced_scalar_op! {
+    Add add |g, c| { let _ = c; g };
+    Sub sub |g, c| { let _ = c; g };
+    Mul mul |g, c| &g * c;
+    Div div |g, c| &g / c;
+}
+
+impl<T: FloatDType, S: Shape, D: Device> core::ops::Neg for &Traced<T, S, D> {
+    type Output = Traced<T, S, D>;
+    fn neg(self) -> Self::Output {
+        Traced::neg(self)
+    }
+}
+impl<T: FloatDType, S: Shape, D: Device> core::ops::Neg for Traced<T, S, D> {
+    type Output = Traced<T, S, D>;
+    fn neg(self) -> Self::Output {
+        Traced::neg(&self)
+    }
+}

@@ -1,0 +1,126 @@
+//! Views and lane-wise ops: reshape, transpose, permute, narrow, broadcast, squeeze/unsqueeze (their gradients
+//! undo the view), softmax and log-softmax.
+
+use crate::autograd::Traced;
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::ops;
+use crate::shape::{
+    BroadcastTo, Const, ConstShape, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes, MAX_RANK,
+};
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// The same elements with another static shape of the same element count.
+    pub fn reshape<S2: ConstShape>(&self) -> Traced<T, S2, D> {
+        let shape = self.value.shape();
+        self.unary_op(self.value.reshape::<S2>(), move |g| g.relabel(shape))
+    }
+
+    /// Exchanges axes `I` and `J`.
+    pub fn transpose<I, J>(&self) -> Traced<T, <S as SwapAxes<I, J>>::Output, D>
+    where
+        S: SwapAxes<I, J>,
+    {
+        let (i, j) = <S as SwapAxes<I, J>>::AXES;
+        let shape = self.value.shape();
+        self.unary_op(self.value.transpose::<I, J>(), move |g| {
+            let mut perm: [usize; MAX_RANK] = core::array::from_fn(|k| k);
+            perm.swap(i, j);
+            g.permute_to(shape, &perm[..S::RANK])
+        })
+    }
+
+    /// Reorders the axes: output axis `k` is input axis `Axes.k`.
+    pub fn permute<Axes>(&self) -> Traced<T, <S as PermuteTo<Axes>>::Output, D>
+    where
+        S: PermuteTo<Axes>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.permute::<Axes>(), move |g| {
+            let mut inverse = [0; MAX_RANK];
+            for (k, &p) in S::PERM[..S::RANK].iter().enumerate() {
+                inverse[p] = k;
+            }
+            g.permute_to(shape, &inverse[..S::RANK])
+        })
+    }
+
+    /// Keeps `LEN` entries of axis `Ax` from `START`; the gradient is zero outside them.
+    pub fn narrow<Ax, const START: usize, const LEN: usize>(
+        &self,
+    ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.narrow::<Ax, START, LEN>(), move |g| {
+            g.embed_in(shape, S::INDEX, START)
+        })
+    }
+
+    /// Views with shape `Dst` (new leading axes, size-1 axes stretched); the gradient is summed back.
+    pub fn broadcast<Dst: ConstShape>(&self) -> Traced<T, Dst, D>
+    where
+        S: BroadcastTo<Dst>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.broadcast::<Dst>(), move |g| g.sum_to(shape))
+    }
+
+    /// Removes axis `Ax`, which has size 1.
+    pub fn squeeze<Ax>(&self) -> Traced<T, <S as HasAxis<Ax>>::Removed, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.squeeze::<Ax>(), move |g| g.relabel(shape))
+    }
+
+    /// Inserts a size-1 axis at `Ax`.
+    pub fn unsqueeze<Ax>(&self) -> Traced<T, <S as InsertAxis<Ax>>::Output<Const<1>>, D>
+    where
+        S: InsertAxis<Ax>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.unsqueeze::<Ax>(), move |g| g.relabel(shape))
+    }
+
+    /// `exp(x - max) / sum(exp(x - max))` along `Ax`; gradient `y (g - sum(g y))`.
+    pub fn softmax<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.softmax::<Ax>();
+        let out = y.clone();
+        self.unary_op(y, move |g| {
+            let mut lane = [false; MAX_RANK];
+            lane[S::INDEX] = true;
+            let gy = g.zip_same(ops::Mul, &out);
+            out.zip_same(ops::Mul, &g.zip_same(ops::Sub, &gy.sum_spread(&lane)))
+        })
+    }
+
+    /// `x - max - ln(sum(exp(x - max)))` along `Ax`; gradient `g - exp(y) sum(g)`.
+    pub fn log_softmax<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.log_softmax::<Ax>();
+        let out = y.clone();
+        self.unary_op(y, move |g| {
+            let mut lane = [false; MAX_RANK];
+            lane[S::INDEX] = true;
+            g.zip_same(
+                ops::Sub,
+                &out.exp().zip_same(ops::Mul, &g.sum_spread(&lane)),
+            )
+        })
+    }
+}
+
+impl<T: FloatDType, A: crate::shape::Dim, B: crate::shape::Dim, D: Device> Traced<T, (A, B), D> {
+    /// The transposed matrix.
+    pub fn t(&self) -> Traced<T, (B, A), D> {
+        self.transpose::<crate::shape::Axis<0>, crate::shape::Axis<1>>()
+    }
+}

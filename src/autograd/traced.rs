@@ -1,0 +1,204 @@
+//! Traced values: a tensor plus its node in the graph of recorded ops.
+
+use super::graph::{next_id, run_backward, Gradients, Node};
+use super::var::Var;
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::shape::Shape;
+use crate::tensor::Tensor;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// A tensor whose ops are recorded for [`Traced::backward`].
+///
+/// Made by [`Var::trace`] (a parameter), [`Traced::constant`] (an input no gradient flows to) or an op on
+/// other traced values. The ops mirror [`Tensor`]'s and return `Traced`; [`Traced::value`] is the plain
+/// result.
+pub struct Traced<T: FloatDType, S: Shape, D: Device> {
+    pub(crate) value: Tensor<T, S, D>,
+    pub(crate) node: Arc<Node>,
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Clone for Traced<T, S, D> {
+    /// Cheap: shares the value's buffer and the node.
+    fn clone(&self) -> Self {
+        Traced {
+            value: self.value.clone(),
+            node: self.node.clone(),
+        }
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> core::fmt::Debug for Traced<T, S, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Traced({:?})", self.value)
+    }
+}
+
+/// Where an op's input sends its gradient: its node id, or nowhere for a constant.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot(Option<usize>);
+
+impl Slot {
+    /// Whether a gradient is wanted here (compute it only then).
+    pub(crate) fn wanted(self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Adds the gradient `grad()` (evaluated only if wanted).
+    pub(crate) fn give<T: FloatDType, S: Shape, D: Device>(
+        self,
+        grads: &mut Gradients,
+        grad: impl FnOnce() -> Tensor<T, S, D>,
+    ) {
+        if let Some(id) = self.0 {
+            grads.accumulate(id, grad());
+        }
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    pub(crate) fn from_node(value: Tensor<T, S, D>, node: Arc<Node>) -> Self {
+        Traced { value, node }
+    }
+
+    /// A value no gradient flows to (a model input, a label).
+    pub fn constant(value: Tensor<T, S, D>) -> Self {
+        Traced::from_node(value, Node::constant())
+    }
+
+    /// The tensor this value holds.
+    pub fn value(&self) -> &Tensor<T, S, D> {
+        &self.value
+    }
+
+    /// The tensor this value holds, leaving the graph.
+    pub fn into_value(self) -> Tensor<T, S, D> {
+        self.value
+    }
+
+    /// The same value as a constant: gradients stop here.
+    pub fn detach(&self) -> Self {
+        Traced::constant(self.value.clone())
+    }
+
+    /// True when gradients flow through this value (it depends on some [`Var`]).
+    pub fn requires_grad(&self) -> bool {
+        self.node.requires_grad()
+    }
+
+    pub(crate) fn slot(&self) -> Slot {
+        Slot(self.node.requires_grad().then_some(self.node.id))
+    }
+
+    /// Records an op whose result is `value`, made from `inputs`. `backward` receives the result's gradient
+    /// and adds the inputs' (through their [`Slot`]s). When no input needs a gradient nothing is recorded.
+    pub(crate) fn record<S2: Shape>(
+        value: Tensor<T, S2, D>,
+        inputs: &[&Arc<Node>],
+        backward: impl FnOnce(Tensor<T, S2, D>, &mut Gradients) + Send + 'static,
+    ) -> Traced<T, S2, D> {
+        if !inputs.iter().any(|n| n.requires_grad()) {
+            return Traced::constant(value);
+        }
+        let id = next_id();
+        let parents: Vec<Arc<Node>> = inputs
+            .iter()
+            .filter(|n| n.requires_grad())
+            .map(|&n| n.clone())
+            .collect();
+        let rule = Box::new(move |grads: &mut Gradients| {
+            if let Some(g) = grads.take::<T, S2, D>(id) {
+                backward(g, grads);
+            }
+        });
+        Traced::from_node(value, Node::op(id, parents, rule))
+    }
+
+    /// Records a one-input op: `backward(grad_out)` is the input's gradient, computed only if wanted.
+    pub(crate) fn unary_op<S2: Shape>(
+        &self,
+        value: Tensor<T, S2, D>,
+        backward: impl FnOnce(Tensor<T, S2, D>) -> Tensor<T, S, D> + Send + 'static,
+    ) -> Traced<T, S2, D> {
+        let slot = self.slot();
+        Self::record(value, &[&self.node], move |g, grads| {
+            slot.give(grads, || backward(g))
+        })
+    }
+}
+
+impl<T: FloatDType, D: Device> Traced<T, (), D> {
+    /// The gradients of this scalar with respect to every [`Var`] it depends on.
+    ///
+    /// Consumes the value: each op's backward rule runs once and frees what it kept, so parameters' buffers
+    /// are free for in-place optimizer steps afterwards. Panics if it meets part of a graph that an earlier
+    /// `backward()` already used (recompute the forward pass instead).
+    pub fn backward(self) -> Gradients {
+        let id = self.node.id;
+        let wanted = self.node.requires_grad();
+        let seed = Tensor::<T, (), D>::ones_with_shape(());
+        let node = self.node;
+        drop(self.value);
+        run_backward(&node, move |grads| {
+            if wanted {
+                grads.accumulate(id, seed);
+            }
+        })
+    }
+
+    /// The scalar's value.
+    pub fn to_scalar(&self) -> T {
+        self.value.to_scalar()
+    }
+}
+
+/// Anything an op on a [`Traced`] value accepts as another operand: a traced value, a parameter (traced
+/// from its current value) or a plain tensor (a constant).
+pub trait Traceable {
+    /// The element type.
+    type Elem: FloatDType;
+    /// The shape.
+    type Shape: Shape;
+    /// The device.
+    type Device: Device;
+    /// This operand as a traced value.
+    fn traced(&self) -> Traced<Self::Elem, Self::Shape, Self::Device>;
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traceable for Traced<T, S, D> {
+    type Elem = T;
+    type Shape = S;
+    type Device = D;
+    fn traced(&self) -> Traced<T, S, D> {
+        self.clone()
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traceable for Var<T, S, D> {
+    type Elem = T;
+    type Shape = S;
+    type Device = D;
+    fn traced(&self) -> Traced<T, S, D> {
+        self.trace()
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traceable for Tensor<T, S, D> {
+    type Elem = T;
+    type Shape = S;
+    type Device = D;
+    fn traced(&self) -> Traced<T, S, D> {
+        Traced::constant(self.clone())
+    }
+}
+
+impl<X: Traceable + ?Sized> Traceable for &X {
+    type Elem = X::Elem;
+    type Shape = X::Shape;
+    type Device = X::Device;
+    fn traced(&self) -> Traced<X::Elem, X::Shape, X::Device> {
+        (**self).traced()
+    }
+}

@@ -1,0 +1,175 @@
+//! Shape-erased helpers for code whose shapes the types already tie together but cannot name as trait bounds in
+//! generic code (the backward rules of autograd): same-shape arithmetic, relabelling a dense buffer with another
+//! shape of the same size, and summing a broadcast gradient back to its operand's shape. Dims are checked with
+//! debug assertions only: callers derive them from the forward op.
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::WithDType;
+use crate::layout::Layout;
+use crate::ops::{self, BinaryOp};
+use crate::shape::{Dims, Shape, MAX_RANK};
+
+/// `dims` reading a dense buffer of the kept axes (in order, from `offset`) with stride 0 on the reduced ones.
+fn spread_layout(dims: Dims, reduced: &[bool; MAX_RANK], offset: usize) -> Layout {
+    let mut strides = [0; MAX_RANK];
+    let mut stride = 1;
+    for ax in (0..dims.len()).rev() {
+        if !reduced[ax] {
+            strides[ax] = stride;
+            stride *= dims[ax];
+        }
+    }
+    Layout::from_parts(dims, &strides, offset)
+}
+
+/// The number of elements over the kept axes.
+fn spread_count(dims: &Dims, reduced: &[bool; MAX_RANK]) -> usize {
+    (0..dims.len())
+        .filter(|&ax| !reduced[ax])
+        .map(|ax| dims[ax])
+        .product()
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `op(self, rhs)` for two tensors of one shape.
+    pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
+        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
+        let storage = device_ok(D::binary(
+            op,
+            (&self.storage, &self.layout),
+            (&rhs.storage, &rhs.layout),
+        ));
+        Self::from_storage(self.shape, storage)
+    }
+
+    /// `self += rhs` for two tensors of one shape (in place when this tensor alone holds its dense buffer).
+    pub(crate) fn add_same_shape_assign(&mut self, rhs: &Self) {
+        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
+        let dense_from_start = self.layout.contiguous_range().is_some_and(|r| r.start == 0);
+        if dense_from_start {
+            device_ok(D::binary_assign(
+                ops::Add,
+                &mut self.storage,
+                (&rhs.storage, &rhs.layout),
+            ));
+        } else {
+            *self = self.zip_same(ops::Add, rhs);
+        }
+    }
+
+    /// The same elements (row-major) under `shape`, which has as many; copies only a strided view.
+    pub(crate) fn relabel<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
+        debug_assert_eq!(shape.numel(), self.numel());
+        let dense = self.contiguous();
+        let layout = dense.layout.reshaped_contiguous(shape.dims());
+        Tensor::from_parts(shape, layout, dense.storage)
+    }
+
+    /// A view of this tensor with `shape`'s dims by the broadcasting rule (stride 0 on new or stretched axes).
+    pub(crate) fn expand_to<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
+        let layout = device_ok(self.layout.broadcast_as("expand", &shape.dims()));
+        Tensor::from_parts(shape, layout, self.storage.clone())
+    }
+
+    /// A view with `shape` (this tensor's dims plus the `reduced` axes, in place) reading this tensor's
+    /// elements with stride 0 along the reduced axes: the gradient of a reduction spread over its input.
+    pub(crate) fn spread_over<S2: Shape>(
+        &self,
+        shape: S2,
+        reduced: &[bool; MAX_RANK],
+    ) -> Tensor<T, S2, D> {
+        // This tensor holds the kept axes in order (a keep-dim result holds them with size-1 axes between).
+        let dense = self.contiguous();
+        debug_assert_eq!(spread_count(&shape.dims(), reduced), dense.numel());
+        let layout = spread_layout(shape.dims(), reduced, dense.layout.offset());
+        Tensor::from_parts(shape, layout, dense.storage)
+    }
+
+    /// Sums this tensor (a broadcast result) back to `shape`, an operand it was broadcast from: over the leading
+    /// axes `shape` lacks and the axes where `shape` has size 1.
+    pub(crate) fn sum_to<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
+        let (from, to) = (self.layout.dims(), shape.dims());
+        if *from == to {
+            return self.relabel(shape);
+        }
+        let lead = from.len() - to.len();
+        let mut reduced = [false; MAX_RANK];
+        for ax in 0..from.len() {
+            reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
+        }
+        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout, &reduced));
+        Tensor::from_storage(shape, storage)
+    }
+
+    /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
+    pub(crate) fn permute_to<S2: Shape>(&self, shape: S2, perm: &[usize]) -> Tensor<T, S2, D> {
+        let layout = self.layout.permute(perm);
+        debug_assert_eq!(*layout.dims(), shape.dims());
+        Tensor::from_parts(shape, layout, self.storage.clone())
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, for two tensors of one shape.
+    pub(crate) fn mask_same(&self, op: ops::CmpOp, rhs: &Self) -> Self {
+        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
+        let storage = device_ok(D::compare(
+            op,
+            (&self.storage, &self.layout),
+            (&rhs.storage, &rhs.layout),
+        ));
+        Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
+    }
+
+    /// A 0/1 tensor of `T`, 1 where `op(self, value)` holds.
+    pub(crate) fn mask_scalar(&self, op: ops::CmpOp, value: T) -> Self {
+        let (scalar, ls) = self.scalar_operand(op.name(), value);
+        let storage = device_ok(D::compare(
+            op,
+            (&self.storage, &self.layout),
+            (&scalar, &ls),
+        ));
+        Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Sums over the `reduced` axes and spreads the sums back over them (a stride-0 view of the sums): the
+    /// per-lane totals softmax-like gradients need.
+    pub(crate) fn sum_spread(&self, reduced: &[bool; MAX_RANK]) -> Self {
+        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout, reduced));
+        let layout = spread_layout(*self.layout.dims(), reduced, 0);
+        Tensor::from_parts(self.shape, layout, storage)
+    }
+
+    /// This tensor placed at `start` along `axis` of a zero tensor with `shape` (equal dims elsewhere): the
+    /// gradient of a narrow.
+    pub(crate) fn embed_in<S2: Shape>(
+        &self,
+        shape: S2,
+        axis: usize,
+        start: usize,
+    ) -> Tensor<T, S2, D> {
+        let dims = shape.dims();
+        let len = self.layout.dims()[axis];
+        let zeros = |n: usize| {
+            let mut d = dims;
+            d.as_mut_slice()[axis] = n;
+            let storage = device_ok(D::full(d.numel(), T::ZERO));
+            (storage, Layout::contiguous(d))
+        };
+        let before = (start > 0).then(|| zeros(start));
+        let after = (start + len < dims[axis]).then(|| zeros(dims[axis] - start - len));
+        let mut parts = alloc::vec::Vec::with_capacity(3);
+        if let Some((s, l)) = &before {
+            parts.push((s, l));
+        }
+        parts.push((&self.storage, &self.layout));
+        if let Some((s, l)) = &after {
+            parts.push((s, l));
+        }
+        let storage = device_ok(D::concat(&parts, axis));
+        Tensor::from_storage(shape, storage)
+    }
+}
