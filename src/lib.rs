@@ -42,6 +42,8 @@ pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod layout;
+#[cfg(feature = "std")]
+pub mod nn;
 pub mod ops;
 pub mod shape;
 pub mod tensor;

@@ -218,6 +218,85 @@ fn views_and_lanes<D: Device>() {
     });
 }
 
+fn indexing<D: Device>() {
+    let x = param::<Rank2<4, 3>, D>(80, -2.0, 2.0);
+    // Repeated indices accumulate.
+    let rows = Tensor::<u32, _, D>::from_array([3, 0, 3, 1, 3]);
+    check("index_select", &x, || {
+        weighted(x.trace().index_select::<Axis<0>, _, _>(&rows))
+    });
+    let idx = Tensor::<i64, _, D>::from_array([[2, 0], [1, 1], [0, 2], [2, 2]]);
+    check("gather", &x, || {
+        weighted(x.trace().gather::<Axis<1>, _, _>(&idx))
+    });
+    let ids = Tensor::<u32, _, D>::from_array([[1, 3, 1], [0, 1, 2]]);
+    check("embedding", &x, || weighted(x.trace().embedding(&ids)));
+    // On a transposed table.
+    let xt = Var::new(x.value().t().contiguous().t());
+    check("embedding of a strided table", &xt, || {
+        weighted(xt.trace().embedding(&ids))
+    });
+}
+
+fn losses<D: Device>() {
+    const B: usize = 4;
+    const C: usize = 5;
+    let logits = param::<Rank2<B, C>, D>(90, -3.0, 3.0);
+    let labels = Tensor::<u32, _, D>::from_array([4, 0, 2, 4]);
+    // Against the definition: -x[label] + ln(sum(exp(x))).
+    let v = logits.value().to_vec();
+    let lab = labels.to_vec();
+    let want: Vec<f64> = (0..B)
+        .map(|b| {
+            let row = &v[b * C..(b + 1) * C];
+            row.iter().map(|x| x.exp()).sum::<f64>().ln() - row[lab[b] as usize]
+        })
+        .collect();
+    let got = logits.trace().cross_entropy(&labels).into_value().to_vec();
+    assert_within("cross_entropy", &got, &want, 1e-12);
+    check("cross_entropy", &logits, || {
+        logits.trace().cross_entropy(&labels).mean_all()
+    });
+    check("nll of log_softmax", &logits, || {
+        logits
+            .trace()
+            .log_softmax::<Axis<1>>()
+            .nll(&labels)
+            .sum_all()
+    });
+    // Stable for huge logits.
+    let big = Tensor::<f32, _, D>::from_array([[1000.0, 0.0]]);
+    let l = Traced::constant(big).cross_entropy(&Tensor::<u32, _, D>::from_array([1]));
+    assert_eq!(l.into_value().to_vec(), [1000.0]);
+
+    // mse: against (p - t)^2, both sides differentiable.
+    let p = param::<Rank2<B, C>, D>(91, -2.0, 2.0);
+    let t = param::<Rank2<B, C>, D>(92, -2.0, 2.0);
+    let got = p.trace().mse(&t).into_value().to_vec();
+    let (pv, tv) = (p.value().to_vec(), t.value().to_vec());
+    let want: Vec<f64> = pv.iter().zip(&tv).map(|(a, b)| (a - b) * (a - b)).collect();
+    assert_within("mse", &got, &want, 1e-15);
+    check("mse: prediction", &p, || p.trace().mse(&t).mean_all());
+    check("mse: target", &t, || p.trace().mse(&t).mean_all());
+
+    // bce_with_logits: against -(y ln s + (1 - y) ln(1 - s)), s = sigmoid(x).
+    let y: Tensor<f64, Rank2<B, C>, D> = random::<f64, Rank2<B, C>, D>(93).affine(0.5, 0.5);
+    let got = p.trace().bce_with_logits(&y).into_value().to_vec();
+    let yv = y.to_vec();
+    let want: Vec<f64> = pv
+        .iter()
+        .zip(&yv)
+        .map(|(&x, &t)| {
+            let s = 1.0 / (1.0 + (-x).exp());
+            -(t * s.ln() + (1.0 - t) * (1.0 - s).ln())
+        })
+        .collect();
+    assert_within("bce_with_logits", &got, &want, 1e-12);
+    check("bce_with_logits", &p, || {
+        p.trace().bce_with_logits(&y).mean_all()
+    });
+}
+
 /// candle's example: y = x^2 + 5x + 4 at x = [3, 1, 4] gives dy/dx = 2x + 5 = [11, 7, 13].
 fn known_values<D: Device>() {
     let x = Var::new(Tensor::<f32, _, D>::from_array([3., 1., 4.]));
@@ -301,5 +380,7 @@ device_tests! { cpu_only:
     reductions_match_finite_differences => reductions;
     views_and_softmax_match_finite_differences => views_and_lanes;
     known_values_every_float_dtype => known_values;
+    indexing_matches_finite_differences => indexing;
+    losses_match_definitions_and_finite_differences => losses;
     shared_parameters_constants_and_in_place_updates => bookkeeping;
 }

@@ -41,12 +41,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let axis = S::INDEX;
-        let mut out = *self.layout.dims();
-        out.as_mut_slice()[axis] = indices.numel();
-        // The index vector seen with the output's dims: it varies along `axis` only.
-        let mut strides = [0; MAX_RANK];
-        strides[axis] = indices.layout.strides()[0];
-        let idx_layout = Layout::from_parts(out, &strides, indices.layout.offset());
+        let idx_layout = self.index_select_layout(axis, indices);
+        let out = *idx_layout.dims();
         let storage = D::gather(
             "index_select",
             (&self.storage, &self.layout),
@@ -56,6 +52,75 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Shape::from_dims(&out)
             .ok_or_else(|| Error::shape_mismatch("index_select", self.dims(), out))?;
         Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// The index vector seen with the output's dims of an index_select along `axis`: it varies along `axis` only.
+    fn index_select_layout<I: IndexDType, N: Dim>(
+        &self,
+        axis: usize,
+        indices: &Tensor<I, (N,), D>,
+    ) -> Layout {
+        let mut out = *self.layout.dims();
+        out.as_mut_slice()[axis] = indices.numel();
+        let mut strides = [0; MAX_RANK];
+        strides[axis] = indices.layout.strides()[0];
+        Layout::from_parts(out, &strides, indices.layout.offset())
+    }
+
+    /// `grad` (an index_select output's gradient) scatter-added into zeros of this tensor's shape: the gradient
+    /// with respect to the source.
+    pub(crate) fn index_select_backward<Ax, I: IndexDType, N: Dim, S2: Shape>(
+        &self,
+        indices: &Tensor<I, (N,), D>,
+        grad: &Tensor<T, S2, D>,
+    ) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let idx_layout = self.index_select_layout(S::INDEX, indices);
+        self.scatter_into_zeros(
+            "index_select",
+            (&indices.storage, &idx_layout),
+            grad,
+            S::INDEX,
+        )
+    }
+
+    /// `grad` (a gather output's gradient) scatter-added into zeros of this tensor's shape.
+    pub(crate) fn gather_backward<Ax, I: IndexDType, S2: Shape>(
+        &self,
+        indices: &Tensor<I, S2, D>,
+        grad: &Tensor<T, S2, D>,
+    ) -> Self
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        self.scatter_into_zeros(
+            "gather",
+            (&indices.storage, &indices.layout),
+            grad,
+            S::INDEX,
+        )
+    }
+
+    /// Zeros of this tensor's shape with `grad[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`.
+    fn scatter_into_zeros<I: IndexDType, S2: Shape>(
+        &self,
+        op: &'static str,
+        idx: (&D::Storage<I>, &Layout),
+        grad: &Tensor<T, S2, D>,
+        axis: usize,
+    ) -> Self {
+        let zeros = ok(D::full(self.numel(), T::ZERO));
+        let lz = Layout::contiguous(*self.layout.dims());
+        let storage = ok(D::scatter_add(
+            op,
+            (&zeros, &lz),
+            idx,
+            (&grad.storage, &grad.layout),
+            axis,
+        ));
+        Tensor::from_storage(self.shape, storage)
     }
 
     /// [`Self::try_index_select`], panicking with the error's message on a bad index.
@@ -206,6 +271,33 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let shape = Shape::from_dims(&final_dims)
             .ok_or_else(|| Error::shape_mismatch("embedding", self.dims(), ids.dims()))?;
         Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// `grad` (an embedding output's gradient, the ids' dims plus `E`) added into zeros of the table's shape at
+    /// the rows the ids name.
+    pub(crate) fn embedding_backward<I: IndexDType, S2: AppendDim, S3: Shape>(
+        &self,
+        ids: &Tensor<I, S2, D>,
+        grad: &Tensor<T, S3, D>,
+    ) -> Self {
+        let e = self.layout.dims()[1];
+        let ids = ids.contiguous();
+        let n = ids.numel();
+        let rows = Dims::from_slice(&[n, e]);
+        // The ids as an (n, E) view varying along axis 0 only, the gradient as (n, E) rows.
+        let idx = Layout::from_parts(rows, &[1, 0], ids.layout.offset());
+        let g = grad.contiguous();
+        let lg = Layout::from_parts(rows, &[e, 1], g.layout.offset());
+        let zeros = ok(D::full(self.numel(), T::ZERO));
+        let lz = Layout::contiguous(*self.layout.dims());
+        let storage = ok(D::scatter_add(
+            "embedding",
+            (&zeros, &lz),
+            (&ids.storage, &idx),
+            (&g.storage, &lg),
+            0,
+        ));
+        Tensor::from_storage(self.shape, storage)
     }
 
     /// [`Self::try_embedding`], panicking with the error's message on an id past the table.

@@ -2,6 +2,7 @@
 //! rule written with tensor ops, so it runs on every device the forward op runs on.
 
 mod elementwise;
+mod indexing;
 mod matmul;
 mod reduce;
 mod view;

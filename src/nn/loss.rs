@@ -1,0 +1,73 @@
+//! Loss functions on traced values. Each gives the loss per sample (or per element); reduce it with
+//! `mean_all()` or `sum_all()` before `backward()`.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! use typed_tensor::autograd::Var;
+//! let logits = Var::new(Tensor::<f32, _, Cpu>::from_array([[2.0, 0.5, -1.0], [0.0, 0.0, 0.0]]));
+//! let labels = Tensor::<u32, _, Cpu>::from_array([0, 2]);
+//! let loss = logits.trace().cross_entropy(&labels).mean_all();
+//! // Row 2 is uniform over 3 classes: its loss is ln 3.
+//! let per_row = logits.trace().cross_entropy(&labels).into_value().to_vec();
+//! assert!((per_row[1] - 3f32.ln()).abs() < 1e-6);
+//! let g = loss.backward().get(&logits); // (softmax - one_hot) / batch
+//! assert!((g.to_vec()[5] - (1.0 / 3.0 - 1.0) / 2.0).abs() < 1e-6);
+//! ```
+
+use crate::autograd::{Traceable, Traced};
+use crate::device::Device;
+use crate::dtype::{FloatDType, IndexDType};
+use crate::ops;
+use crate::shape::{Axis, Const, Dim, Shape};
+use crate::tensor::Tensor;
+
+impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
+    /// Cross entropy of `(batch, classes)` logits against integer class labels, per sample:
+    /// `-log_softmax(logits)[label]` (max-shifted, stable for large logits). A label past the classes panics
+    /// with the op, the index and the size.
+    #[track_caller]
+    pub fn cross_entropy<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Traced<T, (B,), D> {
+        self.log_softmax::<Axis<1>>().nll(labels)
+    }
+
+    /// Negative log-likelihood of `(batch, classes)` log-probabilities against integer labels, per sample:
+    /// `-log_probs[label]`.
+    #[track_caller]
+    pub fn nll<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Traced<T, (B,), D> {
+        let picked: Traced<T, (B, Const<1>), D> =
+            self.gather::<Axis<1>, I, _>(&labels.unsqueeze::<Axis<1>>());
+        -picked.squeeze::<Axis<1>>()
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// Squared error per element, `(self - target)^2`; `target` is a traced value, a parameter or a plain
+    /// tensor of the same shape.
+    pub fn mse<R: Traceable<Elem = T, Shape = S, Device = D>>(&self, target: &R) -> Self {
+        let target = target.traced();
+        let diff = self.value.zip_same(ops::Sub, &target.value);
+        let (sp, st) = (self.slot(), target.slot());
+        Self::record(diff.sqr(), &[&self.node, &target.node], move |g, grads| {
+            let dp = g.zip_same(ops::Mul, &diff.affine(2.0, 0.0));
+            if st.wanted() {
+                st.give(grads, || dp.unary(ops::Neg));
+            }
+            sp.give(grads, || dp);
+        })
+    }
+
+    /// Binary cross entropy of logits against targets in [0, 1], per element, computed stably as
+    /// `max(x, 0) - x y + ln(1 + e^-|x|)`; gradient `sigmoid(x) - y`.
+    pub fn bce_with_logits(&self, targets: &Tensor<T, S, D>) -> Self {
+        let x = &self.value;
+        let softplus = x.abs().unary(ops::Neg).exp().affine(1.0, 1.0).ln();
+        let value = x
+            .relu()
+            .zip_same(ops::Sub, &x.zip_same(ops::Mul, targets))
+            .zip_same(ops::Add, &softplus);
+        let (x, y) = (x.clone(), targets.clone());
+        self.unary_op(value, move |g| {
+            g.zip_same(ops::Mul, &x.sigmoid().zip_same(ops::Sub, &y))
+        })
+    }
+}

@@ -1,0 +1,3 @@
+//! Building blocks for models: losses (this module's [`loss`]).
+
+pub mod loss;
