@@ -45,6 +45,8 @@ pub mod layout;
 #[cfg(feature = "std")]
 pub mod nn;
 pub mod ops;
+#[cfg(feature = "std")]
+pub mod optim;
 pub mod shape;
 pub mod tensor;
 

@@ -177,7 +177,7 @@ impl Gradients {
                     .get_mut()
                     .downcast_mut::<Tensor<T, S, D>>()
                     .expect("typed-tensor internal error: one node, two gradient types");
-                sum.add_same_shape_assign(&grad);
+                sum.assign_same(crate::ops::Add, &grad);
             }
             Entry::Vacant(e) => {
                 e.insert(Box::new(grad));

@@ -1,3 +1,6 @@
-//! Building blocks for models: losses (this module's [`loss`]).
+//! Building blocks for models: parameter walking ([`Parameters`]) and losses ([`loss`]).
 
 pub mod loss;
+mod params;
+
+pub use params::{join_name, ParamVisitor, Parameters};

@@ -43,18 +43,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Self::from_storage(self.shape, storage)
     }
 
-    /// `self += rhs` for two tensors of one shape (in place when this tensor alone holds its dense buffer).
-    pub(crate) fn add_same_shape_assign(&mut self, rhs: &Self) {
+    /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
+    /// buffer).
+    pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
         debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
         let dense_from_start = self.layout.contiguous_range().is_some_and(|r| r.start == 0);
         if dense_from_start {
             device_ok(D::binary_assign(
-                ops::Add,
+                op,
                 &mut self.storage,
                 (&rhs.storage, &rhs.layout),
             ));
         } else {
-            *self = self.zip_same(ops::Add, rhs);
+            *self = self.zip_same(op, rhs);
         }
     }
 

@@ -1,0 +1,186 @@
+//! Adam (L2 weight decay folded into the gradient) and AdamW (decoupled weight decay), with bias correction,
+//! as in PyTorch.
+
+use super::{Optimizer, Register, Slot};
+use crate::autograd::{Gradients, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::nn::{ParamVisitor, Parameters};
+use crate::ops;
+use crate::shape::Shape;
+use crate::tensor::Tensor;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// [`Adam`]'s and [`AdamW`]'s hyper-parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamConfig {
+    /// Learning rate.
+    pub lr: f64,
+    /// Decay of the first-moment average.
+    pub beta1: f64,
+    /// Decay of the second-moment average.
+    pub beta2: f64,
+    /// Added to the denominator.
+    pub eps: f64,
+    /// Adam: L2 penalty added to the gradient; AdamW: decoupled decay `w -= lr * weight_decay * w`.
+    pub weight_decay: f64,
+}
+
+impl Default for AdamConfig {
+    /// PyTorch's defaults (lr 1e-3, betas (0.9, 0.999), eps 1e-8, no weight decay).
+    fn default() -> Self {
+        AdamConfig {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+        }
+    }
+}
+
+/// Which weight decay.
+#[derive(Clone, Copy, PartialEq)]
+enum Decay {
+    L2,
+    Decoupled,
+}
+
+/// The hyper-parameters a slot sees.
+struct Hyper {
+    config: AdamConfig,
+    decay: Decay,
+}
+
+struct AdamSlot<T: FloatDType, S: Shape, D: Device> {
+    var: Var<T, S, D>,
+    /// First and second moment averages, created at the first step.
+    moments: Option<Moments<T, S, D>>,
+}
+
+/// Adam's running averages of the gradient and of its square.
+struct Moments<T: FloatDType, S: Shape, D: Device> {
+    m: Tensor<T, S, D>,
+    v: Tensor<T, S, D>,
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
+    fn step(&mut self, grads: &Gradients, h: &Hyper, t: u64) {
+        let Some(mut g) = grads.try_get(&self.var) else {
+            return;
+        };
+        let c = &h.config;
+        if c.weight_decay != 0.0 {
+            match h.decay {
+                Decay::L2 => {
+                    let decay = self.var.value().affine(c.weight_decay, 0.0);
+                    g.assign_same(ops::Add, &decay);
+                }
+                Decay::Decoupled => {
+                    let keep = T::from_f64(1.0 - c.lr * c.weight_decay);
+                    self.var.update(|w| *w *= keep);
+                }
+            }
+        }
+        let Moments { mut m, mut v } = self.moments.take().unwrap_or_else(|| {
+            let zeros = Tensor::zeros_with_shape(self.var.shape());
+            Moments {
+                m: zeros.clone() + T::ZERO, // each its own buffer, updated in place from then on
+                v: zeros + T::ZERO,
+            }
+        });
+        // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2 (both in place).
+        m *= T::from_f64(c.beta1);
+        m.assign_same(ops::Add, &g.affine(1.0 - c.beta1, 0.0));
+        v *= T::from_f64(c.beta2);
+        v.assign_same(ops::Add, &g.sqr().affine(1.0 - c.beta2, 0.0));
+        // w -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+        let t = t as i32;
+        let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
+        let denom = v.affine(1.0 / bc2, 0.0).sqrt().affine(1.0, c.eps);
+        let delta = m.zip_same(ops::Div, &denom).affine(c.lr / bc1, 0.0);
+        self.var.update(|w| w.assign_same(ops::Sub, &delta));
+        self.moments = Some(Moments { m, v });
+    }
+}
+
+/// Adam: adaptive moments; weight decay, if any, is an L2 term added to the gradient.
+pub struct Adam {
+    hyper: Hyper,
+    slots: Vec<Box<dyn Slot<Hyper>>>,
+    t: u64,
+}
+
+/// AdamW: Adam with decoupled weight decay (`w *= 1 - lr * weight_decay` before the moment step).
+pub struct AdamW(Adam);
+
+impl ParamVisitor for Register<'_, Hyper> {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, var: &Var<T, S, D>) {
+        self.slots.push(Box::new(AdamSlot {
+            var: var.clone(),
+            moments: None,
+        }));
+    }
+}
+
+impl Adam {
+    /// An optimizer over every parameter of `params`.
+    pub fn new(params: &impl Parameters, config: AdamConfig) -> Self {
+        Self::with_decay(params, config, Decay::L2)
+    }
+
+    fn with_decay(params: &impl Parameters, config: AdamConfig, decay: Decay) -> Self {
+        let mut slots = Vec::new();
+        params.visit_params("", &mut Register { slots: &mut slots });
+        Adam {
+            hyper: Hyper { config, decay },
+            slots,
+            t: 0,
+        }
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &AdamConfig {
+        &self.hyper.config
+    }
+}
+
+impl AdamW {
+    /// An optimizer over every parameter of `params`.
+    pub fn new(params: &impl Parameters, config: AdamConfig) -> Self {
+        AdamW(Adam::with_decay(params, config, Decay::Decoupled))
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &AdamConfig {
+        self.0.config()
+    }
+}
+
+impl Optimizer for Adam {
+    fn step(&mut self, grads: &Gradients) {
+        self.t += 1;
+        for slot in &mut self.slots {
+            slot.step(grads, &self.hyper, self.t);
+        }
+    }
+    fn learning_rate(&self) -> f64 {
+        self.hyper.config.lr
+    }
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.hyper.config.lr = lr;
+    }
+}
+
+impl Optimizer for AdamW {
+    fn step(&mut self, grads: &Gradients) {
+        self.0.step(grads)
+    }
+    fn learning_rate(&self) -> f64 {
+        self.0.learning_rate()
+    }
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.0.set_learning_rate(lr)
+    }
+}

@@ -1,0 +1,98 @@
+//! Optimizers: [`Sgd`] (momentum, Nesterov, weight decay), [`Adam`] and [`AdamW`], and a learning-rate
+//! schedule hook ([`Optimizer::with_schedule`]).
+//!
+//! An optimizer is built over a model's [`Parameters`](crate::nn::Parameters) (it keeps handles on the same
+//! [`Var`](crate::autograd::Var) cells) and updates them in place from a [`Gradients`] set. Parameters are
+//! written into their own buffers (no reallocation) once the step's traced values are gone; `backward()`
+//! consumes the loss, so the usual loop does that by itself:
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! use typed_tensor::autograd::Var;
+//! use typed_tensor::optim::{Optimizer, Sgd, SgdConfig};
+//!
+//! // Fit w so that w * 3 = 6.
+//! let w = Var::new(Tensor::<f32, Rank1<1>, Cpu>::zeros());
+//! let mut opt = Sgd::new(&w, SgdConfig { lr: 0.05, ..Default::default() });
+//! for _ in 0..100 {
+//!     let loss = (w.trace() * 3.0).mse(&Tensor::full(6.0)).mean_all();
+//!     opt.step(&loss.backward());
+//! }
+//! assert!((w.value().to_vec()[0] - 2.0).abs() < 1e-4);
+//! ```
+
+mod adam;
+mod sgd;
+
+pub use adam::{Adam, AdamConfig, AdamW};
+pub use sgd::{Sgd, SgdConfig};
+
+use crate::autograd::Gradients;
+use alloc::boxed::Box;
+
+/// Updates parameters from gradients.
+pub trait Optimizer {
+    /// One update of every registered parameter that has a gradient in `grads` (the others are left as they
+    /// are).
+    fn step(&mut self, grads: &Gradients);
+    /// The current learning rate.
+    fn learning_rate(&self) -> f64;
+    /// Sets the learning rate for the next steps.
+    fn set_learning_rate(&mut self, lr: f64);
+
+    /// This optimizer with its learning rate set to `schedule(step)` before every step (steps count from 0).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::autograd::Var;
+    /// use typed_tensor::optim::{Optimizer, Sgd, SgdConfig};
+    /// let w = Var::new(Tensor::<f32, Rank1<1>, Cpu>::zeros());
+    /// let mut opt = Sgd::new(&w, SgdConfig::default()).with_schedule(|step| 0.1 * 0.5f64.powi(step as i32));
+    /// let grads = (w.trace() * 1.0).sum_all().backward();
+    /// opt.step(&grads); // lr 0.1
+    /// opt.step(&grads); // lr 0.05
+    /// assert!((w.value().to_vec()[0] + 0.15).abs() < 1e-6);
+    /// ```
+    fn with_schedule<F: FnMut(usize) -> f64>(self, schedule: F) -> Scheduled<Self, F>
+    where
+        Self: Sized,
+    {
+        Scheduled {
+            inner: self,
+            schedule,
+            steps: 0,
+        }
+    }
+}
+
+/// An optimizer whose learning rate follows a schedule (see [`Optimizer::with_schedule`]).
+pub struct Scheduled<O, F> {
+    inner: O,
+    schedule: F,
+    steps: usize,
+}
+
+impl<O: Optimizer, F: FnMut(usize) -> f64> Optimizer for Scheduled<O, F> {
+    fn step(&mut self, grads: &Gradients) {
+        let lr = (self.schedule)(self.steps);
+        self.inner.set_learning_rate(lr);
+        self.inner.step(grads);
+        self.steps += 1;
+    }
+    fn learning_rate(&self) -> f64 {
+        self.inner.learning_rate()
+    }
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.inner.set_learning_rate(lr);
+    }
+}
+
+/// One parameter's update rule and state, its types erased so one optimizer holds every shape and dtype.
+trait Slot<H>: Send {
+    fn step(&mut self, grads: &Gradients, hyper: &H, t: u64);
+}
+
+/// Registers every parameter of a model as a slot of the optimizer whose hyper-parameters are `H`.
+struct Register<'a, H> {
+    slots: &'a mut alloc::vec::Vec<Box<dyn Slot<H>>>,
+}

@@ -1,0 +1,121 @@
+//! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's `SGD` rules).
+
+use super::{Optimizer, Register, Slot};
+use crate::autograd::{Gradients, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::nn::{ParamVisitor, Parameters};
+use crate::ops;
+use crate::shape::Shape;
+use crate::tensor::Tensor;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// [`Sgd`]'s hyper-parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SgdConfig {
+    /// Learning rate.
+    pub lr: f64,
+    /// Momentum factor `mu` (0: plain SGD): `v = mu v + g`.
+    pub momentum: f64,
+    /// Nesterov momentum: step along `g + mu v` instead of `v`.
+    pub nesterov: bool,
+    /// L2 penalty: `g + weight_decay * w`.
+    pub weight_decay: f64,
+}
+
+impl Default for SgdConfig {
+    fn default() -> Self {
+        SgdConfig {
+            lr: 0.01,
+            momentum: 0.0,
+            nesterov: false,
+            weight_decay: 0.0,
+        }
+    }
+}
+
+/// Stochastic gradient descent: `w -= lr * d`, with `d` the (decayed, momentum-filtered) gradient.
+pub struct Sgd {
+    config: SgdConfig,
+    slots: Vec<Box<dyn Slot<SgdConfig>>>,
+    t: u64,
+}
+
+struct SgdSlot<T: FloatDType, S: Shape, D: Device> {
+    var: Var<T, S, D>,
+    velocity: Option<Tensor<T, S, D>>,
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
+    fn step(&mut self, grads: &Gradients, c: &SgdConfig, _: u64) {
+        let Some(g) = grads.try_get(&self.var) else {
+            return;
+        };
+        let mut d = g;
+        if c.weight_decay != 0.0 {
+            let decay = self.var.value().affine(c.weight_decay, 0.0);
+            d.assign_same(ops::Add, &decay);
+        }
+        if c.momentum != 0.0 {
+            let v = match self.velocity.take() {
+                None => d.clone() + T::ZERO, // its own buffer, so later steps update it in place
+                Some(mut v) => {
+                    v *= T::from_f64(c.momentum);
+                    v.assign_same(ops::Add, &d);
+                    v
+                }
+            };
+            d = if c.nesterov {
+                d.zip_same(ops::Add, &v.affine(c.momentum, 0.0))
+            } else {
+                v.clone()
+            };
+            self.velocity = Some(v);
+        }
+        let delta = d.affine(c.lr, 0.0);
+        self.var.update(|w| w.assign_same(ops::Sub, &delta));
+    }
+}
+
+impl Sgd {
+    /// An optimizer over every parameter of `params`.
+    pub fn new(params: &impl Parameters, config: SgdConfig) -> Self {
+        let mut slots = Vec::new();
+        params.visit_params("", &mut Register { slots: &mut slots });
+        Sgd {
+            config,
+            slots,
+            t: 0,
+        }
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &SgdConfig {
+        &self.config
+    }
+}
+
+impl ParamVisitor for Register<'_, SgdConfig> {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, var: &Var<T, S, D>) {
+        self.slots.push(Box::new(SgdSlot {
+            var: var.clone(),
+            velocity: None,
+        }));
+    }
+}
+
+impl Optimizer for Sgd {
+    fn step(&mut self, grads: &Gradients) {
+        self.t += 1;
+        for slot in &mut self.slots {
+            slot.step(grads, &self.config, self.t);
+        }
+    }
+    fn learning_rate(&self) -> f64 {
+        self.config.lr
+    }
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.config.lr = lr;
+    }
+}
