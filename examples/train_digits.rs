@@ -1,0 +1,193 @@
+//! Trains an MLP on the 8x8 handwritten digits (data/digits.csv.gz, 1797 images) and reports held-out
+//! accuracy: `cargo run --release --example train_digits`.
+//!
+//! The model's type spells its shapes: `Linear<f32, 64, 64>` then `ReLU` then `Linear<f32, 64, 10>`; feeding it
+//! images of another width, or stacking layers whose widths disagree, does not compile. Batches have a static
+//! size (`BATCH`); evaluation runs the whole test split at once through a runtime-sized batch dim.
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+use typed_tensor::autograd::Traced;
+use typed_tensor::nn::{Linear, Module, ReLU};
+use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
+use typed_tensor::prelude::*;
+
+/// Pixels per image.
+pub const PIXELS: usize = 64;
+/// Images per training step.
+pub const BATCH: usize = 32;
+/// Hidden width.
+pub const HIDDEN: usize = 64;
+
+/// The MLP: 64 -> 64 -> ReLU -> 10.
+pub type Mlp = (
+    Linear<f32, PIXELS, HIDDEN, Cpu>,
+    ReLU,
+    Linear<f32, HIDDEN, 10, Cpu>,
+);
+
+/// One split of the data set: pixels scaled to [0, 1], labels 0..=9.
+pub struct Split {
+    pub images: Vec<[f32; PIXELS]>,
+    pub labels: Vec<u32>,
+}
+
+/// Reads the bundled CSV (64 pixels in 0..=16 and a label per line) and splits it 80/20 after a seeded shuffle.
+pub fn load_digits(seed: u64) -> (Split, Split) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/digits.csv.gz");
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .expect("data/digits.csv.gz is gzip-compressed text");
+    let mut rows: Vec<([f32; PIXELS], u32)> = text
+        .lines()
+        .map(|line| {
+            let values: Vec<f32> = line
+                .split(',')
+                .map(|v| v.trim().parse().expect("a number"))
+                .collect();
+            assert_eq!(values.len(), PIXELS + 1, "64 pixels and a label per line");
+            let mut image = [0.0; PIXELS];
+            for (p, v) in image.iter_mut().zip(&values) {
+                *p = v / 16.0;
+            }
+            (image, values[PIXELS] as u32)
+        })
+        .collect();
+    assert_eq!(rows.len(), 1797);
+    shuffle(&mut rows, seed);
+    let test = rows.split_off(rows.len() * 4 / 5);
+    let split = |rows: Vec<([f32; PIXELS], u32)>| Split {
+        images: rows.iter().map(|r| r.0).collect(),
+        labels: rows.iter().map(|r| r.1).collect(),
+    };
+    (split(rows), split(test))
+}
+
+/// Fisher-Yates with a small xorshift generator (the order only needs to be reproducible).
+fn shuffle<X>(items: &mut [X], seed: u64) {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for i in (1..items.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        items.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+}
+
+/// Training settings.
+pub struct Config {
+    pub epochs: usize,
+    /// Peak learning rate (Adam), decayed to 0 by a cosine schedule.
+    pub lr: f64,
+    pub seed: u64,
+    /// Print a line per epoch.
+    pub verbose: bool,
+}
+
+/// What training gives.
+pub struct Report {
+    pub test_accuracy: f64,
+    pub final_loss: f32,
+    /// Wall time per epoch, and the parts of it spent building the graph and loss (forward), in `backward()`,
+    /// and in the optimizer.
+    pub epoch_time: Duration,
+    pub forward: Duration,
+    pub backward: Duration,
+    pub optimizer: Duration,
+}
+
+/// Accuracy of `model` on `split`, the whole split in one runtime-sized batch.
+pub fn accuracy(model: &Mlp, split: &Split) -> f64 {
+    let n = split.labels.len();
+    let flat: Vec<f32> = split.images.iter().flatten().copied().collect();
+    let x =
+        Tensor::<f32, (usize, Const<PIXELS>), Cpu>::from_vec_with_shape((n, Const), flat).unwrap();
+    let predicted = model.forward(x).argmax::<Axis<1>>().to_vec();
+    let right = predicted
+        .iter()
+        .zip(&split.labels)
+        .filter(|(p, l)| p == l)
+        .count();
+    right as f64 / n as f64
+}
+
+pub fn train(config: &Config) -> Report {
+    let (train, test) = load_digits(config.seed);
+    let model: Mlp = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
+    // Cosine decay of the learning rate over the whole run settles the last epochs.
+    let total_steps = (config.epochs * (train.labels.len() / BATCH)) as f64;
+    let peak = config.lr;
+    let mut opt = Adam::new(&model, AdamConfig::default()).with_schedule(move |step| {
+        0.5 * peak * (1.0 + (std::f64::consts::PI * step as f64 / total_steps).cos())
+    });
+    let mut order: Vec<usize> = (0..train.labels.len()).collect();
+    let (mut forward, mut backward, mut optimizer) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut final_loss = f32::NAN;
+    let start = Instant::now();
+    for epoch in 0..config.epochs {
+        shuffle(&mut order, config.seed ^ (epoch as u64 + 1));
+        let (mut loss_sum, mut batches) = (0.0f32, 0);
+        for chunk in order.chunks_exact(BATCH) {
+            let t0 = Instant::now();
+            let pixels: Vec<f32> = chunk.iter().flat_map(|&i| train.images[i]).collect();
+            let labels: Vec<u32> = chunk.iter().map(|&i| train.labels[i]).collect();
+            let x = Tensor::<f32, Rank2<BATCH, PIXELS>, Cpu>::from_vec(pixels).unwrap();
+            let y = Tensor::<u32, Rank1<BATCH>, Cpu>::from_vec(labels).unwrap();
+            let logits: Traced<f32, Rank2<BATCH, 10>, Cpu> = model.forward(Traced::constant(x));
+            let loss = logits.cross_entropy(&y).mean_all();
+            loss_sum += loss.to_scalar();
+            batches += 1;
+            let t1 = Instant::now();
+            let grads = loss.backward();
+            let t2 = Instant::now();
+            opt.step(&grads);
+            let t3 = Instant::now();
+            forward += t1 - t0;
+            backward += t2 - t1;
+            optimizer += t3 - t2;
+        }
+        final_loss = loss_sum / batches as f32;
+        if config.verbose {
+            println!(
+                "epoch {:2}: loss {:.4}, train accuracy {:.1}%, test accuracy {:.1}%",
+                epoch + 1,
+                final_loss,
+                100.0 * accuracy(&model, &train),
+                100.0 * accuracy(&model, &test)
+            );
+        }
+    }
+    let epochs = config.epochs.max(1) as u32;
+    Report {
+        test_accuracy: accuracy(&model, &test),
+        final_loss,
+        epoch_time: start.elapsed() / epochs,
+        forward: forward / epochs,
+        backward: backward / epochs,
+        optimizer: optimizer / epochs,
+    }
+}
+
+#[allow(dead_code)] // the test includes this file as a module and calls `train` only
+fn main() {
+    let report = train(&Config {
+        epochs: 30,
+        lr: 3e-3,
+        seed: 7,
+        verbose: true,
+    });
+    println!("final test accuracy: {:.2}%", 100.0 * report.test_accuracy);
+    let steps = report.forward + report.backward + report.optimizer;
+    let share = |d: Duration| 100.0 * d.as_secs_f64() / steps.as_secs_f64();
+    println!(
+        "time per epoch: {:.2?} (training steps: forward + loss {:.0}%, backward {:.0}%, optimizer {:.0}%; \
+         the rest is evaluation and printing)",
+        report.epoch_time,
+        share(report.forward),
+        share(report.backward),
+        share(report.optimizer)
+    );
+}

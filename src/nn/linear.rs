@@ -1,0 +1,73 @@
+//! Fully connected layer.
+
+use super::{join_name, Module, ParamVisitor, Parameters};
+use crate::autograd::{Traced, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::shape::{Const, Dim, Rank1, Rank2};
+use crate::tensor::Tensor;
+
+/// `y = x W^T + b` with `W: (O, I)` and `b: (O,)` (PyTorch's layout), on inputs `(batch, I)`.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Linear, Module};
+/// let layer = Linear::<f32, 3, 2, Cpu>::from_tensors(
+///     Tensor::from_array([[1., 0., 0.], [0., 1., 1.]]),
+///     Tensor::from_array([0.5, -0.5]),
+/// );
+/// let y = layer.forward(Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.]]));
+/// assert_eq!(y.to_array(), [[1.5, 4.5]]);
+/// ```
+pub struct Linear<T: FloatDType, const I: usize, const O: usize, D: Device> {
+    /// `(O, I)`.
+    pub weight: Var<T, Rank2<O, I>, D>,
+    /// `(O,)`.
+    pub bias: Var<T, Rank1<O>, D>,
+}
+
+impl<T: FloatDType, const I: usize, const O: usize, D: Device> Linear<T, I, O, D> {
+    /// Weights and bias uniform in `(-1/sqrt(I), 1/sqrt(I))` from `seed` (PyTorch's default initialisation).
+    pub fn new(seed: u64) -> Self {
+        let bound = 1.0 / (I as f64).sqrt();
+        Self::from_tensors(
+            Tensor::rand(seed).affine(2.0 * bound, -bound),
+            Tensor::rand(seed.wrapping_add(0x9e37_79b9)).affine(2.0 * bound, -bound),
+        )
+    }
+
+    /// A layer with the given weight `(O, I)` and bias `(O,)`.
+    pub fn from_tensors(weight: Tensor<T, Rank2<O, I>, D>, bias: Tensor<T, Rank1<O>, D>) -> Self {
+        Linear {
+            weight: Var::new(weight),
+            bias: Var::new(bias),
+        }
+    }
+}
+
+impl<T: FloatDType, const I: usize, const O: usize, D: Device, B: Dim>
+    Module<Traced<T, (B, Const<I>), D>> for Linear<T, I, O, D>
+{
+    type Output = Traced<T, (B, Const<O>), D>;
+    fn forward(&self, x: Traced<T, (B, Const<I>), D>) -> Self::Output {
+        x.matmul(&self.weight.trace().t()) + &self.bias
+    }
+}
+
+impl<T: FloatDType, const I: usize, const O: usize, D: Device, B: Dim>
+    Module<Tensor<T, (B, Const<I>), D>> for Linear<T, I, O, D>
+{
+    type Output = Tensor<T, (B, Const<O>), D>;
+    fn forward(&self, x: Tensor<T, (B, Const<I>), D>) -> Self::Output {
+        let mut y = x.matmul(&self.weight.value().t());
+        y += &self.bias.value();
+        y
+    }
+}
+
+impl<T: FloatDType, const I: usize, const O: usize, D: Device> Parameters for Linear<T, I, O, D> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visitor.visit(&join_name(prefix, "weight"), &self.weight);
+        visitor.visit(&join_name(prefix, "bias"), &self.bias);
+    }
+}
