@@ -218,6 +218,46 @@ fn views_and_lanes<D: Device>() {
     });
 }
 
+fn joins_casts_and_norms<D: Device>() {
+    let x = param::<Rank2<3, 4>, D>(100, -2.0, 2.0);
+    let y = param::<Rank2<3, 2>, D>(101, -2.0, 2.0);
+    check("cat: first", &x, || {
+        weighted(x.trace().cat::<Axis<1>, 6, _>(&y))
+    });
+    check("cat: second", &y, || {
+        weighted(x.trace().cat::<Axis<1>, 6, _>(&y))
+    });
+    let c = x.value(); // fixed while x is perturbed
+    check("stack", &x, || {
+        let t = x.trace();
+        weighted(Traced::stack::<Axis<1>, 3>(&[
+            t.clone(),
+            t.sqr(),
+            Traced::constant(c.clone()),
+        ]))
+    });
+    // Through f32 and back: the gradient converts at both ends (f32 rounding limits the agreement).
+    let worst = check_gradient(&x, 1e-3, || {
+        weighted(x.trace().to_dtype::<f32>().exp().to_dtype::<f64>())
+    });
+    assert!(worst.error < 1e-4, "to_dtype: {worst:?}");
+    check("layer_norm", &x, || {
+        weighted(x.trace().layer_norm::<Axis<1>>(1e-5))
+    });
+    check("layer_norm over axis 0", &x, || {
+        weighted(x.trace().layer_norm::<Axis<0>>(1e-5))
+    });
+    check("rms_norm", &x, || {
+        weighted(x.trace().rms_norm::<Axis<1>>(1e-5))
+    });
+    check("logsumexp", &x, || {
+        weighted(x.trace().logsumexp::<Axis<1>>())
+    });
+    check("logsumexp of a transposed view", &x, || {
+        weighted(x.trace().t().logsumexp::<Axis<1>>())
+    });
+}
+
 fn indexing<D: Device>() {
     let x = param::<Rank2<4, 3>, D>(80, -2.0, 2.0);
     // Repeated indices accumulate.
@@ -381,6 +421,7 @@ device_tests! { cpu_only:
     views_and_softmax_match_finite_differences => views_and_lanes;
     known_values_every_float_dtype => known_values;
     indexing_matches_finite_differences => indexing;
+    joins_casts_and_norms_match_finite_differences => joins_casts_and_norms;
     losses_match_definitions_and_finite_differences => losses;
     shared_parameters_constants_and_in_place_updates => bookkeeping;
 }

@@ -94,11 +94,11 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// Records an op whose result is `value`, made from `inputs`. `backward` receives the result's gradient
     /// and adds the inputs' (through their [`Slot`]s). When no input needs a gradient nothing is recorded.
-    pub(crate) fn record<S2: Shape>(
-        value: Tensor<T, S2, D>,
+    pub(crate) fn record<U: FloatDType, S2: Shape>(
+        value: Tensor<U, S2, D>,
         inputs: &[&Arc<Node>],
-        backward: impl FnOnce(Tensor<T, S2, D>, &mut Gradients) + Send + 'static,
-    ) -> Traced<T, S2, D> {
+        backward: impl FnOnce(Tensor<U, S2, D>, &mut Gradients) + Send + 'static,
+    ) -> Traced<U, S2, D> {
         if !inputs.iter().any(|n| n.requires_grad()) {
             return Traced::constant(value);
         }
@@ -109,7 +109,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             .map(|&n| n.clone())
             .collect();
         let rule = Box::new(move |grads: &mut Gradients| {
-            if let Some(g) = grads.take::<T, S2, D>(id) {
+            if let Some(g) = grads.take::<U, S2, D>(id) {
                 backward(g, grads);
             }
         });

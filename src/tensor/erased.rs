@@ -174,3 +174,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Tensor::from_storage(shape, storage)
     }
 }
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The view of entries `start..` of `axis` with `shape` (this tensor's dims with `axis` shortened).
+    pub(crate) fn narrow_to<S2: Shape>(
+        &self,
+        shape: S2,
+        axis: usize,
+        start: usize,
+    ) -> Tensor<T, S2, D> {
+        let len = shape.dims()[axis];
+        let layout = device_ok(self.layout.narrow("narrow", axis, start, len));
+        Tensor::from_parts(shape, layout, self.storage.clone())
+    }
+
+    /// The view at `index` of `axis`, that axis removed, with `shape`.
+    pub(crate) fn select_to<S2: Shape>(
+        &self,
+        shape: S2,
+        axis: usize,
+        index: usize,
+    ) -> Tensor<T, S2, D> {
+        let layout = device_ok(self.layout.select("select", axis, index));
+        debug_assert_eq!(*layout.dims(), shape.dims());
+        Tensor::from_parts(shape, layout, self.storage.clone())
+    }
+}

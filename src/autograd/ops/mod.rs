@@ -3,6 +3,7 @@
 
 mod elementwise;
 mod indexing;
+mod join;
 mod matmul;
 mod reduce;
 mod view;

@@ -1,0 +1,124 @@
+//! Joining, dtype conversion and the normalisations: `cat` and `stack` (each input's gradient is its slice of
+//! the output's), `to_dtype` (the gradient converts back), `layer_norm`, `rms_norm`, `logsumexp`.
+
+use crate::autograd::{Traceable, Traced};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::ops;
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, ReduceShape, Shape, MAX_RANK};
+use crate::tensor::Tensor;
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `self` and `other` laid end to end along `Ax` (see [`Tensor::cat`]).
+    pub fn cat<Ax, const OUT: usize, R>(
+        &self,
+        other: &R,
+    ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        S: AgreeExceptAxis<R::Shape, Ax>,
+    {
+        let other = other.traced();
+        let value = self.value.cat::<Ax, OUT, R::Shape>(&other.value);
+        let (sa, sb) = (self.slot(), other.slot());
+        let (shape_a, shape_b) = (self.value.shape(), other.value.shape());
+        let len_a = shape_a.dims()[S::INDEX];
+        Self::record(value, &[&self.node, &other.node], move |g, grads| {
+            sa.give(grads, || g.narrow_to(shape_a, S::INDEX, 0));
+            sb.give(grads, || g.narrow_to(shape_b, S::INDEX, len_a));
+        })
+    }
+
+    /// `N` values of one shape stacked along a new axis `Ax` (see [`Tensor::stack`]).
+    pub fn stack<Ax, const N: usize>(
+        parts: &[Self; N],
+    ) -> Traced<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>
+    where
+        S: InsertAxis<Ax>,
+    {
+        let values: [Tensor<T, S, D>; N] = core::array::from_fn(|i| parts[i].value.clone());
+        let value = Tensor::stack::<Ax, N>(&values);
+        let slots: [_; N] = core::array::from_fn(|i| parts[i].slot());
+        let shape = parts[0].value.shape();
+        let nodes: [_; N] = core::array::from_fn(|i| &parts[i].node);
+        let axis = <S as InsertAxis<Ax>>::INDEX;
+        Self::record(value, &nodes, move |g, grads| {
+            for (i, slot) in slots.into_iter().enumerate() {
+                slot.give(grads, || g.select_to(shape, axis, i));
+            }
+        })
+    }
+
+    /// Every element converted to `U`; the gradient converts back to `T`.
+    pub fn to_dtype<U: FloatDType>(&self) -> Traced<U, S, D> {
+        let slot = self.slot();
+        Self::record(
+            self.value.to_dtype::<U>(),
+            &[&self.node],
+            move |g, grads| slot.give(grads, || g.to_dtype::<T>()),
+        )
+    }
+
+    /// `(x - mean) / sqrt(var + eps)` along `Ax`; gradient `(g - mean(g) - y mean(g y)) / sqrt(var + eps)`.
+    pub fn layer_norm<Ax>(&self, eps: f64) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.layer_norm::<Ax>(eps);
+        let (x, out) = (self.value.clone(), y.clone());
+        self.unary_op(y, move |g| {
+            let (lane, n) = lane_of::<S>(&x, S::INDEX);
+            let mean = |t: &Tensor<T, S, D>| t.sum_spread(&lane).affine(1.0 / n, 0.0);
+            let centred = x.zip_same(ops::Sub, &mean(&x));
+            let inv_std = mean(&centred.sqr()).affine(1.0, eps).sqrt().recip();
+            let gy = mean(&g.zip_same(ops::Mul, &out));
+            let inner = g
+                .zip_same(ops::Sub, &mean(&g))
+                .zip_same(ops::Sub, &out.zip_same(ops::Mul, &gy));
+            inner.zip_same(ops::Mul, &inv_std)
+        })
+    }
+
+    /// `x / sqrt(mean(x^2) + eps)` along `Ax`; gradient `(g - y mean(g y)) / sqrt(mean(x^2) + eps)`.
+    pub fn rms_norm<Ax>(&self, eps: f64) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.rms_norm::<Ax>(eps);
+        let (x, out) = (self.value.clone(), y.clone());
+        self.unary_op(y, move |g| {
+            let (lane, n) = lane_of::<S>(&x, S::INDEX);
+            let mean = |t: &Tensor<T, S, D>| t.sum_spread(&lane).affine(1.0 / n, 0.0);
+            let inv_rms = mean(&x.sqr()).affine(1.0, eps).sqrt().recip();
+            let gy = mean(&g.zip_same(ops::Mul, &out));
+            g.zip_same(ops::Sub, &out.zip_same(ops::Mul, &gy))
+                .zip_same(ops::Mul, &inv_rms)
+        })
+    }
+
+    /// `ln(sum(exp(x)))` over the axes `Axes` (max-shifted); gradient `g softmax(x)` over those axes.
+    pub fn logsumexp<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        let lse = self.value.logsumexp::<Axes>();
+        let (x, out) = (self.value.clone(), lse.clone());
+        self.unary_op(lse, move |g| {
+            let reduced = S::REDUCED;
+            let shift = out.spread_over(x.shape(), &reduced);
+            let softmax = x.zip_same(ops::Sub, &shift).exp();
+            g.spread_over(x.shape(), &reduced)
+                .zip_same(ops::Mul, &softmax)
+        })
+    }
+}
+
+/// The mask of lane axis `axis` and the lane length.
+fn lane_of<S: Shape>(
+    x: &Tensor<impl FloatDType, S, impl Device>,
+    axis: usize,
+) -> ([bool; MAX_RANK], f64) {
+    let mut lane = [false; MAX_RANK];
+    lane[axis] = true;
+    (lane, x.dims()[axis] as f64)
+}
