@@ -258,6 +258,65 @@ fn joins_casts_and_norms<D: Device>() {
     });
 }
 
+fn convolutions<D: Device>() {
+    use typed_tensor::tensor::{Conv, Pool2d};
+    // Stride 1, padding 1.
+    let x = param::<Rank4<2, 3, 5, 5>, D>(110, -1.0, 1.0);
+    let w = param::<Rank4<4, 3, 3, 3>, D>(111, -1.0, 1.0);
+    let f = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank4<2, 4, 5, 5>, D> = x.trace().conv2d(&w, Conv::<1, 1, 1, 1>);
+        weighted(y)
+    };
+    check("conv2d input", &x, f);
+    check("conv2d weight", &w, f);
+    // Stride 2, dilation 2, groups 2 on a 7x8 input (the last row and column are never read), input a
+    // channels-last view.
+    let nhwc = param::<Rank4<2, 7, 8, 4>, D>(112, -1.0, 1.0);
+    let wg = param::<Rank4<6, 2, 3, 2>, D>(113, -1.0, 1.0);
+    let g = || -> Traced<f64, (), D> {
+        let x = nhwc
+            .trace()
+            .permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+        let y: Traced<f64, Rank4<2, 6, 3, 4>, D> = x.conv2d(&wg, Conv::<2, 1, 2, 2>);
+        weighted(y)
+    };
+    check("conv2d s2 d2 g2: input", &nhwc, g);
+    check("conv2d s2 d2 g2: weight", &wg, g);
+    // conv1d.
+    let s = param::<Rank3<2, 4, 9>, D>(114, -1.0, 1.0);
+    let k = param::<Rank3<6, 2, 3>, D>(115, -1.0, 1.0);
+    let h = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank3<2, 6, 5>, D> = s.trace().conv1d(&k, Conv::<2, 1, 1, 2>);
+        weighted(y)
+    };
+    check("conv1d input", &s, h);
+    check("conv1d weight", &k, h);
+    // conv_transpose2d, stride 2, groups 2.
+    let t = param::<Rank4<1, 4, 3, 3>, D>(116, -1.0, 1.0);
+    let wt = param::<Rank4<4, 1, 4, 4>, D>(117, -1.0, 1.0);
+    let ct = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank4<1, 2, 6, 6>, D> =
+            t.trace().conv_transpose2d(&wt, Conv::<2, 1, 1, 2>);
+        weighted(y)
+    };
+    check("conv_transpose2d input", &t, ct);
+    check("conv_transpose2d weight", &wt, ct);
+    // Pooling: non-overlapping and overlapping windows, with padding.
+    let p = param::<Rank4<2, 3, 5, 6>, D>(118, -1.0, 1.0);
+    check("max_pool2d 2/2/0", &p, || {
+        let y: Traced<f64, Rank4<2, 3, 2, 3>, D> = p.trace().max_pool2d(Pool2d::<2, 2, 0>);
+        weighted(y)
+    });
+    check("max_pool2d 3/2/1", &p, || {
+        let y: Traced<f64, Rank4<2, 3, 3, 3>, D> = p.trace().max_pool2d(Pool2d::<3, 2, 1>);
+        weighted(y)
+    });
+    check("avg_pool2d 3/2/1", &p, || {
+        let y: Traced<f64, Rank4<2, 3, 3, 3>, D> = p.trace().avg_pool2d(Pool2d::<3, 2, 1>);
+        weighted(y)
+    });
+}
+
 fn indexing<D: Device>() {
     let x = param::<Rank2<4, 3>, D>(80, -2.0, 2.0);
     // Repeated indices accumulate.
@@ -421,6 +480,7 @@ device_tests! { cpu_only:
     views_and_softmax_match_finite_differences => views_and_lanes;
     known_values_every_float_dtype => known_values;
     indexing_matches_finite_differences => indexing;
+    convolutions_and_pooling_match_finite_differences => convolutions;
     joins_casts_and_norms_match_finite_differences => joins_casts_and_norms;
     losses_match_definitions_and_finite_differences => losses;
     shared_parameters_constants_and_in_place_updates => bookkeeping;

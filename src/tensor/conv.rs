@@ -40,7 +40,7 @@ impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GRO
     Conv<STRIDE, PADDING, DILATION, GROUPS>
 {
     /// The same hyper-parameters on both spatial axes, shape-erased for the kernels.
-    const PARAMS: Conv2dParams = Conv2dParams {
+    pub(crate) const PARAMS: Conv2dParams = Conv2dParams {
         stride: [STRIDE; 2],
         padding: [PADDING; 2],
         dilation: [DILATION; 2],

@@ -13,6 +13,7 @@
 
 mod along_axis;
 mod conv;
+mod conv_grad;
 mod create;
 pub use create::NestedArray;
 mod display;

@@ -1,0 +1,178 @@
+//! Gradients of convolution and pooling, built from the forward kernels so every device that runs those runs
+//! these:
+//! - input of conv2d: the transposed convolution of the output's gradient (computed without padding, then
+//!   cropped and zero-extended to the input's size, which covers strides that leave trailing rows unread);
+//! - weight of conv2d: a convolution of the input with the output's gradient, batch and channel axes swapped
+//!   and stride and dilation exchanged, per group;
+//! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes the
+//!   gradient to every position holding its window's maximum, one kernel tap at a time.
+//!
+//! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
+
+use super::{device_ok, Tensor};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::layout::Layout;
+use crate::ops::{CmpOp, Conv2dParams};
+use crate::shape::{Dims, Shape};
+use alloc::vec::Vec;
+
+/// A runtime-sized NCHW shape.
+pub(crate) type Dyn4 = (usize, usize, usize, usize);
+
+fn dims4(dims: &Dims) -> [usize; 4] {
+    [dims[0], dims[1], dims[2], dims[3]]
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// conv2d of this 4-D view with a 4-D weight view under runtime parameters.
+    pub(crate) fn conv2d_dyn<S2: Shape>(
+        &self,
+        weight: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+    ) -> Tensor<T, Dyn4, D> {
+        let [n, _, h, w] = dims4(self.layout.dims());
+        let [co, _, kh, kw] = dims4(weight.layout.dims());
+        let size = |s, k, axis: usize| {
+            Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
+                .expect("typed-tensor internal error: gradient convolution window does not fit")
+        };
+        let storage = device_ok(D::conv2d(
+            (&self.storage, &self.layout),
+            (&weight.storage, &weight.layout),
+            p,
+        ));
+        Tensor::from_storage((n, co, size(h, kh, 0), size(w, kw, 1)), storage)
+    }
+
+    /// The transposed convolution of this `(N, C_out, OH, OW)` gradient with a conv2d weight `(C_out, C / G, KH,
+    /// KW)`: the gradient with respect to the conv2d input of dims `input`.
+    pub(crate) fn conv2d_input_grad<S2: Shape>(
+        &self,
+        weight: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        input: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let (n, c, h, w) = input;
+        let [_, _, oh, ow] = dims4(self.layout.dims());
+        let [_, cog, kh, kw] = dims4(weight.layout.dims());
+        let unpadded = Conv2dParams {
+            padding: [0, 0],
+            ..p
+        };
+        let storage = device_ok(D::conv_transpose2d(
+            (&self.storage, &self.layout),
+            (&weight.storage, &weight.layout),
+            unpadded,
+        ));
+        let full_h = (oh - 1) * p.stride[0] + p.dilation[0] * (kh - 1) + 1;
+        let full_w = (ow - 1) * p.stride[1] + p.dilation[1] * (kw - 1) + 1;
+        let full = Tensor::<T, Dyn4, D>::from_storage((n, cog * p.groups, full_h, full_w), storage);
+        debug_assert_eq!(cog * p.groups, c);
+        // Input row r was read as full row r + padding; rows past the full output were never read.
+        let take_h = full_h.saturating_sub(p.padding[0]).min(h);
+        let take_w = full_w.saturating_sub(p.padding[1]).min(w);
+        if take_h == 0 || take_w == 0 {
+            return Tensor::zeros_with_shape(input);
+        }
+        full.narrow_to((n, c, take_h, full_w), 2, p.padding[0])
+            .narrow_to((n, c, take_h, take_w), 3, p.padding[1])
+            .embed_in((n, c, h, take_w), 2, 0)
+            .embed_in(input, 3, 0)
+    }
+
+    /// The gradient of a conv2d weight of dims `weight` from the input (this tensor) and the output's gradient
+    /// `grad`.
+    pub(crate) fn conv2d_weight_grad<S2: Shape>(
+        &self,
+        grad: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        weight: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let (co, cig, kh, kw) = weight;
+        let [n, _, h, w] = dims4(self.layout.dims());
+        let [_, _, oh, ow] = dims4(grad.layout.dims());
+        let cog = co / p.groups;
+        let swapped = Conv2dParams {
+            stride: p.dilation,
+            padding: p.padding,
+            dilation: p.stride,
+            groups: 1,
+        };
+        let parts: Vec<Tensor<T, Dyn4, D>> = (0..p.groups)
+            .map(|g| {
+                // (cig, N, H, W) x (cog, N, OH, OW) -> (cig, cog, KH', KW'), KH' >= KH.
+                let x = self
+                    .narrow_to((n, cig, h, w), 1, g * cig)
+                    .permute_to((cig, n, h, w), &[1, 0, 2, 3]);
+                let gy = grad
+                    .narrow_to((n, cog, oh, ow), 1, g * cog)
+                    .permute_to((cog, n, oh, ow), &[1, 0, 2, 3]);
+                let r = x.conv2d_dyn(&gy, swapped);
+                let rw = r.shape().3;
+                r.narrow_to((cig, cog, kh, rw), 2, 0)
+                    .narrow_to((cig, cog, kh, kw), 3, 0)
+                    .permute_to((cog, cig, kh, kw), &[1, 0, 2, 3])
+            })
+            .collect();
+        let views: Vec<(&D::Storage<T>, &Layout)> =
+            parts.iter().map(|t| (&t.storage, &t.layout)).collect();
+        let storage = device_ok(D::concat(&views, 0));
+        Tensor::from_storage(weight, storage)
+    }
+
+    /// The gradient of `max_pool2d` (this tensor is its input, `out` its output, `grad` the output's gradient):
+    /// every position holding its window's maximum gets the window's gradient (ties all do, as in candle).
+    pub(crate) fn max_pool2d_grad<S2: Shape>(
+        &self,
+        out: &Tensor<T, S2, D>,
+        grad: &Tensor<T, S2, D>,
+        kernel: usize,
+        p: Conv2dParams,
+    ) -> Tensor<T, Dyn4, D> {
+        let [n, c, h, w] = dims4(self.layout.dims());
+        let depthwise = Conv2dParams { groups: c, ..p };
+        let out = out.relabel(dims_tuple(out));
+        let grad = grad.relabel(dims_tuple(grad));
+        let mut total = Tensor::<T, Dyn4, D>::zeros_with_shape((n, c, h, w));
+        for i in 0..kernel {
+            for j in 0..kernel {
+                // A one-hot kernel picks tap (i, j) of every window: x_t[.., y, x] = x[.., y s - p + i, ..]
+                // (0 in the padding, whose gradient the adjoint drops).
+                let mut onehot = alloc::vec![T::ZERO; c * kernel * kernel];
+                for ch in 0..c {
+                    onehot[(ch * kernel + i) * kernel + j] = T::ONE;
+                }
+                let e = Tensor::<T, Dyn4, D>::from_vec_with_shape((c, 1, kernel, kernel), onehot)
+                    .expect("sized above");
+                let tap = self.conv2d_dyn(&e, depthwise);
+                let routed = grad.zip_same(crate::ops::Mul, &tap.mask_same(CmpOp::Eq, &out));
+                total.assign_same(
+                    crate::ops::Add,
+                    &routed.conv2d_input_grad(&e, depthwise, (n, c, h, w)),
+                );
+            }
+        }
+        total
+    }
+
+    /// The gradient of `avg_pool2d` (divisor `kernel^2`, padding included, as PyTorch's default).
+    pub(crate) fn avg_pool2d_grad(
+        &self,
+        kernel: usize,
+        p: Conv2dParams,
+        input: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let c = input.1;
+        let weight = Tensor::<T, Dyn4, D>::full_with_shape(
+            (c, 1, kernel, kernel),
+            T::from_f64(1.0 / (kernel * kernel) as f64),
+        );
+        self.conv2d_input_grad(&weight, Conv2dParams { groups: c, ..p }, input)
+    }
+}
+
+fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
+    let [a, b, c, d] = dims4(t.layout.dims());
+    (a, b, c, d)
+}
