@@ -12,6 +12,11 @@
 /// let x = Tensor::<f32, Rank2<5, 4>, Cpu>::randn(3);
 /// let y: Tensor<f32, Rank2<5, 3>, Cpu> = model.forward(x);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "layer `{Self}` cannot take `{X}` as its input",
+    label = "this input does not fit the layer",
+    note = "in a tuple model, each layer's input is the previous layer's output: check the widths and shapes"
+)]
 pub trait Module<X> {
     /// What the layer gives for an `X`.
     type Output;

@@ -160,13 +160,23 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     }
 }
 
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// [`Self::rand`] for a shape with runtime dims.
+    #[cfg(feature = "alloc")]
+    pub fn rand_with_shape(shape: S, seed: u64) -> Self {
+        let mut rng = SeededRng::new(seed);
+        let data: Vec<T> = (0..shape.numel())
+            .map(|_| T::from_f64(rng.uniform()))
+            .collect();
+        device_ok(Self::from_vec_with_shape(shape, data))
+    }
+}
+
 impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// Uniform samples in `[0, 1)` from a seeded ChaCha8 stream (reproducible across platforms).
     #[cfg(feature = "alloc")]
     pub fn rand(seed: u64) -> Self {
-        let mut rng = SeededRng::new(seed);
-        let data: Vec<T> = (0..S::NUMEL).map(|_| T::from_f64(rng.uniform())).collect();
-        device_ok(Self::from_vec(data))
+        Self::rand_with_shape(S::default(), seed)
     }
 
     /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).

@@ -1,0 +1,248 @@
+//! Convolution, pooling and flattening layers for NCHW inputs.
+//!
+//! Stable Rust cannot compute an output size like `(H + 2 P - K) / S + 1` in a type, so these layers name their
+//! output size (`OH`, `OW`, or the flattened width) as const parameters; the input size is inferred from the
+//! input type and checked against them by a `const` assertion when the model is built (`cargo build`).
+
+use super::{join_name, Module, ParamVisitor, Parameters};
+use crate::autograd::{Traced, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::shape::{Const, Rank4};
+use crate::tensor::{Conv, Pool2d, Tensor};
+
+/// 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW`, with a bias per output channel.
+/// Dilation and groups are available through the functional [`Tensor::conv2d`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Conv2d, Module};
+/// // 8x8 in, "same" padding: 8x8 out.
+/// let conv = Conv2d::<f32, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(0);
+/// let y: Tensor<f32, Rank4<2, 4, 8, 8>, Cpu> = conv.forward(Tensor::<f32, Rank4<2, 1, 8, 8>, Cpu>::zeros());
+/// ```
+pub struct Conv2d<
+    T: FloatDType,
+    const C_IN: usize,
+    const C_OUT: usize,
+    const K: usize,
+    const OH: usize,
+    const OW: usize,
+    D: Device,
+    const STRIDE: usize = 1,
+    const PADDING: usize = 0,
+> {
+    /// `(C_OUT, C_IN, K, K)`.
+    pub weight: Var<T, Rank4<C_OUT, C_IN, K, K>, D>,
+    /// `(C_OUT,)`, added to every position.
+    pub bias: Var<T, (Const<C_OUT>,), D>,
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+    > Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
+{
+    /// Weights and bias uniform in `(-1/sqrt(C_IN K K), 1/sqrt(C_IN K K))` (PyTorch's default).
+    pub fn new(seed: u64) -> Self {
+        let bound = 1.0 / ((C_IN * K * K) as f64).sqrt();
+        Conv2d {
+            weight: Var::new(Tensor::rand(seed).affine(2.0 * bound, -bound)),
+            bias: Var::new(
+                Tensor::rand(seed.wrapping_add(0x9e37_79b9)).affine(2.0 * bound, -bound),
+            ),
+        }
+    }
+
+    /// The bias as a `(C_OUT, 1, 1)` view, so it broadcasts over `(N, C_OUT, OH, OW)`.
+    fn bias_column(
+        bias: &Tensor<T, (Const<C_OUT>,), D>,
+    ) -> Tensor<T, (Const<C_OUT>, Const<1>, Const<1>), D> {
+        bias.reshape()
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const N: usize,
+        const H: usize,
+        const W: usize,
+    > Module<Traced<T, Rank4<N, C_IN, H, W>, D>>
+    for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
+{
+    type Output = Traced<T, Rank4<N, C_OUT, OH, OW>, D>;
+    fn forward(&self, x: Traced<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
+        let y: Self::Output = x.conv2d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
+        let bias = self
+            .bias
+            .trace()
+            .reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
+        y + bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const N: usize,
+        const H: usize,
+        const W: usize,
+    > Module<Tensor<T, Rank4<N, C_IN, H, W>, D>>
+    for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
+{
+    type Output = Tensor<T, Rank4<N, C_OUT, OH, OW>, D>;
+    fn forward(&self, x: Tensor<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
+        let mut y: Self::Output = x.conv2d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
+        y += &Self::bias_column(&self.bias.value()).broadcast::<Rank4<N, C_OUT, OH, OW>>();
+        y
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+    > Parameters for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
+{
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visitor.visit(&join_name(prefix, "weight"), &self.weight);
+        visitor.visit(&join_name(prefix, "bias"), &self.bias);
+    }
+}
+
+macro_rules! pool_layer {
+    ($(#[$m:meta])* $name:ident => $method:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name<
+            const KERNEL: usize,
+            const STRIDE: usize,
+            const PADDING: usize,
+            const OH: usize,
+            const OW: usize,
+        >;
+
+        impl<
+                const KERNEL: usize,
+                const STRIDE: usize,
+                const PADDING: usize,
+                const OH: usize,
+                const OW: usize,
+                T: FloatDType,
+                const N: usize,
+                const C: usize,
+                const H: usize,
+                const W: usize,
+                D: Device,
+            > Module<Traced<T, Rank4<N, C, H, W>, D>> for $name<KERNEL, STRIDE, PADDING, OH, OW>
+        {
+            type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+                x.$method(Pool2d::<KERNEL, STRIDE, PADDING>)
+            }
+        }
+
+        impl<
+                const KERNEL: usize,
+                const STRIDE: usize,
+                const PADDING: usize,
+                const OH: usize,
+                const OW: usize,
+                T: FloatDType,
+                const N: usize,
+                const C: usize,
+                const H: usize,
+                const W: usize,
+                D: Device,
+            > Module<Tensor<T, Rank4<N, C, H, W>, D>> for $name<KERNEL, STRIDE, PADDING, OH, OW>
+        {
+            type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+                x.$method(Pool2d::<KERNEL, STRIDE, PADDING>)
+            }
+        }
+
+        impl<const KERNEL: usize, const STRIDE: usize, const PADDING: usize, const OH: usize, const OW: usize>
+            Parameters for $name<KERNEL, STRIDE, PADDING, OH, OW>
+        {
+            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+        }
+    };
+}
+
+pool_layer!(
+    /// Max pooling over `KERNEL x KERNEL` windows, output `OH x OW`.
+    MaxPool2d => max_pool2d
+);
+pool_layer!(
+    /// Average pooling over `KERNEL x KERNEL` windows (padding counted), output `OH x OW`.
+    AvgPool2d => avg_pool2d
+);
+
+/// `(N, C, H, W) -> (N, OUT)` with `OUT = C * H * W` (a `const` assertion).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flatten<const OUT: usize>;
+
+impl<
+        const OUT: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Traced<T, Rank4<N, C, H, W>, D>> for Flatten<OUT>
+{
+    type Output = Traced<T, (Const<N>, Const<OUT>), D>;
+    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.reshape()
+    }
+}
+
+impl<
+        const OUT: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for Flatten<OUT>
+{
+    type Output = Tensor<T, (Const<N>, Const<OUT>), D>;
+    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.reshape()
+    }
+}
+
+impl<const OUT: usize> Parameters for Flatten<OUT> {
+    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+}

@@ -1,0 +1,163 @@
+//! Layers: forward values against the functional ops, traced and plain forward passes agreeing, gradients of
+//! parameters by finite differences, parameter names, dropout statistics.
+
+mod common;
+
+use common::*;
+use typed_tensor::autograd::{check_gradient, Traced, Var};
+use typed_tensor::nn::{
+    AvgPool2d, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, Module,
+    ParamVisitor, Parameters, ReLU, Tanh,
+};
+use typed_tensor::prelude::*;
+use typed_tensor::tensor::{Conv, Pool2d};
+
+struct Names(Vec<String>);
+impl ParamVisitor for Names {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, _: &Var<T, S, D>) {
+        self.0.push(name.to_string());
+    }
+}
+
+type Cnn = (
+    Conv2d<f64, 1, 4, 3, 8, 8, Cpu, 1, 1>,
+    ReLU,
+    MaxPool2d<2, 2, 0, 4, 4>,
+    Conv2d<f64, 4, 4, 3, 2, 2, Cpu, 2, 1>,
+    Tanh,
+    AvgPool2d<2, 2, 0, 1, 1>,
+    Flatten<4>,
+    Linear<f64, 4, 3, Cpu>,
+);
+
+fn cnn() -> Cnn {
+    (
+        Conv2d::new(1),
+        ReLU,
+        MaxPool2d,
+        Conv2d::new(2),
+        Tanh,
+        AvgPool2d,
+        Flatten,
+        Linear::new(3),
+    )
+}
+
+#[test]
+fn layers_match_functional_ops() {
+    let x: Tensor<f64, Rank4<2, 1, 8, 8>, Cpu> = random(1);
+    let conv = Conv2d::<f64, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(5);
+    let y = conv.forward(x.clone());
+    let bias = conv.bias.value().to_vec();
+    let plain: Tensor<f64, Rank4<2, 4, 8, 8>, Cpu> =
+        x.conv2d(&conv.weight.value(), Conv::<1, 1, 1, 1>);
+    let want: Vec<f64> = plain
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + bias[(k / 64) % 4])
+        .collect();
+    assert_within("conv2d layer", &y.to_vec(), &want, 1e-12);
+    let pooled: Tensor<f64, Rank4<2, 4, 4, 4>, Cpu> = MaxPool2d::<2, 2, 0, 4, 4>.forward(y.clone());
+    let direct: Tensor<f64, Rank4<2, 4, 4, 4>, Cpu> = y.max_pool2d(Pool2d::<2, 2, 0>);
+    assert_eq!(pooled.to_vec(), direct.to_vec());
+
+    // The whole CNN: plain and traced forward passes agree.
+    let model = cnn();
+    let plain = model.forward(x.clone());
+    let traced = model.forward(Traced::constant(x.clone()));
+    assert_within("cnn", &plain.to_vec(), &traced.into_value().to_vec(), 1e-12);
+
+    let norm = LayerNorm::<f64, 8, Cpu>::new(1e-5);
+    norm.gain.set(Tensor::from_array([2.0; 8]));
+    let z: Tensor<f64, Rank2<3, 8>, Cpu> = random(2);
+    let want = (z.layer_norm::<Axis<1>>(1e-5) * 2.0).to_vec();
+    assert_within(
+        "layer norm",
+        &norm.forward(z.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+
+    let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
+    let ids = Tensor::<u32, _, Cpu>::from_array([4, 0, 4]);
+    let rows = emb.forward(ids.clone()).to_vec();
+    let table = emb.weight.value().to_vec();
+    assert_eq!(rows[..3], table[12..15]);
+    assert_eq!(emb.lookup(&ids).into_value().to_vec(), rows);
+}
+
+#[test]
+fn parameter_gradients_match_finite_differences() {
+    let model = cnn();
+    let x: Tensor<f64, Rank4<2, 1, 8, 8>, Cpu> = random(7);
+    let labels = Tensor::<u32, _, Cpu>::from_array([2, 0]);
+    let loss = || {
+        model
+            .forward(Traced::constant(x.clone()))
+            .cross_entropy(&labels)
+            .mean_all()
+    };
+    for (what, worst) in [
+        ("conv 1 weight", check_gradient(&model.0.weight, 1e-5, loss)),
+        ("conv 1 bias", check_gradient(&model.0.bias, 1e-5, loss)),
+        ("conv 2 weight", check_gradient(&model.3.weight, 1e-5, loss)),
+        ("linear weight", check_gradient(&model.7.weight, 1e-5, loss)),
+        ("linear bias", check_gradient(&model.7.bias, 1e-5, loss)),
+    ] {
+        assert!(worst.error < 1e-6, "{what}: {worst:?}");
+    }
+    let norm = LayerNorm::<f64, 8, Cpu>::new(1e-5);
+    let z: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(8);
+    let w: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(9);
+    let f = || (norm.forward(Traced::constant(z.clone())) * &w).sum_all();
+    assert!(check_gradient(&norm.gain, 1e-5, f).error < 1e-6);
+    assert!(check_gradient(&norm.bias, 1e-5, f).error < 1e-6);
+    let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
+    let ids = Tensor::<u32, _, Cpu>::from_array([[4, 0], [4, 4]]);
+    let v: Tensor<f64, Rank3<2, 2, 3>, Cpu> = random(10);
+    let g = || (emb.lookup(&ids) * &v).sum_all();
+    assert!(check_gradient(&emb.weight, 1e-5, g).error < 1e-6);
+}
+
+#[test]
+fn parameters_are_named_by_position() {
+    let mut names = Names(Vec::new());
+    cnn().visit_params("", &mut names);
+    assert_eq!(
+        names.0,
+        ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias"]
+    );
+    let mut names = Names(Vec::new());
+    (
+        LayerNorm::<f32, 2, Cpu>::new(1e-5),
+        Embedding::<f32, 3, 2, Cpu>::new(0),
+    )
+        .visit_params("model", &mut names);
+    assert_eq!(names.0, ["model.0.gain", "model.0.bias", "model.1.weight"]);
+}
+
+#[test]
+fn dropout_masks_and_scales_while_training_only() {
+    let drop = Dropout::new(0.25, 3);
+    let x = Tensor::<f32, Rank2<100, 100>, Cpu>::ones();
+    let w = Var::new(x.clone());
+    let y = drop.forward(w.trace());
+    let kept = y.value().to_vec();
+    let zeros = kept.iter().filter(|&&v| v == 0.0).count();
+    assert!(
+        (2200..2800).contains(&zeros),
+        "{zeros} of 10000 dropped at p = 0.25"
+    );
+    assert!(kept
+        .iter()
+        .all(|&v| v == 0.0 || (v - 1.0 / 0.75).abs() < 1e-6));
+    // The gradient is the same mask, scaled.
+    let g = y.sum_all().backward().get(&w).to_vec();
+    assert_eq!(g, kept);
+    // Fresh masks per call; none when not training or on plain tensors.
+    assert_ne!(drop.forward(w.trace()).into_value().to_vec(), kept);
+    assert_eq!(drop.forward(x.clone()).to_vec(), x.to_vec());
+    drop.set_training(false);
+    assert_eq!(drop.forward(w.trace()).into_value().to_vec(), x.to_vec());
+}
