@@ -41,6 +41,8 @@ pub mod autograd;
 pub mod device;
 pub mod dtype;
 pub mod error;
+#[cfg(feature = "safetensors")]
+pub mod io;
 pub mod layout;
 #[cfg(feature = "std")]
 pub mod nn;

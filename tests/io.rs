@@ -1,0 +1,177 @@
+//! Saving and loading parameters in the safetensors format: round trips for every float dtype, and each kind
+//! of mismatch named.
+
+use typed_tensor::autograd::Var;
+use typed_tensor::io::{from_bytes, load, save, to_bytes, LoadError};
+use typed_tensor::nn::{Conv2d, Flatten, LayerNorm, Linear, MaxPool2d, ReLU};
+use typed_tensor::prelude::*;
+
+type Cnn = (
+    Conv2d<f32, 1, 2, 3, 4, 4, Cpu, 1, 1>,
+    ReLU,
+    MaxPool2d<2, 2, 0, 2, 2>,
+    Flatten<8>,
+    Linear<f32, 8, 3, Cpu>,
+);
+
+fn cnn(seed: u64) -> Cnn {
+    (
+        Conv2d::new(seed),
+        ReLU,
+        MaxPool2d,
+        Flatten,
+        Linear::new(seed + 1),
+    )
+}
+
+#[test]
+fn round_trip_through_a_file() {
+    let model = cnn(1);
+    let path = std::env::temp_dir().join(format!(
+        "typed-tensor-io-{}.safetensors",
+        std::process::id()
+    ));
+    save(&model, &path).unwrap();
+    let fresh = cnn(99);
+    assert_ne!(
+        fresh.0.weight.value().to_vec(),
+        model.0.weight.value().to_vec()
+    );
+    load(&fresh, &path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        fresh.0.weight.value().to_vec(),
+        model.0.weight.value().to_vec()
+    );
+    assert_eq!(fresh.0.bias.value().to_vec(), model.0.bias.value().to_vec());
+    assert_eq!(
+        fresh.4.weight.value().to_vec(),
+        model.4.weight.value().to_vec()
+    );
+    assert_eq!(fresh.4.bias.value().to_vec(), model.4.bias.value().to_vec());
+}
+
+#[test]
+fn every_float_dtype_round_trips_bit_exactly() {
+    let params = (
+        Var::new(Tensor::<f16, _, Cpu>::from_array([
+            f16::from_f32(1.5),
+            f16::NEG_INFINITY,
+        ])),
+        Var::new(Tensor::<bf16, _, Cpu>::from_array([
+            [bf16::from_f32(-2.0)],
+            [bf16::MIN_POSITIVE],
+        ])),
+        Var::new(Tensor::<f32, Rank0, Cpu>::full(f32::NAN)),
+        Var::new(Tensor::<f64, Rank1<3>, Cpu>::from_array([
+            1e-300, -0.0, 3.0,
+        ])),
+    );
+    let bytes = to_bytes(&params).unwrap();
+    let fresh = (
+        Var::new(Tensor::<f16, Rank1<2>, Cpu>::zeros()),
+        Var::new(Tensor::<bf16, Rank2<2, 1>, Cpu>::zeros()),
+        Var::new(Tensor::<f32, Rank0, Cpu>::zeros()),
+        Var::new(Tensor::<f64, Rank1<3>, Cpu>::zeros()),
+    );
+    from_bytes(&fresh, &bytes).unwrap();
+    let bits16 = |v: Vec<f16>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits16(fresh.0.value().to_vec()),
+        bits16(params.0.value().to_vec())
+    );
+    assert_eq!(
+        fresh
+            .1
+            .value()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>(),
+        params
+            .1
+            .value()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    );
+    assert!(fresh.2.value().to_scalar().is_nan());
+    assert_eq!(
+        fresh
+            .3
+            .value()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>(),
+        params
+            .3
+            .value()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn mismatches_are_named() {
+    let bytes = to_bytes(&cnn(1)).unwrap();
+
+    // Another dtype.
+    let wide = (
+        Conv2d::<f64, 1, 2, 3, 4, 4, Cpu, 1, 1>::new(0),
+        ReLU,
+        MaxPool2d::<2, 2, 0, 2, 2>,
+        Flatten::<8>,
+        Linear::<f64, 8, 3, Cpu>::new(0),
+    );
+    let err = from_bytes(&wide, &bytes).unwrap_err();
+    assert!(
+        matches!(err, LoadError::DType { ref name, .. } if name == "0.weight"),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "load: `0.weight` is stored as F32, the model declares F64"
+    );
+
+    // Another shape.
+    let other = (
+        Conv2d::<f32, 1, 2, 3, 4, 4, Cpu, 1, 1>::new(0),
+        ReLU,
+        MaxPool2d::<2, 2, 0, 2, 2>,
+        Flatten::<8>,
+        Linear::<f32, 8, 5, Cpu>::new(0),
+    );
+    let err = from_bytes(&other, &bytes).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "load: `4.weight` is stored with shape [3, 8], the model declares [5, 8]"
+    );
+
+    // A parameter the file lacks, and tensors the model lacks.
+    let bigger = (cnn(0), LayerNorm::<f32, 3, Cpu>::new(1e-5));
+    let err = from_bytes(&bigger, &bytes).unwrap_err();
+    assert!(
+        matches!(err, LoadError::Missing { ref name } if name == "0.0.weight"),
+        "{err}"
+    );
+    let smaller = Linear::<f32, 8, 3, Cpu>::new(0);
+    let err = from_bytes(&(ReLU, ReLU, ReLU, ReLU, smaller), &bytes).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "load: the file has tensors the model does not declare: [\"0.bias\", \"0.weight\"]"
+    );
+
+    // Not a safetensors file, and no file.
+    assert!(matches!(
+        from_bytes(&cnn(0), b"not safetensors"),
+        Err(LoadError::Format(_))
+    ));
+    assert!(matches!(
+        load(&cnn(0), "/nonexistent/typed-tensor.safetensors"),
+        Err(LoadError::Io(_))
+    ));
+}
