@@ -1,6 +1,25 @@
 //! Building blocks for models, generic over dtype and device: [`Module`] (layers compose as tuples, checked
 //! when the model type is declared), [`Linear`], [`Conv2d`], pooling, [`Flatten`], [`LayerNorm`],
 //! [`Embedding`], [`Dropout`], activations, parameter walking ([`Parameters`]) and losses ([`loss`]).
+//!
+//! One training step (the README's example):
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! use typed_tensor::autograd::Traced;
+//! use typed_tensor::nn::{Linear, Module, ReLU};
+//! use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
+//!
+//! let model = (Linear::<f32, 64, 32, Cpu>::new(0), ReLU, Linear::<f32, 32, 10, Cpu>::new(1)); // widths checked
+//! let mut opt = Adam::new(&model, AdamConfig::default());
+//! let x = Tensor::<f32, Rank2<16, 64>, Cpu>::randn(2);
+//! let labels = Tensor::<u32, Rank1<16>, Cpu>::zeros();
+//! let loss = model.forward(Traced::constant(x)).cross_entropy(&labels).mean_all();
+//! let grads = loss.backward();             // exists only for rank-0 traced values
+//! let gw: Tensor<f32, Rank2<32, 64>, Cpu> = grads.get(&model.0.weight); // the parameter's exact type
+//! opt.step(&grads);                        // parameters updated in place
+//! # assert_eq!(gw.dims().to_vec(), [32, 64]);
+//! ```
 
 mod activation;
 mod conv;
