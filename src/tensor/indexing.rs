@@ -67,6 +67,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Layout::from_parts(out, &strides, indices.layout.offset())
     }
 
+    #[cfg(feature = "std")] // autograd
     /// `grad` (an index_select output's gradient) scatter-added into zeros of this tensor's shape: the gradient
     /// with respect to the source.
     pub(crate) fn index_select_backward<Ax, I: IndexDType, N: Dim, S2: Shape>(
@@ -86,6 +87,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         )
     }
 
+    #[cfg(feature = "std")] // autograd
     /// `grad` (a gather output's gradient) scatter-added into zeros of this tensor's shape.
     pub(crate) fn gather_backward<Ax, I: IndexDType, S2: Shape>(
         &self,
@@ -103,6 +105,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         )
     }
 
+    #[cfg(feature = "std")] // autograd
     /// Zeros of this tensor's shape with `grad[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`.
     fn scatter_into_zeros<I: IndexDType, S2: Shape>(
         &self,
@@ -273,6 +276,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         Ok(Tensor::from_storage(shape, storage))
     }
 
+    #[cfg(feature = "std")] // autograd
     /// `grad` (an embedding output's gradient, the ids' dims plus `E`) added into zeros of the table's shape at
     /// the rows the ids name.
     pub(crate) fn embedding_backward<I: IndexDType, S2: AppendDim, S3: Shape>(

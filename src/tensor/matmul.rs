@@ -57,7 +57,8 @@ struct Prepared<T: FloatDType, S: Shape, S2: Shape, D: Device> {
     rhs: Tensor<T, S2, D>,
     lhs_layout: Layout,
     rhs_layout: Layout,
-    /// Whether each operand is one matrix shared by every batch entry.
+    /// Whether each operand is one matrix shared by every batch entry (the gradient sums over the batch).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     shared: [bool; 2],
 }
 
@@ -147,6 +148,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         })
     }
 
+    #[cfg(feature = "std")]
     /// The gradients of `self.matmul(rhs)` with respect to `self` and `rhs` (each only if wanted), given the
     /// output's gradient `grad`: `grad x rhs^T` and `self^T x grad`, summed over the batch for an operand the
     /// batch shared.

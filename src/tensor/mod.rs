@@ -13,11 +13,13 @@
 
 mod along_axis;
 mod conv;
+#[cfg(feature = "std")] // gradients: used by autograd only
 mod conv_grad;
 mod create;
 pub use create::NestedArray;
 mod display;
 mod elementwise;
+#[cfg(feature = "std")] // used by autograd, nn and optim only
 mod erased;
 mod in_place;
 mod index;

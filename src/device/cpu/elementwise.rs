@@ -13,6 +13,7 @@ use core::mem::MaybeUninit;
 
 /// From this many elements on, dense loops are split across threads: below it the split costs more (a few
 /// microseconds) than it saves.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
 pub(super) const PARALLEL_MIN: usize = 1 << 18;
 
 /// A dense loop, monomorphised into one clone per instruction set by [`simd`]; `run` must be

@@ -27,6 +27,7 @@ pub(super) enum Threads {
     /// From [`PARALLEL_MACS`] multiply-adds on (with `std`).
     IfLarge,
     /// Never: the caller already runs products side by side.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     One,
 }
 

@@ -1,6 +1,7 @@
 //! Reductions on the host: every output folds its elements in index order (or, for a column sum, rows are added
 //! into rows of accumulators); large inputs are split across threads.
 
+#[cfg(feature = "std")]
 use super::elementwise::PARALLEL_MIN;
 use crate::dtype::WithDType;
 use crate::layout::{for_each_row, Layout};
