@@ -174,6 +174,23 @@ fn reductions<D: Device>() {
         weighted(x.trace().min_keepdim::<Axis<0>>())
     });
     check("max all", &x, || x.trace().max_all());
+    check("var axis 1", &x, || weighted(x.trace().var::<Axis<1>>()));
+    check("var_population keepdim", &x, || {
+        weighted(x.trace().var_population_keepdim::<(Axis<0>, Axis<2>)>())
+    });
+    check("var all", &x, || x.trace().var_all());
+    check("norm axis 2", &x, || weighted(x.trace().norm::<Axis<2>>()));
+    check("norm all", &x, || x.trace().norm_all());
+    // An all-zero lane: the norm's gradient there is 0, not NaN.
+    let z = Var::new(Tensor::<f64, _, D>::from_array([[0.0, 0.0], [3.0, 4.0]]));
+    let g = z
+        .trace()
+        .norm::<Axis<1>>()
+        .sum_all()
+        .backward()
+        .get(&z)
+        .to_vec();
+    assert_eq!(g, [0.0, 0.0, 0.6, 0.8]);
     // On a permuted view.
     check("sum of a permuted view", &x, || {
         weighted(

@@ -200,3 +200,37 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Tensor::from_parts(shape, layout, self.storage.clone())
     }
 }
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Zeros of `shape` with `grad`'s elements added at the positions `view` (a view of a contiguous buffer of
+    /// `shape`) reads, in row-major order: the gradient of any view made by indexing.
+    pub(crate) fn scatter_view<S2: Shape>(
+        shape: S,
+        view: &Layout,
+        grad: &Tensor<T, S2, D>,
+    ) -> Self {
+        debug_assert_eq!(view.dims(), grad.layout.dims());
+        let mut offsets: alloc::vec::Vec<i64> = alloc::vec::Vec::with_capacity(view.numel());
+        crate::layout::for_each_row(view.dims(), [view], |[o], len, [s]| {
+            offsets.extend((0..len).map(|i| (o + i * s) as i64))
+        });
+        let n = offsets.len();
+        let flat = |len: usize| Layout::contiguous(Dims::from_slice(&[len]));
+        let idx = device_ok(D::from_vec(offsets));
+        let zeros = device_ok(D::full(shape.numel(), T::ZERO));
+        let g = grad.contiguous();
+        let lg = Layout::from_parts(
+            Dims::from_slice(&[n]),
+            &[1],
+            g.layout.contiguous_range().map_or(0, |r| r.start),
+        );
+        let storage = device_ok(D::scatter_add(
+            "index",
+            (&zeros, &flat(shape.numel())),
+            (&idx, &flat(n)),
+            (&g.storage, &lg),
+            0,
+        ));
+        Tensor::from_storage(shape, storage)
+    }
+}

@@ -3,6 +3,7 @@
 
 mod conv;
 mod elementwise;
+mod index;
 mod indexing;
 mod join;
 mod matmul;

@@ -1,6 +1,7 @@
 //! Reductions: a sum's gradient is spread back over the reduced axes (a stride-0 view, no copy); a mean's is
 //! scaled by the count; max and min route it to every position equal to the result (as candle does; PyTorch's
-//! `max(dim)` picks one index, its `amax` splits evenly).
+//! `max(dim)` picks one index, its `amax` splits evenly); variances and norms use their closed forms. `prod` has
+//! no traced form yet (its gradient needs care with zeros).
 
 use crate::autograd::Traced;
 use crate::device::Device;
@@ -16,6 +17,10 @@ enum Route {
     Spread { scale: f64 },
     /// Elements equal to the output get its gradient.
     Extremum,
+    /// A variance with `count - ddof` in the denominator: `2 (x - mean) / (count - ddof)`.
+    Variance { ddof: usize },
+    /// The 2-norm: `x / norm` (0 where the norm is 0).
+    Norm,
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
@@ -36,6 +41,22 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
                 Route::Extremum => {
                     let at = x.mask_same(CmpOp::Eq, &out.spread_over(x.shape(), &reduced));
                     spread.zip_same(ops::Mul, &at)
+                }
+                Route::Variance { ddof } => {
+                    let n = (0..x.dims().len())
+                        .filter(|&ax| reduced[ax])
+                        .map(|ax| x.dims()[ax])
+                        .product::<usize>();
+                    let mean = x.sum_spread(&reduced).affine(1.0 / n as f64, 0.0);
+                    let centred = x.zip_same(ops::Sub, &mean);
+                    let scale = 2.0 / (n as f64 - ddof as f64);
+                    spread.zip_same(ops::Mul, &centred.affine(scale, 0.0))
+                }
+                Route::Norm => {
+                    let norm = out.spread_over(x.shape(), &reduced);
+                    // x / norm, with the 0/0 of an all-zero lane replaced by 0 (a subgradient).
+                    let safe = norm.zip_same(ops::Add, &norm.mask_scalar(CmpOp::Eq, T::ZERO));
+                    spread.zip_same(ops::Mul, &x.zip_same(ops::Div, &safe))
                 }
             }
         })
@@ -94,4 +115,10 @@ traced_reductions! {
     max, max_keepdim, max_all => |_| Route::Extremum;
     /// Minimum over the axes `Axes`; the gradient goes to every position holding the minimum.
     min, min_keepdim, min_all => |_| Route::Extremum;
+    /// Unbiased variance over the axes `Axes` (`count - 1` in the denominator).
+    var, var_keepdim, var_all => |_| Route::Variance { ddof: 1 };
+    /// Population variance over the axes `Axes`.
+    var_population, var_population_keepdim, var_population_all => |_| Route::Variance { ddof: 0 };
+    /// 2-norm over the axes `Axes`; the gradient of an all-zero lane is 0.
+    norm, norm_keepdim, norm_all => |_| Route::Norm;
 }
