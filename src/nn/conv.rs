@@ -223,6 +223,12 @@ impl<
 {
     type Output = Traced<T, (Const<N>, Const<OUT>), D>;
     fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        const {
+            assert!(
+                OUT == C * H * W,
+                "Flatten<OUT>: OUT must be C * H * W of the (N, C, H, W) input"
+            )
+        };
         x.reshape()
     }
 }
@@ -239,6 +245,12 @@ impl<
 {
     type Output = Tensor<T, (Const<N>, Const<OUT>), D>;
     fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        const {
+            assert!(
+                OUT == C * H * W,
+                "Flatten<OUT>: OUT must be C * H * W of the (N, C, H, W) input"
+            )
+        };
         x.reshape()
     }
 }
