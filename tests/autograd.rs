@@ -334,6 +334,49 @@ fn convolutions<D: Device>() {
     });
 }
 
+fn rearrangements<D: Device>() {
+    let x = param::<Rank2<3, 4>, D>(120, -2.0, 2.0);
+    check("flip", &x, || weighted(x.trace().flip::<Axis<1>>()));
+    check("roll", &x, || weighted(x.trace().roll::<Axis<1>>(-3)));
+    check("pad", &x, || weighted(x.trace().pad::<Axis<0>, 1, 2, 6>()));
+    check("split", &x, || {
+        let [a, b] = x.trace().split::<Axis<1>, 2, 2>();
+        weighted(a * 2.0) + weighted(b.sqr())
+    });
+    let mask = Tensor::<u8, Rank2<3, 4>, D>::from_array([[1, 0, 0, 1], [0, 0, 1, 1], [1, 1, 0, 0]]);
+    let y = param::<Rank2<3, 4>, D>(121, -2.0, 2.0);
+    check("where_cond: on_true", &x, || {
+        weighted(Traced::where_cond(&mask, &x.trace(), &y))
+    });
+    check("where_cond: on_false", &y, || {
+        weighted(Traced::where_cond(&mask, &x.trace(), &y))
+    });
+    check("gelu_erf", &x, || weighted(x.trace().gelu_erf()));
+    let z = Var::new(Tensor::<f64, _, D>::from_array([[0.0, 1.5], [-1.0, 0.0]]));
+    check("gelu_erf at 0", &z, || weighted(z.trace().gelu_erf()));
+    // Products with no zero, one zero and two zeros in a lane (central differences are exact: prod is linear in
+    // each element).
+    let p = Var::new(Tensor::<f64, _, D>::from_array([
+        [1.5, -2.0, 0.5],
+        [0.0, 3.0, -1.0],
+        [0.0, 2.0, 0.0],
+    ]));
+    check("prod", &p, || weighted(p.trace().prod::<Axis<1>>()));
+    let g = p
+        .trace()
+        .prod::<Axis<1>>()
+        .sum_all()
+        .backward()
+        .get(&p)
+        .to_vec();
+    assert_eq!(g, [-1.0, 0.75, -3.0, -3.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let im = param::<Rank4<1, 2, 2, 3>, D>(122, -1.0, 1.0);
+    check("upsample_nearest2d", &im, || {
+        let up: Traced<f64, Rank4<1, 2, 4, 6>, D> = im.trace().upsample_nearest2d();
+        weighted(up)
+    });
+}
+
 fn indexing<D: Device>() {
     let x = param::<Rank2<4, 3>, D>(80, -2.0, 2.0);
     // Repeated indices accumulate.
@@ -497,6 +540,7 @@ device_tests! { cpu_only:
     views_and_softmax_match_finite_differences => views_and_lanes;
     known_values_every_float_dtype => known_values;
     indexing_matches_finite_differences => indexing;
+    rearrangements_where_gelu_erf_and_prod_match_finite_differences => rearrangements;
     convolutions_and_pooling_match_finite_differences => convolutions;
     joins_casts_and_norms_match_finite_differences => joins_casts_and_norms;
     losses_match_definitions_and_finite_differences => losses;

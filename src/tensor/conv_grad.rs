@@ -176,3 +176,24 @@ fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
     let [a, b, c, d] = dims4(t.layout.dims());
     (a, b, c, d)
 }
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The gradient of `upsample_nearest2d` by `factor`: each input pixel gets the sum of its `factor x factor`
+    /// block of this (the output's) gradient.
+    pub(crate) fn upsample_nearest2d_grad(&self, input: Dyn4, factor: usize) -> Tensor<T, Dyn4, D> {
+        let (n, c, h, w) = input;
+        let f = factor;
+        let g = self.contiguous();
+        let (oh, ow) = (h * f, w * f);
+        let blocks = Layout::from_parts(
+            Dims::from_slice(&[n, c, h, f, w, f]),
+            &[c * oh * ow, oh * ow, f * ow, ow, f, 1],
+            g.layout.offset(),
+        );
+        let mut reduced = [false; crate::shape::MAX_RANK];
+        reduced[3] = true;
+        reduced[5] = true;
+        let storage = device_ok(D::reduce(crate::ops::Sum, &g.storage, &blocks, &reduced));
+        Tensor::from_storage(input, storage)
+    }
+}

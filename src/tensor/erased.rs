@@ -139,7 +139,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Sums over the `reduced` axes and spreads the sums back over them (a stride-0 view of the sums): the
     /// per-lane totals softmax-like gradients need.
     pub(crate) fn sum_spread(&self, reduced: &[bool; MAX_RANK]) -> Self {
-        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout, reduced));
+        self.reduce_spread(ops::Sum, reduced)
+    }
+
+    /// [`Self::sum_spread`] for any reduction whose result has the element type.
+    pub(crate) fn reduce_spread<Op: ops::ReduceOp<T, Out = T>>(
+        &self,
+        op: Op,
+        reduced: &[bool; MAX_RANK],
+    ) -> Self {
+        let storage = device_ok(D::reduce(op, &self.storage, &self.layout, reduced));
         let layout = spread_layout(*self.layout.dims(), reduced, 0);
         Tensor::from_parts(self.shape, layout, storage)
     }

@@ -7,5 +7,6 @@ mod index;
 mod indexing;
 mod join;
 mod matmul;
+mod rearrange;
 mod reduce;
 mod view;
