@@ -179,6 +179,27 @@ fn updates_match_reference_rules() {
             u0,
             "{name}: a parameter without gradient moved"
         );
+
+        // The same run while another handle shares the parameter's buffer: the fused CPU kernel cannot write in
+        // place, so the step is composed from tensor ops; the values must agree.
+        let w: Tensor<f64, Rank2<3, 4>, Cpu> = random(2);
+        let params = (Var::new(w), Var::new(Tensor::<f32, Rank1<2>, Cpu>::zeros()));
+        let mut opt = optimizer_for(rule, &params);
+        for _ in 0..5 {
+            let loss = {
+                let w = params.0.trace();
+                (&w * &w * &w * (1.0 / 3.0)).sum_all()
+            };
+            let held = params.0.value(); // shares the buffer during the step
+            opt.step(&loss.backward());
+            drop(held);
+        }
+        assert_within(
+            &format!("{name} (composed)"),
+            &params.0.value().to_vec(),
+            &want_w,
+            1e-12,
+        );
     }
 }
 

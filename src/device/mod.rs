@@ -19,7 +19,7 @@ pub use cuda::Cuda;
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Dims, MAX_RANK};
 
 #[cfg(feature = "alloc")]
@@ -185,6 +185,19 @@ pub trait Kernels {
         lhs: (&Self::Storage<T>, &Layout),
         rhs: (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>>;
+    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place) from `grad`, all of `grad`'s numel.
+    /// Returns `Ok(false)` when the device has no fused kernel or cannot write in place (a buffer is shared, the
+    /// gradient strided): the optimizer then composes the step from tensor ops. The default has none.
+    fn adam_step<T: FloatDType>(
+        w: &mut Self::Storage<T>,
+        m: &mut Self::Storage<T>,
+        v: &mut Self::Storage<T>,
+        grad: (&Self::Storage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<bool> {
+        let _ = (w, m, v, grad, step);
+        Ok(false)
+    }
     /// `on_true` where the mask is non-zero, `on_false` elsewhere.
     fn where_cond<T: WithDType>(
         mask: (&Self::Storage<u8>, &Layout),

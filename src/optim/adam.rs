@@ -6,7 +6,7 @@ use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::nn::{ParamVisitor, Parameters};
-use crate::ops;
+use crate::ops::{self, AdamStep};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use alloc::boxed::Box;
@@ -71,18 +71,6 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
             return;
         };
         let c = &h.config;
-        if c.weight_decay != 0.0 {
-            match h.decay {
-                Decay::L2 => {
-                    let decay = self.var.value().affine(c.weight_decay, 0.0);
-                    g.assign_same(ops::Add, &decay);
-                }
-                Decay::Decoupled => {
-                    let keep = T::from_f64(1.0 - c.lr * c.weight_decay);
-                    self.var.update(|w| *w *= keep);
-                }
-            }
-        }
         let Moments { mut m, mut v } = self.moments.take().unwrap_or_else(|| {
             let zeros = Tensor::zeros_with_shape(self.var.shape());
             Moments {
@@ -90,14 +78,43 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
                 v: zeros + T::ZERO,
             }
         });
+        let t = t as i32;
+        let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
+        let (l2, keep) = match h.decay {
+            Decay::L2 => (c.weight_decay, 1.0),
+            Decay::Decoupled => (0.0, 1.0 - c.lr * c.weight_decay),
+        };
+        // One pass where the device has a fused kernel (the CPU does)...
+        let step = AdamStep {
+            lr_t: c.lr / bc1,
+            beta1: c.beta1,
+            beta2: c.beta2,
+            bc2,
+            eps: c.eps,
+            l2,
+            keep,
+        };
+        if self
+            .var
+            .update(|w| w.adam_step_fused(&mut m, &mut v, &g, step))
+        {
+            self.moments = Some(Moments { m, v });
+            return;
+        }
+        // ... otherwise the same step from tensor ops.
+        if l2 != 0.0 {
+            let decay = self.var.value().affine(l2, 0.0);
+            g.assign_same(ops::Add, &decay);
+        }
+        if keep != 1.0 {
+            self.var.update(|w| *w *= T::from_f64(keep));
+        }
         // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2 (both in place).
         m *= T::from_f64(c.beta1);
         m.assign_same(ops::Add, &g.affine(1.0 - c.beta1, 0.0));
         v *= T::from_f64(c.beta2);
         v.assign_same(ops::Add, &g.sqr().affine(1.0 - c.beta2, 0.0));
         // w -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
-        let t = t as i32;
-        let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
         let denom = v.affine(1.0 / bc2, 0.0).sqrt().affine(1.0, c.eps);
         let delta = m.zip_same(ops::Div, &denom).affine(c.lr / bc1, 0.0);
         self.var.update(|w| w.assign_same(ops::Sub, &delta));

@@ -243,3 +243,28 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Tensor::from_storage(shape, storage)
     }
 }
+
+impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// One fused Adam step on this parameter value and its moments `m`, `v` from `grad`, when the device has the
+    /// kernel and can write all three in place; `false` (nothing changed) otherwise.
+    pub(crate) fn adam_step_fused(
+        &mut self,
+        m: &mut Self,
+        v: &mut Self,
+        grad: &Self,
+        step: ops::AdamStep,
+    ) -> bool {
+        let dense = |t: &Self| t.layout.contiguous_range().is_some_and(|r| r.start == 0);
+        if !(dense(self) && dense(m) && dense(v)) {
+            return false;
+        }
+        let grad = grad.contiguous(); // a transposed-weight gradient, say: one copy beats the composed step
+        device_ok(D::adam_step(
+            &mut self.storage,
+            &mut m.storage,
+            &mut v.storage,
+            (&grad.storage, &grad.layout),
+            step,
+        ))
+    }
+}

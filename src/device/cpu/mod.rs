@@ -10,6 +10,7 @@ mod conv;
 mod elementwise;
 mod indexing;
 mod matmul;
+mod optim;
 mod reduce;
 
 use elementwise::{
@@ -20,7 +21,7 @@ use super::{Device, Kernels};
 use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Dims, MAX_RANK};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -237,6 +238,26 @@ impl Kernels for Cpu {
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
         Ok(Arc::new(matmul::matmul(a, la, b, lb)))
+    }
+
+    fn adam_step<T: FloatDType>(
+        w: &mut Self::Storage<T>,
+        m: &mut Self::Storage<T>,
+        v: &mut Self::Storage<T>,
+        (g, lg): (&Self::Storage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<bool> {
+        let (Some(range), Some(w), Some(m), Some(v)) = (
+            lg.contiguous_range(),
+            Arc::get_mut(w),
+            Arc::get_mut(m),
+            Arc::get_mut(v),
+        ) else {
+            return Ok(false);
+        };
+        let n = range.len();
+        optim::adam(&mut w[..n], &mut m[..n], &mut v[..n], &g[range], step);
+        Ok(true)
     }
 
     fn where_cond<T: WithDType>(

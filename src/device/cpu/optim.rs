@@ -1,0 +1,29 @@
+//! Fused optimizer updates: one pass over the parameter, its moments and its gradient instead of a dozen
+//! tensor ops (each a pass and an allocation).
+
+use crate::dtype::{Accumulator, FloatDType};
+use crate::ops::AdamStep;
+
+/// [`AdamStep`] over dense slices of one length, computed in the accumulator type (f32 for f16/bf16/f32).
+pub(super) fn adam<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: AdamStep) {
+    let c = |x: f64| T::Acc::from_f64(x);
+    let (lr_t, b1, b2, eps, l2, keep) = (
+        c(s.lr_t),
+        c(s.beta1),
+        c(s.beta2),
+        c(s.eps),
+        c(s.l2),
+        c(s.keep),
+    );
+    let (one_b1, one_b2, inv_bc2) = (c(1.0 - s.beta1), c(1.0 - s.beta2), c(1.0 / s.bc2));
+    for (((w, m), v), &g) in w.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
+        let wa = w.to_acc();
+        let g = g.to_acc().add(l2.mul(wa));
+        let ma = b1.mul(m.to_acc()).add(one_b1.mul(g));
+        let va = b2.mul(v.to_acc()).add(one_b2.mul(g.mul(g)));
+        let denom = va.mul(inv_bc2).sqrt().add(eps);
+        *w = T::from_acc(keep.mul(wa).sub(lr_t.mul(ma).div(denom)));
+        *m = T::from_acc(ma);
+        *v = T::from_acc(va);
+    }
+}
