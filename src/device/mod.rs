@@ -185,6 +185,19 @@ pub trait Kernels {
         lhs: (&Self::Storage<T>, &Layout),
         rhs: (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>>;
+    /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
+    /// maximum (`out`, the forward result) gets the window's `grad`. `Ok(None)` when the device has no kernel (the
+    /// default): the caller composes it from convolutions.
+    fn max_pool2d_backward<T: FloatDType>(
+        input: (&Self::Storage<T>, &Layout),
+        out: (&Self::Storage<T>, &Layout),
+        grad: (&Self::Storage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<Option<Self::Storage<T>>> {
+        let _ = (input, out, grad, kernel, params);
+        Ok(None)
+    }
     /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place) from `grad`, all of `grad`'s numel.
     /// Returns `Ok(false)` when the device has no fused kernel or cannot write in place (a buffer is shared, the
     /// gradient strided): the optimizer then composes the step from tensor ops. The default has none.

@@ -131,6 +131,27 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
         let [n, c, h, w] = dims4(self.layout.dims());
+        if let Some(storage) = device_ok(D::max_pool2d_backward(
+            (&self.storage, &self.layout),
+            (&out.storage, &out.layout),
+            (&grad.storage, &grad.layout),
+            kernel,
+            p,
+        )) {
+            return Tensor::from_storage((n, c, h, w), storage);
+        }
+        self.max_pool2d_grad_composed(out, grad, kernel, p)
+    }
+
+    /// [`Self::max_pool2d_grad`] for devices without the kernel: one tap at a time from convolutions.
+    fn max_pool2d_grad_composed<S2: Shape>(
+        &self,
+        out: &Tensor<T, S2, D>,
+        grad: &Tensor<T, S2, D>,
+        kernel: usize,
+        p: Conv2dParams,
+    ) -> Tensor<T, Dyn4, D> {
+        let [n, c, h, w] = dims4(self.layout.dims());
         let depthwise = Conv2dParams { groups: c, ..p };
         let out = out.relabel(dims_tuple(out));
         let grad = grad.relabel(dims_tuple(grad));
@@ -195,5 +216,36 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         reduced[5] = true;
         let storage = device_ok(D::reduce(crate::ops::Sum, &g.storage, &blocks, &reduced));
         Tensor::from_storage(input, storage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Cpu;
+    use crate::shape::Rank4;
+    use crate::tensor::{Conv, Pool2d};
+
+    /// The CPU's max-pool backward kernel and the composed path other devices use agree, ties included.
+    #[test]
+    fn max_pool_backward_kernel_matches_the_composed_path() {
+        // Values on a coarse grid so windows have tied maxima.
+        let x = Tensor::<f32, Rank4<2, 3, 5, 6>, Cpu>::rand(1)
+            .affine(4.0, 0.0)
+            .unary(crate::ops::Relu);
+        let x = Tensor::<f32, Rank4<2, 3, 5, 6>, Cpu>::from_vec(
+            x.to_vec().iter().map(|v| v.floor()).collect(),
+        )
+        .unwrap();
+        let y: Tensor<f32, Rank4<2, 3, 3, 3>, Cpu> = x.max_pool2d(Pool2d::<3, 2, 1>);
+        let g = Tensor::<f32, Rank4<2, 3, 3, 3>, Cpu>::rand(2);
+        let p = Conv::<2, 1, 1, 1>::PARAMS;
+        let kernel = x.max_pool2d_grad(&y, &g, 3, p).to_vec();
+        let composed = x.max_pool2d_grad_composed(&y, &g, 3, p).to_vec();
+        // Equal up to the order of the sums where windows overlap.
+        for (a, b) in kernel.iter().zip(&composed) {
+            assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        assert!(kernel.iter().filter(|&&v| v != 0.0).count() > 20);
     }
 }

@@ -316,3 +316,47 @@ pub(super) fn pool2d<T: FloatDType>(
     }
     out
 }
+
+/// The gradient of max pooling: `y` is the dense forward output, `g` its dense gradient; every input position
+/// equal to its window's maximum receives the window's gradient (ties all do, as in candle; padding never
+/// wins).
+pub(super) fn max_pool2d_backward<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    y: &[T],
+    g: &[T],
+    kernel: usize,
+    p: Conv2dParams,
+) -> Vec<T> {
+    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
+    let (oh, ow) = (out_size(h, kernel, &p, 0), out_size(wd, kernel, &p, 1));
+    let sx = lx.strides();
+    let mut acc = alloc::vec![T::Acc::ZERO; n * c * h * wd];
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = lx.offset() + b * sx[0] + ch * sx[1];
+            let dst = (b * c + ch) * h * wd;
+            for yo in 0..oh {
+                for xo in 0..ow {
+                    let k = ((b * c + ch) * oh + yo) * ow + xo;
+                    let (max, grad) = (y[k], g[k].to_acc());
+                    for i in 0..kernel {
+                        let Some(sy) = source(yo, i, h, &p, 0) else {
+                            continue;
+                        };
+                        for j in 0..kernel {
+                            let Some(sxx) = source(xo, j, wd, &p, 1) else {
+                                continue;
+                            };
+                            if x[plane + sy * sx[2] + sxx * sx[3]] == max {
+                                let at = dst + sy * wd + sxx;
+                                acc[at] = acc[at].add(grad);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    acc.into_iter().map(T::from_acc).collect()
+}

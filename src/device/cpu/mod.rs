@@ -240,6 +240,19 @@ impl Kernels for Cpu {
         Ok(Arc::new(matmul::matmul(a, la, b, lb)))
     }
 
+    fn max_pool2d_backward<T: FloatDType>(
+        (x, lx): (&Self::Storage<T>, &Layout),
+        (y, ly): (&Self::Storage<T>, &Layout),
+        (g, lg): (&Self::Storage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<Option<Self::Storage<T>>> {
+        let (y, g) = (map_view(y, ly, |v| v), map_view(g, lg, |v| v));
+        Ok(Some(Arc::new(conv::max_pool2d_backward(
+            x, lx, &y, &g, kernel, params,
+        ))))
+    }
+
     fn adam_step<T: FloatDType>(
         w: &mut Self::Storage<T>,
         m: &mut Self::Storage<T>,
