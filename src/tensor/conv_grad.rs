@@ -5,7 +5,8 @@
 //! - weight of conv2d: a convolution of the input with the output's gradient, batch and channel axes swapped
 //!   and stride and dilation exchanged, per group;
 //! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes the
-//!   gradient to every position holding its window's maximum, one kernel tap at a time.
+//!   gradient to every position holding its window's maximum (a device kernel where there is one, the CPU's;
+//!   otherwise one kernel tap at a time from convolutions).
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
