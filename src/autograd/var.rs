@@ -89,7 +89,8 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     }
 
     /// Changes the value through `f`; in-place ops inside `f` (`+=`, `unary_assign`) write into the parameter's
-    /// buffer when no traced value or other handle still shares it.
+    /// buffer when no traced value or other handle still shares it. `f` runs under the cell's write lock, so it
+    /// must not read this `Var` (or a clone of it) itself: that would deadlock.
     pub fn update<R>(&self, f: impl FnOnce(&mut Tensor<T, S, D>) -> R) -> R {
         f(&mut self.write())
     }
