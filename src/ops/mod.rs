@@ -116,6 +116,19 @@ impl Conv2dParams {
         }
         Some((size + 2 * padding - span) / stride + 1)
     }
+
+    /// Output size of one spatial axis of the transposed convolution (the input size of the convolution it
+    /// inverts): `(size - 1) stride - 2 padding + dilation (kernel - 1) + 1`, saturating at 0.
+    pub const fn transposed_out_size(
+        size: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+    ) -> usize {
+        let size = if size == 0 { 1 } else { size };
+        ((size - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(2 * padding)
+    }
 }
 
 /// One Adam/AdamW step for a fused device kernel, per element (`t` the step count):

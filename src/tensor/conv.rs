@@ -72,7 +72,10 @@ const fn transposed_fits(
     dilation: usize,
     out: usize,
 ) -> bool {
-    size > 0 && kernel > 0 && (size - 1) * stride + dilation * (kernel - 1) + 1 == out + 2 * padding
+    size > 0
+        && kernel > 0
+        && out > 0
+        && Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation) == out
 }
 
 impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>

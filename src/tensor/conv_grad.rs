@@ -66,8 +66,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             (&weight.storage, &weight.layout),
             unpadded,
         ));
-        let full_h = (oh - 1) * p.stride[0] + p.dilation[0] * (kh - 1) + 1;
-        let full_w = (ow - 1) * p.stride[1] + p.dilation[1] * (kw - 1) + 1;
+        let full_h = Conv2dParams::transposed_out_size(oh, kh, p.stride[0], 0, p.dilation[0]);
+        let full_w = Conv2dParams::transposed_out_size(ow, kw, p.stride[1], 0, p.dilation[1]);
         let full = Tensor::<T, Dyn4, D>::from_storage((n, cog * p.groups, full_h, full_w), storage);
         debug_assert_eq!(cog * p.groups, c);
         // Input row r was read as full row r + padding; rows past the full output were never read.

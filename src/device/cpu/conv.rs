@@ -172,14 +172,14 @@ pub(super) fn conv2d<T: FloatDType>(
 }
 
 /// Output size of a transposed convolution along `axis`.
-pub(crate) fn transposed_out_size(
-    size: usize,
-    kernel: usize,
-    p: &Conv2dParams,
-    axis: usize,
-) -> usize {
-    ((size.max(1) - 1) * p.stride[axis] + p.dilation[axis] * (kernel - 1) + 1)
-        .saturating_sub(2 * p.padding[axis])
+fn transposed_out_size(size: usize, kernel: usize, p: &Conv2dParams, axis: usize) -> usize {
+    Conv2dParams::transposed_out_size(
+        size,
+        kernel,
+        p.stride[axis],
+        p.padding[axis],
+        p.dilation[axis],
+    )
 }
 
 /// Transposed convolution: per image and group, `col = W_g^T x_g` (the matmul kernel, `(cog * KH * KW, H * W)`)
