@@ -49,7 +49,8 @@ FLOAT_FN(sigmoid, (A)1 / ((A)1 + m_exp(-x)))
 FLOAT_FN(relu, x < (A)0 ? (A)0 : x)
 // x / (1 + e^(-2u)) == 0.5 x (1 + tanh(u)) without the latter's cancellation for x << 0 (as on the CPU).
 FLOAT_FN(gelu_tanh, x / ((A)1 + m_exp((A)-2 * (A)0.7978845608028654 * (x + (A)0.044715 * x * x * x))))
-FLOAT_FN(gelu_erf, (A)0.5 * x * ((A)1 + m_erf(x * (A)0.7071067811865476)))
+// 0.5 x erfc(-x / sqrt 2) == 0.5 x (1 + erf(x / sqrt 2)) without the cancellation of 1 + erf for x << 0.
+FLOAT_FN(gelu_erf, (A)0.5 * x * m_erfc(-x * (A)0.7071067811865476))
 FLOAT_FN(silu, x / ((A)1 + m_exp(-x)))
 FLOAT_FN(powf, m_pow(x, p0))
 // Affine in double for every float type, like the CPU, so both devices round once from the same value.

@@ -95,10 +95,15 @@ fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
                     .expect(
                         "ptxas (from the CUDA toolkit, see .ci/install-cuda.sh) must be on PATH",
                     );
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                if stderr.contains("is not defined for option 'gpu-name'") {
+                    // A newer toolkit than CI's (CUDA 13 dropped sm_70): nothing to check for this arch here.
+                    eprintln!("skipped {arch} for {name}.ptx: this ptxas does not know it");
+                    return;
+                }
                 assert!(
                     out.status.success(),
-                    "ptxas -arch {arch} rejected {name}.ptx:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
+                    "ptxas -arch {arch} rejected {name}.ptx:\n{stderr}"
                 );
             }));
         }
@@ -107,4 +112,25 @@ fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
         job.join().expect("ptxas check failed");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A kernel parameter indexed at run time is copied to local memory by every thread (it cut elementwise
+/// bandwidth to ~5% on an H100), so no kernel may have a local stack frame, except `sin`/`cos`, whose range
+/// reduction in CUDA's libm keeps a small local array.
+#[test]
+fn no_kernel_copies_its_parameters_to_local_memory() {
+    for (module, ptx) in PTX_MODULES {
+        for body in ptx.split(".visible .entry ").skip(1) {
+            let name = body.split('(').next().unwrap_or_default();
+            // The entry's own text ends where the next function (libm's helpers, say) begins.
+            let body = body.split("\n.func").next().unwrap_or_default();
+            if name.starts_with("sin_") || name.starts_with("cos_") {
+                continue;
+            }
+            assert!(
+                !body.contains("__local_depot"),
+                "ptx/{module}.cu: kernel {name} uses local memory"
+            );
+        }
+    }
 }
