@@ -87,3 +87,11 @@ FOR_ALL_DTYPES(CAST, f16)
 FOR_ALL_DTYPES(CAST, bf16)
 FOR_ALL_DTYPES(CAST, f32)
 FOR_ALL_DTYPES(CAST, f64)
+
+// ---- copy_into_{T}(n, src_layout, dst_layout, x, out): a view written into a strided destination (the slabs of
+// `cat`, whose output is dense and each destination a narrowed view of it) ------------------------------------------
+#define COPY_INTO(T, _) \
+    extern "C" __global__ void copy_into_##T(size_t n, Layout ls, Layout ld, const T *x, T *out) { \
+        GRID_STRIDE_LOOP(i, n) out[strided_index(ld, i)] = x[strided_index(ls, i)]; \
+    }
+FOR_ALL_DTYPES(COPY_INTO, _)

@@ -149,8 +149,7 @@ fn values(t: &[f32]) -> Vec<f64> {
     t.iter().map(|&x| x as f64).collect()
 }
 
-// CUDA lane kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
-device_tests! { cpu_only:
+device_tests! {
     softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
     softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
 }

@@ -532,7 +532,7 @@ fn second_backward_through_a_used_graph_panics() {
     let _ = b.backward();
 }
 
-device_tests! { cpu_only:
+device_tests! {
     unary_ops_match_finite_differences => unary_ops;
     binary_ops_with_broadcasting_match_finite_differences => binary_ops;
     matmul_forms_match_finite_differences => matmuls;

@@ -326,7 +326,6 @@ fn every_dtype<D: Device>() {
     pools::<bf16, D>();
 }
 
-// CUDA conv/pool kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
-device_tests! { cpu_only:
+device_tests! {
     conv_and_pool_every_float_dtype => every_dtype;
 }

@@ -192,8 +192,7 @@ fn embedding_and_errors<D: Device>() {
     ));
 }
 
-// CUDA gather/scatter kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
-device_tests! { cpu_only:
+device_tests! {
     index_select_gather_scatter_every_dtype => every_dtype;
     embedding_and_index_errors => embedding_and_errors;
 }

@@ -107,7 +107,6 @@ fn every_dtype<D: Device>() {
     join_ops::<f64, D>();
 }
 
-// CUDA concat/gather kernels belong to the CUDA-parity issue; until then `Cuda` reports these ops unsupported.
-device_tests! { cpu_only:
+device_tests! {
     join_and_split_every_dtype => every_dtype;
 }

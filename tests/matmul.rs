@@ -192,8 +192,7 @@ fn known_values_and_runtime_dims<D: Device>() {
     );
 }
 
-// CUDA matmul kernels belong to the CUDA-parity issue; until then `Cuda` reports matmul unsupported.
-device_tests! { cpu_only:
+device_tests! {
     matmul_every_form_every_dtype => every_dtype;
     matmul_known_values_and_runtime_dims => known_values_and_runtime_dims;
 }

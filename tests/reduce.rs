@@ -368,8 +368,7 @@ fn large_inputs<D: Device>() {
     assert_eq!(tt.argmax::<Axis<1>>().to_vec(), want);
 }
 
-// CUDA reduction kernels belong to the CUDA-parity issue; until then `Cuda` reports them unsupported.
-device_tests! { cpu_only:
+device_tests! {
     reductions_every_dtype_every_view => every_dtype;
     reductions_rank3_keepdim_and_permuted => rank3_and_keepdim;
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;

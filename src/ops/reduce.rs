@@ -24,6 +24,10 @@ pub trait ReduceOp<T: WithDType>: Copy + Send + Sync + 'static {
     fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// The result from the final state and the number of reduced elements.
     fn finish(&self, acc: Self::Acc, count: usize) -> Self::Out;
+    /// The op's scalar parameter, for device kernels that receive it by value (`var`'s correction; 0 otherwise).
+    fn param(&self) -> f64 {
+        0.0
+    }
     /// Folds a contiguous run (`xs[i]` has index `first + i`); ops override it with a vectorisable loop.
     #[inline]
     fn fold_slice(&self, acc: Self::Acc, xs: &[T], first: usize) -> Self::Acc {
@@ -288,6 +292,9 @@ impl<T: FloatDType> ReduceOp<T> for Var {
         let mean = a.1.add(delta.mul(nb).div(nn));
         let m2 = a.2.add(b.2).add(delta.mul(delta).mul(na).mul(nb).div(nn));
         (n, mean, m2)
+    }
+    fn param(&self) -> f64 {
+        self.correction as f64
     }
     fn finish(&self, (n, _, m2): Self::Acc, _: usize) -> T {
         // n <= correction gives 0/0 = NaN (or inf), as in PyTorch.

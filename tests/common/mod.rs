@@ -146,21 +146,8 @@ pub fn assert_within<T: WithDType>(what: &str, got: &[T], want: &[f64], tol: f64
 
 /// Runs `$body::<D>()` as one test per device: `Cpu` always, `Cuda` with the `cuda` feature when a GPU is there
 /// (otherwise the test prints why it skipped).
-///
-/// `device_tests!(cpu_only: ...)` is for ops whose CUDA kernels do not exist yet (the `Cuda` device returns
-/// `Error::Unsupported` for them): the bodies stay device-generic, ready to be switched on.
 #[macro_export]
 macro_rules! device_tests {
-    (cpu_only: $($name:ident => $body:ident;)*) => {
-        mod cpu {
-            $(
-                #[test]
-                fn $name() {
-                    super::$body::<typed_tensor::device::Cpu>();
-                }
-            )*
-        }
-    };
     ($($name:ident => $body:ident;)*) => {
         mod cpu {
             $(

@@ -11,7 +11,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The compiled PTX modules, by name (`ptx/{name}.cu`).
-pub const PTX_MODULES: [(&str, &str); 3] = [
+pub const PTX_MODULES: [(&str, &str); 8] = [
     ("copy", include_str!(concat!(env!("OUT_DIR"), "/copy.ptx"))),
     (
         "unary",
@@ -21,6 +21,23 @@ pub const PTX_MODULES: [(&str, &str); 3] = [
         "binary",
         include_str!(concat!(env!("OUT_DIR"), "/binary.ptx")),
     ),
+    (
+        "reduce",
+        include_str!(concat!(env!("OUT_DIR"), "/reduce.ptx")),
+    ),
+    (
+        "along_axis",
+        include_str!(concat!(env!("OUT_DIR"), "/along_axis.ptx")),
+    ),
+    (
+        "matmul",
+        include_str!(concat!(env!("OUT_DIR"), "/matmul.ptx")),
+    ),
+    (
+        "indexing",
+        include_str!(concat!(env!("OUT_DIR"), "/indexing.ptx")),
+    ),
+    ("conv", include_str!(concat!(env!("OUT_DIR"), "/conv.ptx"))),
 ];
 
 /// Unary ops instantiated for every dtype.
@@ -46,6 +63,16 @@ pub const UNARY_FLOAT: &[&str] = &[
 ];
 /// Binary ops, for every dtype.
 pub const BINARY: &[&str] = &["add", "sub", "mul", "div", "maximum", "minimum"];
+/// Reductions instantiated for every dtype (`reduce_{op}_{T}` and `merge_{op}_{T}`).
+pub const REDUCE_ALL: &[&str] = &["sum", "prod", "max", "min", "argmax", "argmin"];
+/// Reductions instantiated for the floats.
+pub const REDUCE_FLOAT: &[&str] = &["mean", "var", "logsumexp", "norm"];
+/// Lane ops along one axis, for the floats.
+pub const ALONG_AXIS: &[&str] = &["softmax", "log_softmax", "layer_norm", "rms_norm"];
+/// Pooling kernels, for the floats (each has the parameters of [`KernelSig::pool`]).
+pub const POOL: &[&str] = &["max_pool2d", "avg_pool2d"];
+/// Bytes reserved per partial reduction state (the largest, var's, takes 24).
+pub const REDUCE_STATE_BYTES: usize = 32;
 
 /// The strided layout passed to kernels by value; mirrors `struct Layout` in `ptx/common.cuh` (104 bytes). The
 /// offset is folded into the data pointer.
@@ -72,6 +99,39 @@ impl KernelLayout {
         }
         k
     }
+}
+
+/// Sizes and element strides of a batched matrix product, passed by value; mirrors `struct Gemm` in
+/// `ptx/matmul.cu` (96 bytes). `c` is written at `batch * c_batch + row * c_row + col`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GemmDims {
+    /// Batches, rows of A and C, columns of B and C, inner size.
+    pub batch: u64,
+    /// Rows of A and C.
+    pub m: u64,
+    /// Columns of B and C.
+    pub n: u64,
+    /// Columns of A, rows of B.
+    pub k: u64,
+    /// A's strides (batch, row, column), in elements.
+    pub a: [u64; 3],
+    /// B's strides (batch, row, column).
+    pub b: [u64; 3],
+    /// C's strides (batch, row); its columns are dense.
+    pub c: [u64; 2],
+}
+
+/// Geometry of a 2-D convolution or pooling over NCHW, passed by value; mirrors `struct Geom` in `ptx/conv.cu`
+/// (128 bytes). `h, w` are the input's spatial size, `oh, ow` the output's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConvGeom {
+    /// Batch, input channels, input height and width, output channels, kernel height and width, output height
+    /// and width.
+    pub sizes: [u64; 9],
+    /// Stride, padding and dilation (height, width each), then groups.
+    pub window: [u64; 7],
 }
 
 /// Size in bytes of a kernel parameter.
@@ -145,6 +205,152 @@ impl KernelSig {
     }
 }
 
+/// The tile edge of `matmul_{T}` (128 for f32/f16/bf16, 64 for f64), for sizing its grid.
+pub fn matmul_tile(t: DType) -> usize {
+    if t == DType::F64 {
+        64
+    } else {
+        128
+    }
+}
+
+const GEMM_BYTES: usize = core::mem::size_of::<GemmDims>();
+const GEOM_BYTES: usize = core::mem::size_of::<ConvGeom>();
+const F64: usize = 8;
+
+impl KernelSig {
+    /// `copy_into_{T}(n, src_layout, dst_layout, x, out)`.
+    pub fn copy_into(t: DType) -> Self {
+        Self::new(
+            "copy",
+            "copy_into",
+            t,
+            &[COUNT, LAYOUT_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+    /// `reduce_{op}_{T}(n_out, parts, chunk, count, lo, lr, x, partial, out, param)`.
+    pub fn reduce(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("reduce_{op}");
+        Self::new(
+            "reduce",
+            &stem,
+            t,
+            &[
+                COUNT,
+                COUNT,
+                COUNT,
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                PTR,
+                PTR,
+                PTR,
+                F64,
+            ],
+        )
+    }
+    /// `merge_{op}_{T}(n_out, parts, count, partial, out, param)`.
+    pub fn reduce_merge(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("merge_{op}");
+        Self::new("reduce", &stem, t, &[COUNT, COUNT, COUNT, PTR, PTR, F64])
+    }
+    /// `{op}_{T}(rows, len, outer_in, outer_out, in_stride, out_stride, x, out, eps)`.
+    pub fn along_axis(op: &str, t: DType) -> Self {
+        Self::new(
+            "along_axis",
+            op,
+            t,
+            &[
+                COUNT,
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                COUNT,
+                COUNT,
+                PTR,
+                PTR,
+                F64,
+            ],
+        )
+    }
+    /// `matmul_{T}(dims, a, b, c)`.
+    pub fn matmul(t: DType) -> Self {
+        Self::new("matmul", "matmul", t, &[GEMM_BYTES, PTR, PTR, PTR])
+    }
+    /// `gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)`.
+    pub fn gather(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("gather", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                COUNT,
+                COUNT,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+    /// `scatter_add_{I}_{T}(n, li, walk, ls, size, step, idx, src, out, err)`.
+    pub fn scatter_add(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("scatter_add", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                COUNT,
+                COUNT,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+    /// `im2col_{T}(n, geom, lx, x, col)`.
+    pub fn im2col(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "im2col",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+    /// `conv_transpose2d_{T}(n, geom, lx, lw, x, w, out)`.
+    pub fn conv_transpose2d(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "conv_transpose2d",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, LAYOUT_BYTES, PTR, PTR, PTR],
+        )
+    }
+    /// `{max,avg}_pool2d_{T}(n, geom, lx, x, out)`.
+    pub fn pool(op: &str, t: DType) -> Self {
+        Self::new("conv", op, t, &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR])
+    }
+    /// `max_pool2d_backward_{T}(n, geom, lx, x, y, dy, dx)`.
+    pub fn max_pool2d_backward(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "max_pool2d_backward",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR, PTR, PTR],
+        )
+    }
+}
+
 /// Every kernel the Rust side can launch.
 pub fn catalog() -> Vec<KernelSig> {
     let mut all = Vec::new();
@@ -170,6 +376,31 @@ pub fn catalog() -> Vec<KernelSig> {
             .chain(crate::ops::CmpOp::ALL.map(|c| c.name()).iter())
         {
             all.push(KernelSig::binary(op, t));
+        }
+        all.push(KernelSig::copy_into(t));
+        let mut reductions: Vec<&str> = REDUCE_ALL.to_vec();
+        if t.is_float() {
+            reductions.extend(REDUCE_FLOAT);
+        }
+        for op in reductions {
+            all.push(KernelSig::reduce(op, t));
+            all.push(KernelSig::reduce_merge(op, t));
+        }
+        for index in [DType::U32, DType::I64] {
+            all.push(KernelSig::gather(index, t));
+            all.push(KernelSig::scatter_add(index, t));
+        }
+        if t.is_float() {
+            for op in ALONG_AXIS {
+                all.push(KernelSig::along_axis(op, t));
+            }
+            all.push(KernelSig::matmul(t));
+            all.push(KernelSig::im2col(t));
+            all.push(KernelSig::conv_transpose2d(t));
+            for op in POOL {
+                all.push(KernelSig::pool(op, t));
+            }
+            all.push(KernelSig::max_pool2d_backward(t));
         }
     }
     all

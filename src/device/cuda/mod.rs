@@ -23,8 +23,9 @@ use cust::context::{Context, CurrentContext};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cu;
-use kernels::{KernelLayout, KernelSig};
-use std::sync::OnceLock;
+use kernels::{ConvGeom, GemmDims, KernelLayout, KernelSig};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 
 /// An NVIDIA GPU (the first one), through the CUDA driver API.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +35,47 @@ struct State {
     ctx: Context,
     stream: Stream,
     modules: Vec<(&'static str, Module)>,
+    cache: Mutex<Cache>,
+}
+
+/// The caching allocator's books: freed buffers by rounded size, ready for reuse, so a training loop that
+/// allocates the same sizes every step stops calling the driver after its first step.
+#[derive(Default)]
+struct Cache {
+    free: BTreeMap<usize, Vec<cu::CUdeviceptr>>,
+    in_use: usize,
+    cached: usize,
+}
+
+impl Cache {
+    /// Frees every cached buffer (the context is current).
+    fn release(&mut self) {
+        for (_, ptrs) in core::mem::take(&mut self.free) {
+            for ptr in ptrs {
+                let _ = unsafe { cu::cuMemFree_v2(ptr) };
+            }
+        }
+        self.cached = 0;
+    }
+}
+
+/// The size class of a request: 512-byte steps up to 1 MiB, 1 MiB steps above (PyTorch's rounding, which keeps
+/// the waste under 1 MiB per buffer while letting repeated sizes hit the cache).
+fn size_class(bytes: usize) -> usize {
+    if bytes <= 1 << 20 {
+        bytes.max(1).next_multiple_of(512)
+    } else {
+        bytes.next_multiple_of(1 << 20)
+    }
+}
+
+/// Device memory held by this process's tensors and by the cache; see [`Cuda::memory_stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Bytes in buffers that tensors hold (rounded to the allocator's size classes).
+    pub in_use: usize,
+    /// Bytes in freed buffers kept for reuse.
+    pub cached: usize,
 }
 
 static STATE: OnceLock<core::result::Result<State, String>> = OnceLock::new();
@@ -63,6 +105,7 @@ fn init_state() -> core::result::Result<State, String> {
         ctx,
         stream,
         modules,
+        cache: Mutex::new(Cache::default()),
     })
 }
 
@@ -113,28 +156,81 @@ impl Cuda {
             .synchronize()
             .map_err(|e| cuda_err("synchronize", e))
     }
+
+    /// Bytes held by tensors and by the caching allocator.
+    ///
+    /// ```no_run
+    /// # use typed_tensor::prelude::*;
+    /// # use typed_tensor::device::Cuda;
+    /// let a: Tensor<f32, Rank1<1024>, Cuda> = Tensor::zeros();
+    /// let stats = Cuda::memory_stats().unwrap();
+    /// assert!(stats.in_use >= 4096);
+    /// drop(a);
+    /// assert!(Cuda::memory_stats().unwrap().cached >= 4096);
+    /// ```
+    pub fn memory_stats() -> Result<MemoryStats> {
+        let st = state("memory_stats")?;
+        let cache = lock(st);
+        Ok(MemoryStats {
+            in_use: cache.in_use,
+            cached: cache.cached,
+        })
+    }
+
+    /// Gives every cached (freed) buffer back to the driver, after waiting for queued kernels.
+    pub fn empty_cache() -> Result<()> {
+        Self::synchronize()?;
+        lock(state("empty_cache")?).release();
+        Ok(())
+    }
 }
 
-/// A device allocation, freed with the context made current (drops can happen on any thread).
+fn lock(st: &State) -> std::sync::MutexGuard<'_, Cache> {
+    // The books stay consistent even if a panic poisoned the lock (every update is a single statement).
+    st.cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A device allocation from the caching allocator; dropping it returns it to the cache.
+///
+/// Reuse is safe without events because every kernel runs on the one stream, in order, and host copies go
+/// through the legacy default stream, which waits for it: a buffer freed while a queued kernel still reads it is
+/// only rewritten by work queued after that kernel.
 struct DeviceBytes {
     ptr: cu::CUdeviceptr,
+    size: usize,
 }
 
 impl DeviceBytes {
     fn alloc(op: &'static str, bytes: usize) -> Result<Self> {
-        state(op)?;
+        let st = state(op)?;
+        let size = size_class(bytes);
+        let mut cache = lock(st);
+        if let Some(ptr) = cache.free.get_mut(&size).and_then(Vec::pop) {
+            cache.cached -= size;
+            cache.in_use += size;
+            return Ok(DeviceBytes { ptr, size });
+        }
         let mut ptr: cu::CUdeviceptr = 0;
-        // Zero-sized tensors still get a (1-byte) allocation so every storage has a valid pointer.
-        check(op, unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes.max(1)) })?;
-        Ok(DeviceBytes { ptr })
+        let mut code = unsafe { cu::cuMemAlloc_v2(&mut ptr, size) };
+        if code == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY && cache.cached > 0 {
+            // Out of memory with buffers cached: give them back and try once more.
+            let _ = st.stream.synchronize();
+            cache.release();
+            code = unsafe { cu::cuMemAlloc_v2(&mut ptr, size) };
+        }
+        check(op, code)?;
+        cache.in_use += size;
+        Ok(DeviceBytes { ptr, size })
     }
 }
 
 impl Drop for DeviceBytes {
     fn drop(&mut self) {
-        // cuMemFree waits for queued work on the buffer. Nothing sensible can be done with a failure here.
-        if state("free").is_ok() {
-            let _ = unsafe { cu::cuMemFree_v2(self.ptr) };
+        if let Ok(st) = state("free") {
+            let mut cache = lock(st);
+            cache.in_use -= self.size;
+            cache.cached += self.size;
+            cache.free.entry(self.size).or_default().push(self.ptr);
         }
     }
 }
@@ -182,6 +278,8 @@ impl<T: WithDType> CudaStorage<T> {
 enum Arg {
     U64(u64),
     Layout(KernelLayout),
+    Gemm(GemmDims),
+    Geom(ConvGeom),
     /// A scalar of `.1` bytes, stored in the low bytes.
     Scalar(u64, usize),
 }
@@ -191,6 +289,8 @@ impl Arg {
         match self {
             Arg::U64(_) => 8,
             Arg::Layout(_) => kernels::LAYOUT_BYTES,
+            Arg::Gemm(_) => size_of::<GemmDims>(),
+            Arg::Geom(_) => size_of::<ConvGeom>(),
             Arg::Scalar(_, n) => *n,
         }
     }
@@ -198,6 +298,8 @@ impl Arg {
         match self {
             Arg::U64(v) | Arg::Scalar(v, _) => v as *mut u64 as *mut c_void,
             Arg::Layout(l) => l as *mut KernelLayout as *mut c_void,
+            Arg::Gemm(g) => g as *mut GemmDims as *mut c_void,
+            Arg::Geom(g) => g as *mut ConvGeom as *mut c_void,
         }
     }
     fn scalar<T: WithDType>(v: T) -> Self {
@@ -213,21 +315,29 @@ impl Arg {
     }
 }
 
-/// The error of an op whose CUDA kernels do not exist yet (the CUDA-parity issue): it names the op and dtype
-/// instead of guessing.
-fn unsupported<T: WithDType, R>(op: &'static str) -> Result<R> {
-    Err(Error::Unsupported {
-        op,
-        dtype: T::DTYPE,
-        device: "cuda",
-    })
-}
-
 const BLOCK: u32 = 256;
 const MAX_GRID: usize = 1 << 20;
 
 /// Launches `sig` over `n` elements (grid-stride loops cover any `n`); the arguments must match the catalog.
-fn launch(op: &'static str, sig: KernelSig, n: usize, mut args: Vec<Arg>) -> Result<()> {
+fn launch(op: &'static str, sig: KernelSig, n: usize, args: Vec<Arg>) -> Result<()> {
+    let grid = n.div_ceil(BLOCK as usize).min(MAX_GRID) as u32;
+    launch_grid(op, sig, (grid, 1, 1), BLOCK, args)
+}
+
+/// Threads per block for a loop over `len` elements: a power of two from 32 (one warp; the block reductions
+/// need whole warps) to 256.
+fn threads_for(len: usize) -> u32 {
+    len.next_power_of_two().clamp(32, 256) as u32
+}
+
+/// Launches `sig` on `grid` blocks of `block` threads; nothing when the grid is empty.
+fn launch_grid(
+    op: &'static str,
+    sig: KernelSig,
+    grid: (u32, u32, u32),
+    block: u32,
+    mut args: Vec<Arg>,
+) -> Result<()> {
     let sizes: Vec<usize> = args.iter().map(Arg::size).collect();
     if sizes != sig.params {
         return Err(cuda_err(
@@ -238,7 +348,7 @@ fn launch(op: &'static str, sig: KernelSig, n: usize, mut args: Vec<Arg>) -> Res
             ),
         ));
     }
-    if n == 0 {
+    if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
         return Ok(());
     }
     let st = state(op)?;
@@ -251,9 +361,8 @@ fn launch(op: &'static str, sig: KernelSig, n: usize, mut args: Vec<Arg>) -> Res
     let func = module
         .get_function(&sig.name)
         .map_err(|e| cuda_err(op, format!("kernel {}: {e}", sig.name)))?;
-    let grid = n.div_ceil(BLOCK as usize).min(MAX_GRID) as u32;
     let ptrs: Vec<*mut c_void> = args.iter_mut().map(Arg::ptr).collect();
-    unsafe { st.stream.launch(&func, grid, BLOCK, 0, &ptrs) }
+    unsafe { st.stream.launch(&func, grid, block, 0, &ptrs) }
         .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
 }
 
@@ -267,19 +376,173 @@ fn run<U: WithDType>(
     scalars: Vec<Arg>,
 ) -> Result<CudaStorage<U>> {
     let out = CudaStorage::<U>::alloc(op, n)?;
+    run_into(op, sig, n, inputs, out.ptr_at(0), scalars)?;
+    Ok(out)
+}
+
+/// [`run`] writing into `out` (a device address of at least `n` elements).
+fn run_into(
+    op: &'static str,
+    sig: KernelSig,
+    n: usize,
+    inputs: Vec<Arg>,
+    out: u64,
+    scalars: Vec<Arg>,
+) -> Result<()> {
     let mut args = Vec::with_capacity(inputs.len() + scalars.len() + 2);
     args.push(Arg::U64(n as u64));
     args.extend(inputs);
-    args.push(Arg::U64(out.ptr_at(0)));
+    args.push(Arg::U64(out));
     args.extend(scalars);
-    launch(op, sig, n, args)?;
-    Ok(out)
+    launch(op, sig, n, args)
+}
+
+impl<T: WithDType> CudaStorage<T> {
+    /// The buffer's address when nothing else shares it and it holds `n` elements: an in-place form may write
+    /// there (value semantics: no other tensor can see the change).
+    fn unique_ptr(&mut self, n: usize) -> Option<u64> {
+        (self.len >= n && Arc::get_mut(&mut self.bytes).is_some()).then(|| self.ptr_at(0))
+    }
 }
 
 /// Layouts first, then data pointers: the parameter order of the multi-operand kernels.
 fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
     let (layouts, ptrs): (Vec<Arg>, Vec<Arg>) = operands.into_iter().map(|[l, p]| (l, p)).unzip();
     layouts.into_iter().chain(ptrs).collect()
+}
+
+/// Most blocks a one-dimensional launch asks for; kernels loop over the rest.
+const MAX_BLOCKS: usize = 65_535;
+
+/// `C = A B` over the strides in `dims`, accumulating in f32 (f64 for f64).
+fn gemm<T: FloatDType>(op: &'static str, dims: GemmDims, a: u64, b: u64, c: u64) -> Result<()> {
+    let tile = kernels::matmul_tile(T::DTYPE) as u64;
+    let grid = (
+        dims.n.div_ceil(tile) as u32,
+        dims.m.div_ceil(tile).min(MAX_BLOCKS as u64) as u32,
+        dims.batch.min(MAX_BLOCKS as u64) as u32,
+    );
+    if dims.m > tile * MAX_BLOCKS as u64 {
+        return Err(cuda_err(
+            op,
+            format!("{} rows exceed the kernel's grid", dims.m),
+        ));
+    }
+    let args = alloc::vec![Arg::Gemm(dims), Arg::U64(a), Arg::U64(b), Arg::U64(c)];
+    launch_grid(op, KernelSig::matmul(T::DTYPE), grid, 256, args)
+}
+
+fn dims4(l: &Layout) -> [usize; 4] {
+    let d = l.dims();
+    [d[0], d[1], d[2], d[3]]
+}
+
+/// Output size of a pooling window over `h x w`.
+fn pool_out(h: usize, w: usize, kernel: usize, p: &Conv2dParams) -> [usize; 2] {
+    let size = |s, axis: usize| {
+        Conv2dParams::out_size(s, kernel, p.stride[axis], p.padding[axis], p.dilation[axis])
+            .unwrap_or(0)
+    };
+    [size(h, 0), size(w, 1)]
+}
+
+fn conv_geom(
+    [n, c, h, w]: [usize; 4],
+    [co, kh, kw]: [usize; 3],
+    [oh, ow]: [usize; 2],
+    p: &Conv2dParams,
+) -> ConvGeom {
+    let u = |v: usize| v as u64;
+    ConvGeom {
+        sizes: [n, c, h, w, co, kh, kw, oh, ow].map(u),
+        window: [
+            p.stride[0],
+            p.stride[1],
+            p.padding[0],
+            p.padding[1],
+            p.dilation[0],
+            p.dilation[1],
+            p.groups,
+        ]
+        .map(u),
+    }
+}
+
+/// The index view's dims with `strides` (and `offset`), except stride 0 on `axis`, whose coordinate comes from
+/// the index.
+fn along_index(strides: &[usize], index: &Layout, axis: usize, offset: usize) -> Layout {
+    let mut s = [0; MAX_RANK];
+    s[..strides.len()].copy_from_slice(strides);
+    s[axis] = 0;
+    Layout::from_parts(*index.dims(), &s, offset)
+}
+
+/// The device word where gather/scatter kernels record the first position holding an out-of-range index.
+struct IndexError(CudaStorage<i64>);
+
+impl IndexError {
+    fn new(op: &'static str) -> Result<Self> {
+        let flag = CudaStorage::<i64>::alloc(op, 1)?;
+        // All bits set (u64::MAX to the kernels, which take an unsigned atomic minimum): no bad index.
+        check(op, unsafe {
+            cu::cuMemsetD32_v2(flag.ptr_at(0), u32::MAX, 2)
+        })?;
+        Ok(IndexError(flag))
+    }
+    fn ptr(&self) -> u64 {
+        self.0.ptr_at(0)
+    }
+    /// Reads the flag back (this waits for the kernel: the one host synchronisation of these ops) and turns a
+    /// recorded position into the error the CPU gives, naming the index found there.
+    fn check<I: IndexDType>(
+        self,
+        op: &'static str,
+        (idx, li): (&CudaStorage<I>, &Layout),
+        axis: usize,
+        size: usize,
+    ) -> Result<()> {
+        let [pos] = read_back(op, &self.0, 0)?;
+        if pos == -1 {
+            return Ok(());
+        }
+        let [bad] = read_back(op, idx, linear_offset(li, pos as usize))?;
+        Err(Error::IndexOutOfRange {
+            op,
+            axis,
+            index: bad.to_index().unwrap_or(usize::MAX),
+            size,
+        })
+    }
+}
+
+/// Storage offset of the `i`-th element (row-major) of a view.
+fn linear_offset(l: &Layout, mut i: usize) -> usize {
+    let mut off = l.offset();
+    for (&d, &s) in l.dims().iter().zip(l.strides()).rev() {
+        off += (i % d) * s;
+        i /= d;
+    }
+    off
+}
+
+/// `N` elements from `offset`, after the queued work.
+fn read_back<T: WithDType, const N: usize>(
+    op: &'static str,
+    s: &CudaStorage<T>,
+    offset: usize,
+) -> Result<[T; N]> {
+    let st = state(op)?;
+    st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
+    let mut out = [T::ZERO; N];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    check(op, unsafe {
+        cu::cuMemcpyDtoH_v2(
+            bytes.as_mut_ptr() as *mut c_void,
+            s.ptr_at(offset),
+            bytes.len(),
+        )
+    })?;
+    Ok(out)
 }
 
 impl Device for Cuda {}
@@ -389,6 +652,89 @@ impl Kernels for Cuda {
         run(Op::NAME, sig, la.numel(), inputs, Vec::new())
     }
 
+    fn unary_into<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        (src, ls): (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        match out.unique_ptr(ls.numel()) {
+            Some(ptr) => {
+                let sig = KernelSig::unary(Op::NAME, T::DTYPE);
+                let scalars = op.params().map(Arg::scalar).into();
+                let inputs = views([Arg::view(src, ls)]);
+                run_into(Op::NAME, sig, ls.numel(), inputs, ptr, scalars)
+            }
+            None => {
+                *out = Self::unary(op, src, ls)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn binary_into<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        (a, la): (&CudaStorage<T>, &Layout),
+        (b, lb): (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        match out.unique_ptr(la.numel()) {
+            Some(ptr) => {
+                let sig = KernelSig::binary(Op::NAME, T::DTYPE);
+                let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
+                run_into(Op::NAME, sig, la.numel(), inputs, ptr, Vec::new())
+            }
+            None => {
+                *out = Self::binary(op, (a, la), (b, lb))?;
+                Ok(())
+            }
+        }
+    }
+
+    // In place: the kernels read element i of the dense destination before writing element i.
+    fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        dst: &mut CudaStorage<T>,
+        dims: &crate::shape::Dims,
+    ) -> Result<()> {
+        let layout = Layout::contiguous(*dims);
+        match dst.unique_ptr(layout.numel()) {
+            Some(ptr) => {
+                let sig = KernelSig::unary(Op::NAME, T::DTYPE);
+                let scalars = op.params().map(Arg::scalar).into();
+                let inputs = alloc::vec![Arg::Layout(KernelLayout::new(&layout)), Arg::U64(ptr)];
+                run_into(Op::NAME, sig, layout.numel(), inputs, ptr, scalars)
+            }
+            None => {
+                *dst = Self::unary(op, dst, &layout)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        dst: &mut CudaStorage<T>,
+        (b, lb): (&CudaStorage<T>, &Layout),
+    ) -> Result<()> {
+        let ld = Layout::contiguous(*lb.dims());
+        match dst.unique_ptr(ld.numel()) {
+            Some(ptr) => {
+                let sig = KernelSig::binary(Op::NAME, T::DTYPE);
+                let inputs = alloc::vec![
+                    Arg::Layout(KernelLayout::new(&ld)),
+                    Arg::Layout(KernelLayout::new(lb)),
+                    Arg::U64(ptr),
+                    Arg::U64(b.ptr_at(lb.offset())),
+                ];
+                run_into(Op::NAME, sig, ld.numel(), inputs, ptr, Vec::new())
+            }
+            None => {
+                *dst = Self::binary(op, (dst, &ld), (b, lb))?;
+                Ok(())
+            }
+        }
+    }
+
     fn compare<T: WithDType>(
         op: CmpOp,
         (a, la): (&CudaStorage<T>, &Layout),
@@ -400,90 +746,375 @@ impl Kernels for Cuda {
     }
 
     fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        _op: Op,
-        _storage: &CudaStorage<T>,
-        _layout: &Layout,
-        _reduced: &[bool; MAX_RANK],
+        op: Op,
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+        reduced: &[bool; MAX_RANK],
     ) -> Result<CudaStorage<Op::Out>> {
-        // The reduction kernels are the CUDA-parity issue's work; until then, say so instead of guessing.
-        unsupported::<T, _>(Op::NAME)
+        let name = Op::NAME;
+        let (outer, inner) = layout.split_reduced(reduced);
+        let (n_out, count) = (outer.numel(), inner.numel());
+        let out = CudaStorage::<Op::Out>::alloc(name, n_out)?;
+        // Few outputs over many elements: split each output's range into parts (blocks) so the whole GPU works,
+        // then merge the parts' states in a second kernel.
+        let parts = if n_out >= 256 || count < 8192 {
+            1
+        } else {
+            (1024 / n_out).clamp(1, count.div_ceil(4096))
+        };
+        let chunk = count.div_ceil(parts).max(1);
+        let partial = if parts > 1 {
+            Some(CudaStorage::<u8>::alloc(
+                name,
+                n_out * parts * kernels::REDUCE_STATE_BYTES,
+            )?)
+        } else {
+            None
+        };
+        let partial_ptr = partial.as_ref().map_or(0, |p| p.ptr_at(0));
+        let args = alloc::vec![
+            Arg::U64(n_out as u64),
+            Arg::U64(parts as u64),
+            Arg::U64(chunk as u64),
+            Arg::U64(count as u64),
+            Arg::Layout(KernelLayout::new(&outer)),
+            Arg::Layout(KernelLayout::new(&inner)),
+            Arg::U64(storage.ptr_at(outer.offset())),
+            Arg::U64(partial_ptr),
+            Arg::U64(out.ptr_at(0)),
+            Arg::scalar(op.param()),
+        ];
+        let grid = (n_out * parts).min(MAX_BLOCKS) as u32;
+        let sig = KernelSig::reduce(name, T::DTYPE);
+        launch_grid(name, sig, (grid, 1, 1), threads_for(chunk), args)?;
+        if parts > 1 {
+            let args = alloc::vec![
+                Arg::U64(n_out as u64),
+                Arg::U64(parts as u64),
+                Arg::U64(count as u64),
+                Arg::U64(partial_ptr),
+                Arg::U64(out.ptr_at(0)),
+                Arg::scalar(op.param()),
+            ];
+            launch(name, KernelSig::reduce_merge(name, T::DTYPE), n_out, args)?;
+        }
+        Ok(out)
     }
 
     fn concat<T: WithDType>(
         parts: &[(&CudaStorage<T>, &Layout)],
         axis: usize,
     ) -> Result<CudaStorage<T>> {
-        // Each part is a strided copy into its slab of the output; with the output contiguous and the slab a
-        // narrowed view of it, that is the copy kernel once the destination can be strided (CUDA-parity issue).
-        let _ = (parts, axis);
-        unsupported::<T, _>("cat")
+        // Each part is copied into its slab of the dense output: a narrowed view of it.
+        let Some((_, first)) = parts.first() else {
+            return CudaStorage::alloc("cat", 0);
+        };
+        let mut dims = *first.dims();
+        dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
+        let whole = Layout::contiguous(dims);
+        let out = CudaStorage::<T>::alloc("cat", whole.numel())?;
+        let mut start = 0;
+        for (storage, layout) in parts {
+            let len = layout.dims()[axis];
+            let slab = whole.narrow("cat", axis, start, len)?;
+            start += len;
+            let args = alloc::vec![
+                Arg::U64(layout.numel() as u64),
+                Arg::Layout(KernelLayout::new(layout)),
+                Arg::Layout(KernelLayout::new(&slab)),
+                Arg::U64(storage.ptr_at(layout.offset())),
+                Arg::U64(out.ptr_at(slab.offset())),
+            ];
+            launch("cat", KernelSig::copy_into(T::DTYPE), layout.numel(), args)?;
+        }
+        Ok(out)
     }
 
     fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
-        _src: (&CudaStorage<T>, &Layout),
-        _idx: (&CudaStorage<I>, &Layout),
-        _axis: usize,
+        (src, ls): (&CudaStorage<T>, &Layout),
+        (idx, li): (&CudaStorage<I>, &Layout),
+        axis: usize,
     ) -> Result<CudaStorage<T>> {
-        // Gather/scatter kernels (with out-of-range reporting) are the CUDA-parity issue's work.
-        unsupported::<T, _>(op)
+        let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
+        let walk = along_index(ls.strides(), li, axis, ls.offset());
+        let n = li.numel();
+        let out = CudaStorage::<T>::alloc(op, n)?;
+        let err = IndexError::new(op)?;
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::Layout(KernelLayout::new(li)),
+            Arg::Layout(KernelLayout::new(&walk)),
+            Arg::U64(size as u64),
+            Arg::U64(step as u64),
+            Arg::U64(idx.ptr_at(li.offset())),
+            Arg::U64(src.ptr_at(walk.offset())),
+            Arg::U64(out.ptr_at(0)),
+            Arg::U64(err.ptr()),
+        ];
+        launch(op, KernelSig::gather(I::DTYPE, T::DTYPE), n, args)?;
+        err.check(op, (idx, li), axis, size)?;
+        Ok(out)
     }
 
     fn scatter_add<T: WithDType, I: IndexDType>(
         op: &'static str,
-        _dst: (&CudaStorage<T>, &Layout),
-        _idx: (&CudaStorage<I>, &Layout),
-        _src: (&CudaStorage<T>, &Layout),
-        _axis: usize,
+        (dst, ld): (&CudaStorage<T>, &Layout),
+        (idx, li): (&CudaStorage<I>, &Layout),
+        (src, ls): (&CudaStorage<T>, &Layout),
+        axis: usize,
     ) -> Result<CudaStorage<T>> {
-        unsupported::<T, _>(op)
+        // The output is a dense copy of the destination view, with the source added through atomics.
+        let out = Self::copy_strided(dst, ld)?;
+        let dense = Layout::contiguous(*ld.dims());
+        let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
+        let walk = along_index(dense.strides(), li, axis, 0);
+        let n = li.numel();
+        let err = IndexError::new(op)?;
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::Layout(KernelLayout::new(li)),
+            Arg::Layout(KernelLayout::new(&walk)),
+            Arg::Layout(KernelLayout::new(ls)),
+            Arg::U64(size as u64),
+            Arg::U64(step as u64),
+            Arg::U64(idx.ptr_at(li.offset())),
+            Arg::U64(src.ptr_at(ls.offset())),
+            Arg::U64(out.ptr_at(0)),
+            Arg::U64(err.ptr()),
+        ];
+        launch(op, KernelSig::scatter_add(I::DTYPE, T::DTYPE), n, args)?;
+        err.check(op, (idx, li), axis, size)?;
+        Ok(out)
     }
 
     fn along_axis<T: FloatDType>(
         op: AlongAxis,
-        _storage: &CudaStorage<T>,
-        _layout: &Layout,
-        _axis: usize,
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+        axis: usize,
     ) -> Result<CudaStorage<T>> {
-        // One-block-per-row kernels are the CUDA-parity issue's work.
-        unsupported::<T, _>(op.name())
+        let name = op.name();
+        let dims = *layout.dims();
+        let out = CudaStorage::<T>::alloc(name, layout.numel())?;
+        let len = dims[axis];
+        if len == 0 {
+            return Ok(out);
+        }
+        let mut on_axis = [false; MAX_RANK];
+        on_axis[axis] = true;
+        let (outer, along) = layout.split_reduced(&on_axis);
+        let (outer_out, along_out) = Layout::contiguous(dims).split_reduced(&on_axis);
+        let eps = match op {
+            AlongAxis::LayerNorm { eps } | AlongAxis::RmsNorm { eps } => eps,
+            AlongAxis::Softmax | AlongAxis::LogSoftmax => 0.0,
+        };
+        let rows = outer.numel();
+        let args = alloc::vec![
+            Arg::U64(rows as u64),
+            Arg::U64(len as u64),
+            Arg::Layout(KernelLayout::new(&outer)),
+            Arg::Layout(KernelLayout::new(&outer_out)),
+            Arg::U64(along.strides()[0] as u64),
+            Arg::U64(along_out.strides()[0] as u64),
+            Arg::U64(storage.ptr_at(outer.offset())),
+            Arg::U64(out.ptr_at(0)),
+            Arg::scalar(eps),
+        ];
+        let grid = rows.min(MAX_BLOCKS) as u32;
+        let sig = KernelSig::along_axis(name, T::DTYPE);
+        launch_grid(name, sig, (grid, 1, 1), threads_for(len), args)?;
+        Ok(out)
     }
 
     fn conv2d<T: FloatDType>(
-        _input: (&CudaStorage<T>, &Layout),
-        _weight: (&CudaStorage<T>, &Layout),
-        _params: Conv2dParams,
+        (x, lx): (&CudaStorage<T>, &Layout),
+        (w, lw): (&CudaStorage<T>, &Layout),
+        p: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        // im2col + the matmul kernel is the CUDA-parity issue's work.
-        unsupported::<T, _>("conv2d")
+        // im2col into a dense [N, C * KH * KW, OH * OW] buffer, then one batched product per group.
+        let [n, c, h, wd] = dims4(lx);
+        let [co, cig, kh, kw] = dims4(lw);
+        let out_size = |size, kernel, axis: usize| {
+            Conv2dParams::out_size(
+                size,
+                kernel,
+                p.stride[axis],
+                p.padding[axis],
+                p.dilation[axis],
+            )
+            .unwrap_or(0)
+        };
+        let (oh, ow) = (out_size(h, kh, 0), out_size(wd, kw, 1));
+        let (g, cog, l) = (p.groups, co / p.groups, oh * ow);
+        let kc = cig * kh * kw;
+        let out = CudaStorage::<T>::alloc("conv2d", n * co * l)?;
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let col = CudaStorage::<T>::alloc("conv2d", n * c * kh * kw * l)?;
+        let geom = conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p);
+        let cells = col.len();
+        let args = alloc::vec![
+            Arg::U64(cells as u64),
+            Arg::Geom(geom),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(col.ptr_at(0)),
+        ];
+        launch("conv2d", KernelSig::im2col(T::DTYPE), cells, args)?;
+        // The weight as [C_out, cig * KH * KW] rows: in place when its last three axes flatten.
+        let sw = lw.strides();
+        let dense_w;
+        let (w_buf, w_row, w_col, w_base) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
+            (w, sw[0], sw[3], lw.offset())
+        } else {
+            dense_w = Self::copy_strided(w, lw)?;
+            (&dense_w, kc, 1, 0)
+        };
+        for grp in 0..g {
+            let dims = GemmDims {
+                batch: n as u64,
+                m: cog as u64,
+                n: l as u64,
+                k: kc as u64,
+                a: [0, w_row as u64, w_col as u64],
+                b: [(c * kh * kw * l) as u64, l as u64, 1],
+                c: [(co * l) as u64, l as u64],
+            };
+            gemm::<T>(
+                "conv2d",
+                dims,
+                w_buf.ptr_at(w_base + grp * cog * w_row),
+                col.ptr_at(grp * kc * l),
+                out.ptr_at(grp * cog * l),
+            )?;
+        }
+        Ok(out)
     }
 
     fn conv_transpose2d<T: FloatDType>(
-        _input: (&CudaStorage<T>, &Layout),
-        _weight: (&CudaStorage<T>, &Layout),
-        _params: Conv2dParams,
+        (x, lx): (&CudaStorage<T>, &Layout),
+        (w, lw): (&CudaStorage<T>, &Layout),
+        p: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        unsupported::<T, _>("conv_transpose2d")
+        let [n, c, h, wd] = dims4(lx);
+        let [_, cog, kh, kw] = dims4(lw);
+        let out_size = |size, kernel, axis: usize| {
+            Conv2dParams::transposed_out_size(
+                size,
+                kernel,
+                p.stride[axis],
+                p.padding[axis],
+                p.dilation[axis],
+            )
+        };
+        let (oh, ow, co) = (out_size(h, kh, 0), out_size(wd, kw, 1), cog * p.groups);
+        let total = n * co * oh * ow;
+        let out = CudaStorage::<T>::alloc("conv_transpose2d", total)?;
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::Layout(KernelLayout::new(lw)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(w.ptr_at(lw.offset())),
+            Arg::U64(out.ptr_at(0)),
+        ];
+        let sig = KernelSig::conv_transpose2d(T::DTYPE);
+        launch("conv_transpose2d", sig, total, args)?;
+        Ok(out)
     }
 
     fn pool2d<T: FloatDType>(
         pool: Pool,
-        _input: (&CudaStorage<T>, &Layout),
-        _kernel: usize,
-        _params: Conv2dParams,
+        (x, lx): (&CudaStorage<T>, &Layout),
+        kernel: usize,
+        p: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        unsupported::<T, _>(match pool {
+        let name = match pool {
             Pool::Max => "max_pool2d",
             Pool::Avg => "avg_pool2d",
-        })
+        };
+        let [n, c, h, wd] = dims4(lx);
+        let [oh, ow] = pool_out(h, wd, kernel, &p);
+        let total = n * c * oh * ow;
+        let out = CudaStorage::<T>::alloc(name, total)?;
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(out.ptr_at(0)),
+        ];
+        launch(name, KernelSig::pool(name, T::DTYPE), total, args)?;
+        Ok(out)
+    }
+
+    fn max_pool2d_backward<T: FloatDType>(
+        (x, lx): (&CudaStorage<T>, &Layout),
+        (y, ly): (&CudaStorage<T>, &Layout),
+        (g, lg): (&CudaStorage<T>, &Layout),
+        kernel: usize,
+        p: Conv2dParams,
+    ) -> Result<Option<CudaStorage<T>>> {
+        const OP: &str = "max_pool2d_backward";
+        let [n, c, h, wd] = dims4(lx);
+        let [oh, ow] = pool_out(h, wd, kernel, &p);
+        // The forward result and its gradient are read densely.
+        let (y_dense, g_dense);
+        let (y, y_off) = if ly.is_contiguous() {
+            (y, ly.offset())
+        } else {
+            y_dense = Self::copy_strided(y, ly)?;
+            (&y_dense, 0)
+        };
+        let (g, g_off) = if lg.is_contiguous() {
+            (g, lg.offset())
+        } else {
+            g_dense = Self::copy_strided(g, lg)?;
+            (&g_dense, 0)
+        };
+        let total = n * c * h * wd;
+        let out = CudaStorage::<T>::alloc(OP, total)?;
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(y.ptr_at(y_off)),
+            Arg::U64(g.ptr_at(g_off)),
+            Arg::U64(out.ptr_at(0)),
+        ];
+        launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)?;
+        Ok(Some(out))
     }
 
     fn matmul<T: FloatDType>(
-        _lhs: (&CudaStorage<T>, &Layout),
-        _rhs: (&CudaStorage<T>, &Layout),
+        (a, la): (&CudaStorage<T>, &Layout),
+        (b, lb): (&CudaStorage<T>, &Layout),
     ) -> Result<CudaStorage<T>> {
-        // The matmul kernels are the CUDA-parity issue's work.
-        unsupported::<T, _>("matmul")
+        let (da, db) = (la.dims(), lb.dims());
+        let (batch, m, k, n) = (da[0], da[1], da[2], db[2]);
+        let out = CudaStorage::<T>::alloc("matmul", batch * m * n)?;
+        let (sa, sb) = (la.strides(), lb.strides());
+        let dims = GemmDims {
+            batch: batch as u64,
+            m: m as u64,
+            n: n as u64,
+            k: k as u64,
+            a: [sa[0] as u64, sa[1] as u64, sa[2] as u64],
+            b: [sb[0] as u64, sb[1] as u64, sb[2] as u64],
+            c: [(m * n) as u64, n as u64],
+        };
+        gemm::<T>(
+            "matmul",
+            dims,
+            a.ptr_at(la.offset()),
+            b.ptr_at(lb.offset()),
+            out.ptr_at(0),
+        )?;
+        Ok(out)
     }
 
     fn where_cond<T: WithDType>(

@@ -1,0 +1,84 @@
+// Gather and scatter-add along one axis with u32 or i64 indices (src/device/cpu/indexing.rs has the semantics).
+//
+//   gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)
+//   scatter_add_{I}_{T}(n, li, walk, ls, size, step, idx, src, out, err)
+//
+// `li` is the index view; `walk` has its dims and the source (gather) or dense destination (scatter) strides with
+// 0 on the axis, whose coordinate `idx` supplies (`step` apart, `size` long). An index outside [0, size) is not
+// used: the smallest position holding one is kept in `*err` (an atomic minimum over a host-initialised
+// ULLONG_MAX), which the host reads back and reports with the index value. Scatter-add accumulates with atomics,
+// so float sums of duplicates may round in any order.
+#include "common.cuh"
+
+template <typename I> __device__ __forceinline__ bool in_range(I v, size_t size) {
+    return (long long)v >= 0 && (unsigned long long)(long long)v < size;
+}
+template <> __device__ __forceinline__ bool in_range<u32>(u32 v, size_t size) { return (size_t)v < size; }
+
+template <typename I, typename T>
+__device__ __forceinline__ void gather_body(size_t n, const Layout &li, const Layout &walk, size_t size, size_t step,
+                                            const I *idx, const T *src, T *out, unsigned long long *err) {
+    GRID_STRIDE_LOOP(i, n) {
+        const I v = idx[strided_index(li, i)];
+        if (in_range(v, size)) {
+            out[i] = src[strided_index(walk, i) + (size_t)v * step];
+        } else {
+            out[i] = T();
+            atomicMin(err, (unsigned long long)i);
+        }
+    }
+}
+
+// Atomic add on any dtype: native for 32/64-bit words, a compare-and-swap on the enclosing aligned word for
+// u8/f16/bf16 (buffers are at least 4-byte aligned and padded).
+template <typename T> __device__ __forceinline__ T add_elem(T a, T b) {
+    if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) + bits_u64(b));
+    return down<T>(up(a) + up(b));
+}
+template <typename T> __device__ __forceinline__ void atomic_add_narrow(T *addr, T v) {
+    unsigned int *word = (unsigned int *)((size_t)addr & ~(size_t)3);
+    const unsigned int shift = ((size_t)addr & 3) * 8;
+    const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+    unsigned int old = *word, assumed;
+    do {
+        assumed = old;
+        unsigned int bits = (assumed & mask) >> shift;
+        T cur;
+        memcpy(&cur, &bits, sizeof(T));
+        const T sum = add_elem(cur, v);
+        unsigned int nb = 0;
+        memcpy(&nb, &sum, sizeof(T));
+        old = atomicCAS(word, assumed, (assumed & ~mask) | (nb << shift));
+    } while (assumed != old);
+}
+template <typename T> __device__ __forceinline__ void atomic_add_any(T *addr, T v) { atomic_add_narrow(addr, v); }
+template <> __device__ __forceinline__ void atomic_add_any<u32>(u32 *addr, u32 v) { atomicAdd(addr, v); }
+template <> __device__ __forceinline__ void atomic_add_any<i64>(i64 *addr, i64 v) {
+    atomicAdd((unsigned long long *)addr, (unsigned long long)v);
+}
+template <> __device__ __forceinline__ void atomic_add_any<f32>(f32 *addr, f32 v) { atomicAdd(addr, v); }
+template <> __device__ __forceinline__ void atomic_add_any<f64>(f64 *addr, f64 v) { atomicAdd(addr, v); }
+
+template <typename I, typename T>
+__device__ __forceinline__ void scatter_add_body(size_t n, const Layout &li, const Layout &walk, const Layout &ls,
+                                                 size_t size, size_t step, const I *idx, const T *src, T *out,
+                                                 unsigned long long *err) {
+    GRID_STRIDE_LOOP(i, n) {
+        const I v = idx[strided_index(li, i)];
+        if (in_range(v, size)) atomic_add_any(out + strided_index(walk, i) + (size_t)v * step, src[strided_index(ls, i)]);
+        else atomicMin(err, (unsigned long long)i);
+    }
+}
+
+#define INDEX_KERNELS(T, I)                                                                                      \
+    extern "C" __global__ void gather_##I##_##T(size_t n, Layout li, Layout walk, size_t size, size_t step,      \
+                                                const I *idx, const T *src, T *out, unsigned long long *err) {  \
+        gather_body<I, T>(n, li, walk, size, step, idx, src, out, err);                                          \
+    }                                                                                                            \
+    extern "C" __global__ void scatter_add_##I##_##T(size_t n, Layout li, Layout walk, Layout ls, size_t size,   \
+                                                     size_t step, const I *idx, const T *src, T *out,            \
+                                                     unsigned long long *err) {                                  \
+        scatter_add_body<I, T>(n, li, walk, ls, size, step, idx, src, out, err);                                 \
+    }
+FOR_ALL_DTYPES(INDEX_KERNELS, u32)
+FOR_ALL_DTYPES(INDEX_KERNELS, i64)

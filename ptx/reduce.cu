@@ -1,0 +1,292 @@
+// Reductions over any set of axes, with the semantics of src/ops/reduce.rs.
+//
+// The host splits the input layout into the kept axes (`lo`, one position per output) and the reduced axes
+// (`lr`, `count` elements per output). A task is (output, part): a block folds the part's range of reduced
+// elements into a state, tree-reduces it over the block, and either finishes it into the output (one part) or
+// stores the state for `merge_{op}_{T}`, which folds the parts of each output in order and finishes them.
+//
+//   reduce_{op}_{T}(n_out, parts, chunk, count, lo, lr, x, partial, out, param)
+//   merge_{op}_{T}(n_out, parts, count, partial, out, param)
+//
+// States are at most 32 bytes (the host sizes `partial` with that bound). Integers accumulate in i64 with
+// wrapping arithmetic (their results truncate to T, as on the CPU); f16/bf16/f32 in float; f64 in double.
+#include "block.cuh"
+
+template <typename T> struct RAcc { typedef typename Acc<T>::type type; };
+template <> struct RAcc<u8> { typedef i64 type; };
+template <> struct RAcc<u32> { typedef i64 type; };
+
+__device__ __forceinline__ float acc_add(float a, float b) { return a + b; }
+__device__ __forceinline__ double acc_add(double a, double b) { return a + b; }
+__device__ __forceinline__ i64 acc_add(i64 a, i64 b) {
+    return (i64)((unsigned long long)a + (unsigned long long)b);
+}
+__device__ __forceinline__ float acc_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ double acc_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ i64 acc_mul(i64 a, i64 b) {
+    return (i64)((unsigned long long)a * (unsigned long long)b);
+}
+
+template <typename A> __device__ __forceinline__ A lowest();
+template <> __device__ __forceinline__ float lowest<float>() { return -INFINITY; }
+template <> __device__ __forceinline__ double lowest<double>() { return -(double)INFINITY; }
+template <> __device__ __forceinline__ i64 lowest<i64>() { return INT64_MIN; }
+template <typename A> __device__ __forceinline__ A highest();
+template <> __device__ __forceinline__ float highest<float>() { return INFINITY; }
+template <> __device__ __forceinline__ double highest<double>() { return (double)INFINITY; }
+template <> __device__ __forceinline__ i64 highest<i64>() { return INT64_MAX; }
+
+template <typename T> __device__ __forceinline__ typename RAcc<T>::type to_racc(T x) {
+    return (typename RAcc<T>::type)up(x);
+}
+// Integers truncate (wrap) into T; floats round.
+template <typename T> __device__ __forceinline__ T from_racc(typename RAcc<T>::type a) { return down<T>(a); }
+template <> __device__ __forceinline__ u8 from_racc<u8>(i64 a) { return (u8)(unsigned long long)a; }
+template <> __device__ __forceinline__ u32 from_racc<u32>(i64 a) { return (u32)(unsigned long long)a; }
+
+// ---- ops: init, step (element x at reduced index r), merge (commutative), finish ------------------------------
+template <typename T> struct OpSum {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return (S)0; }
+    __device__ static S step(S s, T x, size_t) { return acc_add(s, to_racc(x)); }
+    __device__ S operator()(S a, S b) const { return acc_add(a, b); }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(s); }
+};
+template <typename T> struct OpProd {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return (S)1; }
+    __device__ static S step(S s, T x, size_t) { return acc_mul(s, to_racc(x)); }
+    __device__ S operator()(S a, S b) const { return acc_mul(a, b); }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(s); }
+};
+template <typename T> struct OpMean {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return (S)0; }
+    __device__ static S step(S s, T x, size_t) { return s + to_racc(x); }
+    __device__ S operator()(S a, S b) const { return a + b; }
+    __device__ static Out finish(S s, size_t count, double) { return from_racc<T>(s / (S)count); }
+};
+template <typename T> struct OpNorm {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return (S)0; }
+    __device__ static S step(S s, T x, size_t) {
+        S v = to_racc(x);
+        return s + v * v;
+    }
+    __device__ S operator()(S a, S b) const { return a + b; }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(m_sqrt(s)); }
+};
+// NaN wins, as on the CPU.
+template <typename T> struct OpMax {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return lowest<S>(); }
+    __device__ static S step(S s, T x, size_t) { return m_max(s, to_racc(x)); }
+    __device__ S operator()(S a, S b) const { return m_max(a, b); }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(s); }
+};
+template <typename T> struct OpMin {
+    typedef typename RAcc<T>::type S;
+    typedef T Out;
+    __device__ static S init() { return highest<S>(); }
+    __device__ static S step(S s, T x, size_t) { return m_min(s, to_racc(x)); }
+    __device__ S operator()(S a, S b) const { return m_min(a, b); }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(s); }
+};
+
+// argmax/argmin: the first index of the extreme (the first NaN if any), whatever order states merge in.
+template <typename A> struct ArgState {
+    A v;
+    long long index;  // -1: no element yet
+};
+template <typename T, bool MAX> struct OpArg {
+    typedef typename RAcc<T>::type A;
+    typedef ArgState<A> S;
+    typedef u32 Out;
+    __device__ static S init() {
+        S s;
+        s.v = (A)0;
+        s.index = -1;
+        return s;
+    }
+    __device__ static S step(S s, T x, size_t r) {
+        S b;
+        b.v = to_racc(x);
+        b.index = (long long)r;
+        return OpArg()(s, b);
+    }
+    __device__ S operator()(S a, S b) const {
+        if (a.index < 0) return b;
+        if (b.index < 0) return a;
+        const bool an = m_isnan(a.v), bn = m_isnan(b.v);
+        if (an || bn) {
+            if (an && bn) return a.index < b.index ? a : b;
+            return an ? a : b;
+        }
+        if (MAX ? b.v > a.v : b.v < a.v) return b;
+        if (MAX ? a.v > b.v : a.v < b.v) return a;
+        return a.index < b.index ? a : b;
+    }
+    __device__ static Out finish(S s, size_t, double) { return s.index < 0 ? 0u : (u32)s.index; }
+};
+template <typename T> struct OpArgmax : OpArg<T, true> {};
+template <typename T> struct OpArgmin : OpArg<T, false> {};
+
+// Welford per thread, Chan et al. to merge; `param` is the correction (0: population, 1: unbiased).
+template <typename A> struct VarState {
+    unsigned long long n;
+    A mean, m2;
+};
+template <typename T> struct OpVar {
+    typedef typename RAcc<T>::type A;
+    typedef VarState<A> S;
+    typedef T Out;
+    __device__ static S init() {
+        S s;
+        s.n = 0;
+        s.mean = (A)0;
+        s.m2 = (A)0;
+        return s;
+    }
+    __device__ static S step(S s, T xt, size_t) {
+        const A x = to_racc(xt);
+        s.n += 1;
+        const A delta = x - s.mean;
+        s.mean += delta / (A)s.n;
+        s.m2 += delta * (x - s.mean);
+        return s;
+    }
+    __device__ S operator()(S a, S b) const {
+        if (a.n == 0) return b;
+        if (b.n == 0) return a;
+        S s;
+        s.n = a.n + b.n;
+        const A na = (A)a.n, nb = (A)b.n, nn = (A)s.n, delta = b.mean - a.mean;
+        s.mean = a.mean + delta * nb / nn;
+        s.m2 = a.m2 + b.m2 + delta * delta * na * nb / nn;
+        return s;
+    }
+    __device__ static Out finish(S s, size_t, double correction) {
+        const unsigned long long c = (unsigned long long)correction;
+        const unsigned long long d = s.n > c ? s.n - c : 0;
+        return from_racc<T>(s.m2 / (A)d);
+    }
+};
+
+// (running max, sum of exp(x - max)), merged with the CPU's rules for NaN and infinities.
+template <typename A> struct LseState {
+    A m, s;
+};
+template <typename T> struct OpLogsumexp {
+    typedef typename RAcc<T>::type A;
+    typedef LseState<A> S;
+    typedef T Out;
+    __device__ static S init() {
+        S s;
+        s.m = lowest<A>();
+        s.s = (A)0;
+        return s;
+    }
+    __device__ static S step(S s, T x, size_t) {
+        S b;
+        b.m = to_racc(x);
+        b.s = (A)1;
+        return OpLogsumexp()(s, b);
+    }
+    __device__ S operator()(S a, S b) const {
+        S r;
+        if (m_isnan(a.m) || m_isnan(b.m)) {
+            r.m = (A)NAN;
+            r.s = (A)1;
+            return r;
+        }
+        if (b.m == lowest<A>()) return a;
+        if (a.m == lowest<A>()) return b;
+        if (a.m == b.m) {
+            r.m = a.m;
+            r.s = a.s + b.s;
+        } else if (b.m > a.m) {
+            r.m = b.m;
+            r.s = b.s + a.s * m_exp(a.m - b.m);
+        } else {
+            r.m = a.m;
+            r.s = a.s + b.s * m_exp(b.m - a.m);
+        }
+        return r;
+    }
+    __device__ static Out finish(S s, size_t, double) {
+        if (s.m == lowest<A>()) return from_racc<T>(s.m);
+        return from_racc<T>(s.m + m_log(s.s));
+    }
+};
+
+template <typename Op, typename T>
+__device__ __forceinline__ void reduce_body(size_t n_out, size_t parts, size_t chunk, size_t count, const Layout &lo,
+                                            const Layout &lr, const T *x, void *partial, typename Op::Out *out,
+                                            double param) {
+    typedef typename Op::S S;
+    const Op merge;
+    for (size_t task = blockIdx.x; task < n_out * parts; task += gridDim.x) {
+        const size_t o = task / parts, p = task % parts;
+        const T *base = x + strided_index(lo, o);
+        const size_t start = p * chunk, end = min(count, start + chunk);
+        S s = Op::init();
+        for (size_t r = start + threadIdx.x; r < end; r += blockDim.x) s = Op::step(s, base[strided_index(lr, r)], r);
+        s = block_reduce(s, Op::init(), merge);
+        if (threadIdx.x == 0) {
+            if (parts == 1) out[o] = Op::finish(s, count, param);
+            else reinterpret_cast<S *>(partial)[task] = s;
+        }
+    }
+}
+
+template <typename Op>
+__device__ __forceinline__ void merge_body(size_t n_out, size_t parts, size_t count, const void *partial,
+                                           typename Op::Out *out, double param) {
+    typedef typename Op::S S;
+    const S *states = reinterpret_cast<const S *>(partial);
+    const Op merge;
+    GRID_STRIDE_LOOP(o, n_out) {
+        S s = states[o * parts];
+        for (size_t p = 1; p < parts; ++p) s = merge(s, states[o * parts + p]);
+        out[o] = Op::finish(s, count, param);
+    }
+}
+
+#define REDUCE_KERNELS(T, OP)                                                                                    \
+    extern "C" __global__ void reduce_##OP##_##T(size_t n_out, size_t parts, size_t chunk, size_t count, Layout lo, \
+                                                 Layout lr, const T *x, void *partial,                          \
+                                                 Op_##OP<T>::Out *out, double param) {                          \
+        reduce_body<Op_##OP<T>, T>(n_out, parts, chunk, count, lo, lr, x, partial, out, param);               \
+    }                                                                                                            \
+    extern "C" __global__ void merge_##OP##_##T(size_t n_out, size_t parts, size_t count, const void *partial,   \
+                                                Op_##OP<T>::Out *out, double param) {                           \
+        merge_body<Op_##OP<T> >(n_out, parts, count, partial, out, param);                                     \
+    }
+
+// Spelled with an underscore so the macro can paste the op name.
+template <typename T> using Op_sum = OpSum<T>;
+template <typename T> using Op_prod = OpProd<T>;
+template <typename T> using Op_max = OpMax<T>;
+template <typename T> using Op_min = OpMin<T>;
+template <typename T> using Op_argmax = OpArgmax<T>;
+template <typename T> using Op_argmin = OpArgmin<T>;
+template <typename T> using Op_mean = OpMean<T>;
+template <typename T> using Op_var = OpVar<T>;
+template <typename T> using Op_logsumexp = OpLogsumexp<T>;
+template <typename T> using Op_norm = OpNorm<T>;
+
+FOR_ALL_DTYPES(REDUCE_KERNELS, sum)
+FOR_ALL_DTYPES(REDUCE_KERNELS, prod)
+FOR_ALL_DTYPES(REDUCE_KERNELS, max)
+FOR_ALL_DTYPES(REDUCE_KERNELS, min)
+FOR_ALL_DTYPES(REDUCE_KERNELS, argmax)
+FOR_ALL_DTYPES(REDUCE_KERNELS, argmin)
+FOR_FLOAT_DTYPES(REDUCE_KERNELS, mean)
+FOR_FLOAT_DTYPES(REDUCE_KERNELS, var)
+FOR_FLOAT_DTYPES(REDUCE_KERNELS, logsumexp)
+FOR_FLOAT_DTYPES(REDUCE_KERNELS, norm)

@@ -1,0 +1,45 @@
+//! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse.
+//! One test in its own binary, so no other test allocates while it reads the global statistics.
+#![cfg(feature = "cuda")]
+
+use typed_tensor::device::Cuda;
+use typed_tensor::prelude::*;
+
+#[test]
+fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
+    if let Err(e) = Cuda::init() {
+        eprintln!("skipped the caching allocator test: {e}");
+        return;
+    }
+    Cuda::empty_cache().unwrap();
+    let start = Cuda::memory_stats().unwrap();
+    assert_eq!(start.cached, 0);
+
+    // 1M f32 = 4 MiB: a 1 MiB size class multiple, so the books count exactly 4 MiB.
+    let a = Tensor::<f32, Rank1<{ 1 << 20 }>, Cuda>::ones();
+    let held = Cuda::memory_stats().unwrap();
+    assert_eq!(held.in_use - start.in_use, 4 << 20);
+    drop(a);
+    let freed = Cuda::memory_stats().unwrap();
+    assert_eq!(freed.in_use, start.in_use);
+    assert_eq!(freed.cached, 4 << 20);
+
+    // The same size again comes from the cache, and computes correctly in the reused buffer.
+    let b = Tensor::<f32, Rank1<{ 1 << 20 }>, Cuda>::full(3.0);
+    let reused = Cuda::memory_stats().unwrap();
+    assert_eq!(reused.cached, 0);
+    assert_eq!(reused.in_use - start.in_use, 4 << 20);
+    assert_eq!(b.sum_all().to_scalar(), 3.0 * (1 << 20) as f32);
+
+    // A small tensor rounds up to the 512-byte class; empty_cache gives the cached bytes back.
+    let small = Tensor::<u8, Rank1<3>, Cuda>::zeros();
+    assert_eq!(
+        Cuda::memory_stats().unwrap().in_use - reused.in_use,
+        512,
+        "3 bytes take one 512-byte class"
+    );
+    drop((b, small));
+    Cuda::empty_cache().unwrap();
+    let end = Cuda::memory_stats().unwrap();
+    assert_eq!((end.in_use, end.cached), (start.in_use, 0));
+}
