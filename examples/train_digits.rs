@@ -1,5 +1,7 @@
 //! Trains an MLP and a small CNN on the 8x8 handwritten digits (data/digits.csv.gz, 1797 images) and reports
 //! held-out accuracy: `cargo run --release --example train_digits` (both), or with `mlp` / `cnn` as argument.
+//! The models are generic over the device: with `--features cuda`, `cuda` as second argument trains on the GPU
+//! (`cargo run --release --features cuda --example train_digits -- mlp cuda`), the same code unchanged.
 //!
 //! The models' types spell their shapes: the MLP is `Linear<f32, 64, 64>`, `ReLU`, `Linear<f32, 64, 10>`; the
 //! CNN reshapes each row of 64 pixels into a 1x8x8 image (a user-defined layer, [`ToImage`]), then two
@@ -23,10 +25,10 @@ pub const BATCH: usize = 32;
 pub const HIDDEN: usize = 64;
 
 /// The MLP: 64 -> 64 -> ReLU -> 10.
-pub type Mlp = (
-    Linear<f32, PIXELS, HIDDEN, Cpu>,
+pub type Mlp<D> = (
+    Linear<f32, PIXELS, HIDDEN, D>,
     ReLU,
-    Linear<f32, HIDDEN, 10, Cpu>,
+    Linear<f32, HIDDEN, 10, D>,
 );
 
 /// Training and held-out split sizes (80/20 of 1797).
@@ -36,36 +38,36 @@ pub const TEST: usize = 360;
 /// The CNN: 1x8x8 -> conv 3x3 (8 channels) -> ReLU -> max-pool -> 8x4x4 -> conv 3x3 (16) -> ReLU -> max-pool ->
 /// 16x2x2 -> linear 64 -> 10. Conv and pool layers name their output size (stable Rust cannot compute it in a
 /// type); a wrong one fails the build.
-pub type Cnn = (
+pub type Cnn<D> = (
     (
         ToImage,
-        Conv2d<f32, 1, 8, 3, 8, 8, Cpu, 1, 1>,
+        Conv2d<f32, 1, 8, 3, 8, 8, D, 1, 1>,
         ReLU,
         MaxPool2d<2, 2, 0, 4, 4>,
     ),
     (
-        Conv2d<f32, 8, 16, 3, 4, 4, Cpu, 1, 1>,
+        Conv2d<f32, 8, 16, 3, 4, 4, D, 1, 1>,
         ReLU,
         MaxPool2d<2, 2, 0, 2, 2>,
     ),
     Flatten<64>,
-    Linear<f32, 64, 10, Cpu>,
+    Linear<f32, 64, 10, D>,
 );
 
 /// A user-defined layer: rows of 64 pixels as 1x8x8 images.
 #[derive(Clone, Copy, Default)]
 pub struct ToImage;
 
-impl<const N: usize> Module<Traced<f32, Rank2<N, PIXELS>, Cpu>> for ToImage {
-    type Output = Traced<f32, Rank4<N, 1, 8, 8>, Cpu>;
-    fn forward(&self, x: Traced<f32, Rank2<N, PIXELS>, Cpu>) -> Self::Output {
+impl<const N: usize, D: Device> Module<Traced<f32, Rank2<N, PIXELS>, D>> for ToImage {
+    type Output = Traced<f32, Rank4<N, 1, 8, 8>, D>;
+    fn forward(&self, x: Traced<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
         x.reshape()
     }
 }
 
-impl<const N: usize> Module<Tensor<f32, Rank2<N, PIXELS>, Cpu>> for ToImage {
-    type Output = Tensor<f32, Rank4<N, 1, 8, 8>, Cpu>;
-    fn forward(&self, x: Tensor<f32, Rank2<N, PIXELS>, Cpu>) -> Self::Output {
+impl<const N: usize, D: Device> Module<Tensor<f32, Rank2<N, PIXELS>, D>> for ToImage {
+    type Output = Tensor<f32, Rank4<N, 1, 8, 8>, D>;
+    fn forward(&self, x: Tensor<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
         x.reshape()
     }
 }
@@ -74,18 +76,19 @@ impl Parameters for ToImage {
     fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
 }
 
-/// What the training loop needs of a model: a traced pass over a batch, plain passes over each split.
-pub trait Classifier:
-    Module<Traced<f32, Rank2<BATCH, PIXELS>, Cpu>, Output = Traced<f32, Rank2<BATCH, 10>, Cpu>>
-    + Module<Tensor<f32, Rank2<TRAIN, PIXELS>, Cpu>, Output = Tensor<f32, Rank2<TRAIN, 10>, Cpu>>
-    + Module<Tensor<f32, Rank2<TEST, PIXELS>, Cpu>, Output = Tensor<f32, Rank2<TEST, 10>, Cpu>>
+/// What the training loop needs of a model on device `D`: a traced pass over a batch, plain passes over each
+/// split.
+pub trait Classifier<D: Device>:
+    Module<Traced<f32, Rank2<BATCH, PIXELS>, D>, Output = Traced<f32, Rank2<BATCH, 10>, D>>
+    + Module<Tensor<f32, Rank2<TRAIN, PIXELS>, D>, Output = Tensor<f32, Rank2<TRAIN, 10>, D>>
+    + Module<Tensor<f32, Rank2<TEST, PIXELS>, D>, Output = Tensor<f32, Rank2<TEST, 10>, D>>
     + Parameters
 {
 }
-impl<M> Classifier for M where
-    M: Module<Traced<f32, Rank2<BATCH, PIXELS>, Cpu>, Output = Traced<f32, Rank2<BATCH, 10>, Cpu>>
-        + Module<Tensor<f32, Rank2<TRAIN, PIXELS>, Cpu>, Output = Tensor<f32, Rank2<TRAIN, 10>, Cpu>>
-        + Module<Tensor<f32, Rank2<TEST, PIXELS>, Cpu>, Output = Tensor<f32, Rank2<TEST, 10>, Cpu>>
+impl<M, D: Device> Classifier<D> for M where
+    M: Module<Traced<f32, Rank2<BATCH, PIXELS>, D>, Output = Traced<f32, Rank2<BATCH, 10>, D>>
+        + Module<Tensor<f32, Rank2<TRAIN, PIXELS>, D>, Output = Tensor<f32, Rank2<TRAIN, 10>, D>>
+        + Module<Tensor<f32, Rank2<TEST, PIXELS>, D>, Output = Tensor<f32, Rank2<TEST, 10>, D>>
         + Parameters
 {
 }
@@ -171,12 +174,12 @@ pub struct Report {
 }
 
 /// Accuracy of `model` on `split` (`N` images), the whole split in one batch.
-pub fn accuracy<const N: usize, M>(model: &M, split: &Split) -> f64
+pub fn accuracy<const N: usize, M, D: Device>(model: &M, split: &Split) -> f64
 where
-    M: Module<Tensor<f32, Rank2<N, PIXELS>, Cpu>, Output = Tensor<f32, Rank2<N, 10>, Cpu>>,
+    M: Module<Tensor<f32, Rank2<N, PIXELS>, D>, Output = Tensor<f32, Rank2<N, 10>, D>>,
 {
     let flat: Vec<f32> = split.images.iter().flatten().copied().collect();
-    let x = Tensor::<f32, Rank2<N, PIXELS>, Cpu>::from_vec(flat).unwrap();
+    let x = Tensor::<f32, Rank2<N, PIXELS>, D>::from_vec(flat).unwrap();
     let predicted = model.forward(x).argmax::<Axis<1>>().to_vec();
     let right = predicted
         .iter()
@@ -186,15 +189,15 @@ where
     right as f64 / N as f64
 }
 
-/// Trains the model `config.arch` names.
-pub fn train(config: &Config) -> Report {
+/// Trains the model `config.arch` names on device `D`.
+pub fn train<D: Device>(config: &Config) -> Report {
     match config.arch {
         Arch::Mlp => {
-            let model: Mlp = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
+            let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
             train_model(&model, config)
         }
         Arch::Cnn => {
-            let model: Cnn = (
+            let model: Cnn<D> = (
                 (ToImage, Conv2d::new(config.seed), ReLU, MaxPool2d),
                 (Conv2d::new(config.seed + 1), ReLU, MaxPool2d),
                 Flatten,
@@ -205,7 +208,7 @@ pub fn train(config: &Config) -> Report {
     }
 }
 
-fn train_model<M: Classifier>(model: &M, config: &Config) -> Report {
+fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Report {
     let (train, test) = load_digits(config.seed);
     assert_eq!((train.labels.len(), test.labels.len()), (TRAIN, TEST));
     // Cosine decay of the learning rate over the whole run settles the last epochs.
@@ -227,9 +230,9 @@ fn train_model<M: Classifier>(model: &M, config: &Config) -> Report {
             let t0 = Instant::now();
             let pixels: Vec<f32> = chunk.iter().flat_map(|&i| train.images[i]).collect();
             let labels: Vec<u32> = chunk.iter().map(|&i| train.labels[i]).collect();
-            let x = Tensor::<f32, Rank2<BATCH, PIXELS>, Cpu>::from_vec(pixels).unwrap();
-            let y = Tensor::<u32, Rank1<BATCH>, Cpu>::from_vec(labels).unwrap();
-            let logits: Traced<f32, Rank2<BATCH, 10>, Cpu> = model.forward(Traced::constant(x));
+            let x = Tensor::<f32, Rank2<BATCH, PIXELS>, D>::from_vec(pixels).unwrap();
+            let y = Tensor::<u32, Rank1<BATCH>, D>::from_vec(labels).unwrap();
+            let logits: Traced<f32, Rank2<BATCH, 10>, D> = model.forward(Traced::constant(x));
             let loss = logits.cross_entropy(&y).mean_all();
             loss_sum += loss.to_scalar();
             batches += 1;
@@ -248,14 +251,14 @@ fn train_model<M: Classifier>(model: &M, config: &Config) -> Report {
                 "epoch {:2}: loss {:.4}, train accuracy {:.1}%, test accuracy {:.1}%",
                 epoch + 1,
                 final_loss,
-                100.0 * accuracy::<TRAIN, M>(model, &train),
-                100.0 * accuracy::<TEST, M>(model, &test)
+                100.0 * accuracy::<TRAIN, M, D>(model, &train),
+                100.0 * accuracy::<TEST, M, D>(model, &test)
             );
         }
     }
     let epochs = config.epochs.max(1) as u32;
     Report {
-        test_accuracy: accuracy::<TEST, M>(model, &test),
+        test_accuracy: accuracy::<TEST, M, D>(model, &test),
         final_loss,
         epoch_time: start.elapsed() / epochs,
         forward: forward / epochs,
@@ -270,18 +273,25 @@ fn main() {
     let archs: Vec<Arch> = match which.as_deref() {
         Some("mlp") => vec![Arch::Mlp],
         Some("cnn") => vec![Arch::Cnn],
-        None => vec![Arch::Mlp, Arch::Cnn],
-        Some(other) => panic!("unknown model {other:?}: use mlp or cnn"),
+        None | Some("both") => vec![Arch::Mlp, Arch::Cnn],
+        Some(other) => panic!("unknown model {other:?}: use mlp, cnn or both"),
     };
+    let device = std::env::args().nth(2).unwrap_or_else(|| "cpu".into());
     for arch in archs {
-        println!("--- {arch:?} ---");
-        let report = train(&Config {
+        println!("--- {arch:?} on {device} ---");
+        let config = Config {
             arch,
             epochs: 30,
             lr: 3e-3,
             seed: 7,
             verbose: true,
-        });
+        };
+        let report = match device.as_str() {
+            "cpu" => train::<Cpu>(&config),
+            #[cfg(feature = "cuda")]
+            "cuda" => train::<typed_tensor::device::Cuda>(&config),
+            other => panic!("unknown device {other:?}: use cpu, or cuda with --features cuda"),
+        };
         println!(
             "{arch:?} final test accuracy: {:.2}%",
             100.0 * report.test_accuracy
