@@ -2,7 +2,9 @@
 //! `src/device/cuda/kernels.rs` embeds it with `include_str!`.
 //!
 //! The target is the virtual architecture `compute_70` (Volta and newer: f16/bf16 arithmetic through f32, PTX that
-//! current drivers JIT for any newer GPU). Nothing here asks for a GPU, so the build works on machines without one.
+//! current drivers JIT for any newer GPU), unless the file's first line names another (`// nvcc-arch: compute_80`
+//! for kernels that need Ampere; the loader skips such modules on older GPUs). Nothing here asks for a GPU, so the
+//! build works on machines without one.
 //! `NVCC` overrides the compiler (default: `nvcc` on `PATH`).
 
 use std::path::{Path, PathBuf};
@@ -33,8 +35,15 @@ fn main() {
     {
         let stem = src.file_stem().expect("a .cu file has a stem");
         let out = out_dir.join(stem).with_extension("ptx");
+        let text = std::fs::read_to_string(src).expect("readable .cu file");
+        let arch = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// nvcc-arch: "))
+            .unwrap_or("compute_70")
+            .trim();
         let status = Command::new(&nvcc)
-            .args(["--ptx", "-arch=compute_70", "-O3", "-std=c++14", "-I"])
+            .args(["--ptx", &format!("-arch={arch}"), "-O3", "-std=c++14", "-I"])
             .arg(ptx_dir)
             .arg(src)
             .arg("-o")

@@ -26,20 +26,24 @@ __device__ __forceinline__ void lane_body(size_t rows, size_t len, const Layout 
         T *dst = out + strided_index(outer_out, row);
         if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
             A m = -(A)INFINITY;
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x) m = m_max(m, up(src[i * in_stride]));
             m = block_all_reduce(m, -(A)INFINITY, MaxF<A>());
             // An infinite maximum shifts by 0, so an all -inf lane gives NaN (0/0) as on the CPU.
             const A shift = (m == (A)INFINITY || m == -(A)INFINITY) ? (A)0 : m;
             A s = 0;
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x) s += m_exp(up(src[i * in_stride]) - shift);
             s = block_all_reduce(s, (A)0, AddF<A>());
             if (OP == SOFTMAX) {
                 const A inv = (A)1 / s;
-                for (size_t i = threadIdx.x; i < len; i += blockDim.x)
+    #pragma unroll 4
+            for (size_t i = threadIdx.x; i < len; i += blockDim.x)
                     dst[i * out_stride] = down<T>(m_exp(up(src[i * in_stride]) - shift) * inv);
             } else {
                 const A log_sum = shift + m_log(s);
-                for (size_t i = threadIdx.x; i < len; i += blockDim.x)
+    #pragma unroll 4
+            for (size_t i = threadIdx.x; i < len; i += blockDim.x)
                     dst[i * out_stride] = down<T>(up(src[i * in_stride]) - log_sum);
             }
         } else if (OP == LAYER_NORM) {
@@ -47,25 +51,30 @@ __device__ __forceinline__ void lane_body(size_t rows, size_t len, const Layout 
             // zeros (its deviations are exactly 0, whatever order the block sums in).
             const A pivot = up(src[0]);
             A s = 0;
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x) s += up(src[i * in_stride]) - pivot;
             const A shifted_mean = block_all_reduce(s, (A)0, AddF<A>()) / n;
             A q = 0;
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x) {
                 const A d = (up(src[i * in_stride]) - pivot) - shifted_mean;
                 q += d * d;
             }
             const A var = block_all_reduce(q, (A)0, AddF<A>()) / n;
             const A inv = (A)1 / m_sqrt(var + (A)eps);
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x)
                 dst[i * out_stride] = down<T>(((up(src[i * in_stride]) - pivot) - shifted_mean) * inv);
         } else {
             A q = 0;
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x) {
                 const A v = up(src[i * in_stride]);
                 q += v * v;
             }
             const A ms = block_all_reduce(q, (A)0, AddF<A>()) / n;
             const A inv = (A)1 / m_sqrt(ms + (A)eps);
+#pragma unroll 4
             for (size_t i = threadIdx.x; i < len; i += blockDim.x)
                 dst[i * out_stride] = down<T>(up(src[i * in_stride]) * inv);
         }

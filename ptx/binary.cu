@@ -28,7 +28,11 @@ template <typename T> __device__ __forceinline__ T op_minimum(T a, T b) { return
 
 #define BINARY_KERNEL(T, NAME) \
     extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, T *out) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = op_##NAME<T>(a[strided_index(la, i)], b[strided_index(lb, i)]); \
+        elementwise(n, la.contiguous && lb.contiguous, \
+                    [&](size_t i, bool dense) { \
+                        return op_##NAME<T>(a[dense ? i : strided_index(la, i)], b[dense ? i : strided_index(lb, i)]); \
+                    }, \
+                    [&](size_t i, T v) { out[i] = v; }); \
     }
 FOR_ALL_DTYPES(BINARY_KERNEL, add)
 FOR_ALL_DTYPES(BINARY_KERNEL, sub)
@@ -40,7 +44,12 @@ FOR_ALL_DTYPES(BINARY_KERNEL, minimum)
 // Comparisons on the (exact) compute types: NaN compares unequal to everything.
 #define CMP_KERNEL(T, NAME, OP) \
     extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, u8 *out) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = (up(a[strided_index(la, i)]) OP up(b[strided_index(lb, i)])) ? 1 : 0; \
+        elementwise(n, la.contiguous && lb.contiguous, \
+                    [&](size_t i, bool dense) { \
+                        return (u8)((up(a[dense ? i : strided_index(la, i)]) OP up(b[dense ? i : strided_index(lb, i)])) \
+                                        ? 1 : 0); \
+                    }, \
+                    [&](size_t i, u8 v) { out[i] = v; }); \
     }
 #define CMP_ALL(T, _) \
     CMP_KERNEL(T, eq, ==) CMP_KERNEL(T, ne, !=) CMP_KERNEL(T, lt, <) CMP_KERNEL(T, le, <=) \
@@ -50,6 +59,11 @@ FOR_ALL_DTYPES(CMP_ALL, _)
 #define WHERE_KERNEL(T, _) \
     extern "C" __global__ void where_##T(size_t n, Layout lm, Layout lt, Layout lf, const u8 *m, const T *t, \
                                          const T *f, T *out) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = m[strided_index(lm, i)] ? t[strided_index(lt, i)] : f[strided_index(lf, i)]; \
+        elementwise(n, lm.contiguous && lt.contiguous && lf.contiguous, \
+                    [&](size_t i, bool d) { \
+                        return m[d ? i : strided_index(lm, i)] ? t[d ? i : strided_index(lt, i)] \
+                                                               : f[d ? i : strided_index(lf, i)]; \
+                    }, \
+                    [&](size_t i, T v) { out[i] = v; }); \
     }
 FOR_ALL_DTYPES(WHERE_KERNEL, _)

@@ -47,6 +47,29 @@ __device__ __forceinline__ size_t strided_index(const Layout &l, size_t i) {
 #define GRID_STRIDE_LOOP(i, n) \
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)blockDim.x * gridDim.x)
 
+// Elements per thread of the elementwise kernels: the host launches ceil(n / (256 * ELEMS_PER_THREAD)) blocks.
+#define ELEMS_PER_THREAD 4
+
+// The elementwise loop: `store(i, value(i, dense))` for every i < n. When every input is dense, a thread takes
+// ELEMS_PER_THREAD elements a grid apart and computes all of them before storing any, so their loads are in flight
+// together (one load at a time per thread left a one-input op like exp at 75% of copy bandwidth on an H100).
+template <typename Value, typename Store>
+__device__ __forceinline__ void elementwise(size_t n, bool dense, Value value, Store store) {
+    const size_t stride = (size_t)blockDim.x * gridDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (dense) {
+        for (; i + 3 * stride < n; i += 4 * stride) {
+            const auto v0 = value(i, true), v1 = value(i + stride, true), v2 = value(i + 2 * stride, true),
+                       v3 = value(i + 3 * stride, true);
+            store(i, v0);
+            store(i + stride, v1);
+            store(i + 2 * stride, v2);
+            store(i + 3 * stride, v3);
+        }
+    }
+    for (; i < n; i += stride) store(i, value(i, dense));
+}
+
 // ---- Compute type: f16/bf16/f32 compute in float, f64 in double, integers in themselves. --------------------
 template <typename T> struct Acc { typedef T type; };
 template <> struct Acc<f16> { typedef float type; };

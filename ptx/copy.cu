@@ -11,7 +11,8 @@ FOR_ALL_DTYPES(FILL, _)
 // ---- copy_{T}(n, layout, x, out): gathers a strided view into dense output --------------------------------------
 #define COPY(T, _) \
     extern "C" __global__ void copy_##T(size_t n, Layout l, const T *x, T *out) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = x[strided_index(l, i)]; \
+        elementwise(n, l.contiguous, [&](size_t i, bool d) { return x[d ? i : strided_index(l, i)]; }, \
+                    [&](size_t i, T v) { out[i] = v; }); \
     }
 FOR_ALL_DTYPES(COPY, _)
 
@@ -77,7 +78,8 @@ template <typename T, typename U> __device__ __forceinline__ U cast_elem(T x) {
 
 #define CAST(U, T) \
     extern "C" __global__ void cast_##T##_##U(size_t n, Layout l, const T *x, U *out) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = cast_elem<T, U>(x[strided_index(l, i)]); \
+        elementwise(n, l.contiguous, [&](size_t i, bool d) { return cast_elem<T, U>(x[d ? i : strided_index(l, i)]); }, \
+                    [&](size_t i, U v) { out[i] = v; }); \
     }
 // (Nested FOR_ALL_DTYPES would not expand: the preprocessor does not recurse.)
 FOR_ALL_DTYPES(CAST, u8)

@@ -7,15 +7,11 @@
 // memory; each of its 256 threads owns an 8 x 8 (4 x 4) sub-tile in two row and two column groups, so shared
 // reads do not conflict.
 // Global loads follow whichever stride of an operand is 1, so rows or columns are read coalesced.
-#include "common.cuh"
 
-// Mirrors `GemmDims` in src/device/cuda/kernels.rs (96 bytes): sizes and element strides.
-struct Gemm {
-    unsigned long long batch, m, n, k;
-    unsigned long long a_batch, a_row, a_col;
-    unsigned long long b_batch, b_row, b_col;
-    unsigned long long c_batch, c_row;
-};
+// `struct Gemm` (sizes and element strides) mirrors `GemmDims` in src/device/cuda/kernels.rs (96 bytes); it lives
+// in wmma.cuh with the tensor-core form of this kernel, `matmul_tc_f16` (f16 tensor cores need sm_70; bf16 ones
+// sm_80, hence their own module, matmul_sm80.cu).
+#include "wmma.cuh"
 
 #define BK 16
 #define THREADS 256
@@ -124,3 +120,5 @@ template <> struct TileR<f64> { enum { value = 2 }; };
         matmul_body<T, TileR<T>::value>(g, a, b, c);                                                                             \
     }
 FOR_FLOAT_DTYPES(MATMUL_KERNEL, _)
+
+MATMUL_TC_KERNEL(f16)

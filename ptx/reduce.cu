@@ -235,7 +235,16 @@ __device__ __forceinline__ void reduce_body(size_t n_out, size_t parts, size_t c
         const T *base = x + strided_index(lo, o);
         const size_t start = p * chunk, end = min(count, start + chunk);
         S s = Op::init();
-        for (size_t r = start + threadIdx.x; r < end; r += blockDim.x) s = Op::step(s, base[strided_index(lr, r)], r);
+        size_t r = start + threadIdx.x;
+        if (lr.contiguous) {
+            // Four loads in flight per thread before folding them (one at a time reached ~65% of copy bandwidth).
+            const size_t b = blockDim.x;
+            for (; r + 3 * b < end; r += 4 * b) {
+                const T x0 = base[r], x1 = base[r + b], x2 = base[r + 2 * b], x3 = base[r + 3 * b];
+                s = Op::step(Op::step(Op::step(Op::step(s, x0, r), x1, r + b), x2, r + 2 * b), x3, r + 3 * b);
+            }
+        }
+        for (; r < end; r += blockDim.x) s = Op::step(s, base[strided_index(lr, r)], r);
         s = block_reduce(s, Op::init(), merge);
         if (threadIdx.x == 0) {
             if (parts == 1) out[o] = Op::finish(s, count, param);

@@ -5,7 +5,9 @@
 
 #define UNARY_KERNEL(T, NAME) \
     extern "C" __global__ void NAME##_##T(size_t n, Layout l, const T *x, T *out, T p0, T p1) { \
-        GRID_STRIDE_LOOP(i, n) out[i] = op_##NAME<T>(x[strided_index(l, i)], p0, p1); \
+        elementwise(n, l.contiguous, \
+                    [&](size_t i, bool dense) { return op_##NAME<T>(x[dense ? i : strided_index(l, i)], p0, p1); }, \
+                    [&](size_t i, T v) { out[i] = v; }); \
     }
 
 // ---- every dtype -----------------------------------------------------------------------------------------------

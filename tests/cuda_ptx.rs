@@ -4,7 +4,7 @@
 #![cfg(feature = "cuda")]
 
 use std::collections::BTreeMap;
-use typed_tensor::device::cuda::kernels::{catalog, PTX_MODULES};
+use typed_tensor::device::cuda::kernels::{catalog, PtxModule, PTX_MODULES};
 
 /// `.entry` name -> parameter sizes in bytes, from PTX text.
 fn entries(ptx: &str) -> BTreeMap<String, Vec<usize>> {
@@ -48,7 +48,7 @@ fn param_size(decl: &str) -> usize {
 fn every_launched_kernel_exists_with_matching_parameters() {
     let modules: BTreeMap<&str, BTreeMap<String, Vec<usize>>> = PTX_MODULES
         .iter()
-        .map(|(name, ptx)| (*name, entries(ptx)))
+        .map(|m| (m.name, entries(m.ptx)))
         .collect();
     let sigs = catalog();
     assert!(
@@ -81,10 +81,16 @@ fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
     std::fs::create_dir_all(&dir).unwrap();
     // One ptxas per (module, arch), run in parallel: the unary and binary modules take a while each.
     let mut jobs = Vec::new();
-    for (name, ptx) in PTX_MODULES {
+    for module in PTX_MODULES {
+        let (name, ptx) = (module.name, module.ptx);
         let path = dir.join(format!("{name}.ptx"));
         std::fs::write(&path, ptx).unwrap();
-        for arch in ["sm_70", "sm_80", "sm_90"] {
+        // A module built for compute_80 cannot target sm_70: check the archs that can load it.
+        let archs = [("sm_70", 70), ("sm_80", 80), ("sm_90", 90)]
+            .into_iter()
+            .filter(|&(_, cc)| cc >= module.min_capability)
+            .map(|(arch, _)| arch);
+        for arch in archs {
             let (path, cubin) = (path.clone(), dir.join(format!("{name}-{arch}.cubin")));
             jobs.push(std::thread::spawn(move || {
                 let out = std::process::Command::new("ptxas")
@@ -119,7 +125,10 @@ fn ptxas_accepts_every_module_for_sm70_sm80_sm90() {
 /// reduction in CUDA's libm keeps a small local array.
 #[test]
 fn no_kernel_copies_its_parameters_to_local_memory() {
-    for (module, ptx) in PTX_MODULES {
+    for PtxModule {
+        name: module, ptx, ..
+    } in PTX_MODULES
+    {
         for body in ptx.split(".visible .entry ").skip(1) {
             let name = body.split('(').next().unwrap_or_default();
             // The entry's own text ends where the next function (libm's helpers, say) begins.

@@ -55,9 +55,9 @@ fn reference(rule: Rule, w0: &[f64], steps: usize, grad: impl Fn(f64) -> f64) ->
         .collect()
 }
 
-fn optimizer_for(
+fn optimizer_for<D: Device>(
     rule: Rule,
-    params: &(Var<f64, Rank2<3, 4>, Cpu>, Var<f32, Rank1<2>, Cpu>),
+    params: &(Var<f64, Rank2<3, 4>, D>, Var<f32, Rank1<2>, D>),
 ) -> Box<dyn Optimizer> {
     match rule {
         Rule::Sgd(c) => Box::new(Sgd::new(params, c)),
@@ -142,7 +142,16 @@ fn updates_match_reference_rules() {
             "{name}: w was reallocated"
         );
     }
-    // Adam's bias correction counts optimizer steps: one gradient set per step.
+}
+
+/// Adam's bias correction counts optimizer steps: one gradient set per step. Fused (the device kernel writes the
+/// unshared buffers in place) and composed from tensor ops (another handle shares the parameter during each step,
+/// so the kernel declines): both follow the reference, on every device.
+fn adam_rules_follow_the_reference<D: Device>() {
+    let adam = AdamConfig {
+        lr: 0.05,
+        ..Default::default()
+    };
     for (name, rule) in [
         ("adam", Rule::Adam(adam)),
         (
@@ -160,12 +169,10 @@ fn updates_match_reference_rules() {
             }),
         ),
     ] {
-        let w0: Tensor<f64, Rank2<3, 4>, Cpu> = random(2);
+        let w0: Tensor<f64, Rank2<3, 4>, D> = random(2);
         let want_w = reference(rule, &w0.to_vec(), 5, |w| w * w);
-        // Fused (the CPU kernel writes the unshared buffers in place) and composed from tensor ops (another
-        // handle shares the parameter during each step, so the kernel declines): both follow the reference.
         for hold_a_handle in [false, true] {
-            let u = Tensor::<f32, _, Cpu>::from_array([0.5, -2.0]);
+            let u = Tensor::<f32, _, D>::from_array([0.5, -2.0]);
             let params = (Var::new(w0.clone() + 0.0), Var::new(u.clone()));
             let mut opt = optimizer_for(rule, &params);
             for _ in 0..5 {
@@ -186,6 +193,10 @@ fn updates_match_reference_rules() {
             );
         }
     }
+}
+
+device_tests! {
+    adam_fused_and_composed_follow_the_reference => adam_rules_follow_the_reference;
 }
 
 /// Adam's first step moves every weight by `lr` against the sign of its gradient (m_hat = g, v_hat = g^2).

@@ -10,34 +10,77 @@ use crate::shape::MAX_RANK;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// The compiled PTX modules, by name (`ptx/{name}.cu`).
-pub const PTX_MODULES: [(&str, &str); 8] = [
-    ("copy", include_str!(concat!(env!("OUT_DIR"), "/copy.ptx"))),
-    (
+/// A compiled PTX module (`ptx/{name}.cu`) and the compute capability its PTX needs (70: every supported GPU).
+#[derive(Clone, Copy, Debug)]
+pub struct PtxModule {
+    /// The `.cu` file's stem.
+    pub name: &'static str,
+    /// The PTX text.
+    pub ptx: &'static str,
+    /// Lowest compute capability (major * 10 + minor) that can load it.
+    pub min_capability: u32,
+}
+
+const fn module(name: &'static str, ptx: &'static str, min_capability: u32) -> PtxModule {
+    PtxModule {
+        name,
+        ptx,
+        min_capability,
+    }
+}
+
+/// Every compiled module.
+pub const PTX_MODULES: [PtxModule; 10] = [
+    module(
+        "copy",
+        include_str!(concat!(env!("OUT_DIR"), "/copy.ptx")),
+        70,
+    ),
+    module(
         "unary",
         include_str!(concat!(env!("OUT_DIR"), "/unary.ptx")),
+        70,
     ),
-    (
+    module(
         "binary",
         include_str!(concat!(env!("OUT_DIR"), "/binary.ptx")),
+        70,
     ),
-    (
+    module(
         "reduce",
         include_str!(concat!(env!("OUT_DIR"), "/reduce.ptx")),
+        70,
     ),
-    (
+    module(
         "along_axis",
         include_str!(concat!(env!("OUT_DIR"), "/along_axis.ptx")),
+        70,
     ),
-    (
+    module(
         "matmul",
         include_str!(concat!(env!("OUT_DIR"), "/matmul.ptx")),
+        70,
     ),
-    (
+    module(
+        "matmul_sm80",
+        include_str!(concat!(env!("OUT_DIR"), "/matmul_sm80.ptx")),
+        80,
+    ),
+    module(
         "indexing",
         include_str!(concat!(env!("OUT_DIR"), "/indexing.ptx")),
+        70,
     ),
-    ("conv", include_str!(concat!(env!("OUT_DIR"), "/conv.ptx"))),
+    module(
+        "conv",
+        include_str!(concat!(env!("OUT_DIR"), "/conv.ptx")),
+        70,
+    ),
+    module(
+        "optim",
+        include_str!(concat!(env!("OUT_DIR"), "/optim.ptx")),
+        70,
+    ),
 ];
 
 /// Unary ops instantiated for every dtype.
@@ -132,6 +175,34 @@ pub struct ConvGeom {
     pub sizes: [u64; 9],
     /// Stride, padding and dilation (height, width each), then groups.
     pub window: [u64; 7],
+}
+
+/// The coefficients of one fused Adam step, passed by value; mirrors `struct AdamCoefficients` in
+/// `ptx/optim.cu` (72 bytes). Built from [`crate::ops::AdamStep`] with the CPU kernel's derived terms.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdamCoefficients {
+    /// `lr_t, beta1, beta2, eps, l2, keep, 1 - beta1, 1 - beta2, 1 / bc2`.
+    pub values: [f64; 9],
+}
+
+impl AdamCoefficients {
+    /// The kernel's view of a step.
+    pub fn new(s: &crate::ops::AdamStep) -> Self {
+        AdamCoefficients {
+            values: [
+                s.lr_t,
+                s.beta1,
+                s.beta2,
+                s.eps,
+                s.l2,
+                s.keep,
+                1.0 - s.beta1,
+                1.0 - s.beta2,
+                1.0 / s.bc2,
+            ],
+        }
+    }
 }
 
 /// Size in bytes of a kernel parameter.
@@ -277,6 +348,15 @@ impl KernelSig {
     pub fn matmul(t: DType) -> Self {
         Self::new("matmul", "matmul", t, &[GEMM_BYTES, PTR, PTR, PTR])
     }
+    /// `matmul_tc_{T}(dims, a, b, c)`, the tensor-core form for f16 (module `matmul`) and bf16 (`matmul_sm80`).
+    pub fn matmul_tensor_core(t: DType) -> Self {
+        let module = if t == DType::BF16 {
+            "matmul_sm80"
+        } else {
+            "matmul"
+        };
+        Self::new(module, "matmul_tc", t, &[GEMM_BYTES, PTR, PTR, PTR])
+    }
     /// `gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)`.
     pub fn gather(index: DType, t: DType) -> Self {
         let stem = crate::ops::kernel_name("gather", index);
@@ -316,6 +396,16 @@ impl KernelSig {
                 PTR,
                 PTR,
             ],
+        )
+    }
+    /// `adam_step_{T}(n, coefficients, w, m, v, g)`.
+    pub fn adam_step(t: DType) -> Self {
+        let coefficients = core::mem::size_of::<AdamCoefficients>();
+        Self::new(
+            "optim",
+            "adam_step",
+            t,
+            &[COUNT, coefficients, PTR, PTR, PTR, PTR],
         )
     }
     /// `im2col_{T}(n, geom, lx, x, col)`.
@@ -395,7 +485,11 @@ pub fn catalog() -> Vec<KernelSig> {
                 all.push(KernelSig::along_axis(op, t));
             }
             all.push(KernelSig::matmul(t));
+            if t == DType::F16 || t == DType::BF16 {
+                all.push(KernelSig::matmul_tensor_core(t));
+            }
             all.push(KernelSig::im2col(t));
+            all.push(KernelSig::adam_step(t));
             all.push(KernelSig::conv_transpose2d(t));
             for op in POOL {
                 all.push(KernelSig::pool(op, t));

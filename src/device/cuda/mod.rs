@@ -8,10 +8,10 @@
 pub mod kernels;
 
 use super::{Device, Kernels};
-use crate::dtype::{FloatDType, IndexDType, WithDType};
+use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::MAX_RANK;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -23,7 +23,7 @@ use cust::context::{Context, CurrentContext};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cu;
-use kernels::{ConvGeom, GemmDims, KernelLayout, KernelSig};
+use kernels::{AdamCoefficients, ConvGeom, GemmDims, KernelLayout, KernelSig};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -93,12 +93,21 @@ fn init_state() -> core::result::Result<State, String> {
     // A blocking stream: synchronous copies on the legacy default stream wait for our kernels.
     let stream =
         Stream::new(StreamFlags::DEFAULT, None).map_err(|e| fail("cannot create a stream", e))?;
+    let attr = |a| {
+        device
+            .get_attribute(a)
+            .map_err(|e| fail("cannot read the GPU's attributes", e))
+    };
+    let capability = (attr(cust::device::DeviceAttribute::ComputeCapabilityMajor)? * 10
+        + attr(cust::device::DeviceAttribute::ComputeCapabilityMinor)?) as u32;
+    // Modules whose PTX needs a newer GPU are skipped; their kernels' callers check `has_module`.
     let modules = kernels::PTX_MODULES
         .iter()
-        .map(|(name, ptx)| {
-            Module::from_ptx(ptx, &[])
-                .map(|m| (*name, m))
-                .map_err(|e| fail(&format!("cannot load PTX module `{name}`"), e))
+        .filter(|m| m.min_capability <= capability)
+        .map(|m| {
+            Module::from_ptx(m.ptx, &[])
+                .map(|module| (m.name, module))
+                .map_err(|e| fail(&format!("cannot load PTX module `{}`", m.name), e))
         })
         .collect::<core::result::Result<Vec<_>, _>>()?;
     Ok(State {
@@ -107,6 +116,13 @@ fn init_state() -> core::result::Result<State, String> {
         modules,
         cache: Mutex::new(Cache::default()),
     })
+}
+
+impl State {
+    /// True when the module `name` was loaded (the GPU can run its PTX).
+    fn has_module(&self, name: &str) -> bool {
+        self.modules.iter().any(|(n, _)| *n == name)
+    }
 }
 
 /// The device state, made current on the calling thread.
@@ -280,6 +296,7 @@ enum Arg {
     Layout(KernelLayout),
     Gemm(GemmDims),
     Geom(ConvGeom),
+    Adam(AdamCoefficients),
     /// A scalar of `.1` bytes, stored in the low bytes.
     Scalar(u64, usize),
 }
@@ -291,6 +308,7 @@ impl Arg {
             Arg::Layout(_) => kernels::LAYOUT_BYTES,
             Arg::Gemm(_) => size_of::<GemmDims>(),
             Arg::Geom(_) => size_of::<ConvGeom>(),
+            Arg::Adam(_) => size_of::<AdamCoefficients>(),
             Arg::Scalar(_, n) => *n,
         }
     }
@@ -300,6 +318,7 @@ impl Arg {
             Arg::Layout(l) => l as *mut KernelLayout as *mut c_void,
             Arg::Gemm(g) => g as *mut GemmDims as *mut c_void,
             Arg::Geom(g) => g as *mut ConvGeom as *mut c_void,
+            Arg::Adam(a) => a as *mut AdamCoefficients as *mut c_void,
         }
     }
     fn scalar<T: WithDType>(v: T) -> Self {
@@ -318,9 +337,24 @@ impl Arg {
 const BLOCK: u32 = 256;
 const MAX_GRID: usize = 1 << 20;
 
-/// Launches `sig` over `n` elements (grid-stride loops cover any `n`); the arguments must match the catalog.
+/// Launches `sig` over `n` elements, a thread each (grid-stride loops cover any `n`); the arguments must match
+/// the catalog.
 fn launch(op: &'static str, sig: KernelSig, n: usize, args: Vec<Arg>) -> Result<()> {
-    let grid = n.div_ceil(BLOCK as usize).min(MAX_GRID) as u32;
+    launch_per_thread(op, sig, n, 1, args)
+}
+
+/// Elements per thread of the kernels built on `elementwise` in `ptx/common.cuh` (`ELEMS_PER_THREAD` there).
+const ELEMS_PER_THREAD: usize = 4;
+
+/// Launches `sig` over `n` elements, `per_thread` each.
+fn launch_per_thread(
+    op: &'static str,
+    sig: KernelSig,
+    n: usize,
+    per_thread: usize,
+    args: Vec<Arg>,
+) -> Result<()> {
+    let grid = n.div_ceil(BLOCK as usize * per_thread).min(MAX_GRID) as u32;
     launch_grid(op, sig, (grid, 1, 1), BLOCK, args)
 }
 
@@ -380,7 +414,8 @@ fn run<U: WithDType>(
     Ok(out)
 }
 
-/// [`run`] writing into `out` (a device address of at least `n` elements).
+/// [`run`] writing into `out` (a device address of at least `n` elements). Every kernel run this way loops with
+/// `elementwise` (`ptx/common.cuh`).
 fn run_into(
     op: &'static str,
     sig: KernelSig,
@@ -394,7 +429,7 @@ fn run_into(
     args.extend(inputs);
     args.push(Arg::U64(out));
     args.extend(scalars);
-    launch(op, sig, n, args)
+    launch_per_thread(op, sig, n, ELEMS_PER_THREAD, args)
 }
 
 impl<T: WithDType> CudaStorage<T> {
@@ -429,6 +464,13 @@ fn gemm<T: FloatDType>(op: &'static str, dims: GemmDims, a: u64, b: u64, c: u64)
         ));
     }
     let args = alloc::vec![Arg::Gemm(dims), Arg::U64(a), Arg::U64(b), Arg::U64(c)];
+    // f16/bf16 use tensor cores where the GPU has the module (same 128 x 128 tiles, same grid).
+    if T::DTYPE == DType::F16 || T::DTYPE == DType::BF16 {
+        let sig = KernelSig::matmul_tensor_core(T::DTYPE);
+        if state(op)?.has_module(sig.module) {
+            return launch_grid(op, sig, grid, 256, args);
+        }
+    }
     launch_grid(op, KernelSig::matmul(T::DTYPE), grid, 256, args)
 }
 
@@ -1088,6 +1130,34 @@ impl Kernels for Cuda {
         ];
         launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)?;
         Ok(Some(out))
+    }
+
+    fn adam_step<T: FloatDType>(
+        w: &mut CudaStorage<T>,
+        m: &mut CudaStorage<T>,
+        v: &mut CudaStorage<T>,
+        (g, lg): (&CudaStorage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<bool> {
+        // In place, as on the CPU: only when nothing else shares the buffers and the gradient is dense.
+        let Some(range) = lg.contiguous_range() else {
+            return Ok(false);
+        };
+        let n = range.len();
+        let (Some(wp), Some(mp), Some(vp)) = (w.unique_ptr(n), m.unique_ptr(n), v.unique_ptr(n))
+        else {
+            return Ok(false);
+        };
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::Adam(AdamCoefficients::new(&step)),
+            Arg::U64(wp),
+            Arg::U64(mp),
+            Arg::U64(vp),
+            Arg::U64(g.ptr_at(range.start)),
+        ];
+        launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)?;
+        Ok(true)
     }
 
     fn matmul<T: FloatDType>(
