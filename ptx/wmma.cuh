@@ -35,25 +35,41 @@ __device__ __forceinline__ void matmul_tc_body(const Gemm &g, const T *a, const 
     for (size_t batch = blockIdx.z; batch < g.batch; batch += gridDim.z) {
         const T *ab = a + batch * g.a_batch;
         const T *bb = b + batch * g.b_batch;
+        // Rows of A along K and rows of B along N, 16-byte aligned: whole tiles load 8 elements at a time.
+        const bool vec = g.a_col == 1 && g.b_col == 1 && g.a_row % 8 == 0 && g.b_row % 8 == 0 &&
+                         (size_t)ab % 16 == 0 && (size_t)bb % 16 == 0;
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
         for (size_t k0 = 0; k0 < g.k; k0 += TC_K) {
+            if (vec && row0 + TC_M <= g.m && col0 + TC_N <= g.n && k0 + TC_K <= g.k) {
+                // A whole tile of dense rows: 16-byte loads (8 elements), two per thread per operand.
+#pragma unroll
+                for (int s = 0; s < 2; ++s) {
+                    const int e = t + s * 256, r = e / 4, k8 = (e % 4) * 8;
+                    *reinterpret_cast<uint4 *>(&as[r * TC_APAD + k8]) =
+                        *reinterpret_cast<const uint4 *>(&ab[(row0 + r) * g.a_row + k0 + k8]);
+                    const int kk = e / 16, c8 = (e % 16) * 8;
+                    *reinterpret_cast<uint4 *>(&bs[kk * TC_BPAD + c8]) =
+                        *reinterpret_cast<const uint4 *>(&bb[(k0 + kk) * g.b_row + col0 + c8]);
+                }
+            } else {
 #pragma unroll 4
-            for (int s = 0; s < TC_M * TC_K / 256; ++s) {
-                const int e = t + s * 256;
-                const int r = a_k_fast ? e / TC_K : e % TC_M, kk = a_k_fast ? e % TC_K : e / TC_M;
-                const size_t gr = row0 + r, gk = k0 + kk;
-                as[r * TC_APAD + kk] = (gr < g.m && gk < g.k) ? ab[gr * g.a_row + gk * g.a_col] : zero;
-            }
+                for (int s = 0; s < TC_M * TC_K / 256; ++s) {
+                    const int e = t + s * 256;
+                    const int r = a_k_fast ? e / TC_K : e % TC_M, kk = a_k_fast ? e % TC_K : e / TC_M;
+                    const size_t gr = row0 + r, gk = k0 + kk;
+                    as[r * TC_APAD + kk] = (gr < g.m && gk < g.k) ? ab[gr * g.a_row + gk * g.a_col] : zero;
+                }
 #pragma unroll 4
-            for (int s = 0; s < TC_K * TC_N / 256; ++s) {
-                const int e = t + s * 256;
-                const int cc = b_n_fast ? e % TC_N : e / TC_K, kk = b_n_fast ? e / TC_N : e % TC_K;
-                const size_t gc = col0 + cc, gk = k0 + kk;
-                bs[kk * TC_BPAD + cc] = (gc < g.n && gk < g.k) ? bb[gk * g.b_row + gc * g.b_col] : zero;
+                for (int s = 0; s < TC_K * TC_N / 256; ++s) {
+                    const int e = t + s * 256;
+                    const int cc = b_n_fast ? e % TC_N : e / TC_K, kk = b_n_fast ? e / TC_N : e % TC_K;
+                    const size_t gc = col0 + cc, gk = k0 + kk;
+                    bs[kk * TC_BPAD + cc] = (gc < g.n && gk < g.k) ? bb[gk * g.b_row + gc * g.b_col] : zero;
+                }
             }
             __syncthreads();
 #pragma unroll

@@ -153,6 +153,7 @@ fn all_forms<T: FloatDType, D: Device>() {
     matrix_forms::<T, D, 5, 7, 3>(); // direct loop
     matrix_forms::<T, D, 33, 65, 17>(); // gemm
     matrix_forms::<T, D, 130, 66, 150>(); // past one 128 x 128 GPU tile, K not a multiple of the K slice
+    matrix_forms::<T, D, 130, 64, 136>(); // rows a multiple of 8: the tensor-core kernel's vector loads
     batched_forms::<T, D, 3, 4, 5, 6>();
     batched_forms::<T, D, 2, 31, 40, 29>();
 }
