@@ -117,6 +117,38 @@ impl Conv2dParams {
         Some((size + 2 * padding - span) / stride + 1)
     }
 
+    /// Output height and width of these windows over an `input` (height, width) with a `kernel` (height, width),
+    /// or `None` when a window does not fit.
+    pub fn output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> Option<[usize; 2]> {
+        let axis = |i: usize| {
+            Self::out_size(
+                input[i],
+                kernel[i],
+                self.stride[i],
+                self.padding[i],
+                self.dilation[i],
+            )
+        };
+        match (axis(0), axis(1)) {
+            (Some(h), Some(w)) => Some([h, w]),
+            _ => None,
+        }
+    }
+
+    /// Output height and width of the transposed convolution of an `input` (height, width) with a `kernel`.
+    pub fn transposed_output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
+        let axis = |i: usize| {
+            Self::transposed_out_size(
+                input[i],
+                kernel[i],
+                self.stride[i],
+                self.padding[i],
+                self.dilation[i],
+            )
+        };
+        [axis(0), axis(1)]
+    }
+
     /// Output size of one spatial axis of the transposed convolution (the input size of the convolution it
     /// inverts): `(size - 1) stride - 2 padding + dilation (kernel - 1) + 1`, saturating at 0.
     pub const fn transposed_out_size(

@@ -7,16 +7,10 @@ use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Dims;
 use alloc::vec::Vec;
 
-/// Spatial output size along `axis` (0: height, 1: width); the tensor API has checked that the window fits.
-fn out_size(size: usize, kernel: usize, p: &Conv2dParams, axis: usize) -> usize {
-    Conv2dParams::out_size(
-        size,
-        kernel,
-        p.stride[axis],
-        p.padding[axis],
-        p.dilation[axis],
-    )
-    .expect("conv2d: window larger than the padded input (checked by the tensor API)")
+/// Spatial output size (height, width); the tensor API has checked that the window fits.
+fn out_hw(p: &Conv2dParams, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
+    p.output_hw(input, kernel)
+        .expect("conv2d: window larger than the padded input (checked by the tensor API)")
 }
 
 /// Input coordinate of output position `o`, tap `k` along `axis`, or `None` in the padding.
@@ -108,7 +102,7 @@ pub(super) fn conv2d<T: FloatDType>(
 ) -> Vec<T> {
     let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
     let [co, cig, kh, kw] = [lw.dims()[0], lw.dims()[1], lw.dims()[2], lw.dims()[3]];
-    let (oh, ow) = (out_size(h, kh, &p, 0), out_size(wd, kw, &p, 1));
+    let [oh, ow] = out_hw(&p, [h, wd], [kh, kw]);
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
     let (k, l) = (cig * kh * kw, oh * ow);
@@ -171,17 +165,6 @@ pub(super) fn conv2d<T: FloatDType>(
     out
 }
 
-/// Output size of a transposed convolution along `axis`.
-fn transposed_out_size(size: usize, kernel: usize, p: &Conv2dParams, axis: usize) -> usize {
-    Conv2dParams::transposed_out_size(
-        size,
-        kernel,
-        p.stride[axis],
-        p.padding[axis],
-        p.dilation[axis],
-    )
-}
-
 /// Transposed convolution: per image and group, `col = W_g^T x_g` (the matmul kernel, `(cog * KH * KW, H * W)`)
 /// scattered back into the output windows (col2im), the exact adjoint of `conv2d`'s im2col + matmul.
 pub(super) fn conv_transpose2d<T: FloatDType>(
@@ -196,10 +179,7 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     debug_assert_eq!(ci, c);
     let (g, cig) = (p.groups, c / p.groups);
     let co = cog * g;
-    let (oh, ow) = (
-        transposed_out_size(h, kh, &p, 0),
-        transposed_out_size(wd, kw, &p, 1),
-    );
+    let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
     let (k, l) = (cog * kh * kw, h * wd);
     let mut acc = alloc::vec![T::Acc::ZERO; n * co * oh * ow];
     if acc.is_empty() || k == 0 || l == 0 {
@@ -276,7 +256,7 @@ pub(super) fn pool2d<T: FloatDType>(
     p: Conv2dParams,
 ) -> Vec<T> {
     let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
-    let (oh, ow) = (out_size(h, kernel, &p, 0), out_size(wd, kernel, &p, 1));
+    let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
     let mut out = Vec::with_capacity(n * c * oh * ow);
     let window = T::Acc::from_usize(kernel * kernel);
@@ -329,7 +309,7 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     p: Conv2dParams,
 ) -> Vec<T> {
     let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
-    let (oh, ow) = (out_size(h, kernel, &p, 0), out_size(wd, kernel, &p, 1));
+    let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
     let mut acc = alloc::vec![T::Acc::ZERO; n * c * h * wd];
     for b in 0..n {

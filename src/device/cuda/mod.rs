@@ -479,15 +479,6 @@ fn dims4(l: &Layout) -> [usize; 4] {
     [d[0], d[1], d[2], d[3]]
 }
 
-/// Output size of a pooling window over `h x w`.
-fn pool_out(h: usize, w: usize, kernel: usize, p: &Conv2dParams) -> [usize; 2] {
-    let size = |s, axis: usize| {
-        Conv2dParams::out_size(s, kernel, p.stride[axis], p.padding[axis], p.dilation[axis])
-            .unwrap_or(0)
-    };
-    [size(h, 0), size(w, 1)]
-}
-
 fn conv_geom(
     [n, c, h, w]: [usize; 4],
     [co, kh, kw]: [usize; 3],
@@ -977,17 +968,7 @@ impl Kernels for Cuda {
         // im2col into a dense [N, C * KH * KW, OH * OW] buffer, then one batched product per group.
         let [n, c, h, wd] = dims4(lx);
         let [co, cig, kh, kw] = dims4(lw);
-        let out_size = |size, kernel, axis: usize| {
-            Conv2dParams::out_size(
-                size,
-                kernel,
-                p.stride[axis],
-                p.padding[axis],
-                p.dilation[axis],
-            )
-            .unwrap_or(0)
-        };
-        let (oh, ow) = (out_size(h, kh, 0), out_size(wd, kw, 1));
+        let [oh, ow] = p.output_hw([h, wd], [kh, kw]).unwrap_or([0, 0]);
         let (g, cog, l) = (p.groups, co / p.groups, oh * ow);
         let kc = cig * kh * kw;
         let out = CudaStorage::<T>::alloc("conv2d", n * co * l)?;
@@ -1042,16 +1023,8 @@ impl Kernels for Cuda {
     ) -> Result<CudaStorage<T>> {
         let [n, c, h, wd] = dims4(lx);
         let [_, cog, kh, kw] = dims4(lw);
-        let out_size = |size, kernel, axis: usize| {
-            Conv2dParams::transposed_out_size(
-                size,
-                kernel,
-                p.stride[axis],
-                p.padding[axis],
-                p.dilation[axis],
-            )
-        };
-        let (oh, ow, co) = (out_size(h, kh, 0), out_size(wd, kw, 1), cog * p.groups);
+        let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
+        let co = cog * p.groups;
         let total = n * co * oh * ow;
         let out = CudaStorage::<T>::alloc("conv_transpose2d", total)?;
         let args = alloc::vec![
@@ -1079,7 +1052,7 @@ impl Kernels for Cuda {
             Pool::Avg => "avg_pool2d",
         };
         let [n, c, h, wd] = dims4(lx);
-        let [oh, ow] = pool_out(h, wd, kernel, &p);
+        let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         let total = n * c * oh * ow;
         let out = CudaStorage::<T>::alloc(name, total)?;
         let args = alloc::vec![
@@ -1102,7 +1075,7 @@ impl Kernels for Cuda {
     ) -> Result<Option<CudaStorage<T>>> {
         const OP: &str = "max_pool2d_backward";
         let [n, c, h, wd] = dims4(lx);
-        let [oh, ow] = pool_out(h, wd, kernel, &p);
+        let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         // The forward result and its gradient are read densely.
         let (y_dense, g_dense);
         let (y, y_off) = if ly.is_contiguous() {
