@@ -143,3 +143,21 @@ fn no_kernel_copies_its_parameters_to_local_memory() {
         }
     }
 }
+
+/// Every `ptx/*.cu` file is a module the loader knows (build.rs compiles them all; one missing from
+/// `PTX_MODULES` would be built and never loaded).
+#[test]
+fn every_cuda_source_is_a_listed_module() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/ptx");
+    let mut sources: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.unwrap().path();
+            (path.extension()? == "cu").then(|| path.file_stem()?.to_str().map(String::from))?
+        })
+        .collect();
+    let mut listed: Vec<String> = PTX_MODULES.iter().map(|m| m.name.to_string()).collect();
+    sources.sort();
+    listed.sort();
+    assert_eq!(sources, listed);
+}

@@ -21,66 +21,29 @@ pub struct PtxModule {
     pub min_capability: u32,
 }
 
-const fn module(name: &'static str, ptx: &'static str, min_capability: u32) -> PtxModule {
-    PtxModule {
-        name,
-        ptx,
-        min_capability,
-    }
+/// The module compiled from `ptx/{name}.cu`, for GPUs of compute capability `cc` and newer.
+macro_rules! ptx_module {
+    ($name:literal, $cc:literal) => {
+        PtxModule {
+            name: $name,
+            ptx: include_str!(concat!(env!("OUT_DIR"), "/", $name, ".ptx")),
+            min_capability: $cc,
+        }
+    };
 }
 
 /// Every compiled module.
 pub const PTX_MODULES: [PtxModule; 10] = [
-    module(
-        "copy",
-        include_str!(concat!(env!("OUT_DIR"), "/copy.ptx")),
-        70,
-    ),
-    module(
-        "unary",
-        include_str!(concat!(env!("OUT_DIR"), "/unary.ptx")),
-        70,
-    ),
-    module(
-        "binary",
-        include_str!(concat!(env!("OUT_DIR"), "/binary.ptx")),
-        70,
-    ),
-    module(
-        "reduce",
-        include_str!(concat!(env!("OUT_DIR"), "/reduce.ptx")),
-        70,
-    ),
-    module(
-        "along_axis",
-        include_str!(concat!(env!("OUT_DIR"), "/along_axis.ptx")),
-        70,
-    ),
-    module(
-        "matmul",
-        include_str!(concat!(env!("OUT_DIR"), "/matmul.ptx")),
-        70,
-    ),
-    module(
-        "matmul_sm80",
-        include_str!(concat!(env!("OUT_DIR"), "/matmul_sm80.ptx")),
-        80,
-    ),
-    module(
-        "indexing",
-        include_str!(concat!(env!("OUT_DIR"), "/indexing.ptx")),
-        70,
-    ),
-    module(
-        "conv",
-        include_str!(concat!(env!("OUT_DIR"), "/conv.ptx")),
-        70,
-    ),
-    module(
-        "optim",
-        include_str!(concat!(env!("OUT_DIR"), "/optim.ptx")),
-        70,
-    ),
+    ptx_module!("copy", 70),
+    ptx_module!("unary", 70),
+    ptx_module!("binary", 70),
+    ptx_module!("reduce", 70),
+    ptx_module!("along_axis", 70),
+    ptx_module!("matmul", 70),
+    ptx_module!("matmul_sm80", 80),
+    ptx_module!("indexing", 70),
+    ptx_module!("conv", 70),
+    ptx_module!("optim", 70),
 ];
 
 /// Unary ops instantiated for every dtype.
