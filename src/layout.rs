@@ -64,6 +64,24 @@ impl Layout {
         )
     }
 
+    /// The sizes of a rank-4 (NCHW) layout as an array.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn dims4(&self) -> [usize; 4] {
+        let d = &self.dims;
+        [d[0], d[1], d[2], d[3]]
+    }
+
+    /// The walk of an index view over this (source or destination) layout for gather/scatter along `axis`: the
+    /// index view's dims with this layout's strides and offset, except stride 0 on `axis` (that coordinate comes
+    /// from the index). This layout has the index view's dims except along `axis`.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn along_index(&self, index: &Layout, axis: usize) -> Layout {
+        let mut strides = [0; MAX_RANK];
+        strides[..self.rank()].copy_from_slice(self.strides());
+        strides[axis] = 0;
+        Layout::from_parts(*index.dims(), &strides, self.offset)
+    }
+
     /// The sizes.
     pub fn dims(&self) -> &Dims {
         &self.dims

@@ -21,10 +21,6 @@ use alloc::vec::Vec;
 /// A runtime-sized NCHW shape.
 pub(crate) type Dyn4 = (usize, usize, usize, usize);
 
-fn dims4(dims: &Dims) -> [usize; 4] {
-    [dims[0], dims[1], dims[2], dims[3]]
-}
-
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// conv2d of this 4-D view with a 4-D weight view under runtime parameters.
     pub(crate) fn conv2d_dyn<S2: Shape>(
@@ -32,8 +28,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: &Tensor<T, S2, D>,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, _, h, w] = dims4(self.layout.dims());
-        let [co, _, kh, kw] = dims4(weight.layout.dims());
+        let [n, _, h, w] = self.layout.dims4();
+        let [co, _, kh, kw] = weight.layout.dims4();
         let size = |s, k, axis: usize| {
             Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
                 .expect("typed-tensor internal error: gradient convolution window does not fit")
@@ -55,8 +51,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         input: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (n, c, h, w) = input;
-        let [_, _, oh, ow] = dims4(self.layout.dims());
-        let [_, cog, kh, kw] = dims4(weight.layout.dims());
+        let [_, _, oh, ow] = self.layout.dims4();
+        let [_, cog, kh, kw] = weight.layout.dims4();
         let unpadded = Conv2dParams {
             padding: [0, 0],
             ..p
@@ -91,8 +87,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (co, cig, kh, kw) = weight;
-        let [n, _, h, w] = dims4(self.layout.dims());
-        let [_, _, oh, ow] = dims4(grad.layout.dims());
+        let [n, _, h, w] = self.layout.dims4();
+        let [_, _, oh, ow] = grad.layout.dims4();
         let cog = co / p.groups;
         let swapped = Conv2dParams {
             stride: p.dilation,
@@ -131,7 +127,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = dims4(self.layout.dims());
+        let [n, c, h, w] = self.layout.dims4();
         if let Some(storage) = device_ok(D::max_pool2d_backward(
             (&self.storage, &self.layout),
             (&out.storage, &out.layout),
@@ -152,7 +148,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = dims4(self.layout.dims());
+        let [n, c, h, w] = self.layout.dims4();
         let depthwise = Conv2dParams { groups: c, ..p };
         let out = out.relabel(dims_tuple(out));
         let grad = grad.relabel(dims_tuple(grad));
@@ -195,7 +191,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
-    let [a, b, c, d] = dims4(t.layout.dims());
+    let [a, b, c, d] = t.layout.dims4();
     (a, b, c, d)
 }
 

@@ -100,8 +100,8 @@ pub(super) fn conv2d<T: FloatDType>(
     lw: &Layout,
     p: Conv2dParams,
 ) -> Vec<T> {
-    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
-    let [co, cig, kh, kw] = [lw.dims()[0], lw.dims()[1], lw.dims()[2], lw.dims()[3]];
+    let [n, c, h, wd] = lx.dims4();
+    let [co, cig, kh, kw] = lw.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kh, kw]);
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
@@ -174,8 +174,8 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     lw: &Layout,
     p: Conv2dParams,
 ) -> Vec<T> {
-    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
-    let [ci, cog, kh, kw] = [lw.dims()[0], lw.dims()[1], lw.dims()[2], lw.dims()[3]];
+    let [n, c, h, wd] = lx.dims4();
+    let [ci, cog, kh, kw] = lw.dims4();
     debug_assert_eq!(ci, c);
     let (g, cig) = (p.groups, c / p.groups);
     let co = cog * g;
@@ -255,7 +255,7 @@ pub(super) fn pool2d<T: FloatDType>(
     kernel: usize,
     p: Conv2dParams,
 ) -> Vec<T> {
-    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
+    let [n, c, h, wd] = lx.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
     let mut out = Vec::with_capacity(n * c * oh * ow);
@@ -308,7 +308,7 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     kernel: usize,
     p: Conv2dParams,
 ) -> Vec<T> {
-    let [n, c, h, wd] = [lx.dims()[0], lx.dims()[1], lx.dims()[2], lx.dims()[3]];
+    let [n, c, h, wd] = lx.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
     let mut acc = alloc::vec![T::Acc::ZERO; n * c * h * wd];

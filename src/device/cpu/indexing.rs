@@ -21,15 +21,6 @@ fn position<I: IndexDType>(op: &'static str, axis: usize, idx: I, size: usize) -
     }
 }
 
-/// A layout with the index view's dims and `base`'s strides, except stride 0 on `axis` (that coordinate comes
-/// from the index); `base` has the same dims except along `axis`.
-fn along_index(base: &Layout, index_dims: &Layout, axis: usize) -> Layout {
-    let mut strides = [0; crate::shape::MAX_RANK];
-    strides[..base.rank()].copy_from_slice(base.strides());
-    strides[axis] = 0;
-    Layout::from_parts(*index_dims.dims(), &strides, base.offset())
-}
-
 pub(super) fn gather<T: WithDType, I: IndexDType>(
     op: &'static str,
     src: &[T],
@@ -39,7 +30,7 @@ pub(super) fn gather<T: WithDType, I: IndexDType>(
     axis: usize,
 ) -> Result<Vec<T>> {
     let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
-    let walk = along_index(ls, li, axis);
+    let walk = ls.along_index(li, axis);
     let mut out = Vec::with_capacity(li.numel());
     let mut err = None;
     for_each_row(li.dims(), [li, &walk], |[io, so], len, [is, ss]| {
@@ -70,7 +61,7 @@ pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
     // `out` is the contiguous copy of the destination view.
     let dense = Layout::contiguous(*ld.dims());
     let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
-    let walk = along_index(&dense, li, axis);
+    let walk = dense.along_index(li, axis);
     // Check every index first, so a bad one leaves nothing half-written.
     let mut err = None;
     for_each_row(li.dims(), [li], |[io], len, [is]| {

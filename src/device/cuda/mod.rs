@@ -474,11 +474,6 @@ fn gemm<T: FloatDType>(op: &'static str, dims: GemmDims, a: u64, b: u64, c: u64)
     launch_grid(op, KernelSig::matmul(T::DTYPE), grid, 256, args)
 }
 
-fn dims4(l: &Layout) -> [usize; 4] {
-    let d = l.dims();
-    [d[0], d[1], d[2], d[3]]
-}
-
 fn conv_geom(
     [n, c, h, w]: [usize; 4],
     [co, kh, kw]: [usize; 3],
@@ -499,15 +494,6 @@ fn conv_geom(
         ]
         .map(u),
     }
-}
-
-/// The index view's dims with `strides` (and `offset`), except stride 0 on `axis`, whose coordinate comes from
-/// the index.
-fn along_index(strides: &[usize], index: &Layout, axis: usize, offset: usize) -> Layout {
-    let mut s = [0; MAX_RANK];
-    s[..strides.len()].copy_from_slice(strides);
-    s[axis] = 0;
-    Layout::from_parts(*index.dims(), &s, offset)
 }
 
 /// The device word where gather/scatter kernels record the first position holding an out-of-range index.
@@ -534,15 +520,17 @@ impl IndexError {
         axis: usize,
         size: usize,
     ) -> Result<()> {
-        let [pos] = read_back(op, &self.0, 0)?;
-        if pos == -1 {
+        let mut pos = [0];
+        read_back(op, &self.0, 0, &mut pos)?;
+        if pos[0] == -1 {
             return Ok(());
         }
-        let [bad] = read_back(op, idx, linear_offset(li, pos as usize))?;
+        let mut bad = [I::ZERO];
+        read_back(op, idx, linear_offset(li, pos[0] as usize), &mut bad)?;
         Err(Error::IndexOutOfRange {
             op,
             axis,
-            index: bad.to_index().unwrap_or(usize::MAX),
+            index: bad[0].to_index().unwrap_or(usize::MAX),
             size,
         })
     }
@@ -558,24 +546,26 @@ fn linear_offset(l: &Layout, mut i: usize) -> usize {
     off
 }
 
-/// `N` elements from `offset`, after the queued work.
-fn read_back<T: WithDType, const N: usize>(
+/// Fills `out` with the elements from `offset` on, after the queued work.
+fn read_back<T: WithDType>(
     op: &'static str,
     s: &CudaStorage<T>,
     offset: usize,
-) -> Result<[T; N]> {
+    out: &mut [T],
+) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
     let st = state(op)?;
     st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
-    let mut out = [T::ZERO; N];
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
     check(op, unsafe {
         cu::cuMemcpyDtoH_v2(
             bytes.as_mut_ptr() as *mut c_void,
             s.ptr_at(offset),
             bytes.len(),
         )
-    })?;
-    Ok(out)
+    })
 }
 
 impl Device for Cuda {}
@@ -614,20 +604,8 @@ impl Kernels for Cuda {
             dense = Self::copy_strided(storage, layout)?;
             (&dense, 0)
         };
-        let n = layout.numel();
-        let mut out = alloc::vec![T::ZERO; n];
-        if n > 0 {
-            let st = state("to_vec")?;
-            st.stream.synchronize().map_err(|e| cuda_err("to_vec", e))?;
-            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-            check("to_vec", unsafe {
-                cu::cuMemcpyDtoH_v2(
-                    bytes.as_mut_ptr() as *mut c_void,
-                    src.ptr_at(offset),
-                    bytes.len(),
-                )
-            })?;
-        }
+        let mut out = alloc::vec![T::ZERO; layout.numel()];
+        read_back("to_vec", src, offset, &mut out)?;
         Ok(out)
     }
 
@@ -870,7 +848,7 @@ impl Kernels for Cuda {
         axis: usize,
     ) -> Result<CudaStorage<T>> {
         let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
-        let walk = along_index(ls.strides(), li, axis, ls.offset());
+        let walk = ls.along_index(li, axis);
         let n = li.numel();
         let out = CudaStorage::<T>::alloc(op, n)?;
         let err = IndexError::new(op)?;
@@ -901,7 +879,7 @@ impl Kernels for Cuda {
         let out = Self::copy_strided(dst, ld)?;
         let dense = Layout::contiguous(*ld.dims());
         let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
-        let walk = along_index(dense.strides(), li, axis, 0);
+        let walk = dense.along_index(li, axis);
         let n = li.numel();
         let err = IndexError::new(op)?;
         let args = alloc::vec![
@@ -966,8 +944,8 @@ impl Kernels for Cuda {
         p: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
         // im2col into a dense [N, C * KH * KW, OH * OW] buffer, then one batched product per group.
-        let [n, c, h, wd] = dims4(lx);
-        let [co, cig, kh, kw] = dims4(lw);
+        let [n, c, h, wd] = lx.dims4();
+        let [co, cig, kh, kw] = lw.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kh, kw]).unwrap_or([0, 0]);
         let (g, cog, l) = (p.groups, co / p.groups, oh * ow);
         let kc = cig * kh * kw;
@@ -1021,8 +999,8 @@ impl Kernels for Cuda {
         (w, lw): (&CudaStorage<T>, &Layout),
         p: Conv2dParams,
     ) -> Result<CudaStorage<T>> {
-        let [n, c, h, wd] = dims4(lx);
-        let [_, cog, kh, kw] = dims4(lw);
+        let [n, c, h, wd] = lx.dims4();
+        let [_, cog, kh, kw] = lw.dims4();
         let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
         let co = cog * p.groups;
         let total = n * co * oh * ow;
@@ -1051,7 +1029,7 @@ impl Kernels for Cuda {
             Pool::Max => "max_pool2d",
             Pool::Avg => "avg_pool2d",
         };
-        let [n, c, h, wd] = dims4(lx);
+        let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         let total = n * c * oh * ow;
         let out = CudaStorage::<T>::alloc(name, total)?;
@@ -1074,7 +1052,7 @@ impl Kernels for Cuda {
         p: Conv2dParams,
     ) -> Result<Option<CudaStorage<T>>> {
         const OP: &str = "max_pool2d_backward";
-        let [n, c, h, wd] = dims4(lx);
+        let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         // The forward result and its gradient are read densely.
         let (y_dense, g_dense);
