@@ -2,8 +2,8 @@
 //!
 //! - large f32 (1024^3, 2048^3): `Tensor::matmul` vs a direct `gemm::gemm` call (x86-v4 kernels) and a direct
 //!   `matrixmultiply::sgemm` call on preallocated buffers; criterion's throughput is in "elements" = FLOPs.
-//! - small static shapes (4x4, 16x16): `Tensor::matmul` (output allocation included) vs a fixed-size stack-array
-//!   loop, which is what a statically sized matrix type such as nalgebra's `SMatrix` compiles to.
+//! - small static shapes (4x4, 16x16): `Tensor::matmul` (output included) vs nalgebra's `SMatrix` product, the
+//!   target's baseline, and a fixed-size stack-array loop.
 //!
 //! Results and targets: benches/README.md.
 
@@ -99,6 +99,13 @@ fn small<const N: usize>(c: &mut Criterion) {
     let (sa, sb) = (a.to_array(), b.to_array());
     let mut g = c.benchmark_group(format!("matmul_f32_small_{N}"));
     g.throughput(Throughput::Elements((2 * N * N * N) as u64));
+    let (na, nb) = (
+        nalgebra::SMatrix::<f32, N, N>::from_fn(|i, j| sa[i][j]),
+        nalgebra::SMatrix::<f32, N, N>::from_fn(|i, j| sb[i][j]),
+    );
+    g.bench_function(BenchmarkId::new("nalgebra_smatrix", N), |bch| {
+        bch.iter(|| black_box(black_box(&na) * black_box(&nb)))
+    });
     g.bench_function(BenchmarkId::new("stack_array_loop", N), |bch| {
         bch.iter(|| black_box(stack_matmul(black_box(&sa), black_box(&sb))))
     });

@@ -16,6 +16,7 @@ pub struct Layout {
 
 impl Layout {
     /// The row-major contiguous layout of `dims` starting at offset 0.
+    #[inline]
     pub fn contiguous(dims: Dims) -> Self {
         let mut strides = [0; MAX_RANK];
         let mut acc = 1;
@@ -83,27 +84,33 @@ impl Layout {
     }
 
     /// The sizes.
+    #[inline]
     pub fn dims(&self) -> &Dims {
         &self.dims
     }
     /// The stride of each axis, in elements.
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         &self.strides[..self.dims.len()]
     }
     /// Where the first element lies in the storage.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
     /// Number of axes.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> usize {
         self.dims.numel()
     }
 
     /// True when the elements are row-major and dense (size-1 axes may have any stride).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut acc = 1;
         for i in (0..self.rank()).rev() {
@@ -116,6 +123,7 @@ impl Layout {
     }
 
     /// The contiguous range of storage this view covers, when it is contiguous.
+    #[inline]
     pub fn contiguous_range(&self) -> Option<core::ops::Range<usize>> {
         self.is_contiguous()
             .then(|| self.offset..self.offset + self.numel())

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use typed_tensor::ops::{self, Exp};
+use typed_tensor::ops::{self, Exp, Neg};
 use typed_tensor::prelude::*;
 
 type AssignFn<T, D> = fn(&mut Tensor<T, Mat, D>, &Tensor<T, Mat, D>);
@@ -171,10 +171,12 @@ device_tests! {
     large_inputs_match_references => large;
 }
 
-/// On the CPU a buffer that only its tensor holds is written in place; a shared one is not.
+/// On the CPU a heap buffer that only its tensor holds is written in place; a shared one is not.
 #[test]
 fn cpu_reuses_only_unshared_buffers() {
-    let mut a = Tensor::<f32, Rank1<4>, Cpu>::from_array([1., 2., 3., 4.]);
+    // 32 f32 = 128 bytes: past the inline size, so the buffer is on the heap and clones share it.
+    let mut a = Tensor::<f32, Rank1<32>, Cpu>::ones();
+    assert!(!a.storage().is_inline());
     let before = a.storage().as_ptr();
     a += 1.0;
     a.unary_assign(Exp);
@@ -187,8 +189,9 @@ fn cpu_reuses_only_unshared_buffers() {
         "a shared buffer is not written"
     );
     assert_eq!(keep.storage().as_ptr(), before);
+    assert_eq!(keep.to_vec(), [2f32.exp(); 32]);
 
-    let mut out = Tensor::<f32, Rank1<4>, Cpu>::zeros();
+    let mut out = Tensor::<f32, Rank1<32>, Cpu>::zeros();
     let out_ptr = out.storage().as_ptr();
     keep.mul_into(&keep, &mut out);
     assert_eq!(
@@ -196,4 +199,20 @@ fn cpu_reuses_only_unshared_buffers() {
         out_ptr,
         "an unshared output is reused"
     );
+}
+
+/// Small tensors keep their elements inline: a clone is a copy, so writing one never shows in the other.
+#[test]
+fn cpu_inline_buffers_are_never_shared() {
+    let mut a = Tensor::<f32, Rank1<4>, Cpu>::from_array([1., 2., 3., 4.]);
+    assert!(a.storage().is_inline());
+    let keep = a.clone();
+    a += 1.0;
+    a.unary_assign(Neg);
+    assert_eq!(a.to_vec(), [-2., -3., -4., -5.]);
+    assert_eq!(keep.to_vec(), [1., 2., 3., 4.]);
+    let mut out = Tensor::<f32, Rank1<4>, Cpu>::zeros();
+    keep.mul_into(&keep, &mut out);
+    assert_eq!(out.to_vec(), [1., 4., 9., 16.]);
+    assert!(out.storage().is_inline());
 }

@@ -150,7 +150,11 @@ fn batched_forms<
 }
 
 fn all_forms<T: FloatDType, D: Device>() {
-    matrix_forms::<T, D, 5, 7, 3>(); // direct loop
+    matrix_forms::<T, D, 1, 1, 2>(); // static shapes up to 16: the unrolled loop (dense operands)
+    matrix_forms::<T, D, 4, 4, 4>();
+    matrix_forms::<T, D, 16, 3, 9>();
+    matrix_forms::<T, D, 16, 16, 16>();
+    matrix_forms::<T, D, 5, 7, 3>(); // strided operands: the direct loop
     matrix_forms::<T, D, 33, 65, 17>(); // gemm
     matrix_forms::<T, D, 130, 66, 150>(); // past one 128 x 128 GPU tile, K not a multiple of the K slice
     matrix_forms::<T, D, 130, 64, 136>(); // rows a multiple of 8: the tensor-core kernel's vector loads
@@ -192,6 +196,41 @@ fn known_values_and_runtime_dims<D: Device>() {
         err.to_string(),
         "matmul: shapes [2, 3] and [4, 2] do not match"
     );
+}
+
+/// Dense static products up to 16 run an unrolled loop on host memory; it sums in the order of the general
+/// direct loop (which strided views of the same values take), so both give identical bits.
+fn static_path_is_the_direct_loop<T: FloatDType>() {
+    let a: Tensor<T, Rank2<6, 8>, Cpu> = random(11);
+    let b: Tensor<T, Rank2<8, 4>, Cpu> = random(12);
+    let at: Tensor<T, Rank2<8, 6>, Cpu> = Tensor::from_vec(a.t().to_vec()).unwrap();
+    let bt: Tensor<T, Rank2<4, 8>, Cpu> = Tensor::from_vec(b.t().to_vec()).unwrap();
+    let unrolled = a.matmul(&b).to_vec();
+    assert_eq!(unrolled, at.t().matmul(&b).to_vec(), "{:?}", T::DTYPE);
+    assert_eq!(unrolled, a.matmul(&bt.t()).to_vec(), "{:?}", T::DTYPE);
+    let (v, w) = (a.i(2), b.i((.., 1)).contiguous());
+    assert_eq!(v.matmul(&b).to_vec(), at.t().i(2).matmul(&b).to_vec());
+    assert_eq!(a.matmul(&w).to_vec(), a.matmul(&b.i((.., 1))).to_vec());
+    assert_eq!(
+        v.matmul(&v.contiguous()).to_scalar(),
+        v.matmul(&at.i((.., 2))).to_scalar()
+    );
+}
+
+#[test]
+fn cpu_static_path_is_the_direct_loop() {
+    static_path_is_the_direct_loop::<f32>();
+    static_path_is_the_direct_loop::<f64>();
+    static_path_is_the_direct_loop::<f16>();
+    static_path_is_the_direct_loop::<bf16>();
+    // A 4x4 f32 product (64 bytes) needs no heap at all on the CPU.
+    let a = Tensor::<f32, Rank2<4, 4>, Cpu>::from_array([[1., 2., 3., 4.]; 4]);
+    let eye = Tensor::<f32, Rank2<4, 4>, Cpu>::from_array(std::array::from_fn(|i| {
+        std::array::from_fn(|j| (i == j) as u8 as f32)
+    }));
+    let c = a.matmul(&eye);
+    assert!(c.storage().is_inline());
+    assert_eq!(c.to_array(), a.to_array());
 }
 
 device_tests! {

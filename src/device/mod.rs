@@ -12,7 +12,9 @@ mod cpu;
 pub mod cuda;
 
 #[cfg(feature = "alloc")]
-pub use cpu::Cpu;
+pub(crate) use cpu::{matmul_static, static_dims};
+#[cfg(feature = "alloc")]
+pub use cpu::{Cpu, CpuStorage, INLINE_BYTES};
 #[cfg(feature = "cuda")]
 pub use cuda::Cuda;
 
@@ -47,6 +49,21 @@ pub trait Kernels {
     #[cfg(feature = "alloc")]
     fn from_vec<T: WithDType>(data: Vec<T>) -> Result<Self::Storage<T>> {
         Self::from_slice(&data)
+    }
+    /// The buffer as a host slice, on a device whose memory is the host's (`None`, the default, elsewhere). With
+    /// [`Self::host_buffer`] it lets tiny ops with static shapes run inline instead of through a kernel.
+    fn host_slice<T: WithDType>(storage: &Self::Storage<T>) -> Option<&[T]> {
+        let _ = storage;
+        None
+    }
+    /// A fresh buffer of `n` elements written on the host by `fill`, on a device whose memory is the host's
+    /// (`None`, the default, elsewhere).
+    fn host_buffer<T: WithDType>(
+        n: usize,
+        fill: impl FnOnce(&mut [T]),
+    ) -> Option<Self::Storage<T>> {
+        let _ = (n, fill);
+        None
     }
     /// The elements of a view, in row-major order, on the host.
     #[cfg(feature = "alloc")]

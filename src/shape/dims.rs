@@ -70,6 +70,7 @@ pub struct Dims {
 
 impl Dims {
     /// Builds from a slice. Panics past [`MAX_RANK`] (the typed API never gets there).
+    #[inline]
     pub fn from_slice(dims: &[usize]) -> Self {
         assert!(
             dims.len() <= MAX_RANK,
@@ -84,6 +85,7 @@ impl Dims {
         }
     }
     /// The sizes.
+    #[inline]
     pub fn as_slice(&self) -> &[usize] {
         &self.buf[..self.len]
     }
@@ -92,6 +94,7 @@ impl Dims {
         &mut self.buf[..self.len]
     }
     /// Number of elements (1 for rank 0).
+    #[inline]
     pub fn numel(&self) -> usize {
         self.as_slice().iter().product()
     }
@@ -99,6 +102,7 @@ impl Dims {
 
 impl core::ops::Deref for Dims {
     type Target = [usize];
+    #[inline]
     fn deref(&self) -> &[usize] {
         self.as_slice()
     }

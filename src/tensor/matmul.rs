@@ -1,7 +1,8 @@
 //! Matrix products for every shape relation of [`MatMulShape`]: `(M, K) x (K, N)`, batched `(B, M, K) x
 //! (B, K, N)` and rank 4, batched times a shared matrix `(B, M, K) x (K, N)`, matrix-vector, vector-matrix and the
 //! dot product. Views go to the kernel as strided `[B, M, K]` / `[B, K, N]` layouts: a transposed operand is not
-//! copied.
+//! copied. Dense products of static shapes up to 16 x 16 (matrix or vector operands, no batch) skip all of that
+//! on the CPU: a loop whose sizes are compile-time constants, unrolled per shape, writes the output directly.
 //!
 //! ```
 //! use typed_tensor::prelude::*;
@@ -72,6 +73,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some((shape, storage)) = self.matmul_static(rhs) {
+            return Tensor::from_storage(shape, storage); // built in the caller's slot: no 184-byte copy
+        }
         device_ok(self.try_matmul(rhs))
     }
 
@@ -85,8 +90,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
         let (da, db) = (self.dims(), rhs.dims());
-        let p = self.prepare_matmul(rhs)?;
-        let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
         let mut out = [0; 4];
         let mut n = 0;
@@ -100,8 +103,45 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             n += 1;
         }
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
+        #[cfg(feature = "alloc")]
+        if let Some((shape, storage)) = self.matmul_static(rhs) {
+            return Ok(Tensor::from_storage(shape, storage));
+        }
+        let p = self.prepare_matmul(rhs)?;
+        let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let storage = D::matmul((&a.storage, &la), (&b.storage, &lb))?;
         Ok(Tensor::from_storage(shape, storage))
+    }
+
+    /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
+    /// shapes are not static and small, an operand is not dense, or the device's memory is not the host's): no
+    /// operand layouts, no kernel dispatch, and on the CPU no heap allocation for an output of up to 64 bytes.
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    fn matmul_static<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Option<(<S as MatMulShape<S2>>::Output, D::Storage<T>)>
+    where
+        S: MatMulShape<S2>,
+    {
+        let [m, _, n] = const {
+            crate::device::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
+        }?;
+        let a = &D::host_slice(&self.storage)?[self.layout.contiguous_range()?];
+        let b = &D::host_slice(&rhs.storage)?[rhs.layout.contiguous_range()?];
+        // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
+        let dims = match (S::RANK, S2::RANK) {
+            (2, 2) => &[m, n][..],
+            (2, _) => &[m][..],
+            (_, 2) => &[n][..],
+            _ => &[][..],
+        };
+        let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
+        let storage = D::host_buffer(m * n, |out| {
+            crate::device::matmul_static::<T, S, S2>(a, b, out)
+        })?;
+        Some((shape, storage))
     }
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes

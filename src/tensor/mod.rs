@@ -90,6 +90,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// A contiguous tensor over fresh storage.
+    #[inline]
     pub(crate) fn from_storage(shape: S, storage: D::Storage<T>) -> Self {
         Tensor {
             shape,

@@ -1,8 +1,9 @@
-//! The host device: storage is an `Arc<Vec<T>>`, so views and clones share one buffer.
+//! The host device: storage is a [`CpuStorage`], inline for small buffers and an `Arc<Vec<T>>` shared by views
+//! and clones for larger ones.
 //!
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row. The
-//! `_into` / `_assign` kernels write into a buffer only its tensor holds (`Arc::get_mut`), so nothing that
+//! `_into` / `_assign` kernels write into a buffer only its tensor holds (`CpuStorage::get_mut`), so nothing that
 //! shares it can observe the write; a shared buffer gets a fresh copy instead.
 
 mod along_axis;
@@ -12,6 +13,10 @@ mod indexing;
 mod matmul;
 mod optim;
 mod reduce;
+mod storage;
+
+pub(crate) use matmul::{matmul_static, static_dims};
+pub use storage::{CpuStorage, INLINE_BYTES};
 
 use elementwise::{
     as_slots, map_view, map_view_into, update_dense, update_zip, zip_views, zip_views_into,
@@ -23,7 +28,6 @@ use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Dims, MAX_RANK};
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
@@ -33,19 +37,32 @@ pub struct Cpu;
 impl Device for Cpu {}
 
 impl Kernels for Cpu {
-    type Storage<T: WithDType> = Arc<Vec<T>>;
+    type Storage<T: WithDType> = CpuStorage<T>;
     const NAME: &'static str = "cpu";
 
     fn full<T: WithDType>(n: usize, value: T) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(alloc::vec![value; n]))
+        Ok(CpuStorage::full(n, value))
     }
 
     fn from_slice<T: WithDType>(data: &[T]) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(data.to_vec()))
+        Ok(CpuStorage::from_slice(data))
     }
 
     fn from_vec<T: WithDType>(data: Vec<T>) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(data))
+        Ok(CpuStorage::from_vec(data))
+    }
+
+    #[inline]
+    fn host_slice<T: WithDType>(storage: &Self::Storage<T>) -> Option<&[T]> {
+        Some(storage)
+    }
+
+    #[inline(always)]
+    fn host_buffer<T: WithDType>(
+        n: usize,
+        fill: impl FnOnce(&mut [T]),
+    ) -> Option<Self::Storage<T>> {
+        Some(CpuStorage::filled_by(n, fill))
     }
 
     fn to_vec<T: WithDType>(storage: &Self::Storage<T>, layout: &Layout) -> Result<Vec<T>> {
@@ -56,14 +73,18 @@ impl Kernels for Cpu {
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(map_view(storage, layout, |x| x)))
+        Ok(CpuStorage::from_vec(map_view(storage, layout, |x| x)))
     }
 
     fn cast<T: WithDType, U: WithDType>(
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<U>> {
-        Ok(Arc::new(map_view(storage, layout, cast::<T, U>)))
+        Ok(CpuStorage::from_vec(map_view(
+            storage,
+            layout,
+            cast::<T, U>,
+        )))
     }
 
     fn unary<T: WithDType, Op: UnaryOp<T>>(
@@ -71,7 +92,9 @@ impl Kernels for Cpu {
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(map_view(storage, layout, |x| op.apply(x))))
+        Ok(CpuStorage::from_vec(map_view(storage, layout, |x| {
+            op.apply(x)
+        })))
     }
 
     fn binary<T: WithDType, Op: BinaryOp<T>>(
@@ -79,7 +102,9 @@ impl Kernels for Cpu {
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| op.apply(x, y))))
+        Ok(CpuStorage::from_vec(zip_views((a, la), (b, lb), |x, y| {
+            op.apply(x, y)
+        })))
     }
 
     fn unary_into<T: WithDType, Op: UnaryOp<T>>(
@@ -87,7 +112,7 @@ impl Kernels for Cpu {
         (src, ls): (&Self::Storage<T>, &Layout),
         out: &mut Self::Storage<T>,
     ) -> Result<()> {
-        match Arc::get_mut(out) {
+        match out.get_mut() {
             Some(o) => map_view_into(as_slots(&mut o[..ls.numel()]), src, ls, |x| op.apply(x)),
             None => *out = Self::unary(op, src, ls)?,
         }
@@ -100,7 +125,7 @@ impl Kernels for Cpu {
         (b, lb): (&Self::Storage<T>, &Layout),
         out: &mut Self::Storage<T>,
     ) -> Result<()> {
-        match Arc::get_mut(out) {
+        match out.get_mut() {
             Some(o) => zip_views_into(as_slots(&mut o[..la.numel()]), (a, la), (b, lb), |x, y| {
                 op.apply(x, y)
             }),
@@ -115,7 +140,7 @@ impl Kernels for Cpu {
         dims: &Dims,
     ) -> Result<()> {
         let layout = Layout::contiguous(*dims);
-        match Arc::get_mut(dst) {
+        match dst.get_mut() {
             Some(d) => update_dense(&mut d[..layout.numel()], |x| op.apply(x)),
             None => *dst = Self::unary(op, dst, &layout)?,
         }
@@ -127,7 +152,7 @@ impl Kernels for Cpu {
         dst: &mut Self::Storage<T>,
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<()> {
-        match Arc::get_mut(dst) {
+        match dst.get_mut() {
             Some(d) => update_zip(&mut d[..lb.numel()], (b, lb), |x, y| op.apply(x, y)),
             None => {
                 let ld = Layout::contiguous(*lb.dims());
@@ -142,7 +167,7 @@ impl Kernels for Cpu {
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<u8>> {
-        Ok(Arc::new(zip_views((a, la), (b, lb), |x, y| {
+        Ok(CpuStorage::from_vec(zip_views((a, la), (b, lb), |x, y| {
             op.apply(x, y) as u8
         })))
     }
@@ -153,7 +178,9 @@ impl Kernels for Cpu {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
-        Ok(Arc::new(reduce::reduce(op, storage, layout, reduced)))
+        Ok(CpuStorage::from_vec(reduce::reduce(
+            op, storage, layout, reduced,
+        )))
     }
 
     fn concat<T: WithDType>(
@@ -175,7 +202,7 @@ impl Kernels for Cpu {
             });
             start += len;
         }
-        Ok(Arc::new(out))
+        Ok(CpuStorage::from_vec(out))
     }
 
     fn gather<T: WithDType, I: IndexDType>(
@@ -184,7 +211,9 @@ impl Kernels for Cpu {
         (idx, li): (&Self::Storage<I>, &Layout),
         axis: usize,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(indexing::gather(op, src, ls, idx, li, axis)?))
+        Ok(CpuStorage::from_vec(indexing::gather(
+            op, src, ls, idx, li, axis,
+        )?))
     }
 
     fn scatter_add<T: WithDType, I: IndexDType>(
@@ -196,7 +225,7 @@ impl Kernels for Cpu {
     ) -> Result<Self::Storage<T>> {
         let mut out = map_view(dst, ld, |x| x);
         indexing::scatter_add(op, &mut out, ld, idx, li, src, ls, axis)?;
-        Ok(Arc::new(out))
+        Ok(CpuStorage::from_vec(out))
     }
 
     fn along_axis<T: FloatDType>(
@@ -205,7 +234,9 @@ impl Kernels for Cpu {
         layout: &Layout,
         axis: usize,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(along_axis::run(op, storage, layout, axis)))
+        Ok(CpuStorage::from_vec(along_axis::run(
+            op, storage, layout, axis,
+        )))
     }
 
     fn conv2d<T: FloatDType>(
@@ -213,7 +244,7 @@ impl Kernels for Cpu {
         (w, lw): (&Self::Storage<T>, &Layout),
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(conv::conv2d(x, lx, w, lw, params)))
+        Ok(CpuStorage::from_vec(conv::conv2d(x, lx, w, lw, params)))
     }
 
     fn conv_transpose2d<T: FloatDType>(
@@ -221,7 +252,9 @@ impl Kernels for Cpu {
         (w, lw): (&Self::Storage<T>, &Layout),
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(conv::conv_transpose2d(x, lx, w, lw, params)))
+        Ok(CpuStorage::from_vec(conv::conv_transpose2d(
+            x, lx, w, lw, params,
+        )))
     }
 
     fn pool2d<T: FloatDType>(
@@ -230,14 +263,16 @@ impl Kernels for Cpu {
         kernel: usize,
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(conv::pool2d(pool, x, lx, kernel, params)))
+        Ok(CpuStorage::from_vec(conv::pool2d(
+            pool, x, lx, kernel, params,
+        )))
     }
 
     fn matmul<T: FloatDType>(
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
-        Ok(Arc::new(matmul::matmul(a, la, b, lb)))
+        Ok(CpuStorage::from_vec(matmul::matmul(a, la, b, lb)))
     }
 
     fn max_pool2d_backward<T: FloatDType>(
@@ -248,7 +283,7 @@ impl Kernels for Cpu {
         params: Conv2dParams,
     ) -> Result<Option<Self::Storage<T>>> {
         let (y, g) = (map_view(y, ly, |v| v), map_view(g, lg, |v| v));
-        Ok(Some(Arc::new(conv::max_pool2d_backward(
+        Ok(Some(CpuStorage::from_vec(conv::max_pool2d_backward(
             x, lx, &y, &g, kernel, params,
         ))))
     }
@@ -260,12 +295,9 @@ impl Kernels for Cpu {
         (g, lg): (&Self::Storage<T>, &Layout),
         step: AdamStep,
     ) -> Result<bool> {
-        let (Some(range), Some(w), Some(m), Some(v)) = (
-            lg.contiguous_range(),
-            Arc::get_mut(w),
-            Arc::get_mut(m),
-            Arc::get_mut(v),
-        ) else {
+        let (Some(range), Some(w), Some(m), Some(v)) =
+            (lg.contiguous_range(), w.get_mut(), m.get_mut(), v.get_mut())
+        else {
             return Ok(false);
         };
         let n = range.len();
@@ -292,6 +324,6 @@ impl Kernels for Cpu {
                 }))
             },
         );
-        Ok(Arc::new(out))
+        Ok(CpuStorage::from_vec(out))
     }
 }
