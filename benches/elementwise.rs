@@ -10,6 +10,9 @@
 //! - `<f>/libm_loop_preallocated` is the scalar loop every peer runs; `<f>/tensor_into` writes ours into a
 //!   reused output, `<f>/tensor` into a fresh one.
 //!
+//! - `small_add/*`: `&a + &b` on 4x4 and 8x8 f32 tensors (the per-call cost a small model pays for every bias
+//!   and activation) against the same add over fixed-size arrays on the stack.
+//!
 //! Results and targets: benches/README.md.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -119,5 +122,30 @@ fn math(c: &mut Criterion) {
     unary(c, "silu", Silu, silu, &src);
 }
 
-criterion_group!(benches, copy_and_add, math);
+fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
+    let a = Tensor::<f32, Rank2<R, C>, Cpu>::rand(1);
+    let b = Tensor::<f32, Rank2<R, C>, Cpu>::rand(2);
+    let (sa, sb) = (a.to_array(), b.to_array());
+    let mut g = c.benchmark_group(format!("small_add_{R}x{C}"));
+    g.bench_function("stack_array_loop", |bch| {
+        bch.iter(|| {
+            let (x, y) = (black_box(&sa), black_box(&sb));
+            black_box(std::array::from_fn::<[f32; C], R, _>(|i| {
+                std::array::from_fn(|j| x[i][j] + y[i][j])
+            }))
+        })
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| black_box(black_box(&a) + black_box(&b)))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    copy_and_add,
+    math,
+    small_add::<4, 4>,
+    small_add::<8, 8>
+);
 criterion_main!(benches);

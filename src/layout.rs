@@ -232,6 +232,7 @@ impl Layout {
 
     /// Views this layout with `dst` dims (NumPy's right-aligned rule): new leading axes and size-1 axes that
     /// grow get stride 0. Errors name `op` and both shapes.
+    #[inline]
     pub fn broadcast_as(&self, op: &'static str, dst: &Dims) -> Result<Self> {
         let (rank, dst_rank) = (self.rank(), dst.len());
         let mismatch = || Error::shape_mismatch(op, self.dims, *dst);

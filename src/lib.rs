@@ -23,9 +23,11 @@
 //!
 //! ## Features
 //! - no features: shapes, dtypes, layouts and the op vocabulary, `#![no_std]` without a heap;
-//! - `alloc`: the heap-backed [`Cpu`](device::Cpu) device and the whole tensor API;
-//! - `std` (default): `std::error::Error` for [`Error`];
-//! - `cuda`: the [`Cuda`](device::Cuda) device (PTX compiled by `build.rs` with nvcc).
+//! - `alloc`: the heap-backed `Cpu` device and the whole tensor API;
+//! - `std` (default): threads for large kernels (rayon), autograd, `nn`, optimizers, and `std::error::Error`
+//!   for [`Error`];
+//! - `safetensors` (default): saving and loading parameters (`io`);
+//! - `cuda`: the `Cuda` device (PTX compiled by `build.rs` with nvcc).
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]
 // Without a heap, errors carry their shapes inline (see `error::Boxed`); they are built on cold paths only.

@@ -27,6 +27,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
+            // Built here rather than unwrapped from `try_binary`'s `Result`: small tensors pay for every copy
+            // of a 184-byte tensor.
+            let storage = D::binary(
+                op,
+                (&self.storage, &self.layout),
+                (&rhs.storage, &rhs.layout),
+            );
+            return Tensor::from_storage(shape, device_ok(storage));
+        }
         device_ok(self.try_binary(op, rhs))
     }
 
@@ -39,6 +49,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
+            let storage = D::binary(
+                op,
+                (&self.storage, &self.layout),
+                (&rhs.storage, &rhs.layout),
+            )?;
+            return Ok(Tensor::from_storage(shape, storage));
+        }
         let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
         let storage = D::binary(op, (&self.storage, &la), (&rhs.storage, &lb))?;
         Ok(Tensor::from_storage(shape, storage))
@@ -52,6 +70,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
+            let storage = D::compare(
+                op,
+                (&self.storage, &self.layout),
+                (&rhs.storage, &rhs.layout),
+            );
+            return Tensor::from_storage(shape, device_ok(storage));
+        }
         let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout, &rhs.layout));
         let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
         Tensor::from_storage(shape, storage)
@@ -238,6 +264,17 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
 /// with both layouts broadcast to it.
+/// The output shape when both operands have the same dims: the common case, where nothing is broadcast and the
+/// operands' own layouts go to the kernel (no layout copies).
+#[inline(always)]
+fn same_dims_shape<Out: Shape>(a: &Layout, b: &Layout) -> Option<Out> {
+    if a.dims() == b.dims() {
+        Out::from_dims(a.dims())
+    } else {
+        None
+    }
+}
+
 pub(super) fn broadcast_pair<Out: Shape>(
     op: &'static str,
     a: &Layout,

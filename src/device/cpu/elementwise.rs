@@ -6,6 +6,7 @@
 //! uninitialised memory (the `map`/`zip` forms behind the allocating kernels and `_into`) or over its own
 //! input (the `update` forms behind `+=`).
 
+use super::CpuStorage;
 use crate::dtype::WithDType;
 use crate::layout::{for_each_row, Layout};
 use alloc::vec::Vec;
@@ -258,14 +259,24 @@ pub(super) fn map_view<T: WithDType, U: Send>(
     collect_into(layout.numel(), |out| map_view_into(out, src, layout, f))
 }
 
-/// `f` over pairs of two views with the same dims (already broadcast).
+/// [`map_view`] into a fresh storage (inline when small).
 #[inline(always)]
-pub(super) fn zip_views<T: WithDType, U: Send>(
+pub(super) fn map_view_storage<T: WithDType, U: WithDType>(
+    src: &[T],
+    layout: &Layout,
+    f: impl Fn(T) -> U + Sync,
+) -> CpuStorage<U> {
+    CpuStorage::collect(layout.numel(), |out| map_view_into(out, src, layout, f))
+}
+
+/// `f` over pairs of two views with the same dims (already broadcast), into a fresh storage.
+#[inline(always)]
+pub(super) fn zip_views_storage<T: WithDType, U: WithDType>(
     a: (&[T], &Layout),
     b: (&[T], &Layout),
     f: impl Fn(T, T) -> U + Sync,
-) -> Vec<U> {
-    collect_into(a.1.numel(), |out| zip_views_into(out, a, b, f))
+) -> CpuStorage<U> {
+    CpuStorage::collect(a.1.numel(), |out| zip_views_into(out, a, b, f))
 }
 
 /// `dst[i] = f(dst[i])` over a dense slice.

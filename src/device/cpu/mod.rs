@@ -19,7 +19,8 @@ pub(crate) use matmul::{matmul_static, static_dims};
 pub use storage::{CpuStorage, INLINE_BYTES};
 
 use elementwise::{
-    as_slots, map_view, map_view_into, update_dense, update_zip, zip_views, zip_views_into,
+    as_slots, map_view, map_view_into, map_view_storage, update_dense, update_zip, zip_views_into,
+    zip_views_storage,
 };
 
 use super::{Device, Kernels};
@@ -73,18 +74,14 @@ impl Kernels for Cpu {
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(map_view(storage, layout, |x| x)))
+        Ok(map_view_storage(storage, layout, |x| x))
     }
 
     fn cast<T: WithDType, U: WithDType>(
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<U>> {
-        Ok(CpuStorage::from_vec(map_view(
-            storage,
-            layout,
-            cast::<T, U>,
-        )))
+        Ok(map_view_storage(storage, layout, cast::<T, U>))
     }
 
     fn unary<T: WithDType, Op: UnaryOp<T>>(
@@ -92,9 +89,7 @@ impl Kernels for Cpu {
         storage: &Self::Storage<T>,
         layout: &Layout,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(map_view(storage, layout, |x| {
-            op.apply(x)
-        })))
+        Ok(map_view_storage(storage, layout, |x| op.apply(x)))
     }
 
     fn binary<T: WithDType, Op: BinaryOp<T>>(
@@ -102,9 +97,7 @@ impl Kernels for Cpu {
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(zip_views((a, la), (b, lb), |x, y| {
-            op.apply(x, y)
-        })))
+        Ok(zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y)))
     }
 
     fn unary_into<T: WithDType, Op: UnaryOp<T>>(
@@ -167,9 +160,9 @@ impl Kernels for Cpu {
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<u8>> {
-        Ok(CpuStorage::from_vec(zip_views((a, la), (b, lb), |x, y| {
+        Ok(zip_views_storage((a, la), (b, lb), |x, y| {
             op.apply(x, y) as u8
-        })))
+        }))
     }
 
     fn reduce<T: WithDType, Op: ReduceOp<T>>(

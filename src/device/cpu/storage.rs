@@ -11,7 +11,9 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 
+use super::elementwise::{as_slots, collect_into};
 use crate::dtype::WithDType;
 
 /// Buffers up to this many bytes live inline, without a heap allocation.
@@ -67,6 +69,17 @@ impl<T: WithDType> CpuStorage<T> {
             let mut v = alloc::vec![T::ZERO; n];
             fill(&mut v);
             CpuStorage(Repr::Shared(Arc::new(v)))
+        }
+    }
+
+    /// A fresh buffer of `n` elements written by `fill`, which must initialise all of them: the kernels' output
+    /// path (inline when small, so a small result never touches the heap; an uninitialised vector otherwise).
+    #[inline(always)]
+    pub(crate) fn collect(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
+        if Self::fits_inline(n) {
+            Self::filled_by(n, |out| fill(as_slots(out)))
+        } else {
+            CpuStorage(Repr::Shared(Arc::new(collect_into(n, fill))))
         }
     }
 
