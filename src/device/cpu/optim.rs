@@ -1,11 +1,34 @@
 //! Fused optimizer updates: one pass over the parameter, its moments and its gradient instead of a dozen
 //! tensor ops (each a pass and an allocation).
 
+use super::elementwise::{simd, DenseLoop};
 use crate::dtype::{Accumulator, FloatDType};
 use crate::ops::AdamStep;
 
-/// [`AdamStep`] over dense slices of one length, computed in the accumulator type (f32 for f16/bf16/f32).
+/// [`AdamStep`] over dense slices of one length, computed in the accumulator type (f32 for f16/bf16/f32), in the
+/// CPU's widest vector clone (the square root and division dominate; IEEE-exact in every clone).
 pub(super) fn adam<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: AdamStep) {
+    simd(Adam { w, m, v, g, s })
+}
+
+struct Adam<'a, T> {
+    w: &'a mut [T],
+    m: &'a mut [T],
+    v: &'a mut [T],
+    g: &'a [T],
+    s: AdamStep,
+}
+
+impl<T: FloatDType> DenseLoop for Adam<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let Adam { w, m, v, g, s } = self;
+        adam_loop(w, m, v, g, s)
+    }
+}
+
+#[inline(always)]
+fn adam_loop<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: AdamStep) {
     let c = |x: f64| T::Acc::from_f64(x);
     let (lr_t, b1, b2, eps, l2, keep) = (
         c(s.lr_t),
