@@ -329,3 +329,16 @@ fn every_dtype<D: Device>() {
 device_tests! {
     conv_and_pool_every_float_dtype => every_dtype;
 }
+
+/// A NaN in a window wins its max (as in max reductions); the other windows are unaffected.
+#[test]
+fn cpu_max_pool_propagates_nan() {
+    let mut v = vec![-1f32; 16];
+    v[5] = f32::NAN; // (1, 1): the first 2x2 window
+    v[15] = 3.0;
+    let x = Tensor::<f32, Rank4<1, 1, 4, 4>, Cpu>::from_vec(v).unwrap();
+    let m: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+    let out = m.to_vec();
+    assert!(out[0].is_nan());
+    assert_eq!(out[1..], [-1., -1., 3.]);
+}

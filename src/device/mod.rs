@@ -202,6 +202,18 @@ pub trait Kernels {
         lhs: (&Self::Storage<T>, &Layout),
         rhs: (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>>;
+    /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
+    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient. `Ok(None)` when the device has
+    /// no kernel (the default): the caller composes it from convolutions.
+    fn conv2d_weight_grad<T: FloatDType>(
+        input: (&Self::Storage<T>, &Layout),
+        grad: (&Self::Storage<T>, &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+    ) -> Result<Option<Self::Storage<T>>> {
+        let _ = (input, grad, kernel, params);
+        Ok(None)
+    }
     /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
     /// maximum (`out`, the forward result) gets the window's `grad`. `Ok(None)` when the device has no kernel (the
     /// default): the caller composes it from convolutions.

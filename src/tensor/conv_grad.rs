@@ -2,8 +2,9 @@
 //! these:
 //! - input of conv2d: the transposed convolution of the output's gradient (computed without padding, then
 //!   cropped and zero-extended to the input's size, which covers strides that leave trailing rows unread);
-//! - weight of conv2d: a convolution of the input with the output's gradient, batch and channel axes swapped
-//!   and stride and dilation exchanged, per group;
+//! - weight of conv2d: a device kernel where there is one (the CPU's: im2col blocks times the output's gradient,
+//!   one GEMM per image and group); otherwise a convolution of the input with the output's gradient, batch and
+//!   channel axes swapped and stride and dilation exchanged, per group;
 //! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes the
 //!   gradient to every position holding its window's maximum (a device kernel where there is one, the CPU's;
 //!   otherwise one kernel tap at a time from convolutions).
@@ -79,8 +80,28 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// The gradient of a conv2d weight of dims `weight` from the input (this tensor) and the output's gradient
-    /// `grad`.
+    /// `grad`: the device's kernel where it has one (the CPU's), else composed from convolutions.
     pub(crate) fn conv2d_weight_grad<S2: Shape>(
+        &self,
+        grad: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        weight: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let (_, _, kh, kw) = weight;
+        if let Some(storage) = device_ok(D::conv2d_weight_grad(
+            (&self.storage, &self.layout),
+            (&grad.storage, &grad.layout),
+            [kh, kw],
+            p,
+        )) {
+            return Tensor::from_storage(weight, storage);
+        }
+        self.conv2d_weight_grad_composed(grad, p, weight)
+    }
+
+    /// [`Self::conv2d_weight_grad`] for devices without the kernel: a convolution of the input with the output's
+    /// gradient, batch and channel axes swapped and stride and dilation exchanged, per group.
+    fn conv2d_weight_grad_composed<S2: Shape>(
         &self,
         grad: &Tensor<T, S2, D>,
         p: Conv2dParams,
@@ -222,6 +243,7 @@ mod tests {
     use crate::device::Cpu;
     use crate::shape::Rank4;
     use crate::tensor::{Conv, Pool2d};
+    use half::{bf16, f16};
 
     /// The CPU's max-pool backward kernel and the composed path other devices use agree, ties included.
     #[test]
@@ -244,5 +266,81 @@ mod tests {
             assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{a} vs {b}");
         }
         assert!(kernel.iter().filter(|&&v| v != 0.0).count() > 20);
+    }
+
+    fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (a, b)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (a - b).abs() <= tol * (1.0 + b.abs()),
+                "{what} [{i}]: {a} vs {b}"
+            );
+        }
+    }
+
+    /// The weight gradient through `T`, kernel and composed, as f64 (the input a permuted view when `strided`).
+    fn weight_grads<T: FloatDType>(p: Conv2dParams, strided: bool) -> (Vec<f64>, Vec<f64>) {
+        let (n, c, h, w, co, kh, kw) = (3, 4, 7, 6, 6, 3, 2);
+        let [oh, ow] = p.output_hw([h, w], [kh, kw]).unwrap();
+        let cast = |t: Tensor<f32, Dyn4, Cpu>| -> Tensor<T, Dyn4, Cpu> { t.to_dtype() };
+        let x = if strided {
+            // (N, H, C, W) in memory, viewed as (N, C, H, W).
+            let nhcw = Tensor::<f32, Rank4<3, 7, 4, 6>, Cpu>::rand(3).relabel((n, h, c, w));
+            cast(nhcw).permute_to((n, c, h, w), &[0, 2, 1, 3])
+        } else {
+            cast(Tensor::<f32, Rank4<3, 4, 7, 6>, Cpu>::rand(3).relabel((n, c, h, w)))
+        };
+        let gy = Tensor::<f32, Dyn4, Cpu>::from_vec_with_shape(
+            (n, co, oh, ow),
+            (0..n * co * oh * ow)
+                .map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0)
+                .collect(),
+        )
+        .unwrap();
+        let gy = cast(gy);
+        let shape = (co, c / p.groups, kh, kw);
+        let f64s = |t: Tensor<T, Dyn4, Cpu>| t.to_dtype::<f64>().to_vec();
+        (
+            f64s(x.conv2d_weight_grad(&gy, p, shape)),
+            f64s(x.conv2d_weight_grad_composed(&gy, p, shape)),
+        )
+    }
+
+    /// The CPU's weight-gradient kernel agrees with the composed path other devices use, for groups, strides,
+    /// padding, dilation, a strided input and every float dtype.
+    #[test]
+    fn conv_weight_grad_kernel_matches_the_composed_path() {
+        let cases = [
+            Conv::<1, 0, 1, 1>::PARAMS,
+            Conv::<2, 1, 1, 1>::PARAMS,
+            Conv::<1, 1, 2, 2>::PARAMS,
+            Conv2dParams {
+                stride: [2, 1],
+                padding: [1, 0],
+                dilation: [1, 2],
+                groups: 2,
+            },
+        ];
+        for p in cases {
+            for strided in [false, true] {
+                let what = alloc::format!("{p:?}, strided input: {strided}");
+                let (kernel, composed) = weight_grads::<f64>(p, strided);
+                close(&what, &kernel, &composed, 1e-12);
+                assert!(
+                    kernel.iter().any(|&v| v.abs() > 1.0),
+                    "{what}: a real gradient"
+                );
+                let (k32, c32) = weight_grads::<f32>(p, strided);
+                close(&what, &k32, &c32, 1e-5);
+                close(&what, &k32, &kernel, 1e-5);
+                // Low precision: inputs rounded once, sums in f32, one rounding at the end.
+                for (got, tol) in [
+                    (weight_grads::<f16>(p, strided).0, 4e-3),
+                    (weight_grads::<bf16>(p, strided).0, 3e-2),
+                ] {
+                    close(&what, &got, &kernel, tol);
+                }
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! CPU convolution (im2col + the matmul kernel, so it runs at GEMM speed) and pooling (direct window loops).
 
 use super::matmul::{self, Threads};
-use crate::dtype::{Accumulator, FloatDType};
+use crate::dtype::{Accumulator, DType, FloatDType};
 use crate::layout::Layout;
 use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Dims;
@@ -165,6 +165,99 @@ pub(super) fn conv2d<T: FloatDType>(
     out
 }
 
+/// The gradient of conv2d with respect to its `(C_out, C / G, KH, KW)` weight, from the input `x` and the
+/// output's gradient `gy`: per group, `dW_g (cog, K) = sum over images b of dY_{b,g} (cog, OH * OW) x
+/// col_{b,g}^T (OH * OW, K)`, the im2col block of the forward pass transposed, one GEMM per image and group summed
+/// in the accumulator type. f16/bf16 inputs are widened to f32 once and the result rounded once.
+pub(super) fn conv2d_weight_grad<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    gy: &[T],
+    lgy: &Layout,
+    kernel: [usize; 2],
+    p: Conv2dParams,
+) -> Vec<T> {
+    match T::DTYPE {
+        DType::F32 | DType::F64 => weight_grad_acc(x, lx, gy, lgy, kernel, p)
+            .into_iter()
+            .map(T::from_acc)
+            .collect(),
+        _ => {
+            let widen = |v: T| v.to_f64() as f32;
+            let (wx, wg) = (
+                super::map_view(x, lx, widen),
+                super::map_view(gy, lgy, widen),
+            );
+            let (wlx, wlg) = (
+                Layout::contiguous(*lx.dims()),
+                Layout::contiguous(*lgy.dims()),
+            );
+            weight_grad_acc(&wx, &wlx, &wg, &wlg, kernel, p)
+                .into_iter()
+                .map(|v| T::from_f64(v as f64)) // exact widening, then one rounding
+                .collect()
+        }
+    }
+}
+
+/// [`conv2d_weight_grad`] for f32/f64 operands (whose accumulator is themselves), in the accumulator type.
+fn weight_grad_acc<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    gy: &[T],
+    lgy: &Layout,
+    [kh, kw]: [usize; 2],
+    p: Conv2dParams,
+) -> Vec<T::Acc> {
+    let [n, c, h, wd] = lx.dims4();
+    let [_, co, oh, ow] = lgy.dims4();
+    let (groups, cig, cog) = (p.groups, c / p.groups, co / p.groups);
+    let (k, l) = (cig * kh * kw, oh * ow);
+    let mut acc = alloc::vec![T::Acc::ZERO; co * k];
+    if acc.is_empty() || n == 0 || l == 0 {
+        return acc;
+    }
+    let geometry = Geometry {
+        h,
+        wd,
+        kh,
+        kw,
+        oh,
+        ow,
+        cig,
+        p,
+    };
+    // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
+    let gy_dense: Vec<T>;
+    let (gbuf, gbase) = match lgy.contiguous_range() {
+        Some(r) => (gy, r.start),
+        None => {
+            gy_dense = super::map_view(gy, lgy, |v| v);
+            (&gy_dense[..], 0)
+        }
+    };
+    let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
+    let (mut col, mut part) = (alloc::vec![T::ZERO; k * l], alloc::vec![T::ZERO; cog * k]);
+    for b in 0..n {
+        for grp in 0..groups {
+            im2col(x, lx, &geometry, b, grp, &mut col);
+            let rows = Layout::from_parts(
+                Dims::from_slice(&[1, cog, l]),
+                &[0, l, 1],
+                gbase + (b * co + grp * cog) * l,
+            );
+            matmul::matmul_into(gbuf, &rows, &col, &col_t, &mut part, Threads::IfLarge);
+            for (a, &v) in acc[grp * cog * k..(grp + 1) * cog * k]
+                .iter_mut()
+                .zip(&part)
+            {
+                *a = a.add(v.to_acc());
+            }
+        }
+    }
+    acc
+}
+
 /// Transposed convolution: per image and group, `col = W_g^T x_g` (the matmul kernel, `(cog * KH * KW, H * W)`)
 /// scattered back into the output windows (col2im), the exact adjoint of `conv2d`'s im2col + matmul.
 pub(super) fn conv_transpose2d<T: FloatDType>(
@@ -248,6 +341,30 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     acc.into_iter().map(T::from_acc).collect()
 }
 
+/// For each output position along `axis`, the taps `lo..hi` of a `kernel`-wide window that land inside the
+/// input (the valid taps of a window are contiguous), so window loops need no per-tap bounds checks.
+fn tap_ranges(
+    out_len: usize,
+    kernel: usize,
+    size: usize,
+    p: &Conv2dParams,
+    axis: usize,
+) -> Vec<(usize, usize)> {
+    (0..out_len)
+        .map(|o| {
+            let valid = |k: &usize| source(o, *k, size, p, axis).is_some();
+            let lo = (0..kernel).find(valid).unwrap_or(kernel);
+            (lo, lo + (lo..kernel).take_while(valid).count())
+        })
+        .collect()
+}
+
+/// Input coordinate of output `o`, tap `k` along `axis`, for a tap [`tap_ranges`] found valid.
+#[inline(always)]
+fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
+    o * p.stride[axis] + k * p.dilation[axis] - p.padding[axis]
+}
+
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
     x: &[T],
@@ -255,41 +372,71 @@ pub(super) fn pool2d<T: FloatDType>(
     kernel: usize,
     p: Conv2dParams,
 ) -> Vec<T> {
+    match pool {
+        // NaN wins, as in max reductions.
+        Pool::Max => pool_with(
+            x,
+            lx,
+            kernel,
+            p,
+            T::Acc::LOWEST,
+            |acc, v| {
+                if acc.is_nan() || (!v.is_nan() && acc >= v) {
+                    acc
+                } else {
+                    v
+                }
+            },
+            |acc| acc,
+        ),
+        Pool::Avg => {
+            let window = T::Acc::from_usize(kernel * kernel); // padding counts in the average
+            pool_with(
+                x,
+                lx,
+                kernel,
+                p,
+                T::Acc::ZERO,
+                |acc, v| acc.add(v),
+                |acc| acc.div(window),
+            )
+        }
+    }
+}
+
+/// Pooling with the window fold `step` from `init`, and `finish` on each window's result.
+#[inline(always)]
+fn pool_with<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    kernel: usize,
+    p: Conv2dParams,
+    init: T::Acc,
+    step: impl Fn(T::Acc, T::Acc) -> T::Acc,
+    finish: impl Fn(T::Acc) -> T::Acc,
+) -> Vec<T> {
     let [n, c, h, wd] = lx.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
+    let (rows, cols) = (
+        tap_ranges(oh, kernel, h, &p, 0),
+        tap_ranges(ow, kernel, wd, &p, 1),
+    );
     let mut out = Vec::with_capacity(n * c * oh * ow);
-    let window = T::Acc::from_usize(kernel * kernel);
     for b in 0..n {
         for ch in 0..c {
             let plane = lx.offset() + b * sx[0] + ch * sx[1];
-            for y in 0..oh {
-                for xo in 0..ow {
-                    let mut acc = match pool {
-                        Pool::Max => T::Acc::LOWEST,
-                        Pool::Avg => T::Acc::ZERO,
-                    };
-                    for i in 0..kernel {
-                        let Some(sy) = source(y, i, h, &p, 0) else {
-                            continue;
-                        };
-                        for j in 0..kernel {
-                            let Some(sxx) = source(xo, j, wd, &p, 1) else {
-                                continue;
-                            };
-                            let v = x[plane + sy * sx[2] + sxx * sx[3]].to_acc();
-                            acc = match pool {
-                                // NaN wins, as in max reductions.
-                                Pool::Max if acc.is_nan() || (!v.is_nan() && acc >= v) => acc,
-                                Pool::Max => v,
-                                Pool::Avg => acc.add(v),
-                            };
+            for (y, &(ilo, ihi)) in rows.iter().enumerate() {
+                for (xo, &(jlo, jhi)) in cols.iter().enumerate() {
+                    let mut acc = init;
+                    for i in ilo..ihi {
+                        let row = plane + tap_source(y, i, &p, 0) * sx[2];
+                        for j in jlo..jhi {
+                            let v = x[row + tap_source(xo, j, &p, 1) * sx[3]].to_acc();
+                            acc = step(acc, v);
                         }
                     }
-                    out.push(T::from_acc(match pool {
-                        Pool::Max => acc,
-                        Pool::Avg => acc.div(window),
-                    }));
+                    out.push(T::from_acc(finish(acc)));
                 }
             }
         }
@@ -311,23 +458,23 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     let [n, c, h, wd] = lx.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
+    let (rows, cols) = (
+        tap_ranges(oh, kernel, h, &p, 0),
+        tap_ranges(ow, kernel, wd, &p, 1),
+    );
     let mut acc = alloc::vec![T::Acc::ZERO; n * c * h * wd];
     for b in 0..n {
         for ch in 0..c {
             let plane = lx.offset() + b * sx[0] + ch * sx[1];
             let dst = (b * c + ch) * h * wd;
-            for yo in 0..oh {
-                for xo in 0..ow {
+            for (yo, &(ilo, ihi)) in rows.iter().enumerate() {
+                for (xo, &(jlo, jhi)) in cols.iter().enumerate() {
                     let k = ((b * c + ch) * oh + yo) * ow + xo;
                     let (max, grad) = (y[k], g[k].to_acc());
-                    for i in 0..kernel {
-                        let Some(sy) = source(yo, i, h, &p, 0) else {
-                            continue;
-                        };
-                        for j in 0..kernel {
-                            let Some(sxx) = source(xo, j, wd, &p, 1) else {
-                                continue;
-                            };
+                    for i in ilo..ihi {
+                        let sy = tap_source(yo, i, &p, 0);
+                        for j in jlo..jhi {
+                            let sxx = tap_source(xo, j, &p, 1);
                             if x[plane + sy * sx[2] + sxx * sx[3]] == max {
                                 let at = dst + sy * wd + sxx;
                                 acc[at] = acc[at].add(grad);

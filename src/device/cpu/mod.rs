@@ -268,6 +268,17 @@ impl Kernels for Cpu {
         Ok(CpuStorage::from_vec(matmul::matmul(a, la, b, lb)))
     }
 
+    fn conv2d_weight_grad<T: FloatDType>(
+        (x, lx): (&Self::Storage<T>, &Layout),
+        (g, lg): (&Self::Storage<T>, &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+    ) -> Result<Option<Self::Storage<T>>> {
+        Ok(Some(CpuStorage::from_vec(conv::conv2d_weight_grad(
+            x, lx, g, lg, kernel, params,
+        ))))
+    }
+
     fn max_pool2d_backward<T: FloatDType>(
         (x, lx): (&Self::Storage<T>, &Layout),
         (y, ly): (&Self::Storage<T>, &Layout),
