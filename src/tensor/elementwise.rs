@@ -27,17 +27,28 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
+        if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
             // Built here rather than unwrapped from `try_binary`'s `Result`: small tensors pay for every copy
             // of a 184-byte tensor.
-            let storage = D::binary(
-                op,
-                (&self.storage, &self.layout),
-                (&rhs.storage, &rhs.layout),
-            );
             return Tensor::from_storage(shape, device_ok(storage));
         }
         device_ok(self.try_binary(op, rhs))
+    }
+
+    /// The common case of [`Self::try_binary`], operands with equal dims: nothing is broadcast and the operands'
+    /// own layouts go to the kernel. `None` when the dims differ.
+    #[inline(always)]
+    fn binary_same_dims<S2: Shape, Op: BinaryOp<T>>(
+        &self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Option<ShapedResult<<S as BroadcastShapes<S2>>::Output, T, D>>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        let shape = same_dims_shape(&self.layout, &rhs.layout)?;
+        let (a, b) = ((&self.storage, &self.layout), (&rhs.storage, &rhs.layout));
+        Some((shape, D::binary(op, a, b)))
     }
 
     /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
@@ -49,13 +60,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
-            let storage = D::binary(
-                op,
-                (&self.storage, &self.layout),
-                (&rhs.storage, &rhs.layout),
-            )?;
-            return Ok(Tensor::from_storage(shape, storage));
+        if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
+            return Ok(Tensor::from_storage(shape, storage?));
         }
         let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
         let storage = D::binary(op, (&self.storage, &la), (&rhs.storage, &lb))?;
@@ -71,12 +77,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: BroadcastShapes<S2>,
     {
         if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
-            let storage = D::compare(
-                op,
-                (&self.storage, &self.layout),
-                (&rhs.storage, &rhs.layout),
-            );
-            return Tensor::from_storage(shape, device_ok(storage));
+            let (a, b) = ((&self.storage, &self.layout), (&rhs.storage, &rhs.layout));
+            return Tensor::from_storage(shape, device_ok(D::compare(op, a, b)));
         }
         let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout, &rhs.layout));
         let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
@@ -264,6 +266,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
 /// with both layouts broadcast to it.
+/// An output shape with a kernel's result.
+type ShapedResult<S, T, D> = (S, Result<<D as crate::device::Kernels>::Storage<T>>);
+
 /// The output shape when both operands have the same dims: the common case, where nothing is broadcast and the
 /// operands' own layouts go to the kernel (no layout copies).
 #[inline(always)]

@@ -52,6 +52,23 @@ struct Geometry {
     p: Conv2dParams,
 }
 
+impl Geometry {
+    /// A conv2d of `[h, wd]` inputs by `cig`-channel `[kh, kw]` windows under `p`.
+    fn new([h, wd]: [usize; 2], [kh, kw]: [usize; 2], cig: usize, p: Conv2dParams) -> Self {
+        let [oh, ow] = out_hw(&p, [h, wd], [kh, kw]);
+        Geometry {
+            h,
+            wd,
+            kh,
+            kw,
+            oh,
+            ow,
+            cig,
+            p,
+        }
+    }
+}
+
 /// im2col of image `b`, group `grp`: `col[(ci, i, j)][(y, x)] = input[b, grp * cig + ci, y * s - pad + i * dil,
 /// x * s - pad + j * dil]`, zero in the padding. Rows of unit-stride taps are slice copies.
 fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usize, col: &mut [T]) {
@@ -102,24 +119,14 @@ pub(super) fn conv2d<T: FloatDType>(
 ) -> Vec<T> {
     let [n, c, h, wd] = lx.dims4();
     let [co, cig, kh, kw] = lw.dims4();
-    let [oh, ow] = out_hw(&p, [h, wd], [kh, kw]);
+    let geometry = Geometry::new([h, wd], [kh, kw], cig, p);
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
-    let (k, l) = (cig * kh * kw, oh * ow);
+    let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
     let mut out = alloc::vec![T::ZERO; n * co * l];
     if out.is_empty() {
         return out;
     }
-    let geometry = Geometry {
-        h,
-        wd,
-        kh,
-        kw,
-        oh,
-        ow,
-        cig,
-        p,
-    };
     // The weight as a dense (C_out, K) matrix (copied only if strided).
     let w_dense: Vec<T>;
     let w_rows: &[T] = if let Some(r) = lw.contiguous_range() {
@@ -210,23 +217,15 @@ fn weight_grad_acc<T: FloatDType>(
     p: Conv2dParams,
 ) -> Vec<T::Acc> {
     let [n, c, h, wd] = lx.dims4();
-    let [_, co, oh, ow] = lgy.dims4();
+    let co = lgy.dims()[1];
     let (groups, cig, cog) = (p.groups, c / p.groups, co / p.groups);
-    let (k, l) = (cig * kh * kw, oh * ow);
+    let geometry = Geometry::new([h, wd], [kh, kw], cig, p);
+    debug_assert_eq!(lgy.dims()[2..], [geometry.oh, geometry.ow]);
+    let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
     let mut acc = alloc::vec![T::Acc::ZERO; co * k];
     if acc.is_empty() || n == 0 || l == 0 {
         return acc;
     }
-    let geometry = Geometry {
-        h,
-        wd,
-        kh,
-        kw,
-        oh,
-        ow,
-        cig,
-        p,
-    };
     // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
     let gy_dense: Vec<T>;
     let (gbuf, gbase) = match lgy.contiguous_range() {
