@@ -206,6 +206,7 @@ fn static_path_is_the_direct_loop<T: FloatDType>() {
     let at: Tensor<T, Rank2<8, 6>, Cpu> = Tensor::from_vec(a.t().to_vec()).unwrap();
     let bt: Tensor<T, Rank2<4, 8>, Cpu> = Tensor::from_vec(b.t().to_vec()).unwrap();
     let unrolled = a.matmul(&b).to_vec();
+    assert_eq!(unrolled, a.try_matmul(&b).unwrap().to_vec());
     assert_eq!(unrolled, at.t().matmul(&b).to_vec(), "{:?}", T::DTYPE);
     assert_eq!(unrolled, a.matmul(&bt.t()).to_vec(), "{:?}", T::DTYPE);
     let (v, w) = (a.i(2), b.i((.., 1)).contiguous());

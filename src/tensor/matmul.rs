@@ -88,6 +88,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some((shape, storage)) = self.matmul_static(rhs) {
+            return Ok(Tensor::from_storage(shape, storage));
+        }
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
         let (da, db) = (self.dims(), rhs.dims());
         // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
@@ -103,10 +107,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             n += 1;
         }
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
-        #[cfg(feature = "alloc")]
-        if let Some((shape, storage)) = self.matmul_static(rhs) {
-            return Ok(Tensor::from_storage(shape, storage));
-        }
         let p = self.prepare_matmul(rhs)?;
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let storage = D::matmul((&a.storage, &la), (&b.storage, &lb))?;
