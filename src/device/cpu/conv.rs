@@ -70,34 +70,34 @@ impl Geometry {
 }
 
 /// im2col of image `b`, group `grp`: `col[(ci, i, j)][(y, x)] = input[b, grp * cig + ci, y * s - pad + i * dil,
-/// x * s - pad + j * dil]`, zero in the padding. Rows of unit-stride taps are slice copies.
+/// x * s - pad + j * dil]`. Only taps inside the input are written: `col` must hold zeros at the padding
+/// positions, as a zeroed buffer does, and keeps them across calls (they depend on the geometry alone). Rows of
+/// unit-stride taps are slice copies; the valid ranges are computed once per tap, not per channel.
 fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usize, col: &mut [T]) {
     let sx = lx.strides();
     let (ow, l) = (g.ow, g.oh * g.ow);
-    for ci in 0..g.cig {
-        let plane = lx.offset() + b * sx[0] + (grp * g.cig + ci) * sx[1];
-        for i in 0..g.kh {
-            for j in 0..g.kw {
+    let step = g.p.stride[1] * sx[3];
+    let base = lx.offset() + b * sx[0] + grp * g.cig * sx[1];
+    for i in 0..g.kh {
+        // Output rows whose tap row i lands inside the input, and that input row's offset.
+        let rows =
+            || (0..g.oh).filter_map(|y| source(y, i, g.h, &g.p, 0).map(|sy| (y, sy * sx[2])));
+        for j in 0..g.kw {
+            let (lo, hi) = valid_outputs(ow, j, g.wd, &g.p, 1);
+            if lo == hi {
+                continue;
+            }
+            let first = source(lo, j, g.wd, &g.p, 1).expect("inside the valid range") * sx[3];
+            for ci in 0..g.cig {
+                let plane = base + ci * sx[1] + first;
                 let row = ((ci * g.kh + i) * g.kw + j) * l;
-                let (lo, hi) = valid_outputs(ow, j, g.wd, &g.p, 1);
-                for y in 0..g.oh {
-                    let dst = &mut col[row + y * ow..row + (y + 1) * ow];
-                    let Some(sy) = source(y, i, g.h, &g.p, 0) else {
-                        dst.fill(T::ZERO);
-                        continue;
-                    };
-                    dst[..lo].fill(T::ZERO);
-                    dst[hi..].fill(T::ZERO);
-                    if lo == hi {
-                        continue;
-                    }
-                    let first = source(lo, j, g.wd, &g.p, 1).expect("inside the valid range");
-                    let start = plane + sy * sx[2] + first * sx[3];
-                    let step = g.p.stride[1] * sx[3];
+                for (y, sy) in rows() {
+                    let dst = &mut col[row + y * ow + lo..row + y * ow + hi];
+                    let start = plane + sy;
                     if step == 1 {
-                        dst[lo..hi].copy_from_slice(&x[start..start + hi - lo]);
+                        dst.copy_from_slice(&x[start..start + dst.len()]);
                     } else {
-                        for (t, d) in dst[lo..hi].iter_mut().enumerate() {
+                        for (t, d) in dst.iter_mut().enumerate() {
                             *d = x[start + t * step];
                         }
                     }
@@ -403,7 +403,9 @@ pub(super) fn pool2d<T: FloatDType>(
     }
 }
 
-/// Pooling with the window fold `step` from `init`, and `finish` on each window's result.
+/// Pooling with the window fold `step` from `init`, and `finish` on each window's result. A whole output row is
+/// folded at once, tap by tap (each tap over the outputs it reaches), so the row's windows are independent chains
+/// the CPU overlaps; every window still folds its taps in (row, column) order.
 #[inline(always)]
 fn pool_with<T: FloatDType>(
     x: &[T],
@@ -417,26 +419,33 @@ fn pool_with<T: FloatDType>(
     let [n, c, h, wd] = lx.dims4();
     let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
     let sx = lx.strides();
-    let (rows, cols) = (
-        tap_ranges(oh, kernel, h, &p, 0),
-        tap_ranges(ow, kernel, wd, &p, 1),
-    );
+    let rows = tap_ranges(oh, kernel, h, &p, 0);
+    // For tap column j, the outputs it reaches and the input offset of the first one.
+    let taps: Vec<(usize, usize, usize)> = (0..kernel)
+        .map(|j| {
+            let (lo, hi) = valid_outputs(ow, j, wd, &p, 1);
+            let first = if lo < hi { tap_source(lo, j, &p, 1) } else { 0 };
+            (lo, hi, first * sx[3])
+        })
+        .collect();
+    let step_x = p.stride[1] * sx[3];
+    let mut acc = alloc::vec![init; ow];
     let mut out = Vec::with_capacity(n * c * oh * ow);
     for b in 0..n {
         for ch in 0..c {
             let plane = lx.offset() + b * sx[0] + ch * sx[1];
             for (y, &(ilo, ihi)) in rows.iter().enumerate() {
-                for (xo, &(jlo, jhi)) in cols.iter().enumerate() {
-                    let mut acc = init;
-                    for i in ilo..ihi {
-                        let row = plane + tap_source(y, i, &p, 0) * sx[2];
-                        for j in jlo..jhi {
-                            let v = x[row + tap_source(xo, j, &p, 1) * sx[3]].to_acc();
-                            acc = step(acc, v);
+                acc.fill(init);
+                for i in ilo..ihi {
+                    let row = plane + tap_source(y, i, &p, 0) * sx[2];
+                    for &(lo, hi, first) in &taps {
+                        let src = &x[row + first..];
+                        for (t, a) in acc[lo..hi].iter_mut().enumerate() {
+                            *a = step(*a, src[t * step_x].to_acc());
                         }
                     }
-                    out.push(T::from_acc(finish(acc)));
                 }
+                out.extend(acc.iter().map(|&a| T::from_acc(finish(a))));
             }
         }
     }
