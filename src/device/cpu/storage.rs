@@ -86,7 +86,11 @@ impl<T: WithDType> CpuStorage<T> {
     /// A buffer holding a copy of `data`.
     #[inline]
     pub fn from_slice(data: &[T]) -> Self {
-        Self::filled_by(data.len(), |s| s.copy_from_slice(data))
+        if Self::fits_inline(data.len()) {
+            Self::filled_by(data.len(), |s| s.copy_from_slice(data))
+        } else {
+            CpuStorage(Repr::Shared(Arc::new(data.to_vec()))) // one pass, no zeroing first
+        }
     }
 
     /// A buffer holding `data` (kept as it is when too large to go inline).
