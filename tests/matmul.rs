@@ -232,6 +232,16 @@ fn cpu_static_path_is_the_direct_loop() {
     let c = a.matmul(&eye);
     assert!(c.storage().is_inline());
     assert_eq!(c.to_array(), a.to_array());
+    // Sums start from their first product: products that are all -0 sum to -0 (their exact sum), on the
+    // unrolled path and on the direct loop that a strided operand takes alike.
+    let z = Tensor::<f32, Rank2<2, 2>, Cpu>::from_array([[-0.0, -0.0], [1.0, -0.0]]);
+    let zt = Tensor::<f32, Rank2<2, 2>, Cpu>::from_array(z.t().to_array());
+    let ones = Tensor::<f32, Rank2<2, 2>, Cpu>::ones();
+    for c in [z.matmul(&ones), zt.t().matmul(&ones)] {
+        let c = c.to_array();
+        assert!(c[0][0] == 0.0 && c[0][0].is_sign_negative(), "{c:?}");
+        assert_eq!(c[1], [1.0, 1.0]);
+    }
 }
 
 device_tests! {

@@ -241,3 +241,26 @@ device_tests! {
     runtime_sized_dims => runtime_dims;
     device_transfer_and_printing => transfer_and_print;
 }
+
+/// A small CPU tensor is its inline buffer (64 bytes, its length and kind) plus one word per stride and one for
+/// the offset, rounded to whole 16-byte units: no room for unused axes. Moving one is a few vector copies.
+#[test]
+fn cpu_tensors_carry_only_their_own_axes() {
+    use std::mem::size_of;
+    assert!(size_of::<Tensor<f32, Rank2<4, 4>, Cpu>>() <= 112);
+    assert!(size_of::<Tensor<f32, Rank0, Cpu>>() <= 96);
+    assert!(size_of::<Tensor<f32, (usize, Const<3>), Cpu>>() <= 128); // a runtime dim is stored too
+                                                                      // The view survives selecting, narrowing, transposing and broadcasting.
+    let a: Tensor<f32, Rank3<2, 3, 4>, Cpu> = Tensor::arange();
+    let v = a.i(1).narrow::<Axis<0>, 1, 2>().t(); // (4, 2): rows 1 and 2 of the second matrix, transposed
+    assert_eq!(
+        v.to_array(),
+        [[16., 20.], [17., 21.], [18., 22.], [19., 23.]]
+    );
+    assert_eq!(v.layout().strides(), &[1, 4]);
+    assert_eq!(v.layout().offset(), 16);
+    assert!(!v.is_contiguous() && v.contiguous().is_contiguous());
+    let b: Tensor<f32, Rank3<3, 4, 2>, Cpu> = v.broadcast();
+    assert_eq!(b.layout().strides(), &[0, 1, 4]);
+    assert_eq!(b.i(2).to_array(), v.to_array());
+}

@@ -56,6 +56,12 @@ pub trait Kernels {
         let _ = storage;
         None
     }
+    /// The buffer as a mutable host slice, on a device whose memory is the host's, when no other tensor shares it
+    /// (`None`, the default, elsewhere).
+    fn host_slice_mut<T: WithDType>(storage: &mut Self::Storage<T>) -> Option<&mut [T]> {
+        let _ = storage;
+        None
+    }
     /// A fresh buffer of `n` elements written on the host by `fill`, on a device whose memory is the host's
     /// (`None`, the default, elsewhere).
     fn host_buffer<T: WithDType>(

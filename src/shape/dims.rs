@@ -134,6 +134,19 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
     const RANK: usize;
     /// The compile-time size of each axis, `None` for a runtime dim; padded with `Some(1)` past `RANK`.
     const STATIC_DIMS: [Option<usize>; MAX_RANK];
+    /// What a tensor of this shape stores of its view into a buffer: the stride of each axis, then the offset,
+    /// padded with one unused word to an even count (`[usize; 4]` for rank 2). Sized by rank, so a small tensor
+    /// does not carry room for [`MAX_RANK`] strides, and in whole 16-byte units, so the words are stored (and
+    /// later moved) as whole vectors.
+    type View: Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Send
+        + Sync
+        + AsRef<[usize]>
+        + AsMut<[usize]>
+        + 'static;
     /// The sizes of the axes.
     fn dims(&self) -> Dims;
     /// Builds the shape from sizes; `None` when the rank differs or a `Const` dim disagrees.
@@ -200,6 +213,7 @@ macro_rules! shape_impls {
                 $(s[$i] = $d::STATIC_SIZE;)*
                 s
             };
+            type View = [usize; ($rank + 1usize).next_multiple_of(2)];
             #[inline]
             fn dims(&self) -> Dims {
                 Dims::from_slice(&[$(self.$i.size()),*])

@@ -25,7 +25,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let storage = device_ok(D::along_axis(op, &self.storage, &self.layout, S::INDEX));
+        let storage = device_ok(D::along_axis(op, &self.storage, &self.layout(), S::INDEX));
         Self::from_storage(self.shape, storage)
     }
 

@@ -29,15 +29,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: &Tensor<T, S2, D>,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, _, h, w] = self.layout.dims4();
-        let [co, _, kh, kw] = weight.layout.dims4();
+        let [n, _, h, w] = self.layout().dims4();
+        let [co, _, kh, kw] = weight.layout().dims4();
         let size = |s, k, axis: usize| {
             Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
                 .expect("typed-tensor internal error: gradient convolution window does not fit")
         };
         let storage = device_ok(D::conv2d(
-            (&self.storage, &self.layout),
-            (&weight.storage, &weight.layout),
+            (&self.storage, &self.layout()),
+            (&weight.storage, &weight.layout()),
             p,
         ));
         Tensor::from_storage((n, co, size(h, kh, 0), size(w, kw, 1)), storage)
@@ -52,15 +52,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         input: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (n, c, h, w) = input;
-        let [_, _, oh, ow] = self.layout.dims4();
-        let [_, cog, kh, kw] = weight.layout.dims4();
+        let [_, _, oh, ow] = self.layout().dims4();
+        let [_, cog, kh, kw] = weight.layout().dims4();
         let unpadded = Conv2dParams {
             padding: [0, 0],
             ..p
         };
         let storage = device_ok(D::conv_transpose2d(
-            (&self.storage, &self.layout),
-            (&weight.storage, &weight.layout),
+            (&self.storage, &self.layout()),
+            (&weight.storage, &weight.layout()),
             unpadded,
         ));
         let full_h = Conv2dParams::transposed_out_size(oh, kh, p.stride[0], 0, p.dilation[0]);
@@ -89,8 +89,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let (_, _, kh, kw) = weight;
         if let Some(storage) = device_ok(D::conv2d_weight_grad(
-            (&self.storage, &self.layout),
-            (&grad.storage, &grad.layout),
+            (&self.storage, &self.layout()),
+            (&grad.storage, &grad.layout()),
             [kh, kw],
             p,
         )) {
@@ -108,8 +108,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (co, cig, kh, kw) = weight;
-        let [n, _, h, w] = self.layout.dims4();
-        let [_, _, oh, ow] = grad.layout.dims4();
+        let [n, _, h, w] = self.layout().dims4();
+        let [_, _, oh, ow] = grad.layout().dims4();
         let cog = co / p.groups;
         let swapped = Conv2dParams {
             stride: p.dilation,
@@ -133,8 +133,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
                     .permute_to((cog, cig, kh, kw), &[1, 0, 2, 3])
             })
             .collect();
-        let views: Vec<(&D::Storage<T>, &Layout)> =
-            parts.iter().map(|t| (&t.storage, &t.layout)).collect();
+        let layouts: Vec<Layout> = parts.iter().map(Tensor::layout).collect();
+        let views: Vec<(&D::Storage<T>, &Layout)> = parts
+            .iter()
+            .zip(&layouts)
+            .map(|(t, l)| (&t.storage, l))
+            .collect();
         let storage = device_ok(D::concat(&views, 0));
         Tensor::from_storage(weight, storage)
     }
@@ -148,11 +152,11 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = self.layout.dims4();
+        let [n, c, h, w] = self.layout().dims4();
         if let Some(storage) = device_ok(D::max_pool2d_backward(
-            (&self.storage, &self.layout),
-            (&out.storage, &out.layout),
-            (&grad.storage, &grad.layout),
+            (&self.storage, &self.layout()),
+            (&out.storage, &out.layout()),
+            (&grad.storage, &grad.layout()),
             kernel,
             p,
         )) {
@@ -169,7 +173,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = self.layout.dims4();
+        let [n, c, h, w] = self.layout().dims4();
         let depthwise = Conv2dParams { groups: c, ..p };
         let out = out.relabel(dims_tuple(out));
         let grad = grad.relabel(dims_tuple(grad));
@@ -212,7 +216,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
-    let [a, b, c, d] = t.layout.dims4();
+    let [a, b, c, d] = t.layout().dims4();
     (a, b, c, d)
 }
 
@@ -227,7 +231,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let blocks = Layout::from_parts(
             Dims::from_slice(&[n, c, h, f, w, f]),
             &[c * oh * ow, oh * ow, f * ow, ow, f, 1],
-            g.layout.offset(),
+            g.offset(),
         );
         let mut reduced = [false; crate::shape::MAX_RANK];
         reduced[3] = true;

@@ -14,7 +14,7 @@ use crate::shape::{BroadcastShapes, Shape};
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        let storage = device_ok(D::unary(op, &self.storage, &self.layout));
+        let storage = device_ok(D::unary(op, &self.storage, &self.layout()));
         Self::from_storage(self.shape, storage)
     }
 
@@ -46,8 +46,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        let shape = same_dims_shape(&self.layout, &rhs.layout)?;
-        let (a, b) = ((&self.storage, &self.layout), (&rhs.storage, &rhs.layout));
+        let shape = same_dims_shape(&self.layout(), &rhs.layout())?;
+        let (a, b) = (
+            (&self.storage, &self.layout()),
+            (&rhs.storage, &rhs.layout()),
+        );
         Some((shape, D::binary(op, a, b)))
     }
 
@@ -63,7 +66,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
             return Ok(Tensor::from_storage(shape, storage?));
         }
-        let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
+        let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         let storage = D::binary(op, (&self.storage, &la), (&rhs.storage, &lb))?;
         Ok(Tensor::from_storage(shape, storage))
     }
@@ -76,11 +79,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(shape) = same_dims_shape(&self.layout, &rhs.layout) {
-            let (a, b) = ((&self.storage, &self.layout), (&rhs.storage, &rhs.layout));
+        if let Some(shape) = same_dims_shape(&self.layout(), &rhs.layout()) {
+            let (a, b) = (
+                (&self.storage, &self.layout()),
+                (&rhs.storage, &rhs.layout()),
+            );
             return Tensor::from_storage(shape, device_ok(D::compare(op, a, b)));
         }
-        let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout, &rhs.layout));
+        let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout()));
         let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
         Tensor::from_storage(shape, storage)
     }
@@ -89,7 +95,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// stride 0 by the same binary kernels.
     fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
-        let (x, s) = ((&self.storage, &self.layout), (&scalar, &ls));
+        let (x, s) = ((&self.storage, &self.layout()), (&scalar, &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
         Self::from_storage(self.shape, device_ok(D::binary(op, a, b)))
     }
@@ -97,8 +103,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
     pub(super) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T>, Layout) {
         let scalar = device_ok(D::full(1, value));
-        let ls =
-            device_ok(Layout::contiguous(Default::default()).broadcast_as(op, self.layout.dims()));
+        let ls = device_ok(Layout::contiguous(Default::default()).broadcast_as(op, &self.dims()));
         (scalar, ls)
     }
 
@@ -180,19 +185,19 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,
     ) -> Tensor<T, S, D> {
-        let dims = self.layout.dims();
-        for other in [on_true.layout.dims(), on_false.layout.dims()] {
+        let dims = self.dims();
+        for other in [on_true.dims(), on_false.dims()] {
             if other != dims {
                 panic!(
                     "typed-tensor: {}",
-                    Error::shape_mismatch("where_cond", *dims, *other)
+                    Error::shape_mismatch("where_cond", dims, other)
                 );
             }
         }
         let storage = device_ok(D::where_cond(
-            (&self.storage, &self.layout),
-            (&on_true.storage, &on_true.layout),
-            (&on_false.storage, &on_false.layout),
+            (&self.storage, &self.layout()),
+            (&on_true.storage, &on_true.layout()),
+            (&on_false.storage, &on_false.layout()),
         ));
         Tensor::from_storage(self.shape, storage)
     }

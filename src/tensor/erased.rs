@@ -34,11 +34,11 @@ fn spread_count(dims: &Dims, reduced: &[bool; MAX_RANK]) -> usize {
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, rhs)` for two tensors of one shape.
     pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
-        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
+        debug_assert_eq!(self.dims(), rhs.dims());
         let storage = device_ok(D::binary(
             op,
-            (&self.storage, &self.layout),
-            (&rhs.storage, &rhs.layout),
+            (&self.storage, &self.layout()),
+            (&rhs.storage, &rhs.layout()),
         ));
         Self::from_storage(self.shape, storage)
     }
@@ -46,13 +46,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
     /// buffer).
     pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
-        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
-        let dense_from_start = self.layout.contiguous_range().is_some_and(|r| r.start == 0);
+        debug_assert_eq!(self.dims(), rhs.dims());
+        let dense_from_start = self.contiguous_range().is_some_and(|r| r.start == 0);
         if dense_from_start {
             device_ok(D::binary_assign(
                 op,
                 &mut self.storage,
-                (&rhs.storage, &rhs.layout),
+                (&rhs.storage, &rhs.layout()),
             ));
         } else {
             *self = self.zip_same(op, rhs);
@@ -63,13 +63,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) fn relabel<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
         debug_assert_eq!(shape.numel(), self.numel());
         let dense = self.contiguous();
-        let layout = dense.layout.reshaped_contiguous(shape.dims());
+        let layout = dense.layout().reshaped_contiguous(shape.dims());
         Tensor::from_parts(shape, layout, dense.storage)
     }
 
     /// A view of this tensor with `shape`'s dims by the broadcasting rule (stride 0 on new or stretched axes).
     pub(crate) fn expand_to<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
-        let layout = device_ok(self.layout.broadcast_as("expand", &shape.dims()));
+        let layout = device_ok(self.layout().broadcast_as("expand", &shape.dims()));
         Tensor::from_parts(shape, layout, self.storage.clone())
     }
 
@@ -83,15 +83,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         // This tensor holds the kept axes in order (a keep-dim result holds them with size-1 axes between).
         let dense = self.contiguous();
         debug_assert_eq!(spread_count(&shape.dims(), reduced), dense.numel());
-        let layout = spread_layout(shape.dims(), reduced, dense.layout.offset());
+        let layout = spread_layout(shape.dims(), reduced, dense.offset());
         Tensor::from_parts(shape, layout, dense.storage)
     }
 
     /// Sums this tensor (a broadcast result) back to `shape`, an operand it was broadcast from: over the leading
     /// axes `shape` lacks and the axes where `shape` has size 1.
     pub(crate) fn sum_to<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
-        let (from, to) = (self.layout.dims(), shape.dims());
-        if *from == to {
+        let (from, to) = (self.dims(), shape.dims());
+        if from == to {
             return self.relabel(shape);
         }
         let lead = from.len() - to.len();
@@ -99,13 +99,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         for ax in 0..from.len() {
             reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
         }
-        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout, &reduced));
+        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout(), &reduced));
         Tensor::from_storage(shape, storage)
     }
 
     /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
     pub(crate) fn permute_to<S2: Shape>(&self, shape: S2, perm: &[usize]) -> Tensor<T, S2, D> {
-        let layout = self.layout.permute(perm);
+        let layout = self.layout().permute(perm);
         debug_assert_eq!(*layout.dims(), shape.dims());
         Tensor::from_parts(shape, layout, self.storage.clone())
     }
@@ -114,11 +114,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, for two tensors of one shape.
     pub(crate) fn mask_same(&self, op: ops::CmpOp, rhs: &Self) -> Self {
-        debug_assert_eq!(self.layout.dims(), rhs.layout.dims());
+        debug_assert_eq!(self.dims(), rhs.dims());
         let storage = device_ok(D::compare(
             op,
-            (&self.storage, &self.layout),
-            (&rhs.storage, &rhs.layout),
+            (&self.storage, &self.layout()),
+            (&rhs.storage, &rhs.layout()),
         ));
         Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
     }
@@ -128,7 +128,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (scalar, ls) = self.scalar_operand(op.name(), value);
         let storage = device_ok(D::compare(
             op,
-            (&self.storage, &self.layout),
+            (&self.storage, &self.layout()),
             (&scalar, &ls),
         ));
         Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
@@ -148,8 +148,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         op: Op,
         reduced: &[bool; MAX_RANK],
     ) -> Self {
-        let storage = device_ok(D::reduce(op, &self.storage, &self.layout, reduced));
-        let layout = spread_layout(*self.layout.dims(), reduced, 0);
+        let storage = device_ok(D::reduce(op, &self.storage, &self.layout(), reduced));
+        let layout = spread_layout(self.dims(), reduced, 0);
         Tensor::from_parts(self.shape, layout, storage)
     }
 
@@ -162,7 +162,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         start: usize,
     ) -> Tensor<T, S2, D> {
         let dims = shape.dims();
-        let len = self.layout.dims()[axis];
+        let len = self.dims()[axis];
         let zeros = |n: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = n;
@@ -175,7 +175,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some((s, l)) = &before {
             parts.push((s, l));
         }
-        parts.push((&self.storage, &self.layout));
+        let layout = self.layout();
+        parts.push((&self.storage, &layout));
         if let Some((s, l)) = &after {
             parts.push((s, l));
         }
@@ -193,7 +194,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         start: usize,
     ) -> Tensor<T, S2, D> {
         let len = shape.dims()[axis];
-        let layout = device_ok(self.layout.narrow("narrow", axis, start, len));
+        let layout = device_ok(self.layout().narrow("narrow", axis, start, len));
         Tensor::from_parts(shape, layout, self.storage.clone())
     }
 
@@ -204,7 +205,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         axis: usize,
         index: usize,
     ) -> Tensor<T, S2, D> {
-        let layout = device_ok(self.layout.select("select", axis, index));
+        let layout = device_ok(self.layout().select("select", axis, index));
         debug_assert_eq!(*layout.dims(), shape.dims());
         Tensor::from_parts(shape, layout, self.storage.clone())
     }
@@ -218,7 +219,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         view: &Layout,
         grad: &Tensor<T, S2, D>,
     ) -> Self {
-        debug_assert_eq!(view.dims(), grad.layout.dims());
+        debug_assert_eq!(*view.dims(), grad.dims());
         let mut offsets: alloc::vec::Vec<i64> = alloc::vec::Vec::with_capacity(view.numel());
         crate::layout::for_each_row(view.dims(), [view], |[o], len, [s]| {
             offsets.extend((0..len).map(|i| (o + i * s) as i64))
@@ -231,7 +232,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lg = Layout::from_parts(
             Dims::from_slice(&[n]),
             &[1],
-            g.layout.contiguous_range().map_or(0, |r| r.start),
+            g.contiguous_range().map_or(0, |r| r.start),
         );
         let storage = device_ok(D::scatter_add(
             "index",
@@ -254,7 +255,7 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         grad: &Self,
         step: ops::AdamStep,
     ) -> bool {
-        let dense = |t: &Self| t.layout.contiguous_range().is_some_and(|r| r.start == 0);
+        let dense = |t: &Self| t.contiguous_range().is_some_and(|r| r.start == 0);
         if !(dense(self) && dense(m) && dense(v)) {
             return false;
         }
@@ -263,7 +264,7 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             &mut self.storage,
             &mut m.storage,
             &mut v.storage,
-            (&grad.storage, &grad.layout),
+            (&grad.storage, &grad.layout()),
             step,
         ))
     }

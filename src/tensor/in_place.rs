@@ -29,7 +29,7 @@ use crate::shape::{BroadcastShapes, Shape};
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// True when this view is the dense row-major start of its buffer: a kernel may write the result over it.
     fn is_dense_from_start(&self) -> bool {
-        self.layout
+        self.layout()
             .contiguous_range()
             .is_some_and(|range| range.start == 0)
     }
@@ -45,7 +45,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// ```
     pub fn unary_assign<Op: UnaryOp<T>>(&mut self, op: Op) {
         if self.is_dense_from_start() {
-            device_ok(D::unary_assign(op, &mut self.storage, self.layout.dims()));
+            let dims = self.dims();
+            device_ok(D::unary_assign(op, &mut self.storage, &dims));
         } else {
             *self = self.unary(op);
         }
@@ -69,14 +70,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2, Output = S>,
     {
-        let (shape, _, lb): (S, _, _) = broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
-        if shape.dims() != *self.layout.dims() {
+        let (shape, _, lb): (S, _, _) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
+        if shape.dims() != self.dims() {
             // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
-            return Err(Error::shape_mismatch(
-                Op::NAME,
-                *self.layout.dims(),
-                *rhs.layout.dims(),
-            ));
+            return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
         if self.is_dense_from_start() {
             D::binary_assign(op, &mut self.storage, (&rhs.storage, &lb))
@@ -92,17 +89,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_dense_from_start() {
             device_ok(D::binary_assign(op, &mut self.storage, (&scalar, &ls)));
         } else {
-            let storage = device_ok(D::binary(op, (&self.storage, &self.layout), (&scalar, &ls)));
+            let storage = device_ok(D::binary(
+                op,
+                (&self.storage, &self.layout()),
+                (&scalar, &ls),
+            ));
             *self = Self::from_storage(self.shape, storage);
         }
     }
 
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
-        if out.is_dense_from_start() && out.layout.dims() == self.layout.dims() {
+        if out.is_dense_from_start() && out.dims() == self.dims() {
             device_ok(D::unary_into(
                 op,
-                (&self.storage, &self.layout),
+                (&self.storage, &self.layout()),
                 &mut out.storage,
             ));
         } else {
@@ -134,8 +135,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: BroadcastShapes<S2>,
     {
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
-            broadcast_pair(Op::NAME, &self.layout, &rhs.layout)?;
-        if out.is_dense_from_start() && *out.layout.dims() == shape.dims() {
+            broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
+        if out.is_dense_from_start() && out.dims() == shape.dims() {
             D::binary_into(
                 op,
                 (&self.storage, &la),

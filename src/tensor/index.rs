@@ -79,7 +79,7 @@ where
 {
     type Output = Tensor<T, <usize as IndexItem<S, 0>>::Out, D>;
     fn try_i(&self, idx: usize) -> Result<Self::Output> {
-        Ok(view(idx.apply(&self.layout)?, &self.storage))
+        Ok(view(idx.apply(&self.layout())?, &self.storage))
     }
 }
 
@@ -93,7 +93,7 @@ macro_rules! index_tuple {
             type Output = Tensor<T, $out, D>;
             #[allow(non_snake_case)]
             fn try_i(&self, ($($i,)*): ($($i,)*)) -> Result<Self::Output> {
-                let layout = self.layout;
+                let layout = self.layout();
                 index_tuple!(@apply layout; $($i)*);
                 Ok(view(layout, &self.storage))
             }

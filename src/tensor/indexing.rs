@@ -45,7 +45,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let out = *idx_layout.dims();
         let storage = D::gather(
             "index_select",
-            (&self.storage, &self.layout),
+            (&self.storage, &self.layout()),
             (&indices.storage, &idx_layout),
             axis,
         )?;
@@ -60,11 +60,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         axis: usize,
         indices: &Tensor<I, (N,), D>,
     ) -> Layout {
-        let mut out = *self.layout.dims();
+        let mut out = self.dims();
         out.as_mut_slice()[axis] = indices.numel();
         let mut strides = [0; MAX_RANK];
-        strides[axis] = indices.layout.strides()[0];
-        Layout::from_parts(out, &strides, indices.layout.offset())
+        strides[axis] = indices.strides()[0];
+        Layout::from_parts(out, &strides, indices.offset())
     }
 
     #[cfg(feature = "std")] // autograd
@@ -99,7 +99,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         self.scatter_into_zeros(
             "gather",
-            (&indices.storage, &indices.layout),
+            (&indices.storage, &indices.layout()),
             grad,
             S::INDEX,
         )
@@ -115,12 +115,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         axis: usize,
     ) -> Self {
         let zeros = ok(D::full(self.numel(), T::ZERO));
-        let lz = Layout::contiguous(*self.layout.dims());
+        let lz = Layout::contiguous(self.dims());
         let storage = ok(D::scatter_add(
             op,
             (&zeros, &lz),
             idx,
-            (&grad.storage, &grad.layout),
+            (&grad.storage, &grad.layout()),
             axis,
         ));
         Tensor::from_storage(self.shape, storage)
@@ -147,16 +147,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        check_other_axes(
-            "gather",
-            self.layout.dims(),
-            indices.layout.dims(),
-            S::INDEX,
-        )?;
+        check_other_axes("gather", &self.dims(), &indices.dims(), S::INDEX)?;
         let storage = D::gather(
             "gather",
-            (&self.storage, &self.layout),
-            (&indices.storage, &indices.layout),
+            (&self.storage, &self.layout()),
+            (&indices.storage, &indices.layout()),
             S::INDEX,
         )?;
         Ok(Tensor::from_storage(indices.shape, storage))
@@ -184,13 +179,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        check_other_axes(
-            "scatter_add",
-            self.layout.dims(),
-            indices.layout.dims(),
-            S::INDEX,
-        )?;
-        if src.layout.dims() != indices.layout.dims() {
+        check_other_axes("scatter_add", &self.dims(), &indices.dims(), S::INDEX)?;
+        if src.dims() != indices.dims() {
             return Err(Error::shape_mismatch(
                 "scatter_add",
                 indices.dims(),
@@ -199,9 +189,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let storage = D::scatter_add(
             "scatter_add",
-            (&self.storage, &self.layout),
-            (&indices.storage, &indices.layout),
-            (&src.storage, &src.layout),
+            (&self.storage, &self.layout()),
+            (&indices.storage, &indices.layout()),
+            (&src.storage, &src.layout()),
             S::INDEX,
         )?;
         Ok(Self::from_storage(self.shape, storage))
@@ -236,15 +226,15 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         &self,
         ids: &Tensor<I, S2, D>,
     ) -> Result<Tensor<T, <S2 as AppendDim>::Output<E>, D>> {
-        let (v, e) = (self.layout.dims()[0], self.layout.dims()[1]);
-        let (tv, te) = (self.layout.strides()[0], self.layout.strides()[1]);
+        let (v, e) = (self.dims()[0], self.dims()[1]);
+        let (tv, te) = (self.strides()[0], self.strides()[1]);
         // A scalar id is looked up as a length-1 vector.
         let (id_dims, id_strides): (Dims, [usize; MAX_RANK]) = if ids.rank() == 0 {
             (Dims::from_slice(&[1]), [0; MAX_RANK])
         } else {
             let mut s = [0; MAX_RANK];
-            s[..ids.rank()].copy_from_slice(ids.layout.strides());
-            (*ids.layout.dims(), s)
+            s[..ids.rank()].copy_from_slice(ids.strides());
+            (ids.dims(), s)
         };
         let r = id_dims.len();
         let mut out = [0; MAX_RANK];
@@ -258,8 +248,8 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let mut table_strides = [0; MAX_RANK];
         table_strides[0] = tv;
         table_strides[r] = te;
-        let table = Layout::from_parts(table_dims, &table_strides, self.layout.offset());
-        let idx = Layout::from_parts(out, &id_strides, ids.layout.offset());
+        let table = Layout::from_parts(table_dims, &table_strides, self.offset());
+        let idx = Layout::from_parts(out, &id_strides, ids.offset());
         let storage = D::gather(
             "embedding",
             (&self.storage, &table),
@@ -284,16 +274,16 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         ids: &Tensor<I, S2, D>,
         grad: &Tensor<T, S3, D>,
     ) -> Self {
-        let e = self.layout.dims()[1];
+        let e = self.dims()[1];
         let ids = ids.contiguous();
         let n = ids.numel();
         let rows = Dims::from_slice(&[n, e]);
         // The ids as an (n, E) view varying along axis 0 only, the gradient as (n, E) rows.
-        let idx = Layout::from_parts(rows, &[1, 0], ids.layout.offset());
+        let idx = Layout::from_parts(rows, &[1, 0], ids.offset());
         let g = grad.contiguous();
-        let lg = Layout::from_parts(rows, &[e, 1], g.layout.offset());
+        let lg = Layout::from_parts(rows, &[e, 1], g.offset());
         let zeros = ok(D::full(self.numel(), T::ZERO));
-        let lz = Layout::contiguous(*self.layout.dims());
+        let lz = Layout::contiguous(self.dims());
         let storage = ok(D::scatter_add(
             "embedding",
             (&zeros, &lz),

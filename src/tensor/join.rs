@@ -55,21 +55,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let axis = S::INDEX;
-        let (a, b) = (self.layout.dims(), other.layout.dims());
+        let (a, b) = (self.dims(), other.dims());
         if a.len() != b.len()
             || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax])
             || a[axis] + b[axis] != OUT
         {
-            panic!("{}", Error::shape_mismatch("cat", *a, *b));
+            panic!("{}", Error::shape_mismatch("cat", a, b));
         }
         let storage = device_ok(D::concat(
             &[
-                (&self.storage, &self.layout),
-                (&other.storage, &other.layout),
+                (&self.storage, &self.layout()),
+                (&other.storage, &other.layout()),
             ],
             axis,
         ));
-        let mut out = *a;
+        let mut out = a;
         out.as_mut_slice()[axis] = OUT;
         Tensor::from_storage(shape_of("cat", &out), storage)
     }
@@ -83,15 +83,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         assert!(N > 0, "stack: needs at least one tensor");
         let axis = <S as InsertAxis<Ax>>::INDEX;
-        let first = parts[0].layout.dims();
+        let first = parts[0].dims();
         let layouts: [Layout; N] = core::array::from_fn(|i| {
-            if parts[i].layout.dims() != first {
-                panic!(
-                    "{}",
-                    Error::shape_mismatch("stack", *first, *parts[i].layout.dims())
-                );
+            if parts[i].dims() != first {
+                panic!("{}", Error::shape_mismatch("stack", first, parts[i].dims()));
             }
-            parts[i].layout.unsqueeze(axis)
+            parts[i].layout().unsqueeze(axis)
         });
         let views: [(&D::Storage<T>, &Layout); N] =
             core::array::from_fn(|i| (&parts[i].storage, &layouts[i]));
@@ -117,7 +114,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "split: LEN * N must equal the size of the axis"
             )
         };
-        let size = self.layout.dims()[S::INDEX];
+        let size = self.dims()[S::INDEX];
         if LEN * N != size {
             panic!(
                 "split: {N} pieces of {LEN} do not cover axis {} of size {size}",
@@ -125,7 +122,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             );
         }
         core::array::from_fn(|i| {
-            let layout = device_ok(self.layout.narrow("split", S::INDEX, i * LEN, LEN));
+            let layout = device_ok(self.layout().narrow("split", S::INDEX, i * LEN, LEN));
             Tensor::from_parts(
                 shape_of("split", layout.dims()),
                 layout,
@@ -140,7 +137,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let n = self.layout.dims()[S::INDEX];
+        let n = self.dims()[S::INDEX];
         self.pick_along(S::INDEX, (0..n).rev().map(|i| i as u32))
     }
 
@@ -150,7 +147,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let n = self.layout.dims()[S::INDEX];
+        let n = self.dims()[S::INDEX];
         if n == 0 {
             return self.clone();
         }
@@ -176,7 +173,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let axis = S::INDEX;
-        let dims = *self.layout.dims();
+        let dims = self.dims();
         if dims[axis] + BEFORE + AFTER != OUT {
             panic!("pad: {BEFORE} + {} + {AFTER} is not {OUT}", dims[axis]);
         }
@@ -191,7 +188,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let storage = device_ok(D::concat(
             &[
                 (&zero, &before),
-                (&self.storage, &self.layout),
+                (&self.storage, &self.layout()),
                 (&zero, &after),
             ],
             axis,
@@ -205,13 +202,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[cfg(feature = "alloc")]
     fn pick_along(&self, axis: usize, positions: impl Iterator<Item = u32>) -> Self {
         let idx = device_ok(D::from_vec(positions.collect()));
-        let dims = *self.layout.dims();
+        let dims = self.dims();
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(dims, &strides, 0);
         let storage = device_ok(D::gather(
             "flip/roll",
-            (&self.storage, &self.layout),
+            (&self.storage, &self.layout()),
             (&idx, &idx_layout),
             axis,
         ));

@@ -66,6 +66,7 @@ struct Prepared<T: FloatDType, S: Shape, S2: Shape, D: Device> {
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The matrix product; the output shape comes from [`MatMulShape`]. Panics if runtime-sized (`usize`)
     /// inner or batch dims disagree; see [`Self::try_matmul`].
+    #[inline]
     pub fn matmul<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
@@ -74,13 +75,14 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: MatMulShape<S2>,
     {
         #[cfg(feature = "alloc")]
-        if let Some((shape, storage)) = self.matmul_static(rhs) {
-            return Tensor::from_storage(shape, storage); // built in the caller's slot: no 184-byte copy
+        if let Some(out) = self.matmul_static(rhs) {
+            return out;
         }
-        device_ok(self.try_matmul(rhs))
+        device_ok(self.matmul_general(rhs))
     }
 
     /// [`Self::matmul`], returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
+    #[inline]
     pub fn try_matmul<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
@@ -89,9 +91,22 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: MatMulShape<S2>,
     {
         #[cfg(feature = "alloc")]
-        if let Some((shape, storage)) = self.matmul_static(rhs) {
-            return Ok(Tensor::from_storage(shape, storage));
+        if let Some(out) = self.matmul_static(rhs) {
+            return Ok(out);
         }
+        self.matmul_general(rhs)
+    }
+
+    /// Every product the unrolled static path does not take, through the device's kernel. Kept out of line so
+    /// that the static path, inlined into the caller, stays a few instructions around the arithmetic.
+    #[inline(never)]
+    fn matmul_general<S2: Shape>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Result<Tensor<T, <S as MatMulShape<S2>>::Output, D>>
+    where
+        S: MatMulShape<S2>,
+    {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
         let (da, db) = (self.dims(), rhs.dims());
         // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
@@ -121,15 +136,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     fn matmul_static<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
-    ) -> Option<(<S as MatMulShape<S2>>::Output, D::Storage<T>)>
+    ) -> Option<Tensor<T, <S as MatMulShape<S2>>::Output, D>>
     where
         S: MatMulShape<S2>,
     {
         let [m, _, n] = const {
             crate::device::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
         }?;
-        let a = &D::host_slice(&self.storage)?[self.layout.contiguous_range()?];
-        let b = &D::host_slice(&rhs.storage)?[rhs.layout.contiguous_range()?];
+        let a = &D::host_slice(&self.storage)?[self.contiguous_range()?];
+        let b = &D::host_slice(&rhs.storage)?[rhs.contiguous_range()?];
         // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
         let dims = match (S::RANK, S2::RANK) {
             (2, 2) => &[m, n][..],
@@ -138,10 +153,11 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             _ => &[][..],
         };
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
-        let storage = D::host_buffer(m * n, |out| {
-            crate::device::matmul_static::<T, S, S2>(a, b, out)
-        })?;
-        Some((shape, storage))
+        // The whole tensor is assembled before the product is written into it: its bookkeeping words are then
+        // stored long before the caller moves the result, which would otherwise wait on them (see `CpuStorage`).
+        let mut out = Tensor::from_storage(shape, D::host_buffer(m * n, |_| {})?);
+        crate::device::matmul_static::<T, S, S2>(a, b, D::host_slice_mut(&mut out.storage)?);
+        Some(out)
     }
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
@@ -154,11 +170,11 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
         let (a, b) = (
-            self.contiguous_if(as_batched(&self.layout, Side::Lhs).is_none()),
-            rhs.contiguous_if(as_batched(&rhs.layout, Side::Rhs).is_none()),
+            self.contiguous_if(as_batched(&self.layout(), Side::Lhs).is_none()),
+            rhs.contiguous_if(as_batched(&rhs.layout(), Side::Rhs).is_none()),
         );
-        let mut la = as_batched(&a.layout, Side::Lhs).ok_or_else(mismatch)?;
-        let mut lb = as_batched(&b.layout, Side::Rhs).ok_or_else(mismatch)?;
+        let mut la = as_batched(&a.layout(), Side::Lhs).ok_or_else(mismatch)?;
+        let mut lb = as_batched(&b.layout(), Side::Rhs).ok_or_else(mismatch)?;
         if la.dims()[2] != lb.dims()[1] {
             return Err(mismatch());
         }
@@ -205,7 +221,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lg = Layout::from_parts(
             Dims::from_slice(&[batch, m, n]),
             &[m * n, n, 1],
-            g.layout.contiguous_range().map_or(0, |r| r.start),
+            g.contiguous_range().map_or(0, |r| r.start),
         );
         // Sums a `[B, R, C]` product over B when the operand was shared, then relabels it with the operand's shape.
         fn finish<T: FloatDType, S: Shape, D: Device>(

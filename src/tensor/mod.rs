@@ -53,20 +53,36 @@ use alloc::vec::Vec;
 /// assert_eq!(t.to_array(), [[1., 4.], [2., 5.], [3., 6.]]);
 /// ```
 pub struct Tensor<T: WithDType, S: Shape, D: Device> {
-    shape: S,
-    layout: Layout,
     storage: D::Storage<T>,
+    shape: S,
+    /// The view into `storage` ([`Shape::View`]): a stride per axis (in elements), then where the first element
+    /// lies. With the shape's dims it makes the shape-erased [`Layout`] the kernels take; keeping only this (not a
+    /// `MAX_RANK`-sized `Layout`) keeps a small tensor small, so moving one stays a few vector copies.
+    view: S::View,
 }
 
 impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
     /// Cheap: the clone shares the buffer.
     fn clone(&self) -> Self {
         Tensor {
-            shape: self.shape,
-            layout: self.layout,
             storage: self.storage.clone(),
+            shape: self.shape,
+            view: self.view,
         }
     }
+}
+
+/// The view of a whole fresh buffer of `shape`: row-major strides, offset 0 (constants for a static shape).
+#[inline(always)]
+fn contiguous_view<S: Shape>(shape: &S) -> S::View {
+    let dims = shape.dims();
+    let mut view = S::View::default();
+    let mut acc = 1;
+    for (s, &d) in view.as_mut()[..S::RANK].iter_mut().zip(dims.iter()).rev() {
+        *s = acc;
+        acc *= d;
+    }
+    view
 }
 
 /// Unwraps a device result in an infallible op: device failures are the only errors left there.
@@ -82,20 +98,23 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Assembles a tensor; the layout's dims must be the shape's.
     pub(crate) fn from_parts(shape: S, layout: Layout, storage: D::Storage<T>) -> Self {
         debug_assert_eq!(shape.dims(), *layout.dims());
+        let mut view = S::View::default();
+        view.as_mut()[..S::RANK].copy_from_slice(layout.strides());
+        view.as_mut()[S::RANK] = layout.offset();
         Tensor {
-            shape,
-            layout,
             storage,
+            shape,
+            view,
         }
     }
 
     /// A contiguous tensor over fresh storage.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn from_storage(shape: S, storage: D::Storage<T>) -> Self {
         Tensor {
-            shape,
-            layout: Layout::contiguous(shape.dims()),
             storage,
+            shape,
+            view: contiguous_view(&shape),
         }
     }
 
@@ -109,15 +128,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
     /// Number of elements.
     pub fn numel(&self) -> usize {
-        self.layout.numel()
+        self.shape.numel()
     }
     /// The rank (number of axes).
     pub const fn rank(&self) -> usize {
         S::RANK
     }
-    /// The memory layout of this view.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
+    /// The memory layout of this view (dims, strides and offset), as the kernels take it.
+    #[inline]
+    pub fn layout(&self) -> Layout {
+        Layout::from_parts(self.shape.dims(), self.strides(), self.offset())
     }
     /// The runtime dtype tag.
     pub const fn dtype(&self) -> crate::dtype::DType {
@@ -128,14 +148,42 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         &self.storage
     }
     /// True when the view is dense and row-major.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        self.layout.is_contiguous()
+        let mut acc = 1;
+        for (&d, &s) in self.shape.dims().iter().zip(self.strides()).rev() {
+            if d != 1 && s != acc {
+                return false;
+            }
+            acc *= d;
+        }
+        true
+    }
+
+    /// The storage range of this view when it is contiguous (see [`Layout::contiguous_range`]).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    #[inline]
+    pub(crate) fn contiguous_range(&self) -> Option<core::ops::Range<usize>> {
+        self.is_contiguous()
+            .then(|| self.offset()..self.offset() + self.numel())
+    }
+
+    /// The stride of each axis, in elements.
+    #[inline(always)]
+    pub(crate) fn strides(&self) -> &[usize] {
+        &self.view.as_ref()[..S::RANK]
+    }
+
+    /// Where the first element lies in the storage.
+    #[inline(always)]
+    pub(crate) fn offset(&self) -> usize {
+        self.view.as_ref()[S::RANK]
     }
 
     /// The elements in row-major order, on the host.
     #[cfg(feature = "alloc")]
     pub fn try_to_vec(&self) -> Result<Vec<T>> {
-        D::to_vec(&self.storage, &self.layout)
+        D::to_vec(&self.storage, &self.layout())
     }
 
     /// The elements in row-major order, on the host. Panics only if the device fails; see [`Self::try_to_vec`].
@@ -166,7 +214,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(a.to_dtype::<u8>().to_vec(), [0, 2, 255]);
     /// ```
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
-        let storage = device_ok(D::cast::<T, U>(&self.storage, &self.layout));
+        let storage = device_ok(D::cast::<T, U>(&self.storage, &self.layout()));
         Tensor::from_storage(self.shape, storage)
     }
 }

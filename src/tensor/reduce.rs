@@ -32,7 +32,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         reduced: &[bool; MAX_RANK],
         keepdim: bool,
     ) -> Tensor<Op::Out, Out, D> {
-        let dims = self.layout.dims();
+        let dims = self.dims();
         let mut out = [0; MAX_RANK];
         let mut n = 0;
         for ax in 0..dims.len() {
@@ -44,7 +44,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
-        let storage = device_ok(D::reduce(op, &self.storage, &self.layout, reduced));
+        let storage = device_ok(D::reduce(op, &self.storage, &self.layout(), reduced));
         Tensor::from_storage(shape, storage)
     }
 

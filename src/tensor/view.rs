@@ -21,7 +21,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_contiguous() {
             return self.clone();
         }
-        let storage = device_ok(D::copy_strided(&self.storage, &self.layout));
+        let storage = device_ok(D::copy_strided(&self.storage, &self.layout()));
         Self::from_storage(self.shape, storage)
     }
 
@@ -51,7 +51,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 S2::NUMEL
             );
         }
-        let layout = src.layout.reshaped_contiguous(S2::default().dims());
+        let layout = src.layout().reshaped_contiguous(S2::default().dims());
         Tensor::from_parts(S2::default(), layout, src.storage)
     }
 
@@ -67,7 +67,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: SwapAxes<I, J>,
     {
         let (i, j) = <S as SwapAxes<I, J>>::AXES;
-        let layout = self.layout.swap_axes(i, j);
+        let layout = self.layout().swap_axes(i, j);
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 
@@ -89,7 +89,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "permute: every axis must appear exactly once"
             )
         };
-        let layout = self.layout.permute(&S::PERM[..S::RANK]);
+        let layout = self.layout().permute(&S::PERM[..S::RANK]);
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 
@@ -114,7 +114,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "narrow: START + LEN runs past the end of the axis"
             )
         };
-        let layout = device_ok(self.layout.narrow("narrow", S::INDEX, START, LEN));
+        let layout = device_ok(self.layout().narrow("narrow", S::INDEX, START, LEN));
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 
@@ -145,7 +145,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "broadcast: each dim must equal the target's or be 1"
             )
         };
-        let layout = device_ok(self.layout.broadcast_as("broadcast", &dst.dims()));
+        let layout = device_ok(self.layout().broadcast_as("broadcast", &dst.dims()));
         Tensor::from_parts(dst, layout, self.storage.clone())
     }
 
@@ -163,15 +163,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "squeeze: the axis must have size 1"
             )
         };
-        if self.layout.dims()[S::INDEX] != 1 {
+        if self.dims()[S::INDEX] != 1 {
             panic!(
                 "squeeze: axis {} of shape {} has size {}, not 1",
                 S::INDEX,
                 self.dims(),
-                self.layout.dims()[S::INDEX]
+                self.dims()[S::INDEX]
             );
         }
-        let layout = device_ok(self.layout.select("squeeze", S::INDEX, 0));
+        let layout = device_ok(self.layout().select("squeeze", S::INDEX, 0));
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 
@@ -187,7 +187,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: InsertAxis<Ax>,
     {
-        let layout = self.layout.unsqueeze(<S as InsertAxis<Ax>>::INDEX);
+        let layout = self.layout().unsqueeze(<S as InsertAxis<Ax>>::INDEX);
         Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
     }
 }

@@ -21,7 +21,7 @@ where
             // The same index applied to a contiguous layout of the source gives the positions it read.
             let probe = Tensor::<T, S, D>::zeros_with_shape(shape);
             let view = probe.i(idx);
-            Tensor::scatter_view(shape, view.layout(), &g)
+            Tensor::scatter_view(shape, &view.layout(), &g)
         }))
     }
 }

@@ -160,7 +160,9 @@ fn gemm_batched<E>(
     }
 }
 
-/// The direct loop for tiny products, accumulating in the type's accumulator (f32 or f64).
+/// The direct loop for tiny products, accumulating in the type's accumulator (f32 or f64). Each sum starts from
+/// its first product rather than from zero (so a sum of negative zeros stays -0, as its exact value is, and the
+/// unrolled path saves an add per row); [`matmul_static`] sums in the same order.
 fn small<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T]) {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
     let (sa, sb) = (la.strides(), lb.strides());
@@ -168,11 +170,13 @@ fn small<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T
         let (ao, bo) = (la.offset() + p * sa[0], lb.offset() + p * sb[0]);
         for i in 0..m {
             for j in 0..n {
-                let mut acc = T::Acc::ZERO;
-                for q in 0..k {
+                let product = |q: usize| {
                     let x = a[ao + i * sa[1] + q * sa[2]].to_acc();
-                    let y = b[bo + q * sb[1] + j * sb[2]].to_acc();
-                    acc = acc.add(x.mul(y));
+                    x.mul(b[bo + q * sb[1] + j * sb[2]].to_acc())
+                };
+                let mut acc = if k == 0 { T::Acc::ZERO } else { product(0) };
+                for q in 1..k {
+                    acc = acc.add(product(q));
                 }
                 out[(p * m + i) * n + j] = T::from_acc(acc);
             }
@@ -268,11 +272,21 @@ impl<T: FloatDType, S: Shape, S2: Shape> DenseLoop for StaticMatmul<'_, T, S, S2
 const STATIC_ROWS: usize = 4;
 
 /// `R` rows of `a` (`R * k` elements) times `b` (`k * n`) into `R` rows of `out`, each output row held in
-/// accumulators while the rows of `b` stream past (sums in `k` order).
+/// accumulators while the rows of `b` stream past (sums in `k` order, from the first product; `k > 0`).
 #[inline(always)]
 fn row_block<T: FloatDType, const R: usize>(a: &[T], b: &[T], out: &mut [T], k: usize, n: usize) {
     let mut acc = [[T::Acc::ZERO; STATIC_MAX]; R];
-    for (q, b_row) in b.chunks_exact(n).enumerate() {
+    let mut b_rows = b.chunks_exact(n);
+    let Some(b_first) = b_rows.next() else {
+        return;
+    };
+    for (r, acc) in acc.iter_mut().enumerate() {
+        let x = a[r * k].to_acc();
+        for (acc, &y) in acc.iter_mut().zip(b_first) {
+            *acc = x.mul(y.to_acc());
+        }
+    }
+    for (q, b_row) in b_rows.enumerate().map(|(q, row)| (q + 1, row)) {
         for (r, acc) in acc.iter_mut().enumerate() {
             let x = a[r * k + q].to_acc();
             for (acc, &y) in acc.iter_mut().zip(b_row) {

@@ -58,6 +58,11 @@ impl Kernels for Cpu {
         Some(storage)
     }
 
+    #[inline]
+    fn host_slice_mut<T: WithDType>(storage: &mut Self::Storage<T>) -> Option<&mut [T]> {
+        storage.get_mut()
+    }
+
     #[inline(always)]
     fn host_buffer<T: WithDType>(
         n: usize,
