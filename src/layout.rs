@@ -32,6 +32,7 @@ impl Layout {
     }
 
     /// A layout from its parts (strides in elements); `strides` has at least `dims.len()` entries.
+    #[inline]
     pub fn from_parts(dims: Dims, strides: &[usize], offset: usize) -> Self {
         let mut s = [0; MAX_RANK];
         s[..dims.len()].copy_from_slice(&strides[..dims.len()]);

@@ -437,7 +437,93 @@ fn casts<D: Device>() {
     );
 }
 
+/// Tiny static tensors (elements within 64 bytes) in host memory skip the kernels for a loop of their own; a
+/// strided view of the same values takes the kernel. Both must give the same bits, for every dtype.
+type Tiny = Rank2<2, 2>;
+type TinyFn<T, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<T, Tiny, D>;
+
+/// The same values as a dense tensor and as a transposed (strided) view.
+fn tiny_pair<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> [Tensor<T, Tiny, D>; 2] {
+    let v: Vec<T> = Rng::new(seed)
+        .vec(4, lo, hi)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let dense = Tensor::<T, Tiny, D>::from_vec(v.clone()).unwrap();
+    let strided = Tensor::<T, Tiny, D>::from_vec(vec![v[0], v[2], v[1], v[3]])
+        .unwrap()
+        .t();
+    assert!(dense.is_contiguous() && !strided.is_contiguous());
+    [dense, strided]
+}
+
+fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) {
+    let (lo, hi) = match T::DTYPE {
+        DType::U8 => (0.0, 256.0),
+        DType::U32 => (0.0, 4.0e9),
+        DType::I64 => (-3.0e18, 3.0e18),
+        _ => (0.5, 8.0),
+    };
+    let [a, a_strided] = tiny_pair::<T, D>(21, lo, hi);
+    let [b, b_strided] = tiny_pair::<T, D>(22, lo, hi);
+    let common: [(&str, TinyFn<T, D>); 6] = [
+        ("add", |a, b| a + b),
+        ("sub", |a, b| a - b),
+        ("mul", |a, b| a * b),
+        ("maximum", |a, b| a.maximum(b)),
+        ("try_binary", |a, b| {
+            a.try_binary(typed_tensor::ops::Mul, b).unwrap()
+        }),
+        ("sqr", |a, _| a.sqr()),
+    ];
+    for (name, op) in common.iter().chain(extra) {
+        let tiny = op(&a, &b);
+        assert_eq!(
+            tiny.to_vec(),
+            op(&a_strided, &b_strided).to_vec(),
+            "{name} on {:?}",
+            T::DTYPE
+        );
+        assert!(tiny.is_contiguous());
+        let want: Vec<T> = (0..4)
+            .map(|i| {
+                op(
+                    &a.i(i / 2).i(i % 2).broadcast(),
+                    &b.i(i / 2).i(i % 2).broadcast(),
+                )
+                .to_vec()[0]
+            })
+            .collect();
+        assert_eq!(tiny.to_vec(), want, "{name} on {:?}, elementwise", T::DTYPE);
+    }
+}
+
+fn tiny_matches_kernel_float<T: FloatDType, D: Device>() {
+    tiny_matches_kernel::<T, D>(&[
+        ("div", |a, b| a / b),
+        ("exp", |a, _| a.exp()),
+        ("tanh", |a, _| a.tanh()),
+        ("sigmoid", |a, _| a.sigmoid()),
+        ("gelu", |a, _| a.gelu()),
+        ("silu", |a, _| a.silu()),
+        ("sqrt", |a, _| a.sqrt()),
+        ("neg", |a, _| -a),
+        ("affine", |a, _| a.affine(-1.5, 0.25)),
+    ]);
+}
+
+fn tiny_matches_kernel_all<D: Device>() {
+    tiny_matches_kernel::<u8, D>(&[]);
+    tiny_matches_kernel::<u32, D>(&[]);
+    tiny_matches_kernel::<i64, D>(&[("neg", |a, _| -a)]);
+    tiny_matches_kernel_float::<f16, D>();
+    tiny_matches_kernel_float::<bf16, D>();
+    tiny_matches_kernel_float::<f32, D>();
+    tiny_matches_kernel_float::<f64, D>();
+}
+
 device_tests! {
+    tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
     float_unary_ops => float_unary_all;
     integer_unary_ops => int_unary_all;
     binary_ops_all_dtypes => binary_all;

@@ -13,12 +13,24 @@ use crate::shape::{BroadcastShapes, Shape};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
+    #[inline]
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.unary_tiny(op) {
+            return out;
+        }
+        self.unary_kernel(op)
+    }
+
+    /// [`Self::unary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
+    #[inline(never)]
+    fn unary_kernel<Op: UnaryOp<T>>(&self, op: Op) -> Self {
         let storage = device_ok(D::unary(op, &self.storage, &self.layout()));
         Self::from_storage(self.shape, storage)
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
+    #[inline]
     pub fn binary<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -27,9 +39,25 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.binary_tiny(op, rhs) {
+            return out;
+        }
+        self.binary_kernel(op, rhs)
+    }
+
+    /// [`Self::binary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
+    #[inline(never)]
+    fn binary_kernel<S2: Shape, Op: BinaryOp<T>>(
+        &self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
         if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
-            // Built here rather than unwrapped from `try_binary`'s `Result`: small tensors pay for every copy
-            // of a 184-byte tensor.
+            // Built here rather than unwrapped from `try_binary`'s `Result`, which would copy the tensor once more.
             return Tensor::from_storage(shape, device_ok(storage));
         }
         device_ok(self.try_binary(op, rhs))
@@ -46,12 +74,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        let shape = same_dims_shape(&self.layout(), &rhs.layout())?;
-        let (a, b) = (
-            (&self.storage, &self.layout()),
-            (&rhs.storage, &rhs.layout()),
-        );
-        Some((shape, D::binary(op, a, b)))
+        let shape = same_dims_shape(self, rhs)?;
+        let (la, lb) = (self.layout(), rhs.layout());
+        Some((
+            shape,
+            D::binary(op, (&self.storage, &la), (&rhs.storage, &lb)),
+        ))
     }
 
     /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
@@ -63,6 +91,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.binary_tiny(op, rhs) {
+            return Ok(out);
+        }
         if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
             return Ok(Tensor::from_storage(shape, storage?));
         }
@@ -79,12 +111,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(shape) = same_dims_shape(&self.layout(), &rhs.layout()) {
-            let (a, b) = (
-                (&self.storage, &self.layout()),
-                (&rhs.storage, &rhs.layout()),
-            );
-            return Tensor::from_storage(shape, device_ok(D::compare(op, a, b)));
+        if let Some(shape) = same_dims_shape(self, rhs) {
+            let (la, lb) = (self.layout(), rhs.layout());
+            let storage = D::compare(op, (&self.storage, &la), (&rhs.storage, &lb));
+            return Tensor::from_storage(shape, device_ok(storage));
         }
         let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout()));
         let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
@@ -269,22 +299,26 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
-/// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
-/// with both layouts broadcast to it.
 /// An output shape with a kernel's result.
 type ShapedResult<S, T, D> = (S, Result<<D as crate::device::Kernels>::Storage<T>>);
 
 /// The output shape when both operands have the same dims: the common case, where nothing is broadcast and the
 /// operands' own layouts go to the kernel (no layout copies).
 #[inline(always)]
-fn same_dims_shape<Out: Shape>(a: &Layout, b: &Layout) -> Option<Out> {
-    if a.dims() == b.dims() {
-        Out::from_dims(a.dims())
+fn same_dims_shape<Out: Shape, T: WithDType, U: WithDType, A: Shape, B: Shape, D: Device>(
+    a: &Tensor<T, A, D>,
+    b: &Tensor<U, B, D>,
+) -> Option<Out> {
+    let (da, db) = (a.dims(), b.dims());
+    if da.as_slice() == db.as_slice() {
+        Out::from_dims(&da)
     } else {
         None
     }
 }
 
+/// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
+/// with both layouts broadcast to it.
 pub(super) fn broadcast_pair<Out: Shape>(
     op: &'static str,
     a: &Layout,

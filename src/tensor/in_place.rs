@@ -29,8 +29,7 @@ use crate::shape::{BroadcastShapes, Shape};
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// True when this view is the dense row-major start of its buffer: a kernel may write the result over it.
     fn is_dense_from_start(&self) -> bool {
-        self.layout()
-            .contiguous_range()
+        self.contiguous_range()
             .is_some_and(|range| range.start == 0)
     }
 

@@ -143,8 +143,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let [m, _, n] = const {
             crate::device::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
         }?;
-        let a = &D::host_slice(&self.storage)?[self.contiguous_range()?];
-        let b = &D::host_slice(&rhs.storage)?[rhs.contiguous_range()?];
+        let (a, b) = (self.host_dense()?, rhs.host_dense()?);
         // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
         let dims = match (S::RANK, S2::RANK) {
             (2, 2) => &[m, n][..],
@@ -153,11 +152,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             _ => &[][..],
         };
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
-        // The whole tensor is assembled before the product is written into it: its bookkeeping words are then
-        // stored long before the caller moves the result, which would otherwise wait on them (see `CpuStorage`).
-        let mut out = Tensor::from_storage(shape, D::host_buffer(m * n, |_| {})?);
-        crate::device::matmul_static::<T, S, S2>(a, b, D::host_slice_mut(&mut out.storage)?);
-        Some(out)
+        Tensor::host_filled(shape, m * n, |out| {
+            crate::device::matmul_static::<T, S, S2>(a, b, out)
+        })
     }
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes

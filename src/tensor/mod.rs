@@ -1,7 +1,8 @@
 //! `Tensor<T, S, D>`: element type, shape and device as type parameters.
 //!
-//! A tensor is a typed handle on a device buffer plus a shape-erased [`Layout`]. Views (transpose, narrow,
-//! select, broadcast, reshape of dense data) share the buffer and only rewrite the layout.
+//! A tensor is a typed handle on a device buffer plus its view into it: a stride per axis and an offset
+//! ([`Shape::View`]), which with the shape's dims make the shape-erased [`Layout`] the kernels take. Views
+//! (transpose, narrow, select, broadcast, reshape of dense data) share the buffer and only rewrite the view.
 //!
 //! # Errors and panics
 //!
@@ -27,6 +28,8 @@ mod indexing;
 mod join;
 mod matmul;
 mod reduce;
+#[cfg(feature = "alloc")] // the inline CPU buffer
+mod tiny;
 mod view;
 
 pub use conv::{Conv, Pool2d};
