@@ -152,9 +152,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             _ => &[][..],
         };
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
-        Tensor::host_filled(shape, m * n, |out| {
-            crate::device::matmul_static::<T, S, S2>(a, b, out)
-        })
+        let mut out = Tensor::host_output(shape, m * n)?;
+        crate::device::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
+        Some(out)
     }
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
