@@ -136,8 +136,9 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
     const STATIC_DIMS: [Option<usize>; MAX_RANK];
     /// What a tensor of this shape stores of its view into a buffer: the stride of each axis, then the offset,
     /// padded with one unused word to an even count (`[usize; 4]` for rank 2). Sized by rank, so a small tensor
-    /// does not carry room for [`MAX_RANK`] strides, and in whole 16-byte units, so the words are stored (and
-    /// later moved) as whole vectors.
+    /// does not carry room for [`MAX_RANK`] strides; in whole 16-byte units, so that no padding of the tensor
+    /// follows the offset: the compiler then stores the offset with its neighbour as one 16-byte piece, which a
+    /// move of the tensor right after can read back from the store (it stalled on the offset alone).
     type View: Copy
         + Debug
         + Default
