@@ -51,7 +51,8 @@ pub trait Kernels {
         Self::from_slice(&data)
     }
     /// The buffer as a host slice, on a device whose memory is the host's (`None`, the default, elsewhere). With
-    /// [`Self::host_buffer`] it lets tiny ops with static shapes run inline instead of through a kernel.
+    /// [`Self::host_zeros`] and [`Self::host_slice_mut`] it lets tiny ops with static shapes run inline instead of
+    /// through a kernel.
     fn host_slice<T: WithDType>(storage: &Self::Storage<T>) -> Option<&[T]> {
         let _ = storage;
         None
@@ -62,13 +63,9 @@ pub trait Kernels {
         let _ = storage;
         None
     }
-    /// A fresh buffer of `n` elements written on the host by `fill`, on a device whose memory is the host's
-    /// (`None`, the default, elsewhere).
-    fn host_buffer<T: WithDType>(
-        n: usize,
-        fill: impl FnOnce(&mut [T]),
-    ) -> Option<Self::Storage<T>> {
-        let _ = (n, fill);
+    /// A fresh buffer of `n` zeros, on a device whose memory is the host's (`None`, the default, elsewhere).
+    fn host_zeros<T: WithDType>(n: usize) -> Option<Self::Storage<T>> {
+        let _ = n;
         None
     }
     /// The elements of a view, in row-major order, on the host.

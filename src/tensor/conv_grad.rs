@@ -23,14 +23,20 @@ use alloc::vec::Vec;
 pub(crate) type Dyn4 = (usize, usize, usize, usize);
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The sizes of a rank-4 (NCHW) tensor, read from its shape (no layout built).
+    fn dims4(&self) -> [usize; 4] {
+        let d = self.dims();
+        [d[0], d[1], d[2], d[3]]
+    }
+
     /// conv2d of this 4-D view with a 4-D weight view under runtime parameters.
     pub(crate) fn conv2d_dyn<S2: Shape>(
         &self,
         weight: &Tensor<T, S2, D>,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, _, h, w] = self.layout().dims4();
-        let [co, _, kh, kw] = weight.layout().dims4();
+        let [n, _, h, w] = self.dims4();
+        let [co, _, kh, kw] = weight.dims4();
         let size = |s, k, axis: usize| {
             Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
                 .expect("typed-tensor internal error: gradient convolution window does not fit")
@@ -52,8 +58,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         input: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (n, c, h, w) = input;
-        let [_, _, oh, ow] = self.layout().dims4();
-        let [_, cog, kh, kw] = weight.layout().dims4();
+        let [_, _, oh, ow] = self.dims4();
+        let [_, cog, kh, kw] = weight.dims4();
         let unpadded = Conv2dParams {
             padding: [0, 0],
             ..p
@@ -108,8 +114,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (co, cig, kh, kw) = weight;
-        let [n, _, h, w] = self.layout().dims4();
-        let [_, _, oh, ow] = grad.layout().dims4();
+        let [n, _, h, w] = self.dims4();
+        let [_, _, oh, ow] = grad.dims4();
         let cog = co / p.groups;
         let swapped = Conv2dParams {
             stride: p.dilation,
@@ -152,7 +158,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = self.layout().dims4();
+        let [n, c, h, w] = self.dims4();
         if let Some(storage) = device_ok(D::max_pool2d_backward(
             (&self.storage, &self.layout()),
             (&out.storage, &out.layout()),
@@ -173,7 +179,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: usize,
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = self.layout().dims4();
+        let [n, c, h, w] = self.dims4();
         let depthwise = Conv2dParams { groups: c, ..p };
         let out = out.relabel(dims_tuple(out));
         let grad = grad.relabel(dims_tuple(grad));
@@ -216,7 +222,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
-    let [a, b, c, d] = t.layout().dims4();
+    let [a, b, c, d] = t.dims4();
     (a, b, c, d)
 }
 

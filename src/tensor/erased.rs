@@ -47,8 +47,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// buffer).
     pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
         debug_assert_eq!(self.dims(), rhs.dims());
-        let dense_from_start = self.contiguous_range().is_some_and(|r| r.start == 0);
-        if dense_from_start {
+        if self.is_dense_from_start() {
             device_ok(D::binary_assign(
                 op,
                 &mut self.storage,
@@ -255,8 +254,7 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         grad: &Self,
         step: ops::AdamStep,
     ) -> bool {
-        let dense = |t: &Self| t.contiguous_range().is_some_and(|r| r.start == 0);
-        if !(dense(self) && dense(m) && dense(v)) {
+        if !(self.is_dense_from_start() && m.is_dense_from_start() && v.is_dense_from_start()) {
             return false;
         }
         let grad = grad.contiguous(); // a transposed-weight gradient, say: one copy beats the composed step

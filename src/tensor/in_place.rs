@@ -27,12 +27,6 @@ use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// True when this view is the dense row-major start of its buffer: a kernel may write the result over it.
-    fn is_dense_from_start(&self) -> bool {
-        self.contiguous_range()
-            .is_some_and(|range| range.start == 0)
-    }
-
     /// `self = op(self)`, in place when this tensor alone holds its dense buffer.
     ///
     /// ```

@@ -171,6 +171,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             .then(|| self.offset()..self.offset() + self.numel())
     }
 
+    /// True when this view is the dense row-major start of its buffer: a kernel may write the result over it.
+    #[inline]
+    pub(crate) fn is_dense_from_start(&self) -> bool {
+        self.contiguous_range()
+            .is_some_and(|range| range.start == 0)
+    }
+
     /// The stride of each axis, in elements.
     #[inline(always)]
     pub(crate) fn strides(&self) -> &[usize] {

@@ -51,7 +51,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// always inlined (39 ns).
     #[inline(always)]
     pub(super) fn host_output(shape: S, n: usize) -> Option<Self> {
-        Some(Tensor::from_storage(shape, D::host_buffer(n, |_| {})?))
+        Some(Tensor::from_storage(shape, D::host_zeros(n)?))
     }
 
     /// The elements of a tensor made by [`Self::host_output`], to write.

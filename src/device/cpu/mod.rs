@@ -64,11 +64,8 @@ impl Kernels for Cpu {
     }
 
     #[inline(always)]
-    fn host_buffer<T: WithDType>(
-        n: usize,
-        fill: impl FnOnce(&mut [T]),
-    ) -> Option<Self::Storage<T>> {
-        Some(CpuStorage::filled_by(n, fill))
+    fn host_zeros<T: WithDType>(n: usize) -> Option<Self::Storage<T>> {
+        Some(CpuStorage::filled_by(n, |_| {}))
     }
 
     fn to_vec<T: WithDType>(storage: &Self::Storage<T>, layout: &Layout) -> Result<Vec<T>> {
