@@ -158,8 +158,10 @@ fn all_forms<T: FloatDType, D: Device>() {
     matrix_forms::<T, D, 33, 65, 17>(); // gemm
     matrix_forms::<T, D, 130, 66, 150>(); // past one 128 x 128 GPU tile, K not a multiple of the K slice
     matrix_forms::<T, D, 130, 64, 136>(); // rows a multiple of 8: the tensor-core kernel's vector loads
+    matrix_forms::<T, D, 132, 20, 140>(); // all multiples of 4: the GPU f32 kernel's 16-byte loads, both axes
     batched_forms::<T, D, 3, 4, 5, 6>();
     batched_forms::<T, D, 2, 31, 40, 29>();
+    batched_forms::<T, D, 2, 132, 36, 8>(); // the 16-byte loads with batch strides
 }
 
 fn every_dtype<D: Device>() {
