@@ -14,6 +14,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Instant;
+use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::device::Cuda;
 use typed_tensor::ops::Exp;
 use typed_tensor::prelude::*;
@@ -269,6 +270,18 @@ fn matmul(c: &mut Criterion) {
         "summary: conv2d 8x64x56x56 3x3 f32: {:.3} ms, {:.1} TFLOP/s",
         conv_s * 1e3,
         conv_flops / conv_s / 1e12
+    );
+    // A training step's share: the forward pass and both gradients (input and weight), through autograd. The
+    // backward pass is two convolutions' worth of products, so ~3x the forward is the ideal.
+    let (xv, wv) = (Var::new(x.clone()), Var::new(w.clone()));
+    let step_s = seconds(|| {
+        let y: Traced<f32, Rank4<B, C, HW, HW>, Cuda> = xv.trace().conv2d(&wv, Conv::<1, 1, 1, 1>);
+        drop(black_box(y.sum_all().backward()))
+    });
+    println!(
+        "summary: conv2d 8x64x56x56 3x3 f32 forward + backward (input and weight gradients): {:.3} ms, {:.1}x the forward",
+        step_s * 1e3,
+        step_s / conv_s
     );
 }
 

@@ -288,38 +288,52 @@ mod tests {
         }
     }
 
-    /// The weight gradient through `T`, kernel and composed, as f64 (the input a permuted view when `strided`).
-    fn weight_grads<T: FloatDType>(p: Conv2dParams, strided: bool) -> (Vec<f64>, Vec<f64>) {
-        let (n, c, h, w, co, kh, kw) = (3, 4, 7, 6, 6, 3, 2);
+    /// The weight gradient through `T` on `D`, kernel and composed, as f64 (the input a permuted view when
+    /// `strided`). `dims` = (N, C, H, W, C_out, KH, KW).
+    fn weight_grads<T: FloatDType, D: Device>(
+        p: Conv2dParams,
+        strided: bool,
+        (n, c, h, w, co, kh, kw): (usize, usize, usize, usize, usize, usize, usize),
+    ) -> (Vec<f64>, Vec<f64>) {
         let [oh, ow] = p.output_hw([h, w], [kh, kw]).unwrap();
-        let cast = |t: Tensor<f32, Dyn4, Cpu>| -> Tensor<T, Dyn4, Cpu> { t.to_dtype() };
+        // Multiples of 1/8 up to 2: exact in every float dtype, so the low-precision results differ from the f64
+        // ones by their sums and final rounding only.
+        let values = |len: usize, a: usize, m: usize| -> Vec<f32> {
+            (0..len)
+                .map(|i| ((i * a % m) as f32 - (m / 2) as f32) / 8.0)
+                .collect()
+        };
+        let on_device = |t: Tensor<f32, Dyn4, Cpu>| -> Tensor<T, Dyn4, D> {
+            t.to_dtype::<T>().to_device::<D>().unwrap()
+        };
         let x = if strided {
             // (N, H, C, W) in memory, viewed as (N, C, H, W).
-            let nhcw = Tensor::<f32, Rank4<3, 7, 4, 6>, Cpu>::rand(3).relabel((n, h, c, w));
-            cast(nhcw).permute_to((n, c, h, w), &[0, 2, 1, 3])
+            let nhcw = Tensor::<f32, Dyn4, Cpu>::from_vec_with_shape(
+                (n, h, c, w),
+                values(n * h * c * w, 29, 31),
+            )
+            .unwrap();
+            on_device(nhcw).permute_to((n, c, h, w), &[0, 2, 1, 3])
         } else {
-            cast(Tensor::<f32, Rank4<3, 4, 7, 6>, Cpu>::rand(3).relabel((n, c, h, w)))
+            on_device(
+                Tensor::from_vec_with_shape((n, c, h, w), values(n * c * h * w, 29, 31)).unwrap(),
+            )
         };
-        let gy = Tensor::<f32, Dyn4, Cpu>::from_vec_with_shape(
-            (n, co, oh, ow),
-            (0..n * co * oh * ow)
-                .map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0)
-                .collect(),
-        )
-        .unwrap();
-        let gy = cast(gy);
+        let gy = on_device(
+            Tensor::from_vec_with_shape((n, co, oh, ow), values(n * co * oh * ow, 37, 23)).unwrap(),
+        );
         let shape = (co, c / p.groups, kh, kw);
-        let f64s = |t: Tensor<T, Dyn4, Cpu>| t.to_dtype::<f64>().to_vec();
+        let f64s = |t: Tensor<T, Dyn4, D>| t.to_dtype::<f64>().to_vec();
         (
             f64s(x.conv2d_weight_grad(&gy, p, shape)),
             f64s(x.conv2d_weight_grad_composed(&gy, p, shape)),
         )
     }
 
-    /// The CPU's weight-gradient kernel agrees with the composed path other devices use, for groups, strides,
-    /// padding, dilation, a strided input and every float dtype.
-    #[test]
-    fn conv_weight_grad_kernel_matches_the_composed_path() {
+    /// The device's weight-gradient kernel (where it has one) agrees with the composed path, for groups,
+    /// strides, padding, dilation, a strided input and every float dtype; the larger shape has a contraction
+    /// (images x output positions) long enough for the GPU to split it into chunks plus a remainder.
+    fn weight_grad_kernel_matches_the_composed_path<D: Device>() {
         let cases = [
             Conv::<1, 0, 1, 1>::PARAMS,
             Conv::<2, 1, 1, 1>::PARAMS,
@@ -331,26 +345,43 @@ mod tests {
                 groups: 2,
             },
         ];
-        for p in cases {
-            for strided in [false, true] {
-                let what = alloc::format!("{p:?}, strided input: {strided}");
-                let (kernel, composed) = weight_grads::<f64>(p, strided);
-                close(&what, &kernel, &composed, 1e-12);
-                assert!(
-                    kernel.iter().any(|&v| v.abs() > 1.0),
-                    "{what}: a real gradient"
-                );
-                let (k32, c32) = weight_grads::<f32>(p, strided);
-                close(&what, &k32, &c32, 1e-5);
-                close(&what, &k32, &kernel, 1e-5);
-                // Low precision: inputs rounded once, sums in f32, one rounding at the end.
-                for (got, tol) in [
-                    (weight_grads::<f16>(p, strided).0, 4e-3),
-                    (weight_grads::<bf16>(p, strided).0, 3e-2),
-                ] {
-                    close(&what, &got, &kernel, tol);
+        for dims in [(3, 4, 7, 6, 6, 3, 2), (4, 4, 21, 20, 6, 3, 3)] {
+            for p in cases {
+                for strided in [false, true] {
+                    let what = alloc::format!("{dims:?} {p:?}, strided input: {strided}");
+                    let (kernel, composed) = weight_grads::<f64, D>(p, strided, dims);
+                    close(&what, &kernel, &composed, 1e-12);
+                    assert!(
+                        kernel.iter().any(|&v| v.abs() > 1.0),
+                        "{what}: a real gradient"
+                    );
+                    let (k32, c32) = weight_grads::<f32, D>(p, strided, dims);
+                    close(&what, &k32, &c32, 1e-5);
+                    close(&what, &k32, &kernel, 1e-5);
+                    // Low precision: inputs rounded once, sums in f32, one rounding at the end.
+                    for (got, tol) in [
+                        (weight_grads::<f16, D>(p, strided, dims).0, 4e-3),
+                        (weight_grads::<bf16, D>(p, strided, dims).0, 3e-2),
+                    ] {
+                        close(&what, &got, &kernel, tol);
+                    }
                 }
             }
         }
+    }
+
+    #[test]
+    fn conv_weight_grad_kernel_matches_the_composed_path() {
+        weight_grad_kernel_matches_the_composed_path::<Cpu>();
+    }
+
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn cuda_conv_weight_grad_kernel_matches_the_composed_path() {
+        if let Err(e) = crate::device::Cuda::init() {
+            std::eprintln!("skipped cuda_conv_weight_grad_kernel_matches_the_composed_path: {e}");
+            return;
+        }
+        weight_grad_kernel_matches_the_composed_path::<crate::device::Cuda>();
     }
 }

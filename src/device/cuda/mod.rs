@@ -12,7 +12,7 @@ use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::MAX_RANK;
+use crate::shape::{Dims, MAX_RANK};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -494,6 +494,99 @@ fn conv_geom(
         ]
         .map(u),
     }
+}
+
+/// The conv2d weight gradient for f32/f64: per group, `dW_g (cog, cig * KH * KW) = dY_g (cog, N * L) x
+/// col_g^T (N * L, cig * KH * KW)`, where `col` is the forward pass's im2col (L = OH * OW positions per image).
+/// Images and positions are laid side by side (dY and col permuted to put the images inside their rows), so the
+/// contraction is one dense axis; it is long and the output small, so it is split into chunks computed as the
+/// batches of one product (enough blocks to fill the GPU), whose partial results are summed by the reduction
+/// kernel.
+fn weight_grad<T: FloatDType>(
+    x: &CudaStorage<T>,
+    lx: &Layout,
+    gy: &CudaStorage<T>,
+    lgy: &Layout,
+    [kh, kw]: [usize; 2],
+    p: Conv2dParams,
+) -> Result<CudaStorage<T>> {
+    const OP: &str = "conv2d_weight_grad";
+    let [n, c, h, wd] = lx.dims4();
+    let [_, co, oh, ow] = lgy.dims4();
+    let (groups, l) = (p.groups, oh * ow);
+    let (cog, ckg, ckt) = (co / groups, c / groups * kh * kw, c * kh * kw);
+    let contraction = n * l;
+    if co * ckg == 0 || contraction == 0 {
+        return Cuda::full(co * ckg, T::ZERO);
+    }
+    let view = |dims: &[usize], strides: &[usize], offset| {
+        Layout::from_parts(Dims::from_slice(dims), strides, offset)
+    };
+    // im2col into [N, C * KH * KW, L], as the forward pass does, then rows of (C * KH * KW, N * L).
+    let col = CudaStorage::<T>::alloc(OP, n * ckt * l)?;
+    let args = alloc::vec![
+        Arg::U64(col.len() as u64),
+        Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
+        Arg::Layout(KernelLayout::new(lx)),
+        Arg::U64(x.ptr_at(lx.offset())),
+        Arg::U64(col.ptr_at(0)),
+    ];
+    launch(OP, KernelSig::im2col(T::DTYPE), col.len(), args)?;
+    let col = Cuda::copy_strided(&col, &view(&[ckt, n, l], &[l, ckt * l, 1], 0))?;
+    // dY as rows of (C_out, N * L).
+    let sg = lgy.strides();
+    let gy = Cuda::copy_strided(
+        gy,
+        &view(
+            &[co, n, oh, ow],
+            &[sg[1], sg[0], sg[2], sg[3]],
+            lgy.offset(),
+        ),
+    )?;
+    // Chunks of the contraction: ~512 blocks of 128 x 128 outputs in all, none shorter than 256 products.
+    let tiles = cog.div_ceil(128) * ckg.div_ceil(128) * groups;
+    let chunks = (512 / tiles).clamp(1, (contraction / 256).max(1));
+    let chunk = contraction / chunks;
+    let rest = contraction - chunks * chunk; // summed as one more partial
+    let parts = chunks + usize::from(rest > 0);
+    let partial = CudaStorage::<T>::alloc(OP, parts * co * ckg)?;
+    for grp in 0..groups {
+        let (a, b) = (grp * cog * contraction, grp * ckg * contraction);
+        let c_at = |part: usize| partial.ptr_at(part * co * ckg + grp * cog * ckg);
+        let dims = |batch: usize, k: usize| GemmDims {
+            batch: batch as u64,
+            m: cog as u64,
+            n: ckg as u64,
+            k: k as u64,
+            a: [chunk as u64, contraction as u64, 1],
+            b: [chunk as u64, 1, contraction as u64],
+            c: [(co * ckg) as u64, ckg as u64],
+        };
+        gemm::<T>(
+            OP,
+            dims(chunks, chunk),
+            gy.ptr_at(a),
+            col.ptr_at(b),
+            c_at(0),
+        )?;
+        if rest > 0 {
+            let done = chunks * chunk;
+            gemm::<T>(
+                OP,
+                dims(1, rest),
+                gy.ptr_at(a + done),
+                col.ptr_at(b + done),
+                c_at(chunks),
+            )?;
+        }
+    }
+    if parts == 1 {
+        return Ok(partial);
+    }
+    let mut reduced = [false; MAX_RANK];
+    reduced[0] = true;
+    let parts_view = view(&[parts, co * ckg], &[co * ckg, 1], 0);
+    Cuda::reduce(crate::ops::Sum, &partial, &parts_view, &reduced)
 }
 
 /// The device word where gather/scatter kernels record the first position holding an out-of-range index.
@@ -1042,6 +1135,27 @@ impl Kernels for Cuda {
         ];
         launch(name, KernelSig::pool(name, T::DTYPE), total, args)?;
         Ok(out)
+    }
+
+    fn conv2d_weight_grad<T: FloatDType>(
+        (x, lx): (&CudaStorage<T>, &Layout),
+        (gy, lgy): (&CudaStorage<T>, &Layout),
+        kernel: [usize; 2],
+        p: Conv2dParams,
+    ) -> Result<Option<CudaStorage<T>>> {
+        if T::DTYPE == DType::F16 || T::DTYPE == DType::BF16 {
+            // As on the CPU: inputs widened once, products summed in f32, one rounding at the end.
+            let dense = |l: &Layout| Layout::contiguous(*l.dims());
+            let (wx, wg) = (Self::cast::<T, f32>(x, lx)?, Self::cast::<T, f32>(gy, lgy)?);
+            let grad = weight_grad(&wx, &dense(lx), &wg, &dense(lgy), kernel, p)?;
+            let len = grad.len();
+            let rounded = Self::cast::<f32, T>(
+                &grad,
+                &Layout::from_parts(Dims::from_slice(&[len]), &[1], 0),
+            )?;
+            return Ok(Some(rounded));
+        }
+        weight_grad(x, lx, gy, lgy, kernel, p).map(Some)
     }
 
     fn max_pool2d_backward<T: FloatDType>(
