@@ -522,17 +522,20 @@ fn weight_grad<T: FloatDType>(
     let view = |dims: &[usize], strides: &[usize], offset| {
         Layout::from_parts(Dims::from_slice(dims), strides, offset)
     };
-    // im2col into [N, C * KH * KW, L], as the forward pass does, then rows of (C * KH * KW, N * L).
-    let col = CudaStorage::<T>::alloc(OP, n * ckt * l)?;
-    let args = alloc::vec![
-        Arg::U64(col.len() as u64),
-        Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
-        Arg::Layout(KernelLayout::new(lx)),
-        Arg::U64(x.ptr_at(lx.offset())),
-        Arg::U64(col.ptr_at(0)),
-    ];
-    launch(OP, KernelSig::im2col(T::DTYPE), col.len(), args)?;
-    let col = Cuda::copy_strided(&col, &view(&[ckt, n, l], &[l, ckt * l, 1], 0))?;
+    // im2col into [N, C * KH * KW, L], as the forward pass does, then rows of (C * KH * KW, N * L) (the first
+    // buffer goes back to the cache before the products).
+    let col = {
+        let per_image = CudaStorage::<T>::alloc(OP, n * ckt * l)?;
+        let args = alloc::vec![
+            Arg::U64(per_image.len() as u64),
+            Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(per_image.ptr_at(0)),
+        ];
+        launch(OP, KernelSig::im2col(T::DTYPE), per_image.len(), args)?;
+        Cuda::copy_strided(&per_image, &view(&[ckt, n, l], &[l, ckt * l, 1], 0))?
+    };
     // dY as rows of (C_out, N * L).
     let sg = lgy.strides();
     let gy = Cuda::copy_strided(
