@@ -11,7 +11,7 @@
 //!   reused output, `<f>/tensor` into a fresh one.
 //!
 //! - `small_add/*`: `&a + &b` on 4x4 and 8x8 f32 tensors (the per-call cost a small model pays for every bias
-//!   and activation) against the same add over fixed-size arrays on the stack.
+//!   and activation) against the same add over fixed-size arrays on the stack; also `&a * 2.0` and `a.lt(&b)`.
 //!
 //! Results and targets: benches/README.md.
 
@@ -137,6 +137,13 @@ fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
     });
     g.bench_function("tensor", |bch| {
         bch.iter(|| black_box(black_box(&a) + black_box(&b)))
+    });
+    // A scalar operand (losses and learning rates) and a comparison (masks), the same per-call cost.
+    g.bench_function("tensor_times_scalar", |bch| {
+        bch.iter(|| black_box(black_box(&a) * black_box(2.0f32)))
+    });
+    g.bench_function("tensor_lt", |bch| {
+        bch.iter(|| black_box(black_box(&a).lt(black_box(&b))))
     });
     g.finish();
 }

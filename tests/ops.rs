@@ -441,6 +441,7 @@ fn casts<D: Device>() {
 /// strided view of the same values takes the kernel. Both must give the same bits, for every dtype.
 type Tiny = Rank2<2, 2>;
 type TinyFn<T, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<T, Tiny, D>;
+type TinyMask<T, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<u8, Tiny, D>;
 
 /// The same values as a dense tensor and as a transposed (strided) view.
 fn tiny_pair<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> [Tensor<T, Tiny, D>; 2] {
@@ -466,7 +467,7 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
     };
     let [a, a_strided] = tiny_pair::<T, D>(21, lo, hi);
     let [b, b_strided] = tiny_pair::<T, D>(22, lo, hi);
-    let common: [(&str, TinyFn<T, D>); 6] = [
+    let common: [(&str, TinyFn<T, D>); 8] = [
         ("add", |a, b| a + b),
         ("sub", |a, b| a - b),
         ("mul", |a, b| a * b),
@@ -475,6 +476,8 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
             a.try_binary(typed_tensor::ops::Mul, b).unwrap()
         }),
         ("sqr", |a, _| a.sqr()),
+        ("scalar rhs mul", |a, _| a * T::from_f64(3.0)),
+        ("scalar rhs sub", |a, _| a - T::from_f64(1.0)),
     ];
     for (name, op) in common.iter().chain(extra) {
         let tiny = op(&a, &b);
@@ -486,6 +489,33 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
         );
         assert!(tiny.is_contiguous());
         let want: Vec<T> = (0..4)
+            .map(|i| {
+                op(
+                    &a.i(i / 2).i(i % 2).broadcast(),
+                    &b.i(i / 2).i(i % 2).broadcast(),
+                )
+                .to_vec()[0]
+            })
+            .collect();
+        assert_eq!(tiny.to_vec(), want, "{name} on {:?}, elementwise", T::DTYPE);
+    }
+    // Comparisons of one static shape: u8 masks.
+    let masks: [(&str, TinyMask<T, D>); 4] = [
+        ("lt", |a, b| a.lt(b)),
+        ("ge", |a, b| a.ge(b)),
+        ("ne", |a, b| a.ne(b)),
+        ("eq", |a, b| a.eq(&a.maximum(b))),
+    ];
+    for (name, op) in masks {
+        let tiny = op(&a, &b);
+        assert_eq!(
+            tiny.to_vec(),
+            op(&a_strided, &b_strided).to_vec(),
+            "{name} on {:?}",
+            T::DTYPE
+        );
+        assert!(tiny.is_contiguous());
+        let want: Vec<u8> = (0..4)
             .map(|i| {
                 op(
                     &a.i(i / 2).i(i % 2).broadcast(),
@@ -513,12 +543,16 @@ fn tiny_matches_kernel_float<T: FloatDType, D: Device>() {
 }
 
 fn tiny_matches_kernel_all<D: Device>() {
-    tiny_matches_kernel::<u8, D>(&[]);
+    tiny_matches_kernel::<u8, D>(&[("scalar lhs sub", |a, _| 255u8 - a)]);
     tiny_matches_kernel::<u32, D>(&[]);
     tiny_matches_kernel::<i64, D>(&[("neg", |a, _| -a)]);
     tiny_matches_kernel_float::<f16, D>();
     tiny_matches_kernel_float::<bf16, D>();
     tiny_matches_kernel_float::<f32, D>();
+    tiny_matches_kernel::<f32, D>(&[
+        ("scalar lhs sub", |a, _| 1.5 - a),
+        ("scalar lhs div", |a, _| 2.0 / a),
+    ]);
     tiny_matches_kernel_float::<f64, D>();
 }
 

@@ -103,6 +103,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(Tensor::from_storage(shape, storage))
     }
 
+    #[inline]
     fn compare<S2: Shape>(
         &self,
         op: CmpOp,
@@ -111,6 +112,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.compare_tiny(op, rhs) {
+            return out;
+        }
         if let Some(shape) = same_dims_shape(self, rhs) {
             let (la, lb) = (self.layout(), rhs.layout());
             let storage = D::compare(op, (&self.storage, &la), (&rhs.storage, &lb));
@@ -124,6 +129,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
     fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
+            return out;
+        }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         let (x, s) = ((&self.storage, &self.layout()), (&scalar, &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };

@@ -4,13 +4,14 @@
 //! clone: tens of nanoseconds, where adding two 4x4 matrices takes two. When the shape is static and its elements
 //! fit in [`INLINE_BYTES`] (a scalar, a 4-vector, a 4x4 f32 matrix), dense operands in host memory instead go
 //! through a loop of constant length that the compiler unrolls into the caller, using the op's own `apply`, as
-//! the CPU kernels do, so the results are the same bits. Other devices, views that are not dense and larger or
-//! runtime-sized shapes take the kernels.
+//! the CPU kernels do, so the results are the same bits. That covers unary ops, binary ops of one static shape,
+//! ops with a scalar operand (`x * 2.0`) and comparisons of one static shape. Other devices, views that are not
+//! dense and larger or runtime-sized shapes take the kernels.
 
 use super::Tensor;
 use crate::device::{Device, INLINE_BYTES};
 use crate::dtype::WithDType;
-use crate::ops::{BinaryOp, UnaryOp};
+use crate::ops::{BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{static_numel, BroadcastShapes, Shape, MAX_RANK};
 
 /// The element count of `S` when every dim is static and that many `T` fit in [`INLINE_BYTES`].
@@ -91,6 +92,52 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = Tensor::host_output(shape, n)?;
         for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
             *o = op.apply(x, y);
+        }
+        Some(out)
+    }
+
+    /// `op(x, value)` for every element (`op(value, x)` when `scalar_first`) of a tiny dense host tensor; `None`
+    /// sends it to the kernel, which reads the scalar from a one-element buffer.
+    #[inline(always)]
+    pub(super) fn scalar_tiny<Op: BinaryOp<T>>(
+        &self,
+        op: Op,
+        value: T,
+        scalar_first: bool,
+    ) -> Option<Self> {
+        let n = const { tiny_numel::<T, S>() }?;
+        let a = &self.host_dense()?[..n];
+        let mut out = Self::host_output(self.shape, n)?;
+        for (o, &x) in out.host_elements_mut()?[..n].iter_mut().zip(a) {
+            *o = if scalar_first {
+                op.apply(value, x)
+            } else {
+                op.apply(x, value)
+            };
+        }
+        Some(out)
+    }
+
+    /// A comparison of tiny dense host operands of one static shape, as a `u8` mask; `None` sends it to the
+    /// kernel.
+    #[inline(always)]
+    pub(super) fn compare_tiny<S2: Shape>(
+        &self,
+        op: CmpOp,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Option<Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        if !const { same_static_dims::<S, S2>() } {
+            return None;
+        }
+        let n = const { tiny_numel::<T, S>() }?;
+        let (a, b) = (&self.host_dense()?[..n], &rhs.host_dense()?[..n]);
+        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
+        let mut out = Tensor::<u8, _, D>::host_output(shape, n)?;
+        for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
+            *o = op.apply(x, y) as u8;
         }
         Some(out)
     }
