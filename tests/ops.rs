@@ -440,8 +440,9 @@ fn casts<D: Device>() {
 /// Tiny static tensors (elements within 64 bytes) in host memory skip the kernels for a loop of their own; a
 /// strided view of the same values takes the kernel. Both must give the same bits, for every dtype.
 type Tiny = Rank2<2, 2>;
-type TinyFn<T, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<T, Tiny, D>;
-type TinyMask<T, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<u8, Tiny, D>;
+type TinyOp<T, U, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<U, Tiny, D>;
+type TinyFn<T, D> = TinyOp<T, T, D>;
+type TinyMask<T, D> = TinyOp<T, u8, D>;
 
 /// The same values as a dense tensor and as a transposed (strided) view.
 fn tiny_pair<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> [Tensor<T, Tiny, D>; 2] {
@@ -479,25 +480,8 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
         ("scalar rhs mul", |a, _| a * T::from_f64(3.0)),
         ("scalar rhs sub", |a, _| a - T::from_f64(1.0)),
     ];
-    for (name, op) in common.iter().chain(extra) {
-        let tiny = op(&a, &b);
-        assert_eq!(
-            tiny.to_vec(),
-            op(&a_strided, &b_strided).to_vec(),
-            "{name} on {:?}",
-            T::DTYPE
-        );
-        assert!(tiny.is_contiguous());
-        let want: Vec<T> = (0..4)
-            .map(|i| {
-                op(
-                    &a.i(i / 2).i(i % 2).broadcast(),
-                    &b.i(i / 2).i(i % 2).broadcast(),
-                )
-                .to_vec()[0]
-            })
-            .collect();
-        assert_eq!(tiny.to_vec(), want, "{name} on {:?}, elementwise", T::DTYPE);
+    for &(name, op) in common.iter().chain(extra) {
+        check_tiny(name, op, [&a, &a_strided], [&b, &b_strided]);
     }
     // Comparisons of one static shape: u8 masks.
     let masks: [(&str, TinyMask<T, D>); 4] = [
@@ -507,25 +491,36 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
         ("eq", |a, b| a.eq(&a.maximum(b))),
     ];
     for (name, op) in masks {
-        let tiny = op(&a, &b);
-        assert_eq!(
-            tiny.to_vec(),
-            op(&a_strided, &b_strided).to_vec(),
-            "{name} on {:?}",
-            T::DTYPE
-        );
-        assert!(tiny.is_contiguous());
-        let want: Vec<u8> = (0..4)
-            .map(|i| {
-                op(
-                    &a.i(i / 2).i(i % 2).broadcast(),
-                    &b.i(i / 2).i(i % 2).broadcast(),
-                )
-                .to_vec()[0]
-            })
-            .collect();
-        assert_eq!(tiny.to_vec(), want, "{name} on {:?}, elementwise", T::DTYPE);
+        check_tiny(name, op, [&a, &a_strided], [&b, &b_strided]);
     }
+}
+
+/// `op` on the dense tiny operands (the tiny path) equals `op` on their strided twins (the kernels), and `op`
+/// element by element on broadcast single elements; the result is dense.
+fn check_tiny<T: WithDType, U: WithDType, D: Device>(
+    name: &str,
+    op: TinyOp<T, U, D>,
+    [a, a_strided]: [&Tensor<T, Tiny, D>; 2],
+    [b, b_strided]: [&Tensor<T, Tiny, D>; 2],
+) {
+    let tiny = op(a, b);
+    assert_eq!(
+        tiny.to_vec(),
+        op(a_strided, b_strided).to_vec(),
+        "{name} on {:?}",
+        T::DTYPE
+    );
+    assert!(tiny.is_contiguous());
+    let want: Vec<U> = (0..4)
+        .map(|i| {
+            op(
+                &a.i(i / 2).i(i % 2).broadcast(),
+                &b.i(i / 2).i(i % 2).broadcast(),
+            )
+            .to_vec()[0]
+        })
+        .collect();
+    assert_eq!(tiny.to_vec(), want, "{name} on {:?}, elementwise", T::DTYPE);
 }
 
 fn tiny_matches_kernel_float<T: FloatDType, D: Device>() {

@@ -73,6 +73,26 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Some(out)
     }
 
+    /// Tiny dense host operands of one static shape (the element count, both operands' elements and the
+    /// output's shape); `None` sends the op to the kernel.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn tiny_operands<'a, S2: Shape>(
+        &'a self,
+        rhs: &'a Tensor<T, S2, D>,
+    ) -> Option<(usize, &'a [T], &'a [T], <S as BroadcastShapes<S2>>::Output)>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        if !const { same_static_dims::<S, S2>() } {
+            return None;
+        }
+        let n = const { tiny_numel::<T, S>() }?;
+        let (a, b) = (&self.host_dense()?[..n], &rhs.host_dense()?[..n]);
+        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
+        Some((n, a, b, shape))
+    }
+
     /// [`Self::binary`] on tiny dense host operands of one static shape; `None` sends it to the kernel.
     #[inline(always)]
     pub(super) fn binary_tiny<S2: Shape, Op: BinaryOp<T>>(
@@ -83,12 +103,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if !const { same_static_dims::<S, S2>() } {
-            return None;
-        }
-        let n = const { tiny_numel::<T, S>() }?;
-        let (a, b) = (&self.host_dense()?[..n], &rhs.host_dense()?[..n]);
-        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
+        let (n, a, b, shape) = self.tiny_operands(rhs)?;
         let mut out = Tensor::host_output(shape, n)?;
         for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
             *o = op.apply(x, y);
@@ -129,12 +144,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if !const { same_static_dims::<S, S2>() } {
-            return None;
-        }
-        let n = const { tiny_numel::<T, S>() }?;
-        let (a, b) = (&self.host_dense()?[..n], &rhs.host_dense()?[..n]);
-        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
+        let (n, a, b, shape) = self.tiny_operands(rhs)?;
         let mut out = Tensor::<u8, _, D>::host_output(shape, n)?;
         for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
             *o = op.apply(x, y) as u8;
