@@ -496,6 +496,28 @@ fn conv_geom(
     }
 }
 
+/// The `(N, C, H, W)` view's im2col for a `[C_out, KH, KW]` kernel and `[OH, OW]` output: a dense
+/// `[N, C * KH * KW, OH * OW]` buffer (the columns of the convolution's product and of its weight gradient's).
+fn im2col<T: FloatDType>(
+    op: &'static str,
+    (x, lx): (&CudaStorage<T>, &Layout),
+    [co, kh, kw]: [usize; 3],
+    [oh, ow]: [usize; 2],
+    p: &Conv2dParams,
+) -> Result<CudaStorage<T>> {
+    let [n, c, h, w] = lx.dims4();
+    let col = CudaStorage::<T>::alloc(op, n * c * kh * kw * oh * ow)?;
+    let args = alloc::vec![
+        Arg::U64(col.len() as u64),
+        Arg::Geom(conv_geom([n, c, h, w], [co, kh, kw], [oh, ow], p)),
+        Arg::Layout(KernelLayout::new(lx)),
+        Arg::U64(x.ptr_at(lx.offset())),
+        Arg::U64(col.ptr_at(0)),
+    ];
+    launch(op, KernelSig::im2col(T::DTYPE), col.len(), args)?;
+    Ok(col)
+}
+
 /// The conv2d weight gradient for f32/f64: per group, `dW_g (cog, cig * KH * KW) = dY_g (cog, N * L) x
 /// col_g^T (N * L, cig * KH * KW)`, where `col` is the forward pass's im2col (L = OH * OW positions per image).
 /// Images and positions are laid side by side (dY and col permuted to put the images inside their rows), so the
@@ -511,7 +533,7 @@ fn weight_grad<T: FloatDType>(
     p: Conv2dParams,
 ) -> Result<CudaStorage<T>> {
     const OP: &str = "conv2d_weight_grad";
-    let [n, c, h, wd] = lx.dims4();
+    let [n, c, _, _] = lx.dims4();
     let [_, co, oh, ow] = lgy.dims4();
     let (groups, l) = (p.groups, oh * ow);
     let (cog, ckg, ckt) = (co / groups, c / groups * kh * kw, c * kh * kw);
@@ -525,15 +547,7 @@ fn weight_grad<T: FloatDType>(
     // im2col into [N, C * KH * KW, L], as the forward pass does, then rows of (C * KH * KW, N * L) (the first
     // buffer goes back to the cache before the products).
     let col = {
-        let per_image = CudaStorage::<T>::alloc(OP, n * ckt * l)?;
-        let args = alloc::vec![
-            Arg::U64(per_image.len() as u64),
-            Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
-            Arg::Layout(KernelLayout::new(lx)),
-            Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(per_image.ptr_at(0)),
-        ];
-        launch(OP, KernelSig::im2col(T::DTYPE), per_image.len(), args)?;
+        let per_image = im2col(OP, (x, lx), [co, kh, kw], [oh, ow], &p)?;
         Cuda::copy_strided(&per_image, &view(&[ckt, n, l], &[l, ckt * l, 1], 0))?
     };
     // dY as rows of (C_out, N * L).
@@ -1049,17 +1063,7 @@ impl Kernels for Cuda {
         if out.is_empty() {
             return Ok(out);
         }
-        let col = CudaStorage::<T>::alloc("conv2d", n * c * kh * kw * l)?;
-        let geom = conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p);
-        let cells = col.len();
-        let args = alloc::vec![
-            Arg::U64(cells as u64),
-            Arg::Geom(geom),
-            Arg::Layout(KernelLayout::new(lx)),
-            Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(col.ptr_at(0)),
-        ];
-        launch("conv2d", KernelSig::im2col(T::DTYPE), cells, args)?;
+        let col = im2col("conv2d", (x, lx), [co, kh, kw], [oh, ow], &p)?;
         // The weight as [C_out, cig * KH * KW] rows: in place when its last three axes flatten.
         let sw = lw.strides();
         let dense_w;
