@@ -145,6 +145,14 @@ fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
     g.bench_function("tensor_lt", |bch| {
         bch.iter(|| black_box(black_box(&a).lt(black_box(&b))))
     });
+    // A select by mask (ReLU-like code) and a whole-tensor sum (a scalar loss): no heap buffer when tiny.
+    let mask = a.lt(&b);
+    g.bench_function("tensor_where_cond", |bch| {
+        bch.iter(|| black_box(black_box(&mask).where_cond(black_box(&a), black_box(&b))))
+    });
+    g.bench_function("tensor_sum_all", |bch| {
+        bch.iter(|| black_box(black_box(&a).sum_all()))
+    });
     g.finish();
 }
 

@@ -443,6 +443,10 @@ type Tiny = Rank2<2, 2>;
 type TinyOp<T, U, D> = fn(&Tensor<T, Tiny, D>, &Tensor<T, Tiny, D>) -> Tensor<U, Tiny, D>;
 type TinyFn<T, D> = TinyOp<T, T, D>;
 type TinyMask<T, D> = TinyOp<T, u8, D>;
+/// A whole-tensor reduction of an `S` tensor.
+type Reduction<T, U, S, D> = fn(&Tensor<T, S, D>) -> Tensor<U, (), D>;
+/// A reduction as the tiny path (static shape) and the kernel (runtime shape) take it.
+type ReductionPair<T, U, D> = (Reduction<T, U, Tiny, D>, Reduction<T, U, (usize, usize), D>);
 
 /// The same values as a dense tensor and as a transposed (strided) view.
 fn tiny_pair<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> [Tensor<T, Tiny, D>; 2] {
@@ -468,8 +472,10 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
     };
     let [a, a_strided] = tiny_pair::<T, D>(21, lo, hi);
     let [b, b_strided] = tiny_pair::<T, D>(22, lo, hi);
-    let common: [(&str, TinyFn<T, D>); 8] = [
+    let common: [(&str, TinyFn<T, D>); 10] = [
         ("add", |a, b| a + b),
+        ("where_cond", |a, b| a.lt(b).where_cond(a, b)),
+        ("where_cond, constant mask", |a, b| a.ne(a).where_cond(a, b)),
         ("sub", |a, b| a - b),
         ("mul", |a, b| a * b),
         ("maximum", |a, b| a.maximum(b)),
@@ -493,6 +499,133 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
     for (name, op) in masks {
         check_tiny(name, op, [&a, &a_strided], [&b, &b_strided]);
     }
+}
+
+/// A whole-tensor reduction of a tiny dense tensor (the tiny path) equals the kernel's on the same values in a
+/// runtime-shaped dense tensor (one run folded from the op's initial state: the same bits), and, to rounding,
+/// on a transposed view (the kernel walks it element by element).
+fn tiny_reductions_match_the_kernel<T: WithDType, D: Device>(float: bool) {
+    let (lo, hi) = match T::DTYPE {
+        DType::U8 => (0.0, 256.0),
+        DType::U32 => (0.0, 4.0e9),
+        DType::I64 => (-3.0e18, 3.0e18),
+        _ => (-4.0, 4.0),
+    };
+    let [a, a_strided] = tiny_pair::<T, D>(23, lo, hi);
+    let runtime = Tensor::<T, (usize, usize), D>::from_vec_with_shape((2, 2), a.to_vec()).unwrap();
+    fn check<T: WithDType, U: WithDType, D: Device>(
+        name: &str,
+        [a, a_strided]: [&Tensor<T, Tiny, D>; 2],
+        runtime: &Tensor<T, (usize, usize), D>,
+        (tiny, kernel): ReductionPair<T, U, D>,
+    ) {
+        let got = tiny(a).to_scalar();
+        let what = format!("{name} of {:?} {:?}", T::DTYPE, a.to_vec());
+        assert_eq!(got, kernel(runtime).to_scalar(), "{what}");
+        let (x, y) = (got.to_f64(), tiny(a_strided).to_scalar().to_f64());
+        assert!(
+            (x - y).abs() <= 1e-2 * x.abs().max(1.0) || (x.is_nan() && y.is_nan()),
+            "{what}: strided {y}"
+        );
+    }
+    let pair = [&a, &a_strided];
+    check::<T, T, D>(
+        "sum_all",
+        pair,
+        &runtime,
+        (|t| t.sum_all(), |t| t.sum_all()),
+    );
+    check::<T, T, D>(
+        "prod_all",
+        pair,
+        &runtime,
+        (|t| t.prod_all(), |t| t.prod_all()),
+    );
+    check::<T, T, D>(
+        "max_all",
+        pair,
+        &runtime,
+        (|t| t.max_all(), |t| t.max_all()),
+    );
+    check::<T, T, D>(
+        "min_all",
+        pair,
+        &runtime,
+        (|t| t.min_all(), |t| t.min_all()),
+    );
+    check::<T, u32, D>(
+        "argmax_all",
+        pair,
+        &runtime,
+        (|t| t.argmax_all(), |t| t.argmax_all()),
+    );
+    check::<T, u32, D>(
+        "argmin_all",
+        pair,
+        &runtime,
+        (|t| t.argmin_all(), |t| t.argmin_all()),
+    );
+    // The naive sum, for the dtypes whose sum of four such values is exact enough to compare.
+    if float {
+        let want: f64 = a.to_vec().iter().map(|x| x.to_f64()).sum();
+        let got = a.sum_all().to_scalar().to_f64();
+        assert!(
+            (got - want).abs() <= 0.05 * want.abs().max(1.0),
+            "sum_all of {:?}: {got} vs {want}",
+            T::DTYPE
+        );
+    }
+}
+
+fn tiny_float_reductions_match_the_kernel<T: FloatDType, D: Device>() {
+    tiny_reductions_match_the_kernel::<T, D>(true);
+    let [a, a_strided] = tiny_pair::<T, D>(24, -4.0, 4.0);
+    let runtime = Tensor::<T, (usize, usize), D>::from_vec_with_shape((2, 2), a.to_vec()).unwrap();
+    let ops: [(&str, ReductionPair<T, T, D>); 5] = [
+        ("mean_all", (|t| t.mean_all(), |t| t.mean_all())),
+        ("var_all", (|t| t.var_all(), |t| t.var_all())),
+        (
+            "var_population_all",
+            (|t| t.var_population_all(), |t| t.var_population_all()),
+        ),
+        (
+            "logsumexp_all",
+            (|t| t.logsumexp_all(), |t| t.logsumexp_all()),
+        ),
+        ("norm_all", (|t| t.norm_all(), |t| t.norm_all())),
+    ];
+    for (name, (tiny, kernel)) in ops {
+        let got = tiny(&a).to_scalar();
+        assert_eq!(
+            got,
+            kernel(&runtime).to_scalar(),
+            "{name} of {:?}",
+            T::DTYPE
+        );
+        let (x, y) = (got.to_f64(), tiny(&a_strided).to_scalar().to_f64());
+        assert!(
+            (x - y).abs() <= 1e-2 * x.abs().max(1.0),
+            "{name} of {:?}: {x} vs strided {y}",
+            T::DTYPE
+        );
+    }
+    let mean = a.to_vec().iter().map(|x| x.to_f64()).sum::<f64>() / 4.0;
+    let got = a.mean_all().to_scalar().to_f64();
+    assert!(
+        (got - mean).abs() <= 0.02 * mean.abs().max(1.0),
+        "mean_all of {:?}: {got} vs {mean}",
+        T::DTYPE
+    );
+}
+
+fn tiny_reductions_all<D: Device>() {
+    tiny_reductions_match_the_kernel::<u8, D>(false);
+    tiny_reductions_match_the_kernel::<u32, D>(false);
+    tiny_reductions_match_the_kernel::<i64, D>(false);
+    tiny_float_reductions_match_the_kernel::<f16, D>();
+    tiny_float_reductions_match_the_kernel::<bf16, D>();
+    tiny_float_reductions_match_the_kernel::<f32, D>();
+    tiny_float_reductions_match_the_kernel::<f64, D>();
 }
 
 /// `op` on the dense tiny operands (the tiny path) equals `op` on their strided twins (the kernels), and `op`
@@ -553,6 +686,7 @@ fn tiny_matches_kernel_all<D: Device>() {
 
 device_tests! {
     tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
+    tiny_reductions_match_the_kernel => tiny_reductions_all;
     float_unary_ops => float_unary_all;
     integer_unary_ops => int_unary_all;
     binary_ops_all_dtypes => binary_all;

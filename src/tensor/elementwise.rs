@@ -219,7 +219,22 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// let relu = x.gt(&zero).where_cond(&x, &zero);
     /// assert_eq!(relu.to_vec(), [0., 2., 0.]);
     /// ```
+    #[inline]
     pub fn where_cond<T: WithDType>(
+        &self,
+        on_true: &Tensor<T, S, D>,
+        on_false: &Tensor<T, S, D>,
+    ) -> Tensor<T, S, D> {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.where_cond_tiny(on_true, on_false) {
+            return out;
+        }
+        self.where_cond_kernel(on_true, on_false)
+    }
+
+    /// [`Self::where_cond`] through the device's kernel (out of line, so the tiny path stays small in the caller).
+    #[inline(never)]
+    fn where_cond_kernel<T: WithDType>(
         &self,
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,

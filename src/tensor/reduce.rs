@@ -62,7 +62,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.reduce_with(op, &S::REDUCED, true)
     }
 
+    #[inline]
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, (), D> {
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.reduce_all_tiny(op) {
+            return out;
+        }
+        self.reduce_all_kernel(op)
+    }
+
+    /// [`Self::reduce_all`] through the device's kernel (out of line, so the tiny path stays small in the caller).
+    #[inline(never)]
+    fn reduce_all_kernel<Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, (), D> {
         self.reduce_with(op, &[true; MAX_RANK], false)
     }
 }
@@ -90,6 +101,7 @@ macro_rules! reduce_methods {
                 $(#[$m])*
                 ///
                 /// Over every element, to a rank-0 tensor.
+                #[inline]
                 pub fn $all(&self) -> Tensor<$out, (), D> {
                     self.reduce_all($op)
                 }

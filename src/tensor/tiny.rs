@@ -5,13 +5,14 @@
 //! fit in [`INLINE_BYTES`] (a scalar, a 4-vector, a 4x4 f32 matrix), dense operands in host memory instead go
 //! through a loop of constant length that the compiler unrolls into the caller, using the op's own `apply`, as
 //! the CPU kernels do, so the results are the same bits. That covers unary ops, binary ops of one static shape,
-//! ops with a scalar operand (`x * 2.0`) and comparisons of one static shape. Other devices, views that are not
+//! ops with a scalar operand (`x * 2.0`), comparisons of one static shape, `where_cond` and reductions over every
+//! element (`sum_all`, `mean_all`, ...: a scalar loss costs no heap buffer). Other devices, views that are not
 //! dense and larger or runtime-sized shapes take the kernels.
 
 use super::Tensor;
 use crate::device::{Device, INLINE_BYTES};
 use crate::dtype::WithDType;
-use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
 use crate::shape::{static_numel, BroadcastShapes, Shape, MAX_RANK};
 
 /// The element count of `S` when every dim is static and that many `T` fit in [`INLINE_BYTES`].
@@ -148,6 +149,45 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = Tensor::<u8, _, D>::host_output(shape, n)?;
         for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
             *o = op.apply(x, y) as u8;
+        }
+        Some(out)
+    }
+
+    /// [`ReduceOp`] over every element of a tiny dense host tensor; `None` sends it to the kernel. The kernel
+    /// folds a dense view as one run from the op's initial state, as here, so the result has the same bits.
+    #[inline(always)]
+    pub(super) fn reduce_all_tiny<Op: ReduceOp<T>>(
+        &self,
+        op: Op,
+    ) -> Option<Tensor<Op::Out, (), D>> {
+        let n = const { tiny_numel::<T, S>() }?;
+        let a = &self.host_dense()?[..n];
+        let mut out = Tensor::<Op::Out, (), D>::host_output((), 1)?;
+        out.host_elements_mut()?[0] = op.finish(op.fold_slice(op.init(), a, 0), n);
+        Some(out)
+    }
+}
+
+impl<S: Shape, D: Device> Tensor<u8, S, D> {
+    /// [`Self::where_cond`] on tiny dense host tensors (sized by the larger element type, `T`); `None` sends it
+    /// to the kernel.
+    #[inline(always)]
+    pub(super) fn where_cond_tiny<T: WithDType>(
+        &self,
+        on_true: &Tensor<T, S, D>,
+        on_false: &Tensor<T, S, D>,
+    ) -> Option<Tensor<T, S, D>> {
+        let n = const { tiny_numel::<T, S>() }?;
+        let mask = &self.host_dense()?[..n];
+        let (t, f) = (&on_true.host_dense()?[..n], &on_false.host_dense()?[..n]);
+        let mut out = Tensor::<T, S, D>::host_output(self.shape, n)?;
+        for (((o, &m), &t), &f) in out.host_elements_mut()?[..n]
+            .iter_mut()
+            .zip(mask)
+            .zip(t)
+            .zip(f)
+        {
+            *o = if m != 0 { t } else { f };
         }
         Some(out)
     }
