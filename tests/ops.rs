@@ -501,9 +501,37 @@ fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) 
     }
 }
 
+/// The same values as a tiny dense tensor, its transposed (strided) twin and a runtime-shaped dense copy.
+#[allow(clippy::type_complexity)]
+fn tiny_reduction_inputs<T: WithDType, D: Device>(
+    seed: u64,
+    lo: f64,
+    hi: f64,
+) -> ([Tensor<T, Tiny, D>; 2], Tensor<T, (usize, usize), D>) {
+    let pair = tiny_pair::<T, D>(seed, lo, hi);
+    let runtime = Tensor::from_vec_with_shape((2, 2), pair[0].to_vec()).unwrap();
+    (pair, runtime)
+}
+
 /// A whole-tensor reduction of a tiny dense tensor (the tiny path) equals the kernel's on the same values in a
 /// runtime-shaped dense tensor (one run folded from the op's initial state: the same bits), and, to rounding,
 /// on a transposed view (the kernel walks it element by element).
+fn check_reduction<T: WithDType, U: WithDType, D: Device>(
+    name: &str,
+    [a, a_strided]: &[Tensor<T, Tiny, D>; 2],
+    runtime: &Tensor<T, (usize, usize), D>,
+    (tiny, kernel): ReductionPair<T, U, D>,
+) {
+    let got = tiny(a).to_scalar();
+    let what = format!("{name} of {:?} {:?}", T::DTYPE, a.to_vec());
+    assert_eq!(got, kernel(runtime).to_scalar(), "{what}");
+    let (x, y) = (got.to_f64(), tiny(a_strided).to_scalar().to_f64());
+    assert!(
+        (x - y).abs() <= 1e-2 * x.abs().max(1.0),
+        "{what}: strided {y}"
+    );
+}
+
 fn tiny_reductions_match_the_kernel<T: WithDType, D: Device>(float: bool) {
     let (lo, hi) = match T::DTYPE {
         DType::U8 => (0.0, 256.0),
@@ -511,64 +539,27 @@ fn tiny_reductions_match_the_kernel<T: WithDType, D: Device>(float: bool) {
         DType::I64 => (-3.0e18, 3.0e18),
         _ => (-4.0, 4.0),
     };
-    let [a, a_strided] = tiny_pair::<T, D>(23, lo, hi);
-    let runtime = Tensor::<T, (usize, usize), D>::from_vec_with_shape((2, 2), a.to_vec()).unwrap();
-    fn check<T: WithDType, U: WithDType, D: Device>(
-        name: &str,
-        [a, a_strided]: [&Tensor<T, Tiny, D>; 2],
-        runtime: &Tensor<T, (usize, usize), D>,
-        (tiny, kernel): ReductionPair<T, U, D>,
-    ) {
-        let got = tiny(a).to_scalar();
-        let what = format!("{name} of {:?} {:?}", T::DTYPE, a.to_vec());
-        assert_eq!(got, kernel(runtime).to_scalar(), "{what}");
-        let (x, y) = (got.to_f64(), tiny(a_strided).to_scalar().to_f64());
-        assert!(
-            (x - y).abs() <= 1e-2 * x.abs().max(1.0) || (x.is_nan() && y.is_nan()),
-            "{what}: strided {y}"
-        );
+    let (pair, runtime) = tiny_reduction_inputs::<T, D>(23, lo, hi);
+    let values: [(&str, ReductionPair<T, T, D>); 4] = [
+        ("sum_all", (|t| t.sum_all(), |t| t.sum_all())),
+        ("prod_all", (|t| t.prod_all(), |t| t.prod_all())),
+        ("max_all", (|t| t.max_all(), |t| t.max_all())),
+        ("min_all", (|t| t.min_all(), |t| t.min_all())),
+    ];
+    for (name, ops) in values {
+        check_reduction(name, &pair, &runtime, ops);
     }
-    let pair = [&a, &a_strided];
-    check::<T, T, D>(
-        "sum_all",
-        pair,
-        &runtime,
-        (|t| t.sum_all(), |t| t.sum_all()),
-    );
-    check::<T, T, D>(
-        "prod_all",
-        pair,
-        &runtime,
-        (|t| t.prod_all(), |t| t.prod_all()),
-    );
-    check::<T, T, D>(
-        "max_all",
-        pair,
-        &runtime,
-        (|t| t.max_all(), |t| t.max_all()),
-    );
-    check::<T, T, D>(
-        "min_all",
-        pair,
-        &runtime,
-        (|t| t.min_all(), |t| t.min_all()),
-    );
-    check::<T, u32, D>(
-        "argmax_all",
-        pair,
-        &runtime,
-        (|t| t.argmax_all(), |t| t.argmax_all()),
-    );
-    check::<T, u32, D>(
-        "argmin_all",
-        pair,
-        &runtime,
-        (|t| t.argmin_all(), |t| t.argmin_all()),
-    );
+    let positions: [(&str, ReductionPair<T, u32, D>); 2] = [
+        ("argmax_all", (|t| t.argmax_all(), |t| t.argmax_all())),
+        ("argmin_all", (|t| t.argmin_all(), |t| t.argmin_all())),
+    ];
+    for (name, ops) in positions {
+        check_reduction(name, &pair, &runtime, ops);
+    }
     // The naive sum, for the dtypes whose sum of four such values is exact enough to compare.
     if float {
-        let want: f64 = a.to_vec().iter().map(|x| x.to_f64()).sum();
-        let got = a.sum_all().to_scalar().to_f64();
+        let want: f64 = pair[0].to_vec().iter().map(|x| x.to_f64()).sum();
+        let got = pair[0].sum_all().to_scalar().to_f64();
         assert!(
             (got - want).abs() <= 0.05 * want.abs().max(1.0),
             "sum_all of {:?}: {got} vs {want}",
@@ -579,8 +570,7 @@ fn tiny_reductions_match_the_kernel<T: WithDType, D: Device>(float: bool) {
 
 fn tiny_float_reductions_match_the_kernel<T: FloatDType, D: Device>() {
     tiny_reductions_match_the_kernel::<T, D>(true);
-    let [a, a_strided] = tiny_pair::<T, D>(24, -4.0, 4.0);
-    let runtime = Tensor::<T, (usize, usize), D>::from_vec_with_shape((2, 2), a.to_vec()).unwrap();
+    let (pair, runtime) = tiny_reduction_inputs::<T, D>(24, -4.0, 4.0);
     let ops: [(&str, ReductionPair<T, T, D>); 5] = [
         ("mean_all", (|t| t.mean_all(), |t| t.mean_all())),
         ("var_all", (|t| t.var_all(), |t| t.var_all())),
@@ -594,23 +584,11 @@ fn tiny_float_reductions_match_the_kernel<T: FloatDType, D: Device>() {
         ),
         ("norm_all", (|t| t.norm_all(), |t| t.norm_all())),
     ];
-    for (name, (tiny, kernel)) in ops {
-        let got = tiny(&a).to_scalar();
-        assert_eq!(
-            got,
-            kernel(&runtime).to_scalar(),
-            "{name} of {:?}",
-            T::DTYPE
-        );
-        let (x, y) = (got.to_f64(), tiny(&a_strided).to_scalar().to_f64());
-        assert!(
-            (x - y).abs() <= 1e-2 * x.abs().max(1.0),
-            "{name} of {:?}: {x} vs strided {y}",
-            T::DTYPE
-        );
+    for (name, ops) in ops {
+        check_reduction(name, &pair, &runtime, ops);
     }
-    let mean = a.to_vec().iter().map(|x| x.to_f64()).sum::<f64>() / 4.0;
-    let got = a.mean_all().to_scalar().to_f64();
+    let mean = pair[0].to_vec().iter().map(|x| x.to_f64()).sum::<f64>() / 4.0;
+    let got = pair[0].mean_all().to_scalar().to_f64();
     assert!(
         (got - mean).abs() <= 0.02 * mean.abs().max(1.0),
         "mean_all of {:?}: {got} vs {mean}",
