@@ -4,9 +4,10 @@
 //!   `copy/memcpy_threads` does the same split over rayon's threads (what the tensor kernels use on large data).
 //!   `add/*` moves 1.5x memcpy's bytes (two reads, one write), so compare bytes per second (criterion's
 //!   throughput).
-//! - `add/tensor/fresh_output` (`&a + &b`) pays a page fault per 4 KiB of its new 64 MB output, as every library
-//!   returning a fresh array does; `into_reused_output` (`a.add_into(&b, &mut out)`) and `in_place` (`a += &b`)
-//!   write into existing memory.
+//! - `add/tensor/fresh_output` (`&a + &b`) returns a fresh tensor whose buffer comes from the CPU buffer cache
+//!   (the previous iteration's output, freed); `fresh_output_uncached` is the same with the cache off, which pays a
+//!   page fault per 4 KiB of its new 64 MB output, as every library returning a fresh array does;
+//!   `into_reused_output` (`a.add_into(&b, &mut out)`) and `in_place` (`a += &b`) write into existing memory.
 //! - `<f>/libm_loop_preallocated` is the scalar loop every peer runs; `<f>/tensor_into` writes ours into a
 //!   reused output, `<f>/tensor` into a fresh one.
 //!
@@ -58,6 +59,12 @@ fn copy_and_add(c: &mut Criterion) {
     });
     g.bench_function(BenchmarkId::new("tensor", "fresh_output"), |b| {
         b.iter(|| black_box(&a + &bt))
+    });
+    g.bench_function(BenchmarkId::new("tensor", "fresh_output_uncached"), |b| {
+        let limit = Cpu::memory_stats().limit;
+        Cpu::set_cache_limit(0);
+        b.iter(|| black_box(&a + &bt));
+        Cpu::set_cache_limit(limit);
     });
     g.bench_function(BenchmarkId::new("tensor", "into_reused_output"), |b| {
         let mut out = Tensor::<f32, Big, Cpu>::zeros();

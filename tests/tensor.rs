@@ -264,3 +264,41 @@ fn cpu_tensors_carry_only_their_own_axes() {
     assert_eq!(b.layout().strides(), &[0, 1, 4]);
     assert_eq!(b.i(2).to_array(), v.to_array());
 }
+
+/// Large CPU buffers go back to a cache when their last tensor drops, and the next output of the same byte size
+/// takes one back (stale contents and all; another dtype of the same alignment may have written it). Every
+/// output must still hold exactly its own values: zeros from `zeros`, the op's results, a transposed copy.
+#[test]
+fn cpu_outputs_in_reused_buffers_hold_their_own_values() {
+    fn check<T: WithDType>(stale: T, x: T) {
+        type S = Rank2<256, 160>; // 40960 elements: above the 128 KiB floor from f32 on, u8 stays below
+        let a = Tensor::<T, S, Cpu>::full(x);
+        for _ in 0..3 {
+            drop(Tensor::<T, S, Cpu>::full(stale));
+            assert!(Tensor::<T, S, Cpu>::zeros()
+                .to_vec()
+                .iter()
+                .all(|&v| v == T::ZERO));
+            drop(Tensor::<T, S, Cpu>::full(stale));
+            let sum = &a + &a;
+            let want = T::from_f64(2.0 * x.to_f64());
+            assert!(sum.to_vec().iter().all(|&v| v == want), "{:?}", T::DTYPE);
+            drop(sum);
+            drop(Tensor::<T, S, Cpu>::full(stale));
+            let src = Tensor::<T, S, Cpu>::arange();
+            let t: Tensor<T, Rank2<160, 256>, Cpu> = src.t().contiguous();
+            let (s, t) = (src.to_vec(), t.to_vec());
+            for (k, &v) in t.iter().enumerate() {
+                let (i, j) = (k / 256, k % 256); // t[i][j] = src[j][i]
+                assert_eq!(v, s[j * 160 + i], "{:?}", T::DTYPE);
+            }
+        }
+    }
+    check::<f32>(f32::NAN, 1.5);
+    check::<u32>(u32::MAX, 7);
+    check::<f64>(f64::NAN, -2.25);
+    check::<i64>(i64::MIN, -3);
+    check::<f16>(f16::NAN, f16::from_f32(0.5));
+    check::<bf16>(bf16::NAN, bf16::from_f32(4.0));
+    check::<u8>(u8::MAX, 9);
+}

@@ -11,6 +11,8 @@ mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
+#[cfg(feature = "std")]
+pub use cpu::CpuMemoryStats;
 #[cfg(feature = "alloc")]
 pub(crate) use cpu::{matmul_static, static_dims};
 #[cfg(feature = "alloc")]

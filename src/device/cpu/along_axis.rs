@@ -70,7 +70,7 @@ fn lane<T: FloatDType>(
 pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis: usize) -> Vec<T> {
     let dims = *layout.dims();
     let n = dims[axis];
-    let mut out = alloc::vec![T::ZERO; layout.numel()];
+    let mut out = super::pool::filled(layout.numel(), T::ZERO);
     if out.is_empty() {
         return out;
     }

@@ -123,7 +123,7 @@ pub(super) fn conv2d<T: FloatDType>(
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
     let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
-    let mut out = alloc::vec![T::ZERO; n * co * l];
+    let mut out = super::pool::filled(n * co * l, T::ZERO);
     if out.is_empty() {
         return out;
     }
@@ -157,18 +157,20 @@ pub(super) fn conv2d<T: FloatDType>(
             out.par_chunks_mut(per_part * co * l)
                 .enumerate()
                 .for_each(|(part, block)| {
-                    let mut col = alloc::vec![T::ZERO; k * l];
+                    let mut col = super::pool::filled(k * l, T::ZERO);
                     for (i, out_image) in block.chunks_mut(co * l).enumerate() {
                         image(part * per_part + i, out_image, &mut col, Threads::One);
                     }
+                    super::pool::recycle(col);
                 });
             return out;
         }
     }
-    let mut col = alloc::vec![T::ZERO; k * l];
+    let mut col = super::pool::filled(k * l, T::ZERO);
     for (b, out_image) in out.chunks_mut(co * l).enumerate() {
         image(b, out_image, &mut col, Threads::IfLarge);
     }
+    super::pool::recycle(col);
     out
 }
 
@@ -430,7 +432,7 @@ fn pool_with<T: FloatDType>(
         .collect();
     let step_x = p.stride[1] * sx[3];
     let mut acc = alloc::vec![init; ow];
-    let mut out = Vec::with_capacity(n * c * oh * ow);
+    let mut out = super::pool::with_capacity(n * c * oh * ow);
     for b in 0..n {
         for ch in 0..c {
             let plane = lx.offset() + b * sx[0] + ch * sx[1];

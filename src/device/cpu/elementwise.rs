@@ -233,8 +233,11 @@ pub(super) fn zip_views_into<T: WithDType, U: Send>(
 
 /// A fresh vector of `n` elements written by `fill`, which must initialise all of them.
 #[inline(always)]
-pub(super) fn collect_into<U>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<U>])) -> Vec<U> {
-    let mut out = Vec::with_capacity(n);
+pub(super) fn collect_into<U: bytemuck::Pod>(
+    n: usize,
+    fill: impl FnOnce(&mut [MaybeUninit<U>]),
+) -> Vec<U> {
+    let mut out = super::pool::with_capacity(n);
     fill(&mut out.spare_capacity_mut()[..n]);
     // Safety: `fill` wrote all `n` elements (every caller's loop covers the whole output); if it panicked we
     // never get here and the vector drops as empty.
@@ -251,7 +254,7 @@ pub(super) fn as_slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
 
 /// `f` of every element of a view, in row-major order.
 #[inline(always)]
-pub(super) fn map_view<T: WithDType, U: Send>(
+pub(super) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
     src: &[T],
     layout: &Layout,
     f: impl Fn(T) -> U + Sync,

@@ -31,7 +31,7 @@ pub(super) fn gather<T: WithDType, I: IndexDType>(
 ) -> Result<Vec<T>> {
     let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
     let walk = ls.along_index(li, axis);
-    let mut out = Vec::with_capacity(li.numel());
+    let mut out = super::pool::with_capacity(li.numel());
     let mut err = None;
     for_each_row(li.dims(), [li, &walk], |[io, so], len, [is, ss]| {
         for i in 0..len {

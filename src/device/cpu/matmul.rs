@@ -20,7 +20,7 @@ pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
 /// `[B, M, K] x [B, K, N] -> [B, M, N]`, contiguous output; large products use every core.
 pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<T> {
     let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
-    let mut out = alloc::vec![T::ZERO; batch * m * n];
+    let mut out = super::pool::filled(batch * m * n, T::ZERO);
     matmul_into(a, la, b, lb, &mut out, Threads::IfLarge);
     out
 }

@@ -1,5 +1,5 @@
 //! The host device: storage is a [`CpuStorage`], inline for small buffers and an `Arc<Vec<T>>` shared by views
-//! and clones for larger ones.
+//! and clones for larger ones, whose freed buffers the [`pool`] hands to later outputs of the same size.
 //!
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
 //! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row. The
@@ -12,10 +12,13 @@ mod elementwise;
 mod indexing;
 mod matmul;
 mod optim;
+mod pool;
 mod reduce;
 mod storage;
 
 pub(crate) use matmul::{matmul_static, static_dims};
+#[cfg(feature = "std")]
+pub use pool::MemoryStats as CpuMemoryStats;
 pub use storage::{CpuStorage, INLINE_BYTES};
 
 use elementwise::{
@@ -185,7 +188,7 @@ impl Kernels for Cpu {
         let mut dims = *parts[0].1.dims();
         dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
         let whole = Layout::contiguous(dims);
-        let mut out = alloc::vec![T::ZERO; whole.numel()];
+        let mut out = pool::filled(whole.numel(), T::ZERO);
         let mut start = 0;
         for (src, l) in parts {
             let len = l.dims()[axis];
@@ -316,7 +319,7 @@ impl Kernels for Cpu {
         (t, lt): (&Self::Storage<T>, &Layout),
         (f, lf): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
-        let mut out = Vec::with_capacity(lm.numel());
+        let mut out = pool::with_capacity(lm.numel());
         for_each_row(
             lm.dims(),
             [lm, lt, lf],

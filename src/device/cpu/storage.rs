@@ -5,7 +5,8 @@
 //! 4x4 matrix, any scalar) therefore live inside the tensor, and cloning one copies its 64 bytes, which is no
 //! dearer than an `Arc`'s atomic increment. Larger buffers sit behind an `Arc`, so views and clones share them.
 //! Either way a tensor's elements never change under another tensor's feet: an inline buffer belongs to its
-//! tensor alone, and a shared one is written only when nothing else holds it ([`CpuStorage::get_mut`]).
+//! tensor alone, and a shared one is written only when nothing else holds it ([`CpuStorage::get_mut`]). A shared
+//! buffer goes back to the [`pool`] when its last tensor drops.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -14,6 +15,7 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
 use super::elementwise::{as_slots, collect_into};
+use super::pool;
 use crate::dtype::WithDType;
 
 /// Buffers up to this many bytes live inline, without a heap allocation.
@@ -35,7 +37,7 @@ const INLINE_WORDS: usize = INLINE_BYTES / 8;
 pub struct CpuStorage<T: WithDType>(Repr<T>);
 
 #[derive(Clone)]
-enum Repr<T> {
+enum Repr<T: WithDType> {
     /// `len` elements at the start of `words` (16-byte aligned, so any dtype can be viewed there). `len` is a
     /// whole word so that moving the buffer copies aligned words (a `u8` beside the tag made rustc copy the
     /// payload from an odd offset, which stalled store forwarding).
@@ -44,7 +46,23 @@ enum Repr<T> {
         len: usize,
         _elem: PhantomData<T>,
     },
-    Shared(Arc<Vec<T>>),
+    Shared(Arc<HeapBuffer<T>>),
+}
+
+/// A heap buffer that returns to the [`pool`] when dropped.
+#[derive(Clone)]
+struct HeapBuffer<T: WithDType>(Vec<T>);
+
+impl<T: WithDType> HeapBuffer<T> {
+    fn shared(v: Vec<T>) -> Repr<T> {
+        Repr::Shared(Arc::new(HeapBuffer(v)))
+    }
+}
+
+impl<T: WithDType> Drop for HeapBuffer<T> {
+    fn drop(&mut self) {
+        pool::recycle(core::mem::take(&mut self.0));
+    }
 }
 
 /// The inline elements. 16-byte alignment puts them at a 16-byte boundary of the tensor too, so a move (copied
@@ -73,9 +91,9 @@ impl<T: WithDType> CpuStorage<T> {
                 _elem: PhantomData,
             })
         } else {
-            let mut v = alloc::vec![T::ZERO; n];
+            let mut v = pool::filled(n, T::ZERO);
             fill(&mut v);
-            CpuStorage(Repr::Shared(Arc::new(v)))
+            CpuStorage(HeapBuffer::shared(v))
         }
     }
 
@@ -86,7 +104,7 @@ impl<T: WithDType> CpuStorage<T> {
         if Self::fits_inline(n) {
             Self::filled_by(n, |out| fill(as_slots(out)))
         } else {
-            CpuStorage(Repr::Shared(Arc::new(collect_into(n, fill))))
+            CpuStorage(HeapBuffer::shared(collect_into(n, fill)))
         }
     }
 
@@ -96,7 +114,9 @@ impl<T: WithDType> CpuStorage<T> {
         if Self::fits_inline(data.len()) {
             Self::filled_by(data.len(), |s| s.copy_from_slice(data))
         } else {
-            CpuStorage(Repr::Shared(Arc::new(data.to_vec()))) // one pass, no zeroing first
+            let mut v = pool::with_capacity(data.len());
+            v.extend_from_slice(data); // one pass, no zeroing first
+            CpuStorage(HeapBuffer::shared(v))
         }
     }
 
@@ -106,7 +126,7 @@ impl<T: WithDType> CpuStorage<T> {
         if Self::fits_inline(data.len()) {
             Self::from_slice(&data)
         } else {
-            CpuStorage(Repr::Shared(Arc::new(data)))
+            CpuStorage(HeapBuffer::shared(data))
         }
     }
 
@@ -116,7 +136,7 @@ impl<T: WithDType> CpuStorage<T> {
         if Self::fits_inline(n) {
             Self::filled_by(n, |s| s.fill(value))
         } else {
-            CpuStorage(Repr::Shared(Arc::new(alloc::vec![value; n])))
+            CpuStorage(HeapBuffer::shared(pool::filled(n, value)))
         }
     }
 
@@ -132,7 +152,7 @@ impl<T: WithDType> CpuStorage<T> {
             Repr::Inline { len, words, .. } => {
                 Some(&mut bytemuck::cast_slice_mut::<u64, T>(&mut words.0)[..*len])
             }
-            Repr::Shared(v) => Arc::get_mut(v).map(|v| v.as_mut_slice()),
+            Repr::Shared(v) => Arc::get_mut(v).map(|v| v.0.as_mut_slice()),
         }
     }
 }
@@ -143,7 +163,7 @@ impl<T: WithDType> core::ops::Deref for CpuStorage<T> {
     fn deref(&self) -> &[T] {
         match &self.0 {
             Repr::Inline { len, words, .. } => &bytemuck::cast_slice::<u64, T>(&words.0)[..*len],
-            Repr::Shared(v) => v,
+            Repr::Shared(v) => &v.0,
         }
     }
 }
