@@ -84,11 +84,12 @@ pub(super) fn matmul_into<T: FloatDType>(
             // f16/bf16: widen both operands (a shared operand once), multiply in f32, round once.
             let (wa, wla) = widen(a, la);
             let (wb, wlb) = widen(b, lb);
-            let mut wide = alloc::vec![0f32; out.len()];
+            let mut wide = super::pool::filled(out.len(), 0f32);
             gemm_batched::<f32>(&wa, &wla, &wb, &wlb, &mut wide, parallelism);
-            for (o, w) in out.iter_mut().zip(wide) {
+            for (o, &w) in out.iter_mut().zip(&wide) {
                 *o = T::from_f64(w as f64); // exact widening, then one rounding
             }
+            [wa, wb, wide].into_iter().for_each(super::pool::recycle);
         }
     }
 }
@@ -105,7 +106,7 @@ fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
     } else {
         *l
     };
-    let mut wide = Vec::with_capacity(view.numel());
+    let mut wide = super::pool::with_capacity(view.numel());
     crate::layout::for_each_row(view.dims(), [&view], |[o], len, [s]| {
         wide.extend((0..len).map(|i| x[o + i * s].to_f64() as f32))
     });
