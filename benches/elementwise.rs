@@ -12,7 +12,8 @@
 //!   reused output, `<f>/tensor` into a fresh one.
 //!
 //! - `small_add/*`: `&a + &b` on 4x4 and 8x8 f32 tensors (the per-call cost a small model pays for every bias
-//!   and activation) against the same add over fixed-size arrays on the stack; also `&a * 2.0` and `a.lt(&b)`.
+//!   and activation) against the same add over fixed-size arrays on the stack; also `&a * 2.0`, `a.lt(&b)`,
+//!   `where_cond`, whole-tensor and row reductions and a row softmax.
 //!
 //! Results and targets: benches/README.md.
 
@@ -159,6 +160,19 @@ fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
     });
     g.bench_function("tensor_sum_all", |bch| {
         bch.iter(|| black_box(black_box(&a).sum_all()))
+    });
+    // Row sums, row maxima, predicted classes and a row softmax (a classifier head): the tiny stack walks.
+    g.bench_function("tensor_sum_axis1", |bch| {
+        bch.iter(|| black_box(black_box(&a).sum::<Axis<1>>()))
+    });
+    g.bench_function("tensor_max_keepdim_axis1", |bch| {
+        bch.iter(|| black_box(black_box(&a).max_keepdim::<Axis<1>>()))
+    });
+    g.bench_function("tensor_argmax_axis1", |bch| {
+        bch.iter(|| black_box(black_box(&a).argmax::<Axis<1>>()))
+    });
+    g.bench_function("tensor_softmax_axis1", |bch| {
+        bch.iter(|| black_box(black_box(&a).softmax::<Axis<1>>()))
     });
     g.finish();
 }

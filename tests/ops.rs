@@ -606,6 +606,127 @@ fn tiny_reductions_all<D: Device>() {
     tiny_float_reductions_match_the_kernel::<f64, D>();
 }
 
+/// Values of `T` from `lo..hi` (integer ranges wide enough to wrap their sums and products).
+fn tiny_values<T: WithDType>(seed: u64, n: usize) -> Vec<T> {
+    let (lo, hi) = match T::DTYPE {
+        DType::U8 => (0.0, 256.0),
+        DType::U32 => (0.0, 4.0e9),
+        DType::I64 => (-3.0e18, 3.0e18),
+        _ => (-4.0, 4.0),
+    };
+    Rng::new(seed)
+        .vec(n, lo, hi)
+        .into_iter()
+        .map(T::from_f64)
+        .collect()
+}
+
+/// `x.$op::<$axes>()` on a static tensor and on its runtime-shaped twin (the kernel) give the same bits.
+macro_rules! same_as_kernel {
+    ($x:expr, $twin:expr; $($op:ident::<$axes:ty>),* $(,)?) => {
+        $(
+            assert_eq!(
+                $x.$op::<$axes>().to_vec(),
+                $twin.$op::<$axes>().to_vec(),
+                "{} over {} of {:?} {:?}",
+                stringify!($op),
+                stringify!($axes),
+                T::DTYPE,
+                $x.to_vec(),
+            );
+        )*
+    };
+}
+
+/// Reductions over some axes of tiny static tensors (the tiny path: a walk with its accumulators on the stack)
+/// give the same bits as the kernel on runtime-shaped twins: reduced axes that merge into one run (across a
+/// size-1 axis), that stay separate runs, that lie across the innermost kept axis (the accumulate walk), and
+/// index-tracking ops; sums also match a naive sum.
+fn tiny_axis_reductions_match_the_kernel<T: WithDType, D: Device>() {
+    let v = tiny_values::<T>(31, 12);
+    // (2, 3, 2): 48 bytes of f32 (the tiny path); 96 of f64 and i64 (the kernel on both sides, as a control).
+    let x = Tensor::<T, Rank3<2, 3, 2>, D>::from_vec(v.clone()).unwrap();
+    let twin = Tensor::<T, (usize, usize, usize), D>::from_vec_with_shape((2, 3, 2), v).unwrap();
+    same_as_kernel!(x, twin;
+        sum::<Axis<0>>, sum::<Axis<1>>, sum::<Axis<2>>, sum::<(Axis<0>, Axis<2>)>,
+        sum::<(Axis<1>, Axis<2>)>, sum_keepdim::<Axis<1>>, prod::<Axis<2>>, prod::<Axis<0>>,
+        max::<Axis<1>>, max_keepdim::<Axis<2>>, min::<(Axis<0>, Axis<2>)>, argmax::<Axis<1>>,
+        argmin::<Axis<2>>, argmax::<(Axis<0>, Axis<1>)>, argmin_keepdim::<Axis<0>>,
+    );
+    // (2, 1, 4): 64 bytes of f64 and i64; axes 0 and 2 merge into one run of 8 across the size-1 axis.
+    let v = tiny_values::<T>(32, 8);
+    let y = Tensor::<T, Rank3<2, 1, 4>, D>::from_vec(v.clone()).unwrap();
+    let twin =
+        Tensor::<T, (usize, usize, usize), D>::from_vec_with_shape((2, 1, 4), v.clone()).unwrap();
+    same_as_kernel!(y, twin;
+        sum::<(Axis<0>, Axis<2>)>, sum::<Axis<0>>, sum::<Axis<1>>, sum::<(Axis<0>, Axis<1>)>,
+        max::<(Axis<0>, Axis<2>)>, argmax::<(Axis<0>, Axis<2>)>, argmin::<Axis<2>>, prod::<Axis<2>>,
+        min_keepdim::<(Axis<1>, Axis<2>)>,
+    );
+    // A naive column sum (exact for the small integers and close for floats).
+    let got = y.sum::<Axis<0>>().to_vec();
+    for (k, g) in got.iter().enumerate() {
+        let want = T::from_f64(v[k].to_f64() + v[4 + k].to_f64());
+        let close = match T::DTYPE {
+            DType::U8 | DType::U32 | DType::I64 => true, // wrapping: compared to the kernel above
+            _ => (g.to_f64() - want.to_f64()).abs() <= 1e-2 * want.to_f64().abs().max(1.0),
+        };
+        assert!(close, "sum over axis 0 of {:?}: {g} vs {want}", T::DTYPE);
+    }
+}
+
+/// The float reductions, softmax and the norms along an axis of tiny static tensors give the kernel's bits.
+fn tiny_float_axis_ops_match_the_kernel<T: FloatDType, D: Device>() {
+    tiny_axis_reductions_match_the_kernel::<T, D>();
+    let v = tiny_values::<T>(33, 8);
+    let x = Tensor::<T, Rank2<2, 4>, D>::from_vec(v.clone()).unwrap();
+    let twin = Tensor::<T, (usize, usize), D>::from_vec_with_shape((2, 4), v.clone()).unwrap();
+    same_as_kernel!(x, twin;
+        mean::<Axis<1>>, mean::<Axis<0>>, var::<Axis<1>>, var_population::<Axis<0>>,
+        logsumexp::<Axis<1>>, logsumexp_keepdim::<Axis<0>>, norm::<Axis<1>>,
+        softmax::<Axis<0>>, softmax::<Axis<1>>, log_softmax::<Axis<0>>, log_softmax::<Axis<1>>,
+    );
+    for (a, b) in [
+        (
+            x.layer_norm::<Axis<1>>(1e-5),
+            twin.layer_norm::<Axis<1>>(1e-5),
+        ),
+        (
+            x.layer_norm::<Axis<0>>(1e-5),
+            twin.layer_norm::<Axis<0>>(1e-5),
+        ),
+        (x.rms_norm::<Axis<1>>(1e-5), twin.rms_norm::<Axis<1>>(1e-5)),
+    ] {
+        assert_eq!(a.to_vec(), b.to_vec(), "norm of {:?}", T::DTYPE);
+    }
+    // A naive softmax of each row.
+    let p = x.softmax::<Axis<1>>().to_vec();
+    for r in 0..2 {
+        let row: Vec<f64> = v[4 * r..4 * r + 4].iter().map(|x| x.to_f64()).collect();
+        let m = row.iter().cloned().fold(f64::MIN, f64::max);
+        let z: f64 = row.iter().map(|x| (x - m).exp()).sum();
+        for c in 0..4 {
+            let want = (row[c] - m).exp() / z;
+            let got = p[4 * r + c].to_f64();
+            assert!(
+                (got - want).abs() <= 1e-2 * want,
+                "softmax of {:?}: {got} vs {want}",
+                T::DTYPE
+            );
+        }
+    }
+}
+
+fn tiny_axis_ops_all<D: Device>() {
+    tiny_axis_reductions_match_the_kernel::<u8, D>();
+    tiny_axis_reductions_match_the_kernel::<u32, D>();
+    tiny_axis_reductions_match_the_kernel::<i64, D>();
+    tiny_float_axis_ops_match_the_kernel::<f16, D>();
+    tiny_float_axis_ops_match_the_kernel::<bf16, D>();
+    tiny_float_axis_ops_match_the_kernel::<f32, D>();
+    tiny_float_axis_ops_match_the_kernel::<f64, D>();
+}
+
 /// `op` on the dense tiny operands (the tiny path) equals `op` on their strided twins (the kernels), and `op`
 /// element by element on broadcast single elements; the result is dense.
 fn check_tiny<T: WithDType, U: WithDType, D: Device>(
@@ -665,6 +786,7 @@ fn tiny_matches_kernel_all<D: Device>() {
 device_tests! {
     tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
     tiny_reductions_match_the_kernel => tiny_reductions_all;
+    tiny_axis_ops_match_the_kernel => tiny_axis_ops_all;
     float_unary_ops => float_unary_all;
     integer_unary_ops => int_unary_all;
     binary_ops_all_dtypes => binary_all;

@@ -14,7 +14,7 @@ pub mod cuda;
 #[cfg(feature = "std")]
 pub use cpu::CpuMemoryStats;
 #[cfg(feature = "alloc")]
-pub(crate) use cpu::{matmul_static, static_dims};
+pub(crate) use cpu::{matmul_static, reduce_small, static_dims};
 #[cfg(feature = "alloc")]
 pub use cpu::{Cpu, CpuStorage, INLINE_BYTES};
 #[cfg(feature = "cuda")]

@@ -21,11 +21,22 @@ use crate::ops::AlongAxis;
 use crate::shape::{HasAxis, Shape};
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    #[inline]
     fn along<Ax>(&self, op: AlongAxis) -> Self
     where
         S: HasAxis<Ax>,
     {
-        let storage = device_ok(D::along_axis(op, &self.storage, &self.layout(), S::INDEX));
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.along_axis_tiny(op, S::INDEX) {
+            return out;
+        }
+        self.along_kernel(op, S::INDEX)
+    }
+
+    /// [`Self::along`] through the device's kernel (out of line, so the tiny path stays small in the caller).
+    #[inline(never)]
+    fn along_kernel(&self, op: AlongAxis, axis: usize) -> Self {
+        let storage = device_ok(D::along_axis(op, &self.storage, &self.layout(), axis));
         Self::from_storage(self.shape, storage)
     }
 

@@ -44,6 +44,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
+        #[cfg(feature = "alloc")]
+        if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
+            return out;
+        }
         let storage = device_ok(D::reduce(op, &self.storage, &self.layout(), reduced));
         Tensor::from_storage(shape, storage)
     }

@@ -5,14 +5,15 @@
 //! fit in [`INLINE_BYTES`] (a scalar, a 4-vector, a 4x4 f32 matrix), dense operands in host memory instead go
 //! through a loop of constant length that the compiler unrolls into the caller, using the op's own `apply`, as
 //! the CPU kernels do, so the results are the same bits. That covers unary ops, binary ops of one static shape,
-//! ops with a scalar operand (`x * 2.0`), comparisons of one static shape, `where_cond` and reductions over every
-//! element (`sum_all`, `mean_all`, ...: a scalar loss costs no heap buffer). Other devices, views that are not
-//! dense and larger or runtime-sized shapes take the kernels.
+//! ops with a scalar operand (`x * 2.0`), comparisons of one static shape, `where_cond`, reductions over every
+//! element (`sum_all`, `mean_all`, ...: a scalar loss costs no heap buffer), reductions over some axes (the
+//! kernel's walk with its accumulators on the stack) and softmax and the norms along an axis (each lane in a
+//! stack buffer). Other devices, views that are not dense and larger or runtime-sized shapes take the kernels.
 
 use super::Tensor;
 use crate::device::{Device, INLINE_BYTES};
-use crate::dtype::WithDType;
-use crate::ops::{BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::dtype::{Accumulator, FloatDType, WithDType};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 use crate::shape::{static_numel, BroadcastShapes, Shape, MAX_RANK};
 
 /// The element count of `S` when every dim is static and that many `T` fit in [`INLINE_BYTES`].
@@ -164,6 +165,70 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let a = &self.host_dense()?[..n];
         let mut out = Tensor::<Op::Out, (), D>::host_output((), 1)?;
         out.host_elements_mut()?[0] = op.finish(op.fold_slice(op.init(), a, 0), n);
+        Some(out)
+    }
+
+    /// [`ReduceOp`] over the `reduced` axes of a tiny dense host tensor into `shape` (at most
+    /// [`TINY_REDUCE_OUTPUTS`] elements); `None` sends it to the kernel. It runs the kernel's own walk, with the
+    /// accumulators on the stack, so the result has the same bits.
+    #[inline]
+    pub(super) fn reduce_axes_tiny<Op: ReduceOp<T>, Out: Shape>(
+        &self,
+        op: Op,
+        reduced: &[bool; MAX_RANK],
+        shape: Out,
+    ) -> Option<Tensor<Op::Out, Out, D>> {
+        let n = const { tiny_numel::<T, S>() }?;
+        let a = &self.host_dense()?[..n];
+        let m = shape.dims().iter().product();
+        if m > TINY_REDUCE_OUTPUTS {
+            return None;
+        }
+        let mut out = Tensor::<Op::Out, Out, D>::host_output(shape, m)?;
+        crate::device::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
+            op,
+            a,
+            &self.dims(),
+            reduced,
+            &mut out.host_elements_mut()?[..m],
+        );
+        Some(out)
+    }
+}
+
+/// The most outputs [`Tensor::reduce_axes_tiny`] holds accumulators for (a 4x4 f32 reduced over one axis has 4).
+const TINY_REDUCE_OUTPUTS: usize = 16;
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Softmax or a norm along `axis` of a tiny dense host tensor; `None` sends it to the kernel. Each lane is
+    /// widened into a stack buffer, transformed by [`AlongAxis::apply_row`] and rounded, as the kernel does, so
+    /// the result has the same bits.
+    #[inline]
+    pub(super) fn along_axis_tiny(&self, op: AlongAxis, axis: usize) -> Option<Self> {
+        let n = const { tiny_numel::<T, S>() }?;
+        let a = &self.host_dense()?[..n];
+        let dims = self.dims();
+        let len = dims[axis];
+        let stride: usize = dims[axis + 1..].iter().product();
+        let mut out = Self::host_output(self.shape, n)?;
+        if n == 0 {
+            return Some(out);
+        }
+        let o = &mut out.host_elements_mut()?[..n];
+        // The longest lane a tiny float tensor has: INLINE_BYTES of 2-byte elements.
+        let mut lane = [T::Acc::ZERO; INLINE_BYTES / 2];
+        let lane = &mut lane[..len];
+        for base in (0..n).step_by(len * stride) {
+            for start in base..base + stride {
+                for (i, l) in lane.iter_mut().enumerate() {
+                    *l = a[start + i * stride].to_acc();
+                }
+                op.apply_row(lane);
+                for (i, &l) in lane.iter().enumerate() {
+                    o[start + i * stride] = T::from_acc(l);
+                }
+            }
+        }
         Some(out)
     }
 }

@@ -19,6 +19,7 @@ mod storage;
 pub(crate) use matmul::{matmul_static, static_dims};
 #[cfg(feature = "std")]
 pub use pool::MemoryStats as CpuMemoryStats;
+pub(crate) use reduce::reduce_small;
 pub use storage::{CpuStorage, INLINE_BYTES};
 
 use elementwise::{

@@ -99,11 +99,7 @@ fn accumulate_row<T: WithDType, Op: ReduceOp<T>>(op: &Op, accs: &mut [Op::Acc], 
     }
 }
 
-/// A reduction over the `reduced` axes on the calling thread. Two walks:
-/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
-///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
-/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
-///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
+/// A reduction over the `reduced` axes on the calling thread (see [`fold_outputs`]).
 fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     op: Op,
     src: &[T],
@@ -111,13 +107,132 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     reduced: &[bool; MAX_RANK],
 ) -> Vec<Op::Out> {
     let (outer, inner) = layout.split_reduced(reduced);
+    let mut accs = alloc::vec![op.init(); outer.numel()];
+    fold_outputs(op, src, layout, reduced, &mut accs);
     let count = inner.numel();
+    accs.into_iter().map(|a| op.finish(a, count)).collect()
+}
+
+/// [`reduce`] of a tiny dense row-major input of `dims` into `out` (one element per output, at most `CAP`), on
+/// the calling thread with its accumulators on the stack: no heap and no layouts. It takes the kernel's walk,
+/// element for element (the same rows, merged the same way by [`for_each_row`], folded by the same `step` and
+/// `fold_slice` calls), so the results have the same bits.
+#[inline(always)]
+pub(crate) fn reduce_small<T: WithDType, Op: ReduceOp<T>, const CAP: usize>(
+    op: Op,
+    src: &[T],
+    dims: &[usize],
+    reduced: &[bool; MAX_RANK],
+    out: &mut [Op::Out],
+) {
+    let rank = dims.len();
+    // Row-major strides of the input, and of the output over the kept axes (0 on reduced ones).
+    let (mut strides, mut out_strides) = ([0; MAX_RANK], [0; MAX_RANK]);
+    let (mut numel, mut outputs, mut count) = (1, 1, 1);
+    for ax in (0..rank).rev() {
+        strides[ax] = numel;
+        numel *= dims[ax];
+        if reduced[ax] {
+            count *= dims[ax];
+        } else {
+            out_strides[ax] = outputs;
+            outputs *= dims[ax];
+        }
+    }
+    debug_assert_eq!(outputs, out.len());
+    let mut accs = [op.init(); CAP];
+    let accs = &mut accs[..outputs];
+    let innermost_kept = (0..rank)
+        .rev()
+        .find(|&ax| dims[ax] > 1)
+        .is_some_and(|ax| !reduced[ax]);
+    if innermost_kept && !Op::USES_INDEX && count > 0 {
+        // The accumulate walk: every element in memory order into its output's accumulator.
+        let mut idx = [0; MAX_RANK];
+        let mut j = 0;
+        for &x in &src[..numel] {
+            accs[j] = op.step(accs[j], x, 0);
+            let mut ax = rank;
+            while ax > 0 {
+                ax -= 1;
+                idx[ax] += 1;
+                j += out_strides[ax];
+                if idx[ax] < dims[ax] {
+                    break;
+                }
+                j -= out_strides[ax] * dims[ax];
+                idx[ax] = 0;
+            }
+        }
+    } else if count > 0 {
+        // The rows walk: the reduced axes of size > 1, merged where adjacent in memory; the last group is the
+        // row (a slice when its stride is 1), the others are walked in row-major order.
+        let (mut gd, mut gs, mut g) = ([1; MAX_RANK], [0; MAX_RANK], 0);
+        for ax in (0..rank).filter(|&ax| reduced[ax] && dims[ax] > 1) {
+            if g > 0 && gs[g - 1] == strides[ax] * dims[ax] {
+                gd[g - 1] *= dims[ax];
+                gs[g - 1] = strides[ax];
+            } else {
+                (gd[g], gs[g]) = (dims[ax], strides[ax]);
+                g += 1;
+            }
+        }
+        let (len, step) = if g == 0 {
+            (1, 0)
+        } else {
+            (gd[g - 1], gs[g - 1])
+        };
+        let outer = g.saturating_sub(1);
+        let rows: usize = gd[..outer].iter().product();
+        for (j, acc) in accs.iter_mut().enumerate() {
+            // The output's first element: its kept-axis position, unravelled.
+            let (mut base, mut rest) = (0, j);
+            for ax in (0..rank).rev().filter(|&ax| !reduced[ax]) {
+                base += rest % dims[ax] * strides[ax];
+                rest /= dims[ax];
+            }
+            for r in 0..rows {
+                let (mut o, mut rest) = (base, r);
+                for k in (0..outer).rev() {
+                    o += rest % gd[k] * gs[k];
+                    rest /= gd[k];
+                }
+                let index = r * len;
+                *acc = if step == 1 {
+                    op.fold_slice(*acc, &src[o..o + len], index)
+                } else {
+                    (0..len).fold(*acc, |a, i| op.step(a, src[o + i * step], index + i))
+                };
+            }
+        }
+    }
+    for (o, &a) in out.iter_mut().zip(accs.iter()) {
+        *o = op.finish(a, count);
+    }
+}
+
+/// Folds the elements of each output (over the `reduced` axes) into `accs` (initial states, one per output,
+/// contiguous over the kept axes). Two walks:
+/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
+///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
+/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
+///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
+#[inline]
+fn fold_outputs<T: WithDType, Op: ReduceOp<T>>(
+    op: Op,
+    src: &[T],
+    layout: &Layout,
+    reduced: &[bool; MAX_RANK],
+    accs: &mut [Op::Acc],
+) {
+    let (outer, inner) = layout.split_reduced(reduced);
+    debug_assert_eq!(accs.len(), outer.numel());
     let innermost_kept = (0..layout.rank())
         .filter(|&ax| layout.dims()[ax] > 1)
         .min_by_key(|&ax| layout.strides()[ax])
         .is_some_and(|ax| !reduced[ax]);
 
-    let accs: Vec<Op::Acc> = if innermost_kept && !Op::USES_INDEX && count > 0 {
+    if innermost_kept && !Op::USES_INDEX && inner.numel() > 0 {
         // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
         let mut acc_strides = [0; MAX_RANK];
         let mut stride = 1;
@@ -128,7 +243,6 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
             }
         }
         let acc_layout = Layout::from_parts(*layout.dims(), &acc_strides, 0);
-        let mut accs = alloc::vec![op.init(); outer.numel()];
         for_each_row(
             layout.dims(),
             [layout, &acc_layout],
@@ -145,16 +259,14 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
                 }
             },
         );
-        accs
     } else {
-        let mut accs = Vec::with_capacity(outer.numel());
+        let mut next = 0;
         for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
             for i in 0..len {
                 let sub = Layout::from_parts(*inner.dims(), inner.strides(), o + i * s);
-                accs.push(fold_view(&op, src, &sub, op.init(), 0));
+                accs[next] = fold_view(&op, src, &sub, accs[next], 0);
+                next += 1;
             }
         });
-        accs
-    };
-    accs.into_iter().map(|a| op.finish(a, count)).collect()
+    }
 }
