@@ -216,12 +216,7 @@ fn reference_binary<T: WithDType>(op: &str, a: T, b: T) -> f64 {
 
 fn binary<T: WithDType, D: Device>() {
     // Integers span their range around the wrap points; floats avoid dividing by ~0.
-    let (lo, hi) = match T::DTYPE {
-        DType::U8 => (0.0, 256.0),
-        DType::U32 => (0.0, 4.0e9),
-        DType::I64 => (-3.0e18, 3.0e18),
-        _ => (0.5, 8.0),
-    };
+    let (lo, hi) = value_range::<T>((0.5, 8.0));
     let ops: [(&str, BinFn<T, D>); 6] = [
         ("add", |a, b| a + b),
         ("sub", |a, b| a - b),
@@ -464,12 +459,7 @@ fn tiny_pair<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> [Tensor<T,
 }
 
 fn tiny_matches_kernel<T: WithDType, D: Device>(extra: &[(&str, TinyFn<T, D>)]) {
-    let (lo, hi) = match T::DTYPE {
-        DType::U8 => (0.0, 256.0),
-        DType::U32 => (0.0, 4.0e9),
-        DType::I64 => (-3.0e18, 3.0e18),
-        _ => (0.5, 8.0),
-    };
+    let (lo, hi) = value_range::<T>((0.5, 8.0));
     let [a, a_strided] = tiny_pair::<T, D>(21, lo, hi);
     let [b, b_strided] = tiny_pair::<T, D>(22, lo, hi);
     let common: [(&str, TinyFn<T, D>); 10] = [
@@ -533,12 +523,7 @@ fn check_reduction<T: WithDType, U: WithDType, D: Device>(
 }
 
 fn tiny_reductions_match_the_kernel<T: WithDType, D: Device>(float: bool) {
-    let (lo, hi) = match T::DTYPE {
-        DType::U8 => (0.0, 256.0),
-        DType::U32 => (0.0, 4.0e9),
-        DType::I64 => (-3.0e18, 3.0e18),
-        _ => (-4.0, 4.0),
-    };
+    let (lo, hi) = value_range::<T>((-4.0, 4.0));
     let (pair, runtime) = tiny_reduction_inputs::<T, D>(23, lo, hi);
     let values: [(&str, ReductionPair<T, T, D>); 4] = [
         ("sum_all", (|t| t.sum_all(), |t| t.sum_all())),
@@ -606,14 +591,20 @@ fn tiny_reductions_all<D: Device>() {
     tiny_float_reductions_match_the_kernel::<f64, D>();
 }
 
-/// Values of `T` from `lo..hi` (integer ranges wide enough to wrap their sums and products).
-fn tiny_values<T: WithDType>(seed: u64, n: usize) -> Vec<T> {
-    let (lo, hi) = match T::DTYPE {
+/// The range to draw test values of `T` from: integer ranges wide enough to wrap their sums and products, and
+/// `float` for the float types.
+fn value_range<T: WithDType>(float: (f64, f64)) -> (f64, f64) {
+    match T::DTYPE {
         DType::U8 => (0.0, 256.0),
         DType::U32 => (0.0, 4.0e9),
         DType::I64 => (-3.0e18, 3.0e18),
-        _ => (-4.0, 4.0),
-    };
+        _ => float,
+    }
+}
+
+/// Values of `T` from [`value_range`] (floats in -4..4).
+fn tiny_values<T: WithDType>(seed: u64, n: usize) -> Vec<T> {
+    let (lo, hi) = value_range::<T>((-4.0, 4.0));
     Rng::new(seed)
         .vec(n, lo, hi)
         .into_iter()

@@ -50,7 +50,6 @@ enum Repr<T: WithDType> {
 }
 
 /// A heap buffer that returns to the [`pool`] when dropped.
-#[derive(Clone)]
 struct HeapBuffer<T: WithDType>(Vec<T>);
 
 impl<T: WithDType> HeapBuffer<T> {
