@@ -161,6 +161,21 @@ fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
     g.bench_function("tensor_sum_all", |bch| {
         bch.iter(|| black_box(black_box(&a).sum_all()))
     });
+    // In place: a parameter update (`w -= &g`, `w *= decay`) writes the tensor's own inline buffer.
+    g.bench_function("tensor_add_assign", |bch| {
+        let mut acc = a.clone();
+        bch.iter(|| {
+            acc += black_box(&b);
+            black_box(&acc);
+        })
+    });
+    g.bench_function("tensor_mul_assign_scalar", |bch| {
+        let mut acc = a.clone();
+        bch.iter(|| {
+            acc *= black_box(0.999f32);
+            black_box(&acc);
+        })
+    });
     // Row sums, row maxima, predicted classes and a row softmax (a classifier head): the tiny stack walks.
     g.bench_function("tensor_sum_axis1", |bch| {
         bch.iter(|| black_box(black_box(&a).sum::<Axis<1>>()))

@@ -114,6 +114,135 @@ fn assign_and_into_all<D: Device>() {
     assign_and_into::<f64, D>();
 }
 
+type Tiny = Rank2<2, 4>; // 8 elements: at most 64 bytes in every dtype, the tiny path's size
+
+/// On tiny static tensors the in-place and `_into` forms run a loop of known length instead of the kernel: the
+/// same values as the allocating ops, the sharer of the written tensor unchanged, and strided operands and
+/// outputs (which take the kernel) alike.
+fn tiny_assign_and_into<T: WithDType, D: Device>() {
+    type T2<T, D> = Tensor<T, Tiny, D>;
+    let mut rng = Rng::new(41);
+    let mut draw = || -> Vec<T> {
+        let (lo, hi) = if T::DTYPE.is_int() {
+            (1.0, 100.0)
+        } else {
+            (0.5, 8.0)
+        };
+        rng.vec(8, lo, hi).into_iter().map(T::from_f64).collect()
+    };
+    let (va, vb) = (draw(), draw());
+    let dense = |v: &[T]| T2::<T, D>::from_vec(v.to_vec()).unwrap();
+    // The same values through a transposed view of a (4, 2) buffer.
+    let strided = |v: &[T]| {
+        let t =
+            Tensor::<T, Rank2<4, 2>, D>::from_vec((0..8).map(|k| v[(k % 2) * 4 + k / 2]).collect())
+                .unwrap()
+                .t();
+        assert!(!t.is_contiguous() && t.to_vec() == v);
+        t
+    };
+    type Case<T, D> = (
+        &'static str,
+        fn(&mut T2<T, D>, &T2<T, D>),
+        fn(&T2<T, D>, &T2<T, D>, &mut T2<T, D>),
+        fn(&T2<T, D>, &T2<T, D>) -> T2<T, D>,
+    );
+    let cases: [Case<T, D>; 4] = [
+        (
+            "add",
+            |a, b| *a += b,
+            |a, b, o| a.add_into(b, o),
+            |a, b| a + b,
+        ),
+        (
+            "sub",
+            |a, b| *a -= b,
+            |a, b, o| a.sub_into(b, o),
+            |a, b| a - b,
+        ),
+        (
+            "mul",
+            |a, b| *a *= b,
+            |a, b, o| a.mul_into(b, o),
+            |a, b| a * b,
+        ),
+        (
+            "div",
+            |a, b| *a /= b,
+            |a, b, o| a.div_into(b, o),
+            |a, b| a / b,
+        ),
+    ];
+    let (a, a_t, b, b_t) = (dense(&va), strided(&va), dense(&vb), strided(&vb));
+    for (name, assign, into, fresh) in cases {
+        for (lhs, rhs, kinds) in [
+            (&a, &b, "dense x dense"),
+            (&a, &b_t, "dense x strided"),
+            (&a_t, &b, "strided x dense"),
+        ] {
+            let what = format!("{name} on {kinds} ({:?})", T::DTYPE);
+            let want = fresh(lhs, rhs).to_vec();
+            let mut x = lhs.clone();
+            let keep = x.clone();
+            assign(&mut x, rhs);
+            assert_eq!(x.to_vec(), want, "{what}: assign");
+            assert_eq!(keep.to_vec(), va, "{what}: the sharer changed");
+            let mut out = T2::<T, D>::zeros();
+            into(lhs, rhs, &mut out);
+            assert_eq!(out.to_vec(), want, "{what}: into");
+            let mut out_t = Tensor::<T, Rank2<4, 2>, D>::zeros().t();
+            into(lhs, rhs, &mut out_t);
+            assert_eq!(out_t.to_vec(), want, "{what}: into a transposed view");
+        }
+    }
+    for lhs in [&a, &a_t] {
+        let mut x = lhs.clone();
+        x += T::ONE;
+        x *= T::from_f64(3.0);
+        x -= T::ONE;
+        x /= T::from_f64(2.0);
+        let want = ((((lhs + T::ONE) * T::from_f64(3.0)) - T::ONE) / T::from_f64(2.0)).to_vec();
+        assert_eq!(x.to_vec(), want, "scalars in place ({:?})", T::DTYPE);
+        let mut y = lhs.clone();
+        y.unary_assign(ops::Sqr);
+        assert_eq!(
+            y.to_vec(),
+            lhs.sqr().to_vec(),
+            "sqr in place ({:?})",
+            T::DTYPE
+        );
+        let mut out = T2::<T, D>::zeros();
+        lhs.unary_into(ops::Sqr, &mut out);
+        assert_eq!(
+            out.to_vec(),
+            lhs.sqr().to_vec(),
+            "sqr into ({:?})",
+            T::DTYPE
+        );
+    }
+    // Element by element against the values themselves (sums under 200: exact in every dtype).
+    let mut x = a.clone();
+    x += &b;
+    for ((g, &p), &q) in x.to_vec().iter().zip(&va).zip(&vb) {
+        let w = p.to_f64() + q.to_f64();
+        assert!(
+            (g.to_f64() - w).abs() <= 1e-2 * w,
+            "add in place ({:?}): {g} vs {w}",
+            T::DTYPE
+        );
+    }
+}
+
+fn tiny_assign_and_into_all<D: Device>() {
+    tiny_assign_and_into::<u8, D>();
+    tiny_assign_and_into::<u32, D>();
+    tiny_assign_and_into::<i64, D>();
+    tiny_assign_and_into::<f16, D>();
+    tiny_assign_and_into::<bf16, D>();
+    tiny_assign_and_into::<f32, D>();
+    tiny_assign_and_into::<f64, D>();
+}
+
 fn broadcast_assign<D: Device>() {
     let mut a = Tensor::<f32, _, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
     a += Tensor::<f32, _, D>::from_array([10., 20., 30.]);
@@ -167,6 +296,7 @@ fn large<D: Device>() {
 
 device_tests! {
     assign_and_into_every_view_and_dtype => assign_and_into_all;
+    tiny_assign_and_into_match_the_allocating_ops => tiny_assign_and_into_all;
     assign_broadcasts_rhs_and_checks_runtime_dims => broadcast_assign;
     large_inputs_match_references => large;
 }

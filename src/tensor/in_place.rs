@@ -2,8 +2,9 @@
 //!
 //! Tensors are values: writing into one never changes another that shares its buffer. A write goes into the
 //! existing buffer when this tensor is its only holder and views it densely from its start; otherwise the
-//! tensor gets a fresh buffer, exactly as the allocating op would give. Reusing a buffer is what makes large
-//! elementwise work run at memory speed: a fresh 64 MB output costs a page fault per 4 KiB on first touch.
+//! tensor gets a fresh buffer, exactly as the allocating op would give. Reusing a buffer keeps large elementwise
+//! work in memory that is already mapped and warm (on the CPU the buffer cache gives fresh outputs mapped memory
+//! too, so the allocating forms come close); tiny static tensors write in place through a loop of known length.
 //!
 //! ```
 //! use typed_tensor::prelude::*;
@@ -37,6 +38,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.to_vec(), [1.0, 1.0f32.exp()]);
     /// ```
     pub fn unary_assign<Op: UnaryOp<T>>(&mut self, op: Op) {
+        #[cfg(feature = "alloc")]
+        if self.unary_assign_tiny(op) {
+            return;
+        }
         if self.is_dense_from_start() {
             let dims = self.dims();
             device_ok(D::unary_assign(op, &mut self.storage, &dims));
@@ -63,6 +68,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2, Output = S>,
     {
+        #[cfg(feature = "alloc")]
+        if self.binary_assign_tiny(op, rhs) {
+            return Ok(());
+        }
         let (shape, _, lb): (S, _, _) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         if shape.dims() != self.dims() {
             // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
@@ -78,6 +87,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `self = op(self, value)`.
     fn scalar_assign<Op: BinaryOp<T>>(&mut self, op: Op, value: T) {
+        #[cfg(feature = "alloc")]
+        if self.scalar_assign_tiny(op, value) {
+            return;
+        }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         if self.is_dense_from_start() {
             device_ok(D::binary_assign(op, &mut self.storage, (&scalar, &ls)));
@@ -93,6 +106,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
+        // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
+        #[cfg(feature = "alloc")]
+        if let Some(fresh) = self.unary_tiny(op) {
+            *out = fresh;
+            return;
+        }
         if out.is_dense_from_start() && out.dims() == self.dims() {
             device_ok(D::unary_into(
                 op,
@@ -127,6 +146,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
+        #[cfg(feature = "alloc")]
+        if let Some(fresh) = self.binary_tiny(op, rhs) {
+            *out = fresh;
+            return Ok(());
+        }
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         if out.is_dense_from_start() && out.dims() == shape.dims() {

@@ -8,7 +8,9 @@
 //! ops with a scalar operand (`x * 2.0`), comparisons of one static shape, `where_cond`, reductions over every
 //! element (`sum_all`, `mean_all`, ...: a scalar loss costs no heap buffer), reductions over some axes (the
 //! kernel's walk with its accumulators on the stack) and softmax and the norms along an axis (each lane in a
-//! stack buffer). Other devices, views that are not dense and larger or runtime-sized shapes take the kernels.
+//! stack buffer), and the in-place and `_into` forms of the elementwise ops (`a += &b`, `a *= 0.5`,
+//! `unary_assign`, `add_into`). Other devices, views that are not dense and larger or runtime-sized shapes take
+//! the kernels.
 
 use super::Tensor;
 use crate::device::{Device, INLINE_BYTES};
@@ -193,6 +195,65 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             &mut out.host_elements_mut()?[..m],
         );
         Some(out)
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The elements of a tiny tensor to write in place: dense from its start, in host memory no other tensor
+    /// shares (an inline buffer never is).
+    #[inline(always)]
+    fn tiny_elements_mut(&mut self) -> Option<&mut [T]> {
+        let n = const { tiny_numel::<T, S>() }?;
+        if !self.is_dense_from_start() {
+            return None;
+        }
+        self.host_elements_mut()?.get_mut(..n)
+    }
+
+    /// [`Self::binary_assign`] on tiny dense host operands of one static shape; `false` sends it to the kernel.
+    #[inline(always)]
+    pub(super) fn binary_assign_tiny<S2: Shape, Op: BinaryOp<T>>(
+        &mut self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> bool {
+        if !const { same_static_dims::<S, S2>() } {
+            return false;
+        }
+        let Some(b) = rhs.host_dense() else {
+            return false;
+        };
+        let Some(a) = self.tiny_elements_mut() else {
+            return false;
+        };
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = op.apply(*x, y);
+        }
+        true
+    }
+
+    /// [`Self::unary_assign`] on a tiny dense host tensor; `false` sends it to the kernel.
+    #[inline(always)]
+    pub(super) fn unary_assign_tiny<Op: UnaryOp<T>>(&mut self, op: Op) -> bool {
+        let Some(a) = self.tiny_elements_mut() else {
+            return false;
+        };
+        for x in a {
+            *x = op.apply(*x);
+        }
+        true
+    }
+
+    /// `self = op(self, value)` on a tiny dense host tensor; `false` sends it to the kernel.
+    #[inline(always)]
+    pub(super) fn scalar_assign_tiny<Op: BinaryOp<T>>(&mut self, op: Op, value: T) -> bool {
+        let Some(a) = self.tiny_elements_mut() else {
+            return false;
+        };
+        for x in a {
+            *x = op.apply(*x, value);
+        }
+        true
     }
 }
 
