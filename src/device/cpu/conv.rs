@@ -238,7 +238,10 @@ fn weight_grad_acc<T: FloatDType>(
         }
     };
     let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
-    let (mut col, mut part) = (alloc::vec![T::ZERO; k * l], alloc::vec![T::ZERO; cog * k]);
+    let (mut col, mut part) = (
+        super::pool::filled(k * l, T::ZERO),
+        alloc::vec![T::ZERO; cog * k],
+    );
     for b in 0..n {
         for grp in 0..groups {
             im2col(x, lx, &geometry, b, grp, &mut col);
@@ -256,6 +259,7 @@ fn weight_grad_acc<T: FloatDType>(
             }
         }
     }
+    super::pool::recycle(col);
     acc
 }
 
