@@ -7,20 +7,23 @@ mod common;
 use common::*;
 use typed_tensor::ops::{self, Exp, Neg};
 use typed_tensor::prelude::*;
+use typed_tensor::shape::BroadcastShapes;
 
-type AssignFn<T, D> = fn(&mut Tensor<T, Mat, D>, &Tensor<T, Mat, D>);
-type BinFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>) -> Tensor<T, Mat, D>;
-type IntoFn<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Mat, D>, &mut Tensor<T, Mat, D>);
+type AssignFn<T, S, D> = fn(&mut Tensor<T, S, D>, &Tensor<T, S, D>);
+type BinFn<T, S, D> = fn(&Tensor<T, S, D>, &Tensor<T, S, D>) -> Tensor<T, S, D>;
+type IntoFn<T, S, D> = fn(&Tensor<T, S, D>, &Tensor<T, S, D>, &mut Tensor<T, S, D>);
 /// An op's name, its `+=` form, its `_into` form and its allocating form.
-type Case<T, D> = (&'static str, AssignFn<T, D>, IntoFn<T, D>, BinFn<T, D>);
+type Case<T, S, D> = (
+    &'static str,
+    AssignFn<T, S, D>,
+    IntoFn<T, S, D>,
+    BinFn<T, S, D>,
+);
 
-fn assign_and_into<T: WithDType, D: Device>() {
-    let (lo, hi) = if T::DTYPE.is_int() {
-        (0.0, 100.0)
-    } else {
-        (0.5, 8.0)
-    };
-    let cases: [Case<T, D>; 4] = [
+/// The four arithmetic ops in each form, for tensors of shape `S`.
+fn arithmetic<T: WithDType, S: Shape + BroadcastShapes<S, Output = S>, D: Device>(
+) -> [Case<T, S, D>; 4] {
+    [
         (
             "add",
             |a, b| *a += b,
@@ -45,7 +48,16 @@ fn assign_and_into<T: WithDType, D: Device>() {
             |a, b, o| a.div_into(b, o),
             |a, b| a / b,
         ),
-    ];
+    ]
+}
+
+fn assign_and_into<T: WithDType, D: Device>() {
+    let (lo, hi) = if T::DTYPE.is_int() {
+        (0.0, 100.0)
+    } else {
+        (0.5, 8.0)
+    };
+    let cases = arithmetic::<T, Mat, D>();
     let lhs = views::<T, D>(31, lo, hi);
     let rhs = views::<T, D>(32, lo, hi);
     for (name, assign, into, fresh) in cases {
@@ -141,38 +153,7 @@ fn tiny_assign_and_into<T: WithDType, D: Device>() {
         assert!(!t.is_contiguous() && t.to_vec() == v);
         t
     };
-    type Case<T, D> = (
-        &'static str,
-        fn(&mut T2<T, D>, &T2<T, D>),
-        fn(&T2<T, D>, &T2<T, D>, &mut T2<T, D>),
-        fn(&T2<T, D>, &T2<T, D>) -> T2<T, D>,
-    );
-    let cases: [Case<T, D>; 4] = [
-        (
-            "add",
-            |a, b| *a += b,
-            |a, b, o| a.add_into(b, o),
-            |a, b| a + b,
-        ),
-        (
-            "sub",
-            |a, b| *a -= b,
-            |a, b, o| a.sub_into(b, o),
-            |a, b| a - b,
-        ),
-        (
-            "mul",
-            |a, b| *a *= b,
-            |a, b, o| a.mul_into(b, o),
-            |a, b| a * b,
-        ),
-        (
-            "div",
-            |a, b| *a /= b,
-            |a, b, o| a.div_into(b, o),
-            |a, b| a / b,
-        ),
-    ];
+    let cases = arithmetic::<T, Tiny, D>();
     let (a, a_t, b, b_t) = (dense(&va), strided(&va), dense(&vb), strided(&vb));
     for (name, assign, into, fresh) in cases {
         for (lhs, rhs, kinds) in [
