@@ -177,7 +177,7 @@ impl Kernels for Cpu {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<Self::Storage<Op::Out>> {
-        Ok(CpuStorage::from_vec(reduce::reduce(
+        Ok(CpuStorage::from_output(reduce::reduce(
             op, storage, layout, reduced,
         )))
     }
@@ -201,7 +201,7 @@ impl Kernels for Cpu {
             });
             start += len;
         }
-        Ok(CpuStorage::from_vec(out))
+        Ok(CpuStorage::from_output(out))
     }
 
     fn gather<T: WithDType, I: IndexDType>(
@@ -210,7 +210,7 @@ impl Kernels for Cpu {
         (idx, li): (&Self::Storage<I>, &Layout),
         axis: usize,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(indexing::gather(
+        Ok(CpuStorage::from_output(indexing::gather(
             op, src, ls, idx, li, axis,
         )?))
     }
@@ -224,7 +224,7 @@ impl Kernels for Cpu {
     ) -> Result<Self::Storage<T>> {
         let mut out = map_view(dst, ld, |x| x);
         indexing::scatter_add(op, &mut out, ld, idx, li, src, ls, axis)?;
-        Ok(CpuStorage::from_vec(out))
+        Ok(CpuStorage::from_output(out))
     }
 
     fn along_axis<T: FloatDType>(
@@ -233,7 +233,7 @@ impl Kernels for Cpu {
         layout: &Layout,
         axis: usize,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(along_axis::run(
+        Ok(CpuStorage::from_output(along_axis::run(
             op, storage, layout, axis,
         )))
     }
@@ -243,7 +243,7 @@ impl Kernels for Cpu {
         (w, lw): (&Self::Storage<T>, &Layout),
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(conv::conv2d(x, lx, w, lw, params)))
+        Ok(CpuStorage::from_output(conv::conv2d(x, lx, w, lw, params)))
     }
 
     fn conv_transpose2d<T: FloatDType>(
@@ -251,7 +251,7 @@ impl Kernels for Cpu {
         (w, lw): (&Self::Storage<T>, &Layout),
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(conv::conv_transpose2d(
+        Ok(CpuStorage::from_output(conv::conv_transpose2d(
             x, lx, w, lw, params,
         )))
     }
@@ -262,7 +262,7 @@ impl Kernels for Cpu {
         kernel: usize,
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(conv::pool2d(
+        Ok(CpuStorage::from_output(conv::pool2d(
             pool, x, lx, kernel, params,
         )))
     }
@@ -271,7 +271,7 @@ impl Kernels for Cpu {
         (a, la): (&Self::Storage<T>, &Layout),
         (b, lb): (&Self::Storage<T>, &Layout),
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_vec(matmul::matmul(a, la, b, lb)))
+        Ok(CpuStorage::from_output(matmul::matmul(a, la, b, lb)))
     }
 
     fn conv2d_weight_grad<T: FloatDType>(
@@ -280,7 +280,7 @@ impl Kernels for Cpu {
         kernel: [usize; 2],
         params: Conv2dParams,
     ) -> Result<Option<Self::Storage<T>>> {
-        Ok(Some(CpuStorage::from_vec(conv::conv2d_weight_grad(
+        Ok(Some(CpuStorage::from_output(conv::conv2d_weight_grad(
             x, lx, g, lg, kernel, params,
         ))))
     }
@@ -293,7 +293,7 @@ impl Kernels for Cpu {
         params: Conv2dParams,
     ) -> Result<Option<Self::Storage<T>>> {
         let (y, g) = (map_view(y, ly, |v| v), map_view(g, lg, |v| v));
-        Ok(Some(CpuStorage::from_vec(conv::max_pool2d_backward(
+        Ok(Some(CpuStorage::from_output(conv::max_pool2d_backward(
             x, lx, &y, &g, kernel, params,
         ))))
     }
@@ -334,6 +334,6 @@ impl Kernels for Cpu {
                 }))
             },
         );
-        Ok(CpuStorage::from_vec(out))
+        Ok(CpuStorage::from_output(out))
     }
 }

@@ -5,7 +5,9 @@
 //! times: on the bench machine that costs more than the op itself (`&a + &b` on 16M f32 ran at 5.6 GiB/s into a
 //! fresh buffer and 18 GiB/s into a reused one). Here a freed buffer of at least 128 KiB is kept, and the
 //! next request of the same byte size and alignment, the common case in a loop that runs the same shapes every
-//! step, takes it back with its pages already mapped. Without `std` (no lock) nothing is kept.
+//! step, takes it back with its pages already mapped. Only buffers this crate allocated are kept: a vector the
+//! user hands to `from_vec` has whatever capacity the user's code gave it, so it goes back to the allocator,
+//! which can reuse it for the user's next one. Without `std` (no lock) nothing is kept.
 //!
 //! The cache holds at most 512 MiB unless [`Cpu::set_cache_limit`] says otherwise, dropping the least recently
 //! freed buffers first; [`Cpu::memory_stats`] reports it and [`Cpu::empty_cache`] gives everything back.
@@ -316,6 +318,20 @@ mod tests {
         // Buffers under 128 KiB are never kept.
         recycle(alloc::vec![0f32; 1000]);
         assert!(cached::take::<f32>(1000).is_none());
+
+        // A tensor's buffer that this crate allocated comes back; a vector the user handed over does not (its
+        // capacity is the user's, which no request of ours matches).
+        const M: usize = N + 2;
+        let ours = super::super::CpuStorage::<f32>::full(M, 1.0);
+        let ours_ptr = ours.as_ptr() as usize;
+        drop(ours);
+        assert_eq!(
+            cached::take::<f32>(M).map(|v| v.as_ptr() as usize),
+            Some(ours_ptr)
+        );
+        let users = alloc::vec![0f32; M + 1];
+        drop(super::super::CpuStorage::from_vec(users));
+        assert!(cached::take::<f32>(M + 1).is_none());
 
         // Limit 0 keeps nothing; `empty_cache` frees everything.
         let limit = Cpu::memory_stats().limit;

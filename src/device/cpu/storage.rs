@@ -49,18 +49,30 @@ enum Repr<T: WithDType> {
     Shared(Arc<HeapBuffer<T>>),
 }
 
-/// A heap buffer that returns to the [`pool`] when dropped.
-struct HeapBuffer<T: WithDType>(Vec<T>);
+/// A heap buffer; one this crate allocated returns to the [`pool`] when dropped.
+struct HeapBuffer<T: WithDType> {
+    elements: Vec<T>,
+    /// False for a vector the user handed over ([`CpuStorage::from_vec`]): its capacity is whatever the user's
+    /// code left it, which no request of ours asks for again, so keeping it would only park memory the allocator
+    /// could have reused (the digits example's input batches, built by `collect`, did exactly that).
+    recycle: bool,
+}
 
 impl<T: WithDType> HeapBuffer<T> {
-    fn shared(v: Vec<T>) -> Repr<T> {
-        Repr::Shared(Arc::new(HeapBuffer(v)))
+    /// A buffer this crate allocated (through the [`pool`]).
+    fn shared(elements: Vec<T>) -> Repr<T> {
+        Repr::Shared(Arc::new(HeapBuffer {
+            elements,
+            recycle: true,
+        }))
     }
 }
 
 impl<T: WithDType> Drop for HeapBuffer<T> {
     fn drop(&mut self) {
-        pool::recycle(core::mem::take(&mut self.0));
+        if self.recycle {
+            pool::recycle(core::mem::take(&mut self.elements));
+        }
     }
 }
 
@@ -119,9 +131,22 @@ impl<T: WithDType> CpuStorage<T> {
         }
     }
 
-    /// A buffer holding `data` (kept as it is when too large to go inline).
+    /// A buffer holding `data` (kept as it is when too large to go inline; freed, not cached, when dropped).
     #[inline]
     pub fn from_vec(data: Vec<T>) -> Self {
+        if Self::fits_inline(data.len()) {
+            Self::from_slice(&data)
+        } else {
+            CpuStorage(Repr::Shared(Arc::new(HeapBuffer {
+                elements: data,
+                recycle: false,
+            })))
+        }
+    }
+
+    /// A kernel's output, allocated through the [`pool`] (inline when small): cached for reuse when dropped.
+    #[inline]
+    pub(super) fn from_output(data: Vec<T>) -> Self {
         if Self::fits_inline(data.len()) {
             Self::from_slice(&data)
         } else {
@@ -151,7 +176,7 @@ impl<T: WithDType> CpuStorage<T> {
             Repr::Inline { len, words, .. } => {
                 Some(&mut bytemuck::cast_slice_mut::<u64, T>(&mut words.0)[..*len])
             }
-            Repr::Shared(v) => Arc::get_mut(v).map(|v| v.0.as_mut_slice()),
+            Repr::Shared(v) => Arc::get_mut(v).map(|v| v.elements.as_mut_slice()),
         }
     }
 }
@@ -162,7 +187,7 @@ impl<T: WithDType> core::ops::Deref for CpuStorage<T> {
     fn deref(&self) -> &[T] {
         match &self.0 {
             Repr::Inline { len, words, .. } => &bytemuck::cast_slice::<u64, T>(&words.0)[..*len],
-            Repr::Shared(v) => &v.0,
+            Repr::Shared(v) => &v.elements,
         }
     }
 }
