@@ -42,6 +42,9 @@ const fn same_static_dims<A: Shape, B: Shape>() -> bool {
     true
 }
 
+/// The most outputs [`Tensor::reduce_axes_tiny`] holds accumulators for (a 4x4 f32 reduced over one axis has 4).
+const TINY_REDUCE_OUTPUTS: usize = 16;
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The elements of a dense view, in order, when the device's memory is the host's.
     #[inline(always)]
@@ -196,9 +199,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         Some(out)
     }
-}
 
-impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The elements of a tiny tensor to write in place: dense from its start, in host memory no other tensor
     /// shares (an inline buffer never is).
     #[inline(always)]
@@ -256,9 +257,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         true
     }
 }
-
-/// The most outputs [`Tensor::reduce_axes_tiny`] holds accumulators for (a 4x4 f32 reduced over one axis has 4).
-const TINY_REDUCE_OUTPUTS: usize = 16;
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Softmax or a norm along `axis` of a tiny dense host tensor; `None` sends it to the kernel. Each lane is

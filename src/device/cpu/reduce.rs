@@ -99,7 +99,11 @@ fn accumulate_row<T: WithDType, Op: ReduceOp<T>>(op: &Op, accs: &mut [Op::Acc], 
     }
 }
 
-/// A reduction over the `reduced` axes on the calling thread (see [`fold_outputs`]).
+/// A reduction over the `reduced` axes on the calling thread. Two walks:
+/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
+///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
+/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
+///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
 fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     op: Op,
     src: &[T],
@@ -107,16 +111,58 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     reduced: &[bool; MAX_RANK],
 ) -> Vec<Op::Out> {
     let (outer, inner) = layout.split_reduced(reduced);
-    let mut accs = alloc::vec![op.init(); outer.numel()];
-    fold_outputs(op, src, layout, reduced, &mut accs);
     let count = inner.numel();
+    let innermost_kept = (0..layout.rank())
+        .filter(|&ax| layout.dims()[ax] > 1)
+        .min_by_key(|&ax| layout.strides()[ax])
+        .is_some_and(|ax| !reduced[ax]);
+
+    let accs: Vec<Op::Acc> = if innermost_kept && !Op::USES_INDEX && count > 0 {
+        // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
+        let mut acc_strides = [0; MAX_RANK];
+        let mut stride = 1;
+        for ax in (0..layout.rank()).rev() {
+            if !reduced[ax] {
+                acc_strides[ax] = stride;
+                stride *= layout.dims()[ax];
+            }
+        }
+        let acc_layout = Layout::from_parts(*layout.dims(), &acc_strides, 0);
+        let mut accs = alloc::vec![op.init(); outer.numel()];
+        for_each_row(
+            layout.dims(),
+            [layout, &acc_layout],
+            |[xo, ao], len, [xs, as_]| {
+                if as_ == 0 {
+                    accs[ao] = (0..len).fold(accs[ao], |a, i| op.step(a, src[xo + i * xs], 0));
+                } else if as_ == 1 && xs == 1 {
+                    accumulate_row(&op, &mut accs[ao..ao + len], &src[xo..xo + len]);
+                } else {
+                    for i in 0..len {
+                        let k = ao + i * as_;
+                        accs[k] = op.step(accs[k], src[xo + i * xs], 0);
+                    }
+                }
+            },
+        );
+        accs
+    } else {
+        let mut accs = Vec::with_capacity(outer.numel());
+        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
+            for i in 0..len {
+                let sub = Layout::from_parts(*inner.dims(), inner.strides(), o + i * s);
+                accs.push(fold_view(&op, src, &sub, op.init(), 0));
+            }
+        });
+        accs
+    };
     accs.into_iter().map(|a| op.finish(a, count)).collect()
 }
 
 /// [`reduce`] of a tiny dense row-major input of `dims` into `out` (one element per output, at most `CAP`), on
-/// the calling thread with its accumulators on the stack: no heap and no layouts. It takes the kernel's walk,
-/// element for element (the same rows, merged the same way by [`for_each_row`], folded by the same `step` and
-/// `fold_slice` calls), so the results have the same bits.
+/// the calling thread with its accumulators on the stack: no heap and no layouts. It takes [`reduce_serial`]'s
+/// walk, element for element (the same rows, merged the same way as [`for_each_row`] merges them, folded by the
+/// same `step` and `fold_slice` calls), so the results have the same bits; tests/ops.rs checks every dtype.
 #[inline(always)]
 pub(crate) fn reduce_small<T: WithDType, Op: ReduceOp<T>, const CAP: usize>(
     op: Op,
@@ -208,65 +254,5 @@ pub(crate) fn reduce_small<T: WithDType, Op: ReduceOp<T>, const CAP: usize>(
     }
     for (o, &a) in out.iter_mut().zip(accs.iter()) {
         *o = op.finish(a, count);
-    }
-}
-
-/// Folds the elements of each output (over the `reduced` axes) into `accs` (initial states, one per output,
-/// contiguous over the kept axes). Two walks:
-/// - *rows*: for each output, fold its elements (contiguous runs go through `fold_slice`); used when the
-///   innermost memory axis is reduced, and always for index-dependent ops (argmax);
-/// - *accumulate*: walk the input in memory order and add each row into a row of accumulators; used when the
-///   innermost memory axis is kept (a column sum), where the rows walk would stride through memory.
-#[inline]
-fn fold_outputs<T: WithDType, Op: ReduceOp<T>>(
-    op: Op,
-    src: &[T],
-    layout: &Layout,
-    reduced: &[bool; MAX_RANK],
-    accs: &mut [Op::Acc],
-) {
-    let (outer, inner) = layout.split_reduced(reduced);
-    debug_assert_eq!(accs.len(), outer.numel());
-    let innermost_kept = (0..layout.rank())
-        .filter(|&ax| layout.dims()[ax] > 1)
-        .min_by_key(|&ax| layout.strides()[ax])
-        .is_some_and(|ax| !reduced[ax]);
-
-    if innermost_kept && !Op::USES_INDEX && inner.numel() > 0 {
-        // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
-        let mut acc_strides = [0; MAX_RANK];
-        let mut stride = 1;
-        for ax in (0..layout.rank()).rev() {
-            if !reduced[ax] {
-                acc_strides[ax] = stride;
-                stride *= layout.dims()[ax];
-            }
-        }
-        let acc_layout = Layout::from_parts(*layout.dims(), &acc_strides, 0);
-        for_each_row(
-            layout.dims(),
-            [layout, &acc_layout],
-            |[xo, ao], len, [xs, as_]| {
-                if as_ == 0 {
-                    accs[ao] = (0..len).fold(accs[ao], |a, i| op.step(a, src[xo + i * xs], 0));
-                } else if as_ == 1 && xs == 1 {
-                    accumulate_row(&op, &mut accs[ao..ao + len], &src[xo..xo + len]);
-                } else {
-                    for i in 0..len {
-                        let k = ao + i * as_;
-                        accs[k] = op.step(accs[k], src[xo + i * xs], 0);
-                    }
-                }
-            },
-        );
-    } else {
-        let mut next = 0;
-        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
-            for i in 0..len {
-                let sub = Layout::from_parts(*inner.dims(), inner.strides(), o + i * s);
-                accs[next] = fold_view(&op, src, &sub, accs[next], 0);
-                next += 1;
-            }
-        });
     }
 }
