@@ -1,9 +1,12 @@
 //! conv2d (batch 8, 64 -> 64 channels, 56x56, 3x3, padding 1) against the matmul of its im2col form, measured
-//! in the same run: `cargo bench --bench conv`. Throughput is in FLOPs (2 * MACs).
+//! in the same run: `cargo bench --bench conv`. Throughput is in FLOPs (2 * MACs). Also the transposed
+//! convolution that is this conv2d's input gradient, and a whole training step of the layer (forward, both
+//! gradients through autograd: three GEMMs' worth of FLOPs).
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
+use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::Conv;
 
@@ -56,6 +59,30 @@ fn conv(c: &mut Criterion) {
         bch.iter(|| {
             let y: Tensor<f32, Rank4<B, C, HW, HW>, Cpu> = x.conv2d(&w, Conv::<1, 1, 1, 1>);
             black_box(y)
+        })
+    });
+    // The input gradient's kernel: same FLOPs (per image, (K, C) x (C, L) and col2im).
+    let gy = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(3);
+    g.bench_function("tensor_conv_transpose2d", |bch| {
+        bch.iter(|| {
+            let dx: Tensor<f32, Rank4<B, C, HW, HW>, Cpu> =
+                gy.conv_transpose2d(&w, Conv::<1, 1, 1, 1>);
+            black_box(dx)
+        })
+    });
+    // Forward and backward (input and weight gradients) of the layer, the output's gradient `gy`.
+    let (xv, wv, gyc) = (
+        Var::new(x.clone()),
+        Var::new(w.clone()),
+        Traced::constant(gy),
+    );
+    g.throughput(Throughput::Elements(3 * flops));
+    g.bench_function("tensor_fwd_bwd", |bch| {
+        bch.iter(|| {
+            let y: Traced<f32, Rank4<B, C, HW, HW>, Cpu> =
+                xv.trace().conv2d(&wv, Conv::<1, 1, 1, 1>);
+            let grads = y.mul(&gyc).sum_all().backward();
+            black_box((grads.get(&xv), grads.get(&wv)))
         })
     });
     g.finish();

@@ -154,8 +154,9 @@ pub trait WithDType:
 
 /// The arithmetic reductions need, on an accumulator type (`f32`, `f64` or `i64`). The float functions exist
 /// for every accumulator so one reduction kernel serves all; the float-only reductions (`mean`, `var`,
-/// `logsumexp`, `norm`) are only offered for float element types.
-pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + 'static {
+/// `logsumexp`, `norm`) are only offered for float element types. Plain bytes (`Pod`), so kernels can keep
+/// accumulator buffers in the CPU buffer cache and view an f32/f64 output as its own accumulator.
+pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + bytemuck::Pod + 'static {
     /// 0
     const ZERO: Self;
     /// 1

@@ -1,9 +1,11 @@
-//! conv2d, conv1d, max_pool2d and avg_pool2d against naive f64 loops, with stride, padding, dilation and groups,
-//! on contiguous and strided (channels-last permuted) inputs, for every float dtype.
+//! conv2d, conv1d, conv_transpose2d, max_pool2d and avg_pool2d, and conv2d's gradients, against naive f64 loops,
+//! with stride, padding, dilation and groups, on contiguous and strided (channels-last permuted) inputs, for
+//! every float dtype.
 
 mod common;
 
 use common::*;
+use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::{Conv, Pool2d};
 
@@ -49,6 +51,51 @@ fn conv_ref(
         }
     }
     (out, oh, ow)
+}
+
+/// Naive gradients of [`conv_ref`]'s convolution for an output gradient `gy`: every product `x * w` the forward
+/// pass formed sends `gy * w` to its input position and `gy * x` to its weight position.
+#[allow(clippy::too_many_arguments)]
+fn conv_grads_ref(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [co, cig, kh, kw]: [usize; 4],
+    gy: &[f64],
+    stride: usize,
+    pad: usize,
+    groups: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let oh = (h + 2 * pad - kh) / stride + 1;
+    let ow = (wd + 2 * pad - kw) / stride + 1;
+    let cog = co / groups;
+    let (mut dx, mut dw) = (vec![0.0; x.len()], vec![0.0; w.len()]);
+    for b in 0..n {
+        for o in 0..co {
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let g = gy[((b * co + o) * oh + y) * ow + xo];
+                    for ci in 0..cig {
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let sy = (y * stride + i) as isize - pad as isize;
+                                let sx = (xo * stride + j) as isize - pad as isize;
+                                if sy < 0 || sx < 0 || sy >= h as isize || sx >= wd as isize {
+                                    continue;
+                                }
+                                let xi = ((b * c + o / cog * cig + ci) * h + sy as usize) * wd
+                                    + sx as usize;
+                                let wi = ((o * cig + ci) * kh + i) * kw + j;
+                                dx[xi] += g * w[wi];
+                                dw[wi] += g * x[xi];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (dx, dw)
 }
 
 fn vals<T: WithDType>(t: &[T]) -> Vec<f64> {
@@ -300,6 +347,21 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
     );
     assert_eq!((oh, ow), (5, 8));
     check("conv_transpose2d g2 d2, strided", &y.to_vec(), &want, 12);
+    // A batch large enough that the CPU runs images on separate threads (a conv2d's input gradient).
+    let x: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(16);
+    let w: Tensor<T, Rank4<16, 16, 3, 3>, D> = random(17);
+    let y: Tensor<T, Rank4<4, 16, 12, 12>, D> = x.conv_transpose2d(&w, Conv::<1, 1, 1, 1>);
+    let (want, _, _) = conv_transpose_ref(
+        &vals(&x.to_vec()),
+        [4, 16, 12, 12],
+        &vals(&w.to_vec()),
+        [16, 16, 3, 3],
+        1,
+        1,
+        1,
+        1,
+    );
+    check("conv_transpose2d batch 4", &y.to_vec(), &want, 144);
     // Nearest upsampling by 2 of a transposed view.
     let s: Tensor<T, Rank4<1, 2, 3, 2>, D> = random(15);
     let st = s.transpose::<Axis<2>, Axis<3>>(); // (1, 2, 2, 3)
@@ -311,7 +373,56 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
     assert_eq!(u.to_vec(), want, "upsample_nearest2d [{}]", T::DTYPE);
 }
 
+/// Both gradients of conv2d through autograd, on batches large enough that the CPU runs images on separate
+/// threads: stride 1 (the input gradient is the padded transposed convolution), and stride 2 with groups, whose
+/// last input row and column the forward pass never reads (the gradient is cropped and zero-extended).
+fn conv_gradients<T: FloatDType, D: Device>() {
+    let x: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(31);
+    let w: Tensor<T, Rank4<16, 16, 3, 3>, D> = random(32);
+    let gy: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(33);
+    let (xv, wv) = (Var::new(x.clone()), Var::new(w.clone()));
+    let y: Traced<T, Rank4<4, 16, 12, 12>, D> = xv.trace().conv2d(&wv, Conv::<1, 1, 1, 1>);
+    let grads = y.mul(&Traced::constant(gy.clone())).sum_all().backward();
+    let (want_dx, want_dw) = conv_grads_ref(
+        &vals(&x.to_vec()),
+        [4, 16, 12, 12],
+        &vals(&w.to_vec()),
+        [16, 16, 3, 3],
+        &vals(&gy.to_vec()),
+        1,
+        1,
+        1,
+    );
+    let (dx, dw) = (grads.get(&xv).to_vec(), grads.get(&wv).to_vec());
+    check("conv2d input gradient, batch 4", &dx, &want_dx, 144);
+    check("conv2d weight gradient, batch 4", &dw, &want_dw, 576);
+
+    let x: Tensor<T, Rank4<4, 32, 16, 16>, D> = random(34);
+    let w: Tensor<T, Rank4<32, 16, 3, 3>, D> = random(35);
+    let gy: Tensor<T, Rank4<4, 32, 8, 8>, D> = random(36);
+    let (xv, wv) = (Var::new(x.clone()), Var::new(w.clone()));
+    let y: Traced<T, Rank4<4, 32, 8, 8>, D> = xv.trace().conv2d(&wv, Conv::<2, 1, 1, 2>);
+    let grads = y.mul(&Traced::constant(gy.clone())).sum_all().backward();
+    let (want_dx, want_dw) = conv_grads_ref(
+        &vals(&x.to_vec()),
+        [4, 32, 16, 16],
+        &vals(&w.to_vec()),
+        [32, 16, 3, 3],
+        &vals(&gy.to_vec()),
+        2,
+        1,
+        2,
+    );
+    let (dx, dw) = (grads.get(&xv).to_vec(), grads.get(&wv).to_vec());
+    check("conv2d s2 g2 input gradient", &dx, &want_dx, 144);
+    check("conv2d s2 g2 weight gradient", &dw, &want_dw, 256);
+}
+
 fn every_dtype<D: Device>() {
+    conv_gradients::<f32, D>();
+    conv_gradients::<f64, D>();
+    conv_gradients::<f16, D>();
+    conv_gradients::<bf16, D>();
     transposed_and_upsample::<f32, D>();
     transposed_and_upsample::<f64, D>();
     transposed_and_upsample::<f16, D>();

@@ -1,7 +1,8 @@
 //! Gradients of convolution and pooling, built from the forward kernels so every device that runs those runs
 //! these:
-//! - input of conv2d: the transposed convolution of the output's gradient (computed without padding, then
-//!   cropped and zero-extended to the input's size, which covers strides that leave trailing rows unread);
+//! - input of conv2d: the transposed convolution of the output's gradient (with the forward padding when the
+//!   forward pass read every input row and column; otherwise computed without padding, then cropped and
+//!   zero-extended to the input's size, which covers strides that leave trailing rows unread);
 //! - weight of conv2d: a device kernel where there is one (the CPU's: im2col blocks times the output's gradient,
 //!   one GEMM per image and group); otherwise a convolution of the input with the output's gradient, batch and
 //!   channel axes swapped and stride and dilation exchanged, per group;
@@ -60,6 +61,16 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (n, c, h, w) = input;
         let [_, _, oh, ow] = self.dims4();
         let [_, cog, kh, kw] = weight.dims4();
+        if p.transposed_output_hw([oh, ow], [kh, kw]) == [h, w] {
+            // The forward pass read every input row and column: the padded transposed convolution is the
+            // gradient, with no crop.
+            let storage = device_ok(D::conv_transpose2d(
+                (&self.storage, &self.layout()),
+                (&weight.storage, &weight.layout()),
+                p,
+            ));
+            return Tensor::from_storage(input, storage);
+        }
         let unpadded = Conv2dParams {
             padding: [0, 0],
             ..p

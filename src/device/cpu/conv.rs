@@ -6,6 +6,7 @@ use crate::layout::Layout;
 use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Dims;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 /// Spatial output size (height, width); the tensor API has checked that the window fits.
 fn out_hw(p: &Conv2dParams, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
@@ -136,41 +137,17 @@ pub(super) fn conv2d<T: FloatDType>(
         &w_dense
     };
     let lc = Layout::contiguous(Dims::from_slice(&[1, k, l]));
-    let image = |b: usize, out_image: &mut [T], col: &mut [T], threads: Threads| {
+    let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
         for grp in 0..groups {
-            im2col(x, lx, &geometry, b, grp, col);
+            im2col(x, lx, &geometry, b, grp, &mut s.col);
             let lw_g =
                 Layout::from_parts(Dims::from_slice(&[1, cog, k]), &[0, k, 1], grp * cog * k);
             let dst = &mut out_image[grp * cog * l..(grp + 1) * cog * l];
-            matmul::matmul_into(w_rows, &lw_g, col, &lc, dst, threads);
+            matmul::matmul_into(w_rows, &lw_g, &s.col, &lc, dst, threads);
         }
     };
-
-    #[cfg(feature = "std")]
-    {
-        // Whole images per thread balance when the batch divides evenly or is large.
-        let threads = rayon::current_num_threads();
-        let balanced = n % threads == 0 || n >= 4 * threads;
-        if threads > 1 && n > 1 && balanced && n * co * k * l >= matmul::PARALLEL_MACS {
-            use rayon::prelude::*;
-            let per_part = n.div_ceil(threads);
-            out.par_chunks_mut(per_part * co * l)
-                .enumerate()
-                .for_each(|(part, block)| {
-                    let mut col = super::pool::filled(k * l, T::ZERO);
-                    for (i, out_image) in block.chunks_mut(co * l).enumerate() {
-                        image(part * per_part + i, out_image, &mut col, Threads::One);
-                    }
-                    super::pool::recycle(col);
-                });
-            return out;
-        }
-    }
-    let mut col = super::pool::filled(k * l, T::ZERO);
-    for (b, out_image) in out.chunks_mut(co * l).enumerate() {
-        image(b, out_image, &mut col, Threads::IfLarge);
-    }
-    super::pool::recycle(col);
+    let scratch = || Scratch::new(k * l, 0);
+    per_image(&mut out, n, co * l, n * co * k * l, scratch, image);
     out
 }
 
@@ -224,9 +201,8 @@ fn weight_grad_acc<T: FloatDType>(
     let geometry = Geometry::new([h, wd], [kh, kw], cig, p);
     debug_assert_eq!(lgy.dims()[2..], [geometry.oh, geometry.ow]);
     let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
-    let mut acc = alloc::vec![T::Acc::ZERO; co * k];
-    if acc.is_empty() || n == 0 || l == 0 {
-        return acc;
+    if co * k == 0 || n == 0 || l == 0 {
+        return alloc::vec![T::Acc::ZERO; co * k];
     }
     // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
     let gy_dense: Vec<T>;
@@ -238,33 +214,58 @@ fn weight_grad_acc<T: FloatDType>(
         }
     };
     let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
-    let (mut col, mut part) = (
-        super::pool::filled(k * l, T::ZERO),
-        alloc::vec![T::ZERO; cog * k],
-    );
-    for b in 0..n {
-        for grp in 0..groups {
-            im2col(x, lx, &geometry, b, grp, &mut col);
-            let rows = Layout::from_parts(
-                Dims::from_slice(&[1, cog, l]),
-                &[0, l, 1],
-                gbase + (b * co + grp * cog) * l,
-            );
-            matmul::matmul_into(gbuf, &rows, &col, &col_t, &mut part, Threads::IfLarge);
-            for (a, &v) in acc[grp * cog * k..(grp + 1) * cog * k]
-                .iter_mut()
-                .zip(&part)
-            {
-                *a = a.add(v.to_acc());
+                                                                                 // The sum over `images` of their dW, in the accumulator type.
+    let grad_of = |images: Range<usize>, threads: Threads| -> Vec<T::Acc> {
+        let mut s = Scratch::new(k * l, 0);
+        let (mut sum, mut part) = (
+            super::pool::filled(co * k, T::Acc::ZERO),
+            alloc::vec![T::ZERO; cog * k],
+        );
+        for b in images {
+            for grp in 0..groups {
+                im2col(x, lx, &geometry, b, grp, &mut s.col);
+                let rows = Layout::from_parts(
+                    Dims::from_slice(&[1, cog, l]),
+                    &[0, l, 1],
+                    gbase + (b * co + grp * cog) * l,
+                );
+                matmul::matmul_into(gbuf, &rows, &s.col, &col_t, &mut part, threads);
+                for (a, &v) in sum[grp * cog * k..(grp + 1) * cog * k]
+                    .iter_mut()
+                    .zip(&part)
+                {
+                    *a = a.add(v.to_acc());
+                }
             }
         }
+        sum
+    };
+    #[cfg(feature = "std")]
+    if let Some(per_worker) = images_per_worker(n, n * co * k * l) {
+        // Each worker sums its images; the workers' sums are added in image order.
+        use rayon::prelude::*;
+        let starts: Vec<usize> = (0..n).step_by(per_worker).collect();
+        let sums: Vec<Vec<T::Acc>> = starts
+            .into_par_iter()
+            .map(|b| grad_of(b..(b + per_worker).min(n), Threads::One))
+            .collect();
+        let mut sums = sums.into_iter();
+        let mut total = sums.next().expect("at least one image");
+        for sum in sums {
+            for (t, &v) in total.iter_mut().zip(&sum) {
+                *t = t.add(v);
+            }
+            super::pool::recycle(sum);
+        }
+        return total;
     }
-    super::pool::recycle(col);
-    acc
+    grad_of(0..n, Threads::IfLarge)
 }
 
 /// Transposed convolution: per image and group, `col = W_g^T x_g` (the matmul kernel, `(cog * KH * KW, H * W)`)
-/// scattered back into the output windows (col2im), the exact adjoint of `conv2d`'s im2col + matmul.
+/// scattered back into the output windows (col2im), the exact adjoint of `conv2d`'s im2col + matmul. Images run
+/// like [`conv2d`]'s, each worker with one column buffer; f32/f64 outputs are their own accumulators, f16/bf16
+/// images sum in f32 and round once.
 pub(super) fn conv_transpose2d<T: FloatDType>(
     x: &[T],
     lx: &Layout,
@@ -275,17 +276,28 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     let [n, c, h, wd] = lx.dims4();
     let [ci, cog, kh, kw] = lw.dims4();
     debug_assert_eq!(ci, c);
-    let (g, cig) = (p.groups, c / p.groups);
-    let co = cog * g;
+    let (groups, cig) = (p.groups, c / p.groups);
+    let co = cog * groups;
     let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
-    let (k, l) = (cog * kh * kw, h * wd);
-    let mut acc = alloc::vec![T::Acc::ZERO; n * co * oh * ow];
-    if acc.is_empty() || k == 0 || l == 0 {
-        return acc.into_iter().map(T::from_acc).collect();
+    // col2im walks the windows of the convolution this one inverts: its input is our (oh, ow) output.
+    let geometry = Geometry {
+        h: oh,
+        wd: ow,
+        kh,
+        kw,
+        oh: h,
+        ow: wd,
+        cig: cog,
+        p,
+    };
+    let (k, l, plane) = (cog * kh * kw, h * wd, oh * ow);
+    let mut out = super::pool::filled(n * co * plane, T::ZERO);
+    if out.is_empty() || k == 0 || l == 0 {
+        return out;
     }
-    // lhs: W_g^T as [N, K, cig] (rows (co, i, j), columns ci), shared across the batch: the weight's (co, i, j)
-    // axes must flatten, else use its dense copy. rhs: x_g as [N, cig, H * W]: the view's rows must be dense.
-    // Both are decided (and copied if needed) once, outside the group loop.
+    // lhs: W_g^T as (K, cig) (rows (co, i, j), columns ci): the weight's (co, i, j) axes must flatten, else use
+    // its dense copy. rhs: x_{b,g} as (cig, H * W): the view's rows must be dense. Both are decided (and copied
+    // if needed) once, outside the image loop.
     let (sw, sx) = (lw.strides(), lx.strides());
     let dense_w: Vec<T>;
     let (wbuf, w_rows, w_cols, w_base) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
@@ -301,49 +313,141 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
         dense_x = super::map_view(x, lx, |v| v);
         (&dense_x[..], c * l, l, 0)
     };
-    for grp in 0..g {
-        let wl = Layout::from_parts(
-            Dims::from_slice(&[n, k, cig]),
-            &[0, w_rows, w_cols],
-            w_base + grp * cig * w_cols,
-        );
-        let xl = Layout::from_parts(
-            Dims::from_slice(&[n, cig, l]),
-            &[x_img, x_chan, 1],
-            x_base + grp * cig * x_chan,
-        );
-        let col = matmul::matmul(wbuf, &wl, xbuf, &xl); // [N, K, L]
-                                                        // col2im: col[b][(o, i, j)][(y, x)] adds into out[b, grp * cog + o, y * s - pad + i * dil, x * s - pad + j * dil].
-        for b in 0..n {
-            for o in 0..cog {
-                let plane = (b * co + grp * cog + o) * oh * ow;
-                for i in 0..kh {
-                    for j in 0..kw {
-                        let row = ((b * k) + (o * kh + i) * kw + j) * l;
-                        for y in 0..h {
-                            let Some(ty) = (y * p.stride[0] + i * p.dilation[0])
-                                .checked_sub(p.padding[0])
-                                .filter(|&t| t < oh)
-                            else {
-                                continue;
-                            };
-                            for xo in 0..wd {
-                                let Some(tx) = (xo * p.stride[1] + j * p.dilation[1])
-                                    .checked_sub(p.padding[1])
-                                    .filter(|&t| t < ow)
-                                else {
-                                    continue;
-                                };
-                                let a = &mut acc[plane + ty * ow + tx];
-                                *a = a.add(col[row + y * wd + xo].to_acc());
-                            }
+    // f32/f64 are their own accumulators (`T::Acc == T`): sum straight into the output image.
+    let direct = matches!(T::DTYPE, DType::F32 | DType::F64);
+    let scratch = || Scratch::new(k * l, if direct { 0 } else { co * plane });
+    let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
+        let acc: &mut [T::Acc] = if direct {
+            bytemuck::cast_slice_mut(out_image)
+        } else {
+            s.acc.fill(T::Acc::ZERO);
+            &mut s.acc
+        };
+        for grp in 0..groups {
+            let wl = Layout::from_parts(
+                Dims::from_slice(&[1, k, cig]),
+                &[0, w_rows, w_cols],
+                w_base + grp * cig * w_cols,
+            );
+            let xl = Layout::from_parts(
+                Dims::from_slice(&[1, cig, l]),
+                &[0, x_chan, 1],
+                x_base + b * x_img + grp * cig * x_chan,
+            );
+            matmul::matmul_into(wbuf, &wl, xbuf, &xl, &mut s.col, threads);
+            col2im(
+                &s.col,
+                &geometry,
+                &mut acc[grp * cog * plane..(grp + 1) * cog * plane],
+            );
+        }
+        if !direct {
+            for (o, &a) in out_image.iter_mut().zip(s.acc.iter()) {
+                *o = T::from_acc(a);
+            }
+        }
+    };
+    per_image(&mut out, n, co * plane, n * k * cig * l, scratch, image);
+    out
+}
+
+/// One worker's buffers, zeroed, back to the buffer cache when dropped: a column block (im2col's keeps zeros at
+/// the padding positions) and accumulators (a transposed convolution's f32 image sums for f16/bf16).
+struct Scratch<T: FloatDType> {
+    col: Vec<T>,
+    acc: Vec<T::Acc>,
+}
+
+impl<T: FloatDType> Scratch<T> {
+    fn new(col: usize, acc: usize) -> Self {
+        Scratch {
+            col: super::pool::filled(col, T::ZERO),
+            acc: super::pool::filled(acc, T::Acc::ZERO),
+        }
+    }
+}
+
+impl<T: FloatDType> Drop for Scratch<T> {
+    fn drop(&mut self) {
+        super::pool::recycle(core::mem::take(&mut self.col));
+        super::pool::recycle(core::mem::take(&mut self.acc));
+    }
+}
+
+/// col2im, the adjoint of [`im2col`]: adds `col[(o, i, j)][(y, x)]` into `acc[o, y * s - pad + i * dil, x * s -
+/// pad + j * dil]` for the taps that land inside (`g` describes the convolution being inverted, whose input is
+/// `acc`). Each output sums its taps in (i, j) order; rows of unit-stride taps are slice adds.
+fn col2im<T: FloatDType>(col: &[T], g: &Geometry, acc: &mut [T::Acc]) {
+    let (l, plane) = (g.oh * g.ow, g.h * g.wd);
+    let step = g.p.stride[1];
+    for o in 0..g.cig {
+        let dst = &mut acc[o * plane..(o + 1) * plane];
+        for i in 0..g.kh {
+            let (ylo, yhi) = valid_outputs(g.oh, i, g.h, &g.p, 0);
+            for j in 0..g.kw {
+                let (lo, hi) = valid_outputs(g.ow, j, g.wd, &g.p, 1);
+                if lo == hi {
+                    continue;
+                }
+                let first = tap_source(lo, j, &g.p, 1);
+                let row = ((o * g.kh + i) * g.kw + j) * l;
+                for y in ylo..yhi {
+                    let src = &col[row + y * g.ow + lo..row + y * g.ow + hi];
+                    let start = tap_source(y, i, &g.p, 0) * g.wd + first;
+                    if step == 1 {
+                        for (a, &v) in dst[start..start + src.len()].iter_mut().zip(src) {
+                            *a = a.add(v.to_acc());
+                        }
+                    } else {
+                        for (t, &v) in src.iter().enumerate() {
+                            let a = &mut dst[start + t * step];
+                            *a = a.add(v.to_acc());
                         }
                     }
                 }
             }
         }
     }
-    acc.into_iter().map(T::from_acc).collect()
+}
+
+/// Images per worker when a batch of `n` images (`macs` multiply-adds in all) should run whole images side by
+/// side, each worker with single-threaded GEMMs: when the batch divides evenly over the threads or is large.
+/// `None`: images go one after another and each GEMM uses the cores.
+#[cfg(feature = "std")]
+fn images_per_worker(n: usize, macs: usize) -> Option<usize> {
+    let threads = rayon::current_num_threads();
+    let balanced = n % threads == 0 || n >= 4 * threads;
+    (threads > 1 && n > 1 && balanced && macs >= matmul::PARALLEL_MACS).then(|| n.div_ceil(threads))
+}
+
+/// Runs `image(b, out_image, scratch, threads)` for each image `b` (its `per_image` outputs of `out`), split as
+/// [`images_per_worker`] says, each worker with its own `scratch()`.
+fn per_image<T: Send, S>(
+    out: &mut [T],
+    n: usize,
+    per_image: usize,
+    macs: usize,
+    scratch: impl Fn() -> S + Sync,
+    image: impl Fn(usize, &mut [T], &mut S, Threads) + Sync,
+) {
+    #[cfg(feature = "std")]
+    if let Some(per_worker) = images_per_worker(n, macs) {
+        use rayon::prelude::*;
+        out.par_chunks_mut(per_worker * per_image)
+            .enumerate()
+            .for_each(|(part, block)| {
+                let mut s = scratch();
+                for (i, out_image) in block.chunks_mut(per_image).enumerate() {
+                    image(part * per_worker + i, out_image, &mut s, Threads::One);
+                }
+            });
+        return;
+    }
+    let _ = macs;
+    let mut s = scratch();
+    for (b, out_image) in out.chunks_mut(per_image).enumerate() {
+        image(b, out_image, &mut s, Threads::IfLarge);
+    }
 }
 
 /// For each output position along `axis`, the taps `lo..hi` of a `kernel`-wide window that land inside the
