@@ -2,13 +2,15 @@
 //! in the same run: `cargo bench --bench conv`. Throughput is in FLOPs (2 * MACs). Also the transposed
 //! convolution that is this conv2d's input gradient, and a whole training step of the layer (forward, both
 //! gradients through autograd: three GEMMs' worth of FLOPs).
+//! Max pooling (3x3, stride 2, padding 1 on the same input; 2x2 on the digits CNN's first activation), forward
+//! and forward + backward, against a same-run copy of the input (throughput in input bytes).
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::prelude::*;
-use typed_tensor::tensor::Conv;
+use typed_tensor::tensor::{Conv, Pool2d};
 
 const B: usize = 8;
 const C: usize = 64;
@@ -88,5 +90,55 @@ fn conv(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv);
+fn max_pool(c: &mut Criterion) {
+    let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(4);
+    let gy = Traced::constant(Tensor::<f32, Rank4<B, C, 28, 28>, Cpu>::randn(5));
+    let mut g = c.benchmark_group("max_pool2d_8x64x56x56_3x3s2p1");
+    g.throughput(Throughput::Bytes((B * C * HW * HW * 4) as u64))
+        .sample_size(20);
+    let (src, mut dst) = (x.to_vec(), vec![0f32; B * C * HW * HW]);
+    g.bench_function("memcpy_input_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, C, 28, 28>, Cpu> = x.max_pool2d(Pool2d::<3, 2, 1>);
+            black_box(y)
+        })
+    });
+    let xv = Var::new(x.clone());
+    g.bench_function("tensor_fwd_bwd", |bch| {
+        bch.iter(|| {
+            let y: Traced<f32, Rank4<B, C, 28, 28>, Cpu> = xv.trace().max_pool2d(Pool2d::<3, 2, 1>);
+            black_box(y.mul(&gy).sum_all().backward().get(&xv))
+        })
+    });
+    g.finish();
+
+    // The digits CNN's first pooling: a batch of 32 8-channel 8x8 activations.
+    let x = Tensor::<f32, Rank4<32, 8, 8, 8>, Cpu>::randn(6);
+    let gy = Traced::constant(Tensor::<f32, Rank4<32, 8, 4, 4>, Cpu>::randn(7));
+    let mut g = c.benchmark_group("max_pool2d_32x8x8x8_2x2");
+    g.throughput(Throughput::Bytes((32 * 8 * 8 * 8 * 4) as u64));
+    let (src, mut dst) = (x.to_vec(), vec![0f32; 32 * 8 * 8 * 8]);
+    g.bench_function("memcpy_input_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<32, 8, 4, 4>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+            black_box(y)
+        })
+    });
+    let xv = Var::new(x.clone());
+    g.bench_function("tensor_fwd_bwd", |bch| {
+        bch.iter(|| {
+            let y: Traced<f32, Rank4<32, 8, 4, 4>, Cpu> = xv.trace().max_pool2d(Pool2d::<2, 2, 0>);
+            black_box(y.mul(&gy).sum_all().backward().get(&xv))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv, max_pool);
 criterion_main!(benches);

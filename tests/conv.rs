@@ -269,6 +269,66 @@ fn pools<T: FloatDType, D: Device>() {
     check("max_pool2d of a transposed view", &m.to_vec(), &want, 1);
 }
 
+/// The input positions of window `(y, xo)` of a `k x k`, stride `s`, padding `pad` pooling over `h x w` planes, in
+/// (row, column) order (taps in the padding left out).
+fn window_taps(
+    y: usize,
+    xo: usize,
+    k: usize,
+    s: usize,
+    pad: usize,
+    [h, w]: [usize; 2],
+) -> Vec<usize> {
+    let mut taps = vec![];
+    for i in 0..k {
+        for j in 0..k {
+            let (sy, sx) = (
+                (y * s + i) as isize - pad as isize,
+                (xo * s + j) as isize - pad as isize,
+            );
+            if (0..h as isize).contains(&sy) && (0..w as isize).contains(&sx) {
+                taps.push(sy as usize * w + sx as usize);
+            }
+        }
+    }
+    taps
+}
+
+/// Max pooling large enough that the CPU splits planes across cores, with windows whole and clipped: the values
+/// and the gradient (every position equal to its window's maximum gets the window's gradient) against naive
+/// loops.
+fn large_max_pool<T: FloatDType, D: Device>() {
+    const HW: usize = 32;
+    let x: Tensor<T, Rank4<4, 32, HW, HW>, D> = random(41);
+    let gy: Tensor<T, Rank4<4, 32, 16, 16>, D> = random(42);
+    let xv = Var::new(x.clone());
+    let y: Traced<T, Rank4<4, 32, 16, 16>, D> = xv.trace().max_pool2d(Pool2d::<3, 2, 1>);
+    let got_y = y.value().to_vec();
+    let dx = y
+        .mul(&Traced::constant(gy.clone()))
+        .sum_all()
+        .backward()
+        .get(&xv)
+        .to_vec();
+    let (xs, gs) = (vals(&x.to_vec()), vals(&gy.to_vec()));
+    let (mut want_y, mut want_dx) = (vec![], vec![0.0; xs.len()]);
+    for plane in 0..4 * 32 {
+        let (p, base) = (&xs[plane * HW * HW..(plane + 1) * HW * HW], plane * HW * HW);
+        for y in 0..16 {
+            for xo in 0..16 {
+                let taps = window_taps(y, xo, 3, 2, 1, [HW, HW]);
+                let max = taps.iter().map(|&t| p[t]).fold(f64::MIN, f64::max);
+                want_y.push(max);
+                for &t in taps.iter().filter(|&&t| p[t] == max) {
+                    want_dx[base + t] += gs[(plane * 16 + y) * 16 + xo];
+                }
+            }
+        }
+    }
+    check("large max_pool2d 3/2/1", &got_y, &want_y, 1);
+    check("large max_pool2d 3/2/1 gradient", &dx, &want_dx, 4);
+}
+
 /// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
 #[allow(clippy::too_many_arguments)]
 fn conv_transpose_ref(
@@ -419,6 +479,10 @@ fn conv_gradients<T: FloatDType, D: Device>() {
 }
 
 fn every_dtype<D: Device>() {
+    large_max_pool::<f32, D>();
+    large_max_pool::<f64, D>();
+    large_max_pool::<f16, D>();
+    large_max_pool::<bf16, D>();
     conv_gradients::<f32, D>();
     conv_gradients::<f64, D>();
     conv_gradients::<f16, D>();
@@ -441,15 +505,29 @@ device_tests! {
     conv_and_pool_every_float_dtype => every_dtype;
 }
 
-/// A NaN in a window wins its max (as in max reductions); the other windows are unaffected.
+/// A NaN in a window wins its max (as in max reductions), the first one in (row, column) order when there are
+/// several; of equal values the first stays (-0 before +0), whether windows are folded side by side or one by
+/// one.
 #[test]
-fn cpu_max_pool_propagates_nan() {
-    let mut v = vec![-1f32; 16];
-    v[5] = f32::NAN; // (1, 1): the first 2x2 window
-    v[15] = 3.0;
-    let x = Tensor::<f32, Rank4<1, 1, 4, 4>, Cpu>::from_vec(v).unwrap();
-    let m: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
-    let out = m.to_vec();
-    assert!(out[0].is_nan());
-    assert_eq!(out[1..], [-1., -1., 3.]);
+fn cpu_max_pool_nan_and_signed_zero() {
+    let (nan_a, nan_b) = (f32::from_bits(0x7fc0_0001), f32::from_bits(0xffc0_0002));
+    let mut v = vec![-1f32; 6 * 4];
+    // Windows (2 x 2, stride 2) of a 6 x 4 plane, the first four folded side by side: (0, 0) holds two NaNs,
+    // (0, 1) +0 then -0, (1, 0) -0 then +0; folded one by one: (2, 0) -0 then +0, (2, 1) 3 then two NaNs.
+    v[1] = nan_a;
+    v[4] = nan_b;
+    v[2] = 0.0;
+    v[7] = -0.0;
+    v[8] = -0.0;
+    v[13] = 0.0;
+    v[16] = -0.0;
+    v[21] = 0.0;
+    v[18] = 3.0;
+    v[19] = nan_b;
+    v[23] = nan_a;
+    let x = Tensor::<f32, Rank4<1, 1, 6, 4>, Cpu>::from_vec(v).unwrap();
+    let m: Tensor<f32, Rank4<1, 1, 3, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+    let bits: Vec<u32> = m.to_vec().iter().map(|v| v.to_bits()).collect();
+    let want = [nan_a, 0.0, -0.0, -1.0, -0.0, nan_b].map(f32::to_bits);
+    assert_eq!(bits, want, "max_pool2d bits");
 }

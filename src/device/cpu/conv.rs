@@ -1,9 +1,10 @@
-//! CPU convolution (im2col + the matmul kernel, so it runs at GEMM speed) and pooling (direct window loops).
+//! CPU convolution: im2col + the matmul kernel, so it runs at GEMM speed, for conv2d, its weight gradient and
+//! the transposed convolution (with col2im).
 
 use super::matmul::{self, Threads};
 use crate::dtype::{Accumulator, DType, FloatDType};
 use crate::layout::Layout;
-use crate::ops::{Conv2dParams, Pool};
+use crate::ops::Conv2dParams;
 use crate::shape::Dims;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -16,7 +17,13 @@ fn out_hw(p: &Conv2dParams, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2]
 
 /// Input coordinate of output position `o`, tap `k` along `axis`, or `None` in the padding.
 #[inline(always)]
-fn source(o: usize, k: usize, size: usize, p: &Conv2dParams, axis: usize) -> Option<usize> {
+pub(super) fn source(
+    o: usize,
+    k: usize,
+    size: usize,
+    p: &Conv2dParams,
+    axis: usize,
+) -> Option<usize> {
     (o * p.stride[axis] + k * p.dilation[axis])
         .checked_sub(p.padding[axis])
         .filter(|&i| i < size)
@@ -129,13 +136,7 @@ pub(super) fn conv2d<T: FloatDType>(
         return out;
     }
     // The weight as a dense (C_out, K) matrix (copied only if strided).
-    let w_dense: Vec<T>;
-    let w_rows: &[T] = if let Some(r) = lw.contiguous_range() {
-        &w[r]
-    } else {
-        w_dense = super::map_view(w, lw, |v| v);
-        &w_dense
-    };
+    let w_rows = super::dense_view(w, lw);
     let lc = Layout::contiguous(Dims::from_slice(&[1, k, l]));
     let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
         for grp in 0..groups {
@@ -143,7 +144,7 @@ pub(super) fn conv2d<T: FloatDType>(
             let lw_g =
                 Layout::from_parts(Dims::from_slice(&[1, cog, k]), &[0, k, 1], grp * cog * k);
             let dst = &mut out_image[grp * cog * l..(grp + 1) * cog * l];
-            matmul::matmul_into(w_rows, &lw_g, &s.col, &lc, dst, threads);
+            matmul::matmul_into(&w_rows, &lw_g, &s.col, &lc, dst, threads);
         }
     };
     let scratch = || Scratch::new(k * l, 0);
@@ -205,14 +206,7 @@ fn weight_grad_acc<T: FloatDType>(
         return alloc::vec![T::Acc::ZERO; co * k];
     }
     // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
-    let gy_dense: Vec<T>;
-    let (gbuf, gbase) = match lgy.contiguous_range() {
-        Some(r) => (gy, r.start),
-        None => {
-            gy_dense = super::map_view(gy, lgy, |v| v);
-            (&gy_dense[..], 0)
-        }
-    };
+    let gy = super::dense_view(gy, lgy);
     let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
                                                                                  // The sum over `images` of their dW, in the accumulator type.
     let grad_of = |images: Range<usize>, threads: Threads| -> Vec<T::Acc> {
@@ -227,9 +221,9 @@ fn weight_grad_acc<T: FloatDType>(
                 let rows = Layout::from_parts(
                     Dims::from_slice(&[1, cog, l]),
                     &[0, l, 1],
-                    gbase + (b * co + grp * cog) * l,
+                    (b * co + grp * cog) * l,
                 );
-                matmul::matmul_into(gbuf, &rows, &s.col, &col_t, &mut part, threads);
+                matmul::matmul_into(&gy, &rows, &s.col, &col_t, &mut part, threads);
                 for (a, &v) in sum[grp * cog * k..(grp + 1) * cog * k]
                     .iter_mut()
                     .zip(&part)
@@ -443,165 +437,15 @@ fn per_image<T: Send, S>(
             });
         return;
     }
-    let _ = macs;
+    let _ = (n, macs);
     let mut s = scratch();
     for (b, out_image) in out.chunks_mut(per_image).enumerate() {
         image(b, out_image, &mut s, Threads::IfLarge);
     }
 }
 
-/// For each output position along `axis`, the taps `lo..hi` of a `kernel`-wide window that land inside the
-/// input (the valid taps of a window are contiguous), so window loops need no per-tap bounds checks.
-fn tap_ranges(
-    out_len: usize,
-    kernel: usize,
-    size: usize,
-    p: &Conv2dParams,
-    axis: usize,
-) -> Vec<(usize, usize)> {
-    (0..out_len)
-        .map(|o| {
-            let valid = |k: &usize| source(o, *k, size, p, axis).is_some();
-            let lo = (0..kernel).find(valid).unwrap_or(kernel);
-            (lo, lo + (lo..kernel).take_while(valid).count())
-        })
-        .collect()
-}
-
-/// Input coordinate of output `o`, tap `k` along `axis`, for a tap [`tap_ranges`] found valid.
+/// Input coordinate of output `o`, tap `k` along `axis`, for a tap known to land inside the input.
 #[inline(always)]
-fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
+pub(super) fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
     o * p.stride[axis] + k * p.dilation[axis] - p.padding[axis]
-}
-
-pub(super) fn pool2d<T: FloatDType>(
-    pool: Pool,
-    x: &[T],
-    lx: &Layout,
-    kernel: usize,
-    p: Conv2dParams,
-) -> Vec<T> {
-    match pool {
-        // NaN wins, as in max reductions.
-        Pool::Max => pool_with(
-            x,
-            lx,
-            kernel,
-            p,
-            T::Acc::LOWEST,
-            |acc, v| {
-                if acc.is_nan() || (!v.is_nan() && acc >= v) {
-                    acc
-                } else {
-                    v
-                }
-            },
-            |acc| acc,
-        ),
-        Pool::Avg => {
-            let window = T::Acc::from_usize(kernel * kernel); // padding counts in the average
-            pool_with(
-                x,
-                lx,
-                kernel,
-                p,
-                T::Acc::ZERO,
-                |acc, v| acc.add(v),
-                |acc| acc.div(window),
-            )
-        }
-    }
-}
-
-/// Pooling with the window fold `step` from `init`, and `finish` on each window's result. A whole output row is
-/// folded at once, tap by tap (each tap over the outputs it reaches), so the row's windows are independent chains
-/// the CPU overlaps; every window still folds its taps in (row, column) order.
-#[inline(always)]
-fn pool_with<T: FloatDType>(
-    x: &[T],
-    lx: &Layout,
-    kernel: usize,
-    p: Conv2dParams,
-    init: T::Acc,
-    step: impl Fn(T::Acc, T::Acc) -> T::Acc,
-    finish: impl Fn(T::Acc) -> T::Acc,
-) -> Vec<T> {
-    let [n, c, h, wd] = lx.dims4();
-    let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
-    let sx = lx.strides();
-    let rows = tap_ranges(oh, kernel, h, &p, 0);
-    // For tap column j, the outputs it reaches and the input offset of the first one.
-    let taps: Vec<(usize, usize, usize)> = (0..kernel)
-        .map(|j| {
-            let (lo, hi) = valid_outputs(ow, j, wd, &p, 1);
-            let first = if lo < hi { tap_source(lo, j, &p, 1) } else { 0 };
-            (lo, hi, first * sx[3])
-        })
-        .collect();
-    let step_x = p.stride[1] * sx[3];
-    let mut acc = alloc::vec![init; ow];
-    let mut out = super::pool::with_capacity(n * c * oh * ow);
-    for b in 0..n {
-        for ch in 0..c {
-            let plane = lx.offset() + b * sx[0] + ch * sx[1];
-            for (y, &(ilo, ihi)) in rows.iter().enumerate() {
-                acc.fill(init);
-                for i in ilo..ihi {
-                    let row = plane + tap_source(y, i, &p, 0) * sx[2];
-                    for &(lo, hi, first) in &taps {
-                        let src = &x[row + first..];
-                        for (t, a) in acc[lo..hi].iter_mut().enumerate() {
-                            *a = step(*a, src[t * step_x].to_acc());
-                        }
-                    }
-                }
-                out.extend(acc.iter().map(|&a| T::from_acc(finish(a))));
-            }
-        }
-    }
-    out
-}
-
-/// The gradient of max pooling: `y` is the dense forward output, `g` its dense gradient; every input position
-/// equal to its window's maximum receives the window's gradient (ties all do, as in candle; padding never
-/// wins).
-pub(super) fn max_pool2d_backward<T: FloatDType>(
-    x: &[T],
-    lx: &Layout,
-    y: &[T],
-    g: &[T],
-    kernel: usize,
-    p: Conv2dParams,
-) -> Vec<T> {
-    let [n, c, h, wd] = lx.dims4();
-    let [oh, ow] = out_hw(&p, [h, wd], [kernel, kernel]);
-    let sx = lx.strides();
-    let (rows, cols) = (
-        tap_ranges(oh, kernel, h, &p, 0),
-        tap_ranges(ow, kernel, wd, &p, 1),
-    );
-    let mut acc = alloc::vec![T::Acc::ZERO; n * c * h * wd];
-    for b in 0..n {
-        for ch in 0..c {
-            let plane = lx.offset() + b * sx[0] + ch * sx[1];
-            let dst = (b * c + ch) * h * wd;
-            for (yo, &(ilo, ihi)) in rows.iter().enumerate() {
-                for (xo, &(jlo, jhi)) in cols.iter().enumerate() {
-                    let k = ((b * c + ch) * oh + yo) * ow + xo;
-                    let (max, grad) = (y[k], g[k].to_acc());
-                    for i in ilo..ihi {
-                        let sy = tap_source(yo, i, &p, 0);
-                        for j in jlo..jhi {
-                            let sxx = tap_source(xo, j, &p, 1);
-                            if x[plane + sy * sx[2] + sxx * sx[3]] == max {
-                                let at = dst + sy * wd + sxx;
-                                acc[at] = acc[at].add(grad);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    acc.into_iter().map(T::from_acc).collect()
 }

@@ -9,6 +9,7 @@
 use super::CpuStorage;
 use crate::dtype::WithDType;
 use crate::layout::{for_each_row, Layout};
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -260,6 +261,14 @@ pub(super) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
     f: impl Fn(T) -> U + Sync,
 ) -> Vec<U> {
     collect_into(layout.numel(), |out| map_view_into(out, src, layout, f))
+}
+
+/// A view's elements as a dense row-major slice: borrowed when the view is already dense, else copied.
+pub(super) fn dense_view<'a, T: WithDType>(src: &'a [T], layout: &Layout) -> Cow<'a, [T]> {
+    match layout.contiguous_range() {
+        Some(range) => Cow::Borrowed(&src[range]),
+        None => Cow::Owned(map_view(src, layout, |v| v)),
+    }
 }
 
 /// [`map_view`] into a fresh storage (inline when small).

@@ -13,6 +13,7 @@ mod indexing;
 mod matmul;
 mod optim;
 mod pool;
+mod pooling;
 mod reduce;
 mod storage;
 
@@ -23,8 +24,8 @@ pub(crate) use reduce::reduce_small;
 pub use storage::{CpuStorage, INLINE_BYTES};
 
 use elementwise::{
-    as_slots, map_view, map_view_into, map_view_storage, update_dense, update_zip, zip_views_into,
-    zip_views_storage,
+    as_slots, dense_view, map_view, map_view_into, map_view_storage, update_dense, update_zip,
+    zip_views_into, zip_views_storage,
 };
 
 use super::{Device, Kernels};
@@ -262,7 +263,7 @@ impl Kernels for Cpu {
         kernel: usize,
         params: Conv2dParams,
     ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(conv::pool2d(
+        Ok(CpuStorage::from_output(pooling::pool2d(
             pool, x, lx, kernel, params,
         )))
     }
@@ -292,8 +293,8 @@ impl Kernels for Cpu {
         kernel: usize,
         params: Conv2dParams,
     ) -> Result<Option<Self::Storage<T>>> {
-        let (y, g) = (map_view(y, ly, |v| v), map_view(g, lg, |v| v));
-        Ok(Some(CpuStorage::from_output(conv::max_pool2d_backward(
+        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
+        Ok(Some(CpuStorage::from_output(pooling::max_pool2d_backward(
             x, lx, &y, &g, kernel, params,
         ))))
     }

@@ -1,0 +1,324 @@
+//! CPU pooling: max and average pooling, and the gradient of max pooling.
+//!
+//! A window whose taps all land inside the input (every window of an unpadded pooling) reads its taps through a
+//! table of offsets from the window's corner, and the forward pass folds such windows four at a time
+//! (independent chains the CPU overlaps); only border windows of a padded pooling clip their taps. Planes (one
+//! image's channel) are independent, so large poolings split them across cores. Results are bit-identical to
+//! folding each window's taps in (row, column) order.
+
+use super::conv::tap_source;
+use crate::dtype::{Accumulator, DType, FloatDType};
+use crate::layout::Layout;
+use crate::ops::{Conv2dParams, Pool};
+use alloc::vec::Vec;
+
+/// From this many window taps in all, planes run on several cores (`std` only).
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+const PARALLEL_TAPS: usize = 1 << 18;
+
+/// The windows of a `kernel x kernel` pooling of `[h, w]` planes: the valid taps of each output row and column,
+/// and, for windows with every tap inside, each tap's offset from the window's corner in the (strided) input and
+/// in a dense plane.
+struct Windows {
+    p: Conv2dParams,
+    kernel: usize,
+    /// Input size (height, width).
+    size: [usize; 2],
+    /// Output size (height, width).
+    out: [usize; 2],
+    /// Input strides along height and width.
+    strides: [usize; 2],
+    /// Per output row, then per output column: the taps `lo..hi` that land inside the input.
+    rows: Vec<(usize, usize)>,
+    cols: Vec<(usize, usize)>,
+    /// Per tap of a whole window, in (row, column) order: (input offset, dense-plane offset) from the corner.
+    taps: Vec<(usize, usize)>,
+    /// The outputs whose taps all land inside the input, row by row.
+    whole: Vec<WholeWindow>,
+    /// The other outputs (windows clipped by the padding): output indices within a plane.
+    clipped: Vec<usize>,
+}
+
+impl Windows {
+    fn new(lx: &Layout, kernel: usize, p: Conv2dParams) -> Self {
+        let [_, _, h, w] = lx.dims4();
+        let [oh, ow] = p
+            .output_hw([h, w], [kernel, kernel])
+            .expect("pool2d: window larger than the padded input (checked by the tensor API)");
+        let strides = [lx.strides()[2], lx.strides()[3]];
+        let taps = (0..kernel * kernel)
+            .map(|t| {
+                let (i, j) = ((t / kernel) * p.dilation[0], (t % kernel) * p.dilation[1]);
+                (i * strides[0] + j * strides[1], i * w + j)
+            })
+            .collect();
+        let (rows, cols) = (
+            tap_ranges(oh, kernel, h, &p, 0),
+            tap_ranges(ow, kernel, w, &p, 1),
+        );
+        let is_whole = |(lo, hi): (usize, usize)| lo == 0 && hi == kernel;
+        let (mut whole, mut clipped) = (Vec::new(), Vec::new());
+        for (y, &row) in rows.iter().enumerate() {
+            for (x, &col) in cols.iter().enumerate() {
+                if is_whole(row) && is_whole(col) {
+                    let (r, c) = (tap_source(y, 0, &p, 0), tap_source(x, 0, &p, 1));
+                    whole.push(WholeWindow {
+                        corner: r * strides[0] + c * strides[1],
+                        dense_corner: r * w + c,
+                        output: y * ow + x,
+                    });
+                } else {
+                    clipped.push(y * ow + x);
+                }
+            }
+        }
+        Windows {
+            p,
+            kernel,
+            size: [h, w],
+            out: [oh, ow],
+            strides,
+            rows,
+            cols,
+            taps,
+            whole,
+            clipped,
+        }
+    }
+
+    /// Calls `visit(input offset, dense offset)` for every tap of output `(y, x)` inside the input, in (row,
+    /// column) order; offsets are within a plane.
+    #[inline(always)]
+    fn for_each_tap(&self, y: usize, x: usize, mut visit: impl FnMut(usize, usize)) {
+        let ((ilo, ihi), (jlo, jhi)) = (self.rows[y], self.cols[x]);
+        let (p, [sy, sx], w) = (&self.p, self.strides, self.size[1]);
+        if ilo == 0 && jlo == 0 && ihi == self.kernel && jhi == self.kernel {
+            let (r, c) = (tap_source(y, 0, p, 0), tap_source(x, 0, p, 1));
+            let (src, dst) = (r * sy + c * sx, r * w + c);
+            for &(s, d) in &self.taps {
+                visit(src + s, dst + d);
+            }
+            return;
+        }
+        for i in ilo..ihi {
+            let r = tap_source(y, i, p, 0);
+            for j in jlo..jhi {
+                let c = tap_source(x, j, p, 1);
+                visit(r * sy + c * sx, r * w + c);
+            }
+        }
+    }
+}
+
+/// An output whose window has every tap inside the input.
+#[derive(Clone, Copy)]
+struct WholeWindow {
+    /// The offset of the window's first tap within an input plane, and within a dense plane.
+    corner: usize,
+    dense_corner: usize,
+    /// The output's index within its plane.
+    output: usize,
+}
+
+/// For each output position along `axis`, the taps `lo..hi` of a `kernel`-wide window that land inside the
+/// input (the valid taps of a window are contiguous), so window loops need no per-tap bounds checks.
+fn tap_ranges(
+    out_len: usize,
+    kernel: usize,
+    size: usize,
+    p: &Conv2dParams,
+    axis: usize,
+) -> Vec<(usize, usize)> {
+    (0..out_len)
+        .map(|o| {
+            let valid = |k: &usize| super::conv::source(o, *k, size, p, axis).is_some();
+            let lo = (0..kernel).find(valid).unwrap_or(kernel);
+            (lo, lo + (lo..kernel).take_while(valid).count())
+        })
+        .collect()
+}
+
+/// Runs `plane(index, out_plane)` for each `(image, channel)` plane of `out` (`per_plane` elements each), on
+/// several cores when there are `taps` or more window taps in all.
+fn for_each_plane<A: Send>(
+    out: &mut [A],
+    per_plane: usize,
+    taps: usize,
+    plane: impl Fn(usize, &mut [A]) + Sync,
+) {
+    if per_plane == 0 {
+        return;
+    }
+    #[cfg(feature = "std")]
+    if taps >= PARALLEL_TAPS && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        out.par_chunks_mut(per_plane)
+            .enumerate()
+            .for_each(|(i, o)| plane(i, o));
+        return;
+    }
+    let _ = taps;
+    for (i, o) in out.chunks_mut(per_plane).enumerate() {
+        plane(i, o);
+    }
+}
+
+pub(super) fn pool2d<T: FloatDType>(
+    pool: Pool,
+    x: &[T],
+    lx: &Layout,
+    kernel: usize,
+    p: Conv2dParams,
+) -> Vec<T> {
+    match pool {
+        // Of equal values the first stays (-0 before +0 keeps -0); a NaN wins (`NAN_WINS`), as in max
+        // reductions. The step alone, one compare and select, keeps each window's chain short.
+        Pool::Max => pool_with::<T, true>(
+            x,
+            lx,
+            kernel,
+            p,
+            T::Acc::LOWEST,
+            |acc, v| if v > acc { v } else { acc },
+            |acc| acc,
+        ),
+        Pool::Avg => {
+            let window = T::Acc::from_usize(kernel * kernel); // padding counts in the average
+            pool_with::<T, false>(
+                x,
+                lx,
+                kernel,
+                p,
+                T::Acc::ZERO,
+                |acc, v| acc.add(v),
+                |acc| acc.div(window),
+            )
+        }
+    }
+}
+
+/// Windows [`pool_with`] folds side by side: independent chains of dependent steps the CPU overlaps.
+const LANES: usize = 4;
+
+/// Pooling with the window fold `step` from `init` over each window's taps in (row, column) order, and `finish`
+/// on each window's result. With `NAN_WINS`, a window holding a NaN gives its first NaN (`step` need not handle
+/// NaN). The whole windows (a rectangle of outputs) run `LANES` at a time, the clipped ones at the border one by
+/// one.
+#[inline(always)]
+fn pool_with<T: FloatDType, const NAN_WINS: bool>(
+    x: &[T],
+    lx: &Layout,
+    kernel: usize,
+    p: Conv2dParams,
+    init: T::Acc,
+    step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
+    finish: impl Fn(T::Acc) -> T::Acc + Sync,
+) -> Vec<T> {
+    let [n, c, _, _] = lx.dims4();
+    let win = Windows::new(lx, kernel, p);
+    let [oh, ow] = win.out;
+    let sx = lx.strides();
+    let mut out = super::pool::filled(n * c * oh * ow, T::ZERO);
+    let taps = out.len() * kernel * kernel;
+    let first_nan = |plane: &[T], y: usize, xo: usize| {
+        let mut first = None;
+        win.for_each_tap(y, xo, |s, _| {
+            let v = plane[s].to_acc();
+            if first.is_none() && v.is_nan() {
+                first = Some(v);
+            }
+        });
+        first.expect("a NaN was seen")
+    };
+    let window = |plane: &[T], y: usize, xo: usize| {
+        let (mut acc, mut nan) = (init, false);
+        win.for_each_tap(y, xo, |s, _| {
+            let v = plane[s].to_acc();
+            nan |= NAN_WINS && v.is_nan();
+            acc = step(acc, v);
+        });
+        T::from_acc(finish(if nan { first_nan(plane, y, xo) } else { acc }))
+    };
+    for_each_plane(&mut out, oh * ow, taps, |i, out_plane| {
+        let plane = &x[lx.offset() + (i / c) * sx[0] + (i % c) * sx[1]..];
+        let mut blocks = win.whole.chunks_exact(LANES);
+        for block in &mut blocks {
+            let (mut acc, mut nan) = ([init; LANES], [false; LANES]);
+            for &(s, _) in &win.taps {
+                for u in 0..LANES {
+                    let v = plane[block[u].corner + s].to_acc();
+                    nan[u] |= NAN_WINS && v.is_nan();
+                    acc[u] = step(acc[u], v);
+                }
+            }
+            for u in 0..LANES {
+                let o = block[u].output;
+                let a = if nan[u] {
+                    first_nan(plane, o / ow, o % ow)
+                } else {
+                    acc[u]
+                };
+                out_plane[o] = T::from_acc(finish(a));
+            }
+        }
+        let rest = blocks.remainder().iter().map(|w| w.output);
+        for o in rest.chain(win.clipped.iter().copied()) {
+            out_plane[o] = window(plane, o / ow, o % ow);
+        }
+    });
+    out
+}
+
+/// The gradient of max pooling: `y` is the dense forward output, `g` its dense gradient; every input position
+/// equal to its window's maximum receives the window's gradient (ties all do, as in candle; padding never
+/// wins). Sums run in the accumulator type: f32/f64 in the output itself, f16/bf16 in an f32 buffer rounded once.
+pub(super) fn max_pool2d_backward<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    y: &[T],
+    g: &[T],
+    kernel: usize,
+    p: Conv2dParams,
+) -> Vec<T> {
+    let [n, c, h, wd] = lx.dims4();
+    let win = Windows::new(lx, kernel, p);
+    let [oh, ow] = win.out;
+    let sx = lx.strides();
+    let mut out = super::pool::filled(n * c * h * wd, T::ZERO);
+    let taps = n * c * oh * ow * kernel * kernel;
+    let route = |i: usize, acc: &mut [T::Acc]| {
+        let plane = &x[lx.offset() + (i / c) * sx[0] + (i % c) * sx[1]..];
+        let outputs = i * oh * ow..(i + 1) * oh * ow;
+        let (y, g) = (&y[outputs.clone()], &g[outputs]);
+        for w in &win.whole {
+            let (max, grad) = (y[w.output], g[w.output].to_acc());
+            for &(s, d) in &win.taps {
+                // Adding +0 elsewhere leaves every sum as it was (a sum of +0 and gradients is never -0), with
+                // no branch to mispredict.
+                let hit = plane[w.corner + s] == max;
+                let a = &mut acc[w.dense_corner + d];
+                *a = a.add(if hit { grad } else { T::Acc::ZERO });
+            }
+        }
+        for &o in &win.clipped {
+            let (max, grad) = (y[o], g[o].to_acc());
+            win.for_each_tap(o / ow, o % ow, |s, d| {
+                if plane[s] == max {
+                    acc[d] = acc[d].add(grad);
+                }
+            });
+        }
+    };
+    if matches!(T::DTYPE, DType::F32 | DType::F64) {
+        // `T::Acc == T`: the output is its own accumulator.
+        for_each_plane(bytemuck::cast_slice_mut(&mut out), h * wd, taps, route);
+    } else {
+        let mut acc = super::pool::filled(out.len(), T::Acc::ZERO);
+        for_each_plane(&mut acc, h * wd, taps, route);
+        for (o, &a) in out.iter_mut().zip(&acc) {
+            *o = T::from_acc(a);
+        }
+        super::pool::recycle(acc);
+    }
+    out
+}
