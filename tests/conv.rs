@@ -179,6 +179,52 @@ fn convs<T: FloatDType, D: Device>() {
     );
     check("conv2d batch 4, padding 2", &y.to_vec(), &want, 144);
 
+    // "Same" padding, whose col rows the CPU copies as whole spans: dilation 2 (two padding columns per row
+    // boundary), 7x7 (three), and a view narrowed in width whose row stride equals the output width.
+    let x: Tensor<T, Rank4<2, 3, 7, 9>, D> = random(25);
+    let w: Tensor<T, Rank4<4, 3, 3, 3>, D> = random(26);
+    let y: Tensor<T, Rank4<2, 4, 7, 9>, D> = x.conv2d(&w, Conv::<1, 2, 2, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [2, 3, 7, 9],
+        &vals(&w.to_vec()),
+        [4, 3, 3, 3],
+        [1; 2],
+        [2; 2],
+        [2; 2],
+        1,
+    );
+    check("conv2d d2 p2, same size", &y.to_vec(), &want, 27);
+    let x: Tensor<T, Rank4<1, 2, 9, 9>, D> = random(27);
+    let w: Tensor<T, Rank4<2, 2, 7, 7>, D> = random(28);
+    let y: Tensor<T, Rank4<1, 2, 9, 9>, D> = x.conv2d(&w, Conv::<1, 3, 1, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [1, 2, 9, 9],
+        &vals(&w.to_vec()),
+        [2, 2, 7, 7],
+        [1; 2],
+        [3; 2],
+        [1; 2],
+        1,
+    );
+    check("conv2d 7x7 p3, same size", &y.to_vec(), &want, 98);
+    let wide: Tensor<T, Rank4<1, 2, 6, 9>, D> = random(29);
+    let x = wide.narrow::<Axis<3>, 1, 7>(); // (1, 2, 6, 7), rows 9 apart
+    let w: Tensor<T, Rank4<3, 2, 3, 3>, D> = random(30);
+    let y: Tensor<T, Rank4<1, 3, 8, 9>, D> = x.conv2d(&w, Conv::<1, 2, 1, 1>);
+    let (want, _, _) = conv_ref(
+        &vals(&x.to_vec()),
+        [1, 2, 6, 7],
+        &vals(&w.to_vec()),
+        [3, 2, 3, 3],
+        [1; 2],
+        [2; 2],
+        [1; 2],
+        1,
+    );
+    check("conv2d p2 of a narrowed view", &y.to_vec(), &want, 18);
+
     // A 1x1 input, stride 2, padding 1: whole rows and columns of taps fall in the padding.
     let x: Tensor<T, Rank4<1, 2, 1, 1>, D> = random(23);
     let w: Tensor<T, Rank4<3, 2, 3, 3>, D> = random(24);

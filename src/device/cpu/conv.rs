@@ -48,7 +48,7 @@ fn valid_outputs(
     (lo.min(hi), hi)
 }
 
-/// Geometry of one conv2d call, shared by the per-image work.
+/// Geometry of one conv2d call, shared by the per-image work: sizes, and which taps land inside the input.
 struct Geometry {
     h: usize,
     wd: usize,
@@ -58,12 +58,41 @@ struct Geometry {
     ow: usize,
     cig: usize,
     p: Conv2dParams,
+    /// Per kernel row `i`: (output row, input row) of each output row whose tap row `i` lands inside.
+    tap_rows: Vec<Vec<(usize, usize)>>,
+    /// Per kernel column `j`: the outputs `lo..hi` whose tap column `j` lands inside, and the input column of
+    /// output `lo` (consecutive outputs step by the stride).
+    tap_cols: Vec<(usize, usize, usize)>,
 }
 
 impl Geometry {
     /// A conv2d of `[h, wd]` inputs by `cig`-channel `[kh, kw]` windows under `p`.
     fn new([h, wd]: [usize; 2], [kh, kw]: [usize; 2], cig: usize, p: Conv2dParams) -> Self {
         let [oh, ow] = out_hw(&p, [h, wd], [kh, kw]);
+        Self::with_output([h, wd], [kh, kw], [oh, ow], cig, p)
+    }
+
+    /// The same, its output size known (a transposed convolution's input).
+    fn with_output(
+        [h, wd]: [usize; 2],
+        [kh, kw]: [usize; 2],
+        [oh, ow]: [usize; 2],
+        cig: usize,
+        p: Conv2dParams,
+    ) -> Self {
+        let tap_rows = (0..kh)
+            .map(|i| {
+                (0..oh)
+                    .filter_map(|y| source(y, i, h, &p, 0).map(|sy| (y, sy)))
+                    .collect()
+            })
+            .collect();
+        let tap_cols = (0..kw)
+            .map(|j| {
+                let (lo, hi) = valid_outputs(ow, j, wd, &p, 1);
+                (lo, hi, if lo < hi { tap_source(lo, j, &p, 1) } else { 0 })
+            })
+            .collect();
         Geometry {
             h,
             wd,
@@ -73,6 +102,8 @@ impl Geometry {
             ow,
             cig,
             p,
+            tap_rows,
+            tap_cols,
         }
     }
 }
@@ -80,28 +111,37 @@ impl Geometry {
 /// im2col of image `b`, group `grp`: `col[(ci, i, j)][(y, x)] = input[b, grp * cig + ci, y * s - pad + i * dil,
 /// x * s - pad + j * dil]`. Only taps inside the input are written: `col` must hold zeros at the padding
 /// positions, as a zeroed buffer does, and keeps them across calls (they depend on the geometry alone). Rows of
-/// unit-stride taps are slice copies; the valid ranges are computed once per tap, not per channel.
+/// unit-stride taps are slice copies; which taps land inside comes from the geometry, computed once per call.
 fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usize, col: &mut [T]) {
     let sx = lx.strides();
     let (ow, l) = (g.ow, g.oh * g.ow);
     let step = g.p.stride[1] * sx[3];
     let base = lx.offset() + b * sx[0] + grp * g.cig * sx[1];
-    for i in 0..g.kh {
-        // Output rows whose tap row i lands inside the input, and that input row's offset.
-        let rows =
-            || (0..g.oh).filter_map(|y| source(y, i, g.h, &g.p, 0).map(|sy| (y, sy * sx[2])));
-        for j in 0..g.kw {
-            let (lo, hi) = valid_outputs(ow, j, g.wd, &g.p, 1);
-            if lo == hi {
-                continue;
-            }
-            let first = source(lo, j, g.wd, &g.p, 1).expect("inside the valid range") * sx[3];
-            for ci in 0..g.cig {
-                let plane = base + ci * sx[1] + first;
+    // A stride-1 convolution whose input rows lie `ow` apart (the usual "same" padding over dense rows): a
+    // tap's col row and the input differ by a constant offset, so all its rows are one copy; the positions
+    // between rows that fall in the padding are zeroed again after it. This saves a copy call per short row.
+    let spans = g.p.stride == [1, 1] && sx[3] == 1 && sx[2] == ow;
+    for ci in 0..g.cig {
+        for (i, rows) in g.tap_rows.iter().enumerate() {
+            for (j, &(lo, hi, first)) in g.tap_cols.iter().enumerate() {
+                let plane = base + ci * sx[1] + first * sx[3];
                 let row = ((ci * g.kh + i) * g.kw + j) * l;
-                for (y, sy) in rows() {
+                if let (true, Some(&(y0, sy0)), Some(&(y1, _))) = (spans, rows.first(), rows.last())
+                {
+                    if lo < hi {
+                        let (from, to) = (row + y0 * ow + lo, row + y1 * ow + hi);
+                        let start = plane + sy0 * sx[2];
+                        col[from..to].copy_from_slice(&x[start..start + (to - from)]);
+                        let gap = ow - (hi - lo);
+                        for y in y0..y1 {
+                            zero_short(&mut col[row + y * ow + hi..][..gap]);
+                        }
+                    }
+                    continue;
+                }
+                for &(y, sy) in rows {
                     let dst = &mut col[row + y * ow + lo..row + y * ow + hi];
-                    let start = plane + sy;
+                    let start = plane + sy * sx[2];
                     if step == 1 {
                         dst.copy_from_slice(&x[start..start + dst.len()]);
                     } else {
@@ -112,6 +152,17 @@ fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usiz
                 }
             }
         }
+    }
+}
+
+/// Zeroes a run that is usually one or two elements long with plain stores (a `memset` call costs more).
+#[inline(always)]
+fn zero_short<T: FloatDType>(run: &mut [T]) {
+    match run {
+        [] => {}
+        [a] => *a = T::ZERO,
+        [a, b] => (*a, *b) = (T::ZERO, T::ZERO),
+        _ => run.fill(T::ZERO),
     }
 }
 
@@ -274,16 +325,7 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     let co = cog * groups;
     let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
     // col2im walks the windows of the convolution this one inverts: its input is our (oh, ow) output.
-    let geometry = Geometry {
-        h: oh,
-        wd: ow,
-        kh,
-        kw,
-        oh: h,
-        ow: wd,
-        cig: cog,
-        p,
-    };
+    let geometry = Geometry::with_output([oh, ow], [kh, kw], [h, wd], cog, p);
     let (k, l, plane) = (cog * kh * kw, h * wd, oh * ow);
     let mut out = super::pool::filled(n * co * plane, T::ZERO);
     if out.is_empty() || k == 0 || l == 0 {
@@ -376,18 +418,12 @@ fn col2im<T: FloatDType>(col: &[T], g: &Geometry, acc: &mut [T::Acc]) {
     let step = g.p.stride[1];
     for o in 0..g.cig {
         let dst = &mut acc[o * plane..(o + 1) * plane];
-        for i in 0..g.kh {
-            let (ylo, yhi) = valid_outputs(g.oh, i, g.h, &g.p, 0);
-            for j in 0..g.kw {
-                let (lo, hi) = valid_outputs(g.ow, j, g.wd, &g.p, 1);
-                if lo == hi {
-                    continue;
-                }
-                let first = tap_source(lo, j, &g.p, 1);
+        for (i, rows) in g.tap_rows.iter().enumerate() {
+            for (j, &(lo, hi, first)) in g.tap_cols.iter().enumerate() {
                 let row = ((o * g.kh + i) * g.kw + j) * l;
-                for y in ylo..yhi {
+                for &(y, ty) in rows {
                     let src = &col[row + y * g.ow + lo..row + y * g.ow + hi];
-                    let start = tap_source(y, i, &g.p, 0) * g.wd + first;
+                    let start = ty * g.wd + first;
                     if step == 1 {
                         for (a, &v) in dst[start..start + src.len()].iter_mut().zip(src) {
                             *a = a.add(v.to_acc());

@@ -3,8 +3,8 @@
 //! A window whose taps all land inside the input (every window of an unpadded pooling) reads its taps through a
 //! table of offsets from the window's corner, and the forward pass folds such windows four at a time
 //! (independent chains the CPU overlaps); only border windows of a padded pooling clip their taps. Planes (one
-//! image's channel) are independent, so large poolings split them across cores. Results are bit-identical to
-//! folding each window's taps in (row, column) order.
+//! image's channel) are independent, so large poolings split them across cores. Forward results are bit-identical
+//! to folding each window's taps in (row, column) order.
 
 use super::conv::tap_source;
 use crate::dtype::{Accumulator, DType, FloatDType};
