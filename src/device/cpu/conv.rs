@@ -126,9 +126,10 @@ fn im2col<T: FloatDType>(x: &[T], lx: &Layout, g: &Geometry, b: usize, grp: usiz
             for (j, &(lo, hi, first)) in g.tap_cols.iter().enumerate() {
                 let plane = base + ci * sx[1] + first * sx[3];
                 let row = ((ci * g.kh + i) * g.kw + j) * l;
-                if let (true, Some(&(y0, sy0)), Some(&(y1, _))) = (spans, rows.first(), rows.last())
-                {
-                    if lo < hi {
+                if spans {
+                    if let (Some(&(y0, sy0)), Some(&(y1, _)), true) =
+                        (rows.first(), rows.last(), lo < hi)
+                    {
                         let (from, to) = (row + y0 * ow + lo, row + y1 * ow + hi);
                         let start = plane + sy0 * sx[2];
                         col[from..to].copy_from_slice(&x[start..start + (to - from)]);
@@ -259,7 +260,8 @@ fn weight_grad_acc<T: FloatDType>(
     // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
     let gy = super::dense_view(gy, lgy);
     let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
-                                                                                 // The sum over `images` of their dW, in the accumulator type.
+
+    // The sum over `images` of their dW, in the accumulator type.
     let grad_of = |images: Range<usize>, threads: Threads| -> Vec<T::Acc> {
         let mut s = Scratch::new(k * l, 0);
         let (mut sum, mut part) = (
