@@ -374,3 +374,30 @@ device_tests! {
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;
     reductions_of_large_inputs_split_across_threads => large_inputs;
 }
+
+/// Of equal values max and min keep the first (-0 before +0 gives -0, +0 before -0 gives +0), on rows shorter
+/// than the CPU kernel's 16 lanes (folded one by one) and longer ones (folded in lanes, then joined).
+#[test]
+fn cpu_max_min_keep_the_first_of_equal_zeros() {
+    fn rows<const L: usize>() {
+        let mut v = vec![-1f32; 2 * L];
+        (v[0], v[L - 1]) = (-0.0, 0.0);
+        (v[L], v[2 * L - 1]) = (0.0, -0.0);
+        let x = Tensor::<f32, Rank2<2, L>, Cpu>::from_vec(v.clone()).unwrap();
+        let bits = |t: Vec<f32>| t.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(x.max::<Axis<1>>().to_vec()),
+            bits(vec![-0.0, 0.0]),
+            "max, rows of {L}"
+        );
+        let y = Tensor::<f32, Rank2<2, L>, Cpu>::from_vec(v.iter().map(|e| -e).collect()).unwrap();
+        // Negated: -1 becomes 1 and the zeros swap signs, so min sees +0 first in row 0 and -0 first in row 1.
+        assert_eq!(
+            bits(y.min::<Axis<1>>().to_vec()),
+            bits(vec![0.0, -0.0]),
+            "min, rows of {L}"
+        );
+    }
+    rows::<5>();
+    rows::<20>();
+}

@@ -50,6 +50,12 @@ fn lane_fold<A: Accumulator, T: Copy>(
     f: impl Fn(T) -> A,
     combine: impl Fn(A, A) -> A,
 ) -> A {
+    if xs.len() < LANES {
+        // No full lane: the join below would combine `zero`s only, which gives `zero` for every op here (+0 for
+        // sums, -inf / +inf for max / min), so this is the same value, bit for bit, without the 16-lane tree.
+        let s = xs.iter().fold(zero, |s, &x| combine(s, f(x)));
+        return combine(zero, combine(zero, s));
+    }
     let mut total = zero;
     for block in xs.chunks(BLOCK) {
         let mut lanes = [zero; LANES];
