@@ -34,6 +34,12 @@ fn sums(c: &mut Criterion) {
     g.bench_function("max_rows/4096x4096_axis1", |b| {
         b.iter(|| black_box(square.max::<Axis<1>>()))
     });
+    // Positions of row maxima (a classifier's predicted classes) on random values, where a branch on each
+    // comparison would mispredict.
+    let random = Tensor::<f32, Rank2<SIDE, SIDE>, Cpu>::randn(1);
+    g.bench_function("argmax_rows/4096x4096_axis1_random", |b| {
+        b.iter(|| black_box(random.argmax::<Axis<1>>()))
+    });
     g.finish();
 }
 

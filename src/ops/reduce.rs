@@ -207,12 +207,14 @@ macro_rules! arg_op {
                 <Self as ReduceOp<T>>::merge(self, acc, (x.to_acc(), index, true))
             }
             fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
-                // `b` comes later: it wins only if strictly better, so ties keep the first index.
-                if !a.2 || $better(b.0, a.0) {
-                    b
-                } else {
-                    a
-                }
+                // `b` comes later: it wins only if strictly better, so ties keep the first index. Plain `|` and
+                // `&` and a select per field, no branch on the data (which would mispredict on random values).
+                let take = !a.2 | $better(b.0, a.0);
+                (
+                    if take { b.0 } else { a.0 },
+                    if take { b.1 } else { a.1 },
+                    if take { b.2 } else { a.2 },
+                )
             }
             fn finish(&self, acc: Self::Acc, _: usize) -> u32 {
                 acc.1 as u32
@@ -222,11 +224,11 @@ macro_rules! arg_op {
 }
 #[inline(always)]
 fn greater<A: Accumulator>(b: A, a: A) -> bool {
-    !a.is_nan() && (b.is_nan() || b > a)
+    !a.is_nan() & (b.is_nan() | (b > a))
 }
 #[inline(always)]
 fn less<A: Accumulator>(b: A, a: A) -> bool {
-    !a.is_nan() && (b.is_nan() || b < a)
+    !a.is_nan() & (b.is_nan() | (b < a))
 }
 arg_op!(ArgMax, "argmax", LOWEST, greater);
 arg_op!(ArgMin, "argmin", HIGHEST, less);
