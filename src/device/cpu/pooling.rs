@@ -163,6 +163,7 @@ fn for_each_plane<A: Send>(
     }
 }
 
+/// Max or average pooling of an NCHW view over `kernel x kernel` windows under `p`, into a dense output.
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
     x: &[T],
@@ -209,8 +210,7 @@ const LANES: usize = 4;
 
 /// Pooling with the window fold `step` from `init` over each window's taps in (row, column) order, and `finish`
 /// on each window's result. With `NAN_WINS`, a window holding a NaN gives its first NaN (`step` need not handle
-/// NaN). The whole windows (a rectangle of outputs) run `LANES` at a time, the clipped ones at the border one by
-/// one.
+/// NaN). The whole windows run `LANES` at a time, the clipped ones at the border one by one.
 #[inline(always)]
 fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     x: &[T],
