@@ -162,16 +162,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, S2, D> {
         let dims = shape.dims();
         let len = self.dims()[axis];
+        if len == dims[axis] {
+            // Nothing to add: the same dims, a view.
+            return Tensor::from_parts(shape, self.layout(), self.storage.clone());
+        }
         let zeros = |n: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = n;
             let storage = device_ok(D::full(d.numel(), T::ZERO));
             (storage, Layout::contiguous(d))
         };
-        if len == dims[axis] {
-            // Nothing to add: the same dims, a view.
-            return Tensor::from_parts(shape, self.layout(), self.storage.clone());
-        }
         let before = (start > 0).then(|| zeros(start));
         let after = (start + len < dims[axis]).then(|| zeros(dims[axis] - start - len));
         let mut parts = alloc::vec::Vec::with_capacity(3);

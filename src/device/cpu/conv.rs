@@ -199,7 +199,7 @@ pub(super) fn conv2d<T: FloatDType>(
             matmul::matmul_into(&w_rows, &lw_g, &s.col, &lc, dst, threads);
         }
     };
-    let scratch = || Scratch::new(k * l, 0);
+    let scratch = || Scratch::new(k * l);
     per_image(&mut out, n, co * l, n * co * k * l, scratch, image);
     out
 }
@@ -263,7 +263,7 @@ fn weight_grad_acc<T: FloatDType>(
 
     // The sum over `images` of their dW, in the accumulator type.
     let grad_of = |images: Range<usize>, threads: Threads| -> Vec<T::Acc> {
-        let mut s = Scratch::new(k * l, 0);
+        let mut s = Scratch::new(k * l);
         let (mut sum, mut part) = (
             super::pool::filled(co * k, T::Acc::ZERO),
             alloc::vec![T::ZERO; cog * k],
@@ -351,57 +351,75 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
         dense_x = super::map_view(x, lx, |v| v);
         (&dense_x[..], c * l, l, 0)
     };
-    // f32/f64 are their own accumulators (`T::Acc == T`): sum straight into the output image.
-    let direct = matches!(T::DTYPE, DType::F32 | DType::F64);
-    let scratch = || Scratch::new(k * l, if direct { 0 } else { co * plane });
     let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
-        let acc: &mut [T::Acc] = if direct {
-            bytemuck::cast_slice_mut(out_image)
-        } else {
-            s.acc.fill(T::Acc::ZERO);
-            &mut s.acc
-        };
-        for grp in 0..groups {
-            let wl = Layout::from_parts(
-                Dims::from_slice(&[1, k, cig]),
-                &[0, w_rows, w_cols],
-                w_base + grp * cig * w_cols,
-            );
-            let xl = Layout::from_parts(
-                Dims::from_slice(&[1, cig, l]),
-                &[0, x_chan, 1],
-                x_base + b * x_img + grp * cig * x_chan,
-            );
-            matmul::matmul_into(wbuf, &wl, xbuf, &xl, &mut s.col, threads);
-            col2im(
-                &s.col,
-                &geometry,
-                &mut acc[grp * cog * plane..(grp + 1) * cog * plane],
-            );
-        }
-        if !direct {
-            for (o, &a) in out_image.iter_mut().zip(s.acc.iter()) {
-                *o = T::from_acc(a);
+        let Scratch { col, acc } = s;
+        sum_in_acc(out_image, acc, |acc| {
+            for grp in 0..groups {
+                let wl = Layout::from_parts(
+                    Dims::from_slice(&[1, k, cig]),
+                    &[0, w_rows, w_cols],
+                    w_base + grp * cig * w_cols,
+                );
+                let xl = Layout::from_parts(
+                    Dims::from_slice(&[1, cig, l]),
+                    &[0, x_chan, 1],
+                    x_base + b * x_img + grp * cig * x_chan,
+                );
+                matmul::matmul_into(wbuf, &wl, xbuf, &xl, col, threads);
+                col2im(
+                    col,
+                    &geometry,
+                    &mut acc[grp * cog * plane..(grp + 1) * cog * plane],
+                );
             }
-        }
+        });
     };
+    let scratch = || Scratch::new(k * l);
     per_image(&mut out, n, co * plane, n * k * cig * l, scratch, image);
     out
 }
 
-/// One worker's buffers, zeroed, back to the buffer cache when dropped: a column block (im2col's keeps zeros at
-/// the padding positions) and accumulators (a transposed convolution's f32 image sums for f16/bf16).
+/// One worker's buffers, back to the buffer cache when dropped: a zeroed column block (im2col's keeps zeros at
+/// the padding positions) and the accumulators [`sum_in_acc`] grows for f16/bf16.
 struct Scratch<T: FloatDType> {
     col: Vec<T>,
     acc: Vec<T::Acc>,
 }
 
 impl<T: FloatDType> Scratch<T> {
-    fn new(col: usize, acc: usize) -> Self {
+    fn new(col: usize) -> Self {
         Scratch {
             col: super::pool::filled(col, T::ZERO),
-            acc: super::pool::filled(acc, T::Acc::ZERO),
+            acc: Vec::new(),
         }
+    }
+}
+
+/// Runs `sum`, which adds into zeroed accumulators, and leaves the result in `out`. f32/f64 are their own
+/// accumulators (`T::Acc == T`): `sum` adds into `out` itself, seen as `T::Acc`. f16/bf16 sum in f32 in
+/// `scratch` (reused across calls, `out.len()` long) and are rounded once into `out`.
+pub(super) fn sum_in_acc<T: FloatDType>(
+    out: &mut [T],
+    scratch: &mut Vec<T::Acc>,
+    sum: impl FnOnce(&mut [T::Acc]),
+) {
+    if matches!(T::DTYPE, DType::F32 | DType::F64) {
+        debug_assert!(
+            out.iter().all(|v| v.to_f64() == 0.0),
+            "sum_in_acc: `out` must be zeroed"
+        );
+        sum(bytemuck::cast_slice_mut(out));
+        return;
+    }
+    if scratch.len() == out.len() {
+        scratch.fill(T::Acc::ZERO);
+    } else {
+        super::pool::recycle(core::mem::take(scratch));
+        *scratch = super::pool::filled(out.len(), T::Acc::ZERO);
+    }
+    sum(scratch);
+    for (o, &a) in out.iter_mut().zip(scratch.iter()) {
+        *o = T::from_acc(a);
     }
 }
 

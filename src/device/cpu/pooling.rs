@@ -6,8 +6,8 @@
 //! image's channel) are independent, so large poolings split them across cores. Forward results are bit-identical
 //! to folding each window's taps in (row, column) order.
 
-use super::conv::tap_source;
-use crate::dtype::{Accumulator, DType, FloatDType};
+use super::conv::{sum_in_acc, tap_source};
+use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
 use crate::ops::{Conv2dParams, Pool};
 use alloc::vec::Vec;
@@ -28,6 +28,9 @@ struct Windows {
     out: [usize; 2],
     /// Input strides along height and width.
     strides: [usize; 2],
+    /// Where plane `i` (image `i / channels`, channel `i % channels`) starts: offset, channels, and the image
+    /// and channel strides.
+    planes: (usize, usize, [usize; 2]),
     /// Per output row, then per output column: the taps `lo..hi` that land inside the input.
     rows: Vec<(usize, usize)>,
     cols: Vec<(usize, usize)>,
@@ -41,7 +44,7 @@ struct Windows {
 
 impl Windows {
     fn new(lx: &Layout, kernel: usize, p: Conv2dParams) -> Self {
-        let [_, _, h, w] = lx.dims4();
+        let [_, c, h, w] = lx.dims4();
         let [oh, ow] = p
             .output_hw([h, w], [kernel, kernel])
             .expect("pool2d: window larger than the padded input (checked by the tensor API)");
@@ -78,12 +81,20 @@ impl Windows {
             size: [h, w],
             out: [oh, ow],
             strides,
+            planes: (lx.offset(), c, [lx.strides()[0], lx.strides()[1]]),
             rows,
             cols,
             taps,
             whole,
             clipped,
         }
+    }
+
+    /// Plane `i` of the input `x` (an image's channel), from its first element on.
+    #[inline(always)]
+    fn plane<'a, T>(&self, x: &'a [T], i: usize) -> &'a [T] {
+        let (offset, c, [image, channel]) = self.planes;
+        &x[offset + (i / c) * image + (i % c) * channel..]
     }
 
     /// Calls `visit(input offset, dense offset)` for every tap of output `(y, x)` inside the input, in (row,
@@ -224,7 +235,6 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     let [n, c, _, _] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let sx = lx.strides();
     let mut out = super::pool::filled(n * c * oh * ow, T::ZERO);
     let taps = out.len() * kernel * kernel;
     let first_nan = |plane: &[T], y: usize, xo: usize| {
@@ -247,7 +257,7 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
         T::from_acc(finish(if nan { first_nan(plane, y, xo) } else { acc }))
     };
     for_each_plane(&mut out, oh * ow, taps, |i, out_plane| {
-        let plane = &x[lx.offset() + (i / c) * sx[0] + (i % c) * sx[1]..];
+        let plane = win.plane(x, i);
         let mut blocks = win.whole.chunks_exact(LANES);
         for block in &mut blocks {
             let (mut acc, mut nan) = ([init; LANES], [false; LANES]);
@@ -290,11 +300,10 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     let [n, c, h, wd] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let sx = lx.strides();
     let mut out = super::pool::filled(n * c * h * wd, T::ZERO);
     let taps = n * c * oh * ow * kernel * kernel;
     let route = |i: usize, acc: &mut [T::Acc]| {
-        let plane = &x[lx.offset() + (i / c) * sx[0] + (i % c) * sx[1]..];
+        let plane = win.plane(x, i);
         let outputs = i * oh * ow..(i + 1) * oh * ow;
         let (y, g) = (&y[outputs.clone()], &g[outputs]);
         for w in &win.whole {
@@ -316,16 +325,10 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
             });
         }
     };
-    if matches!(T::DTYPE, DType::F32 | DType::F64) {
-        // `T::Acc == T`: the output is its own accumulator.
-        for_each_plane(bytemuck::cast_slice_mut(&mut out), h * wd, taps, route);
-    } else {
-        let mut acc = super::pool::filled(out.len(), T::Acc::ZERO);
-        for_each_plane(&mut acc, h * wd, taps, route);
-        for (o, &a) in out.iter_mut().zip(&acc) {
-            *o = T::from_acc(a);
-        }
-        super::pool::recycle(acc);
-    }
+    let mut acc = Vec::new();
+    sum_in_acc(&mut out, &mut acc, |acc| {
+        for_each_plane(acc, h * wd, taps, route)
+    });
+    super::pool::recycle(acc);
     out
 }

@@ -61,10 +61,12 @@ struct HeapBuffer<T: WithDType> {
 impl<T: WithDType> HeapBuffer<T> {
     /// A buffer this crate allocated (through the [`pool`]).
     fn shared(elements: Vec<T>) -> Repr<T> {
-        Repr::Shared(Arc::new(HeapBuffer {
-            elements,
-            recycle: true,
-        }))
+        Self::adopt(elements, true)
+    }
+
+    /// A buffer holding `elements`, returned to the [`pool`] when dropped if `recycle`.
+    fn adopt(elements: Vec<T>, recycle: bool) -> Repr<T> {
+        Repr::Shared(Arc::new(HeapBuffer { elements, recycle }))
     }
 }
 
@@ -134,23 +136,22 @@ impl<T: WithDType> CpuStorage<T> {
     /// A buffer holding `data` (kept as it is when too large to go inline; freed, not cached, when dropped).
     #[inline]
     pub fn from_vec(data: Vec<T>) -> Self {
-        if Self::fits_inline(data.len()) {
-            Self::from_slice(&data)
-        } else {
-            CpuStorage(Repr::Shared(Arc::new(HeapBuffer {
-                elements: data,
-                recycle: false,
-            })))
-        }
+        Self::holding(data, false)
     }
 
     /// A kernel's output, allocated through the [`pool`] (inline when small): cached for reuse when dropped.
     #[inline]
     pub(super) fn from_output(data: Vec<T>) -> Self {
+        Self::holding(data, true)
+    }
+
+    /// `data` inline when small, else kept as it is (back to the [`pool`] when dropped if `recycle`).
+    #[inline]
+    fn holding(data: Vec<T>, recycle: bool) -> Self {
         if Self::fits_inline(data.len()) {
             Self::from_slice(&data)
         } else {
-            CpuStorage(HeapBuffer::shared(data))
+            CpuStorage(HeapBuffer::adopt(data, recycle))
         }
     }
 
