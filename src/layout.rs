@@ -4,7 +4,8 @@
 //! is candle's `Layout`: strides are non-negative, broadcast axes have stride 0.
 
 use crate::error::{Error, Result};
-use crate::shape::{Dims, MAX_RANK};
+use crate::shape::{Dims, Shape, MAX_RANK};
+use core::fmt;
 
 /// Dims, strides and offset of a tensor view into its storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,6 +267,81 @@ impl Layout {
             offset: self.offset,
             ..Layout::contiguous(dims)
         }
+    }
+}
+
+/// What a tensor records of its view into its buffer, chosen by the device ([`crate::device::Kernels::View`]).
+///
+/// Devices whose tensors share buffers (`Cpu`, `Cuda`) record the strides and the offset ([`Strided`]), so a
+/// transpose or a narrow is a new record over the same buffer. A device whose tensors own one dense array each
+/// records nothing ([`Dense`]): every tensor is row-major from the start of its buffer, views are copies, and a
+/// `Rank2<4, 4>` f32 tensor is its 64 bytes and nothing more.
+pub trait ViewOf<S: Shape>: Copy + fmt::Debug + Send + Sync + 'static {
+    /// True when every tensor is dense and row-major from the start of its buffer.
+    const DENSE: bool;
+    /// The view of a fresh row-major buffer of `shape`.
+    fn contiguous(shape: &S) -> Self;
+    /// The view `layout` describes (its dims are the tensor's). On a [`Self::DENSE`] device the layout is always
+    /// the contiguous one: the device copied the view into a fresh buffer first.
+    fn from_layout(layout: &Layout) -> Self;
+    /// The stride of each axis, then the offset, in the layout of [`Shape::View`].
+    fn parts(&self, shape: &S) -> S::View;
+}
+
+/// The row-major strides of `shape`, then offset 0: the view of a fresh buffer (constants for a static shape).
+#[inline(always)]
+pub(crate) fn contiguous_parts<S: Shape>(shape: &S) -> S::View {
+    let dims = shape.dims();
+    let mut view = S::View::default();
+    let mut acc = 1;
+    for (s, &d) in view.as_mut()[..S::RANK].iter_mut().zip(dims.iter()).rev() {
+        *s = acc;
+        acc *= d;
+    }
+    view
+}
+
+/// Strides and offset: the view record of devices whose tensors share buffers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strided<S: Shape>(S::View);
+
+impl<S: Shape> ViewOf<S> for Strided<S> {
+    const DENSE: bool = false;
+    #[inline(always)]
+    fn contiguous(shape: &S) -> Self {
+        Strided(contiguous_parts(shape))
+    }
+    #[inline]
+    fn from_layout(layout: &Layout) -> Self {
+        let mut view = S::View::default();
+        view.as_mut()[..S::RANK].copy_from_slice(layout.strides());
+        view.as_mut()[S::RANK] = layout.offset();
+        Strided(view)
+    }
+    #[inline(always)]
+    fn parts(&self, _: &S) -> S::View {
+        self.0
+    }
+}
+
+/// Nothing: the view record of a device whose tensors are dense row-major arrays (views are copies).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dense;
+
+impl<S: Shape> ViewOf<S> for Dense {
+    const DENSE: bool = true;
+    #[inline(always)]
+    fn contiguous(_: &S) -> Self {
+        Dense
+    }
+    #[inline]
+    fn from_layout(layout: &Layout) -> Self {
+        debug_assert_eq!(layout.contiguous_range(), Some(0..layout.numel()));
+        Dense
+    }
+    #[inline(always)]
+    fn parts(&self, shape: &S) -> S::View {
+        contiguous_parts(shape)
     }
 }
 

@@ -36,7 +36,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::along`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
     fn along_kernel(&self, op: AlongAxis, axis: usize) -> Self {
-        let storage = device_ok(D::along_axis(op, &self.storage, &self.layout(), axis));
+        let storage = device_ok(D::along_axis(op, self.buffer(), &self.layout(), axis));
         Self::from_storage(self.shape, storage)
     }
 

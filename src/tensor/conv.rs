@@ -111,8 +111,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         };
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let storage = device_ok(D::conv2d(
-            (&self.storage, &self.layout()),
-            (&weight.storage, &weight.layout()),
+            (self.buffer(), &self.layout()),
+            (weight.buffer(), &weight.layout()),
             params,
         ));
         Tensor::from_storage(Default::default(), storage)
@@ -150,8 +150,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         };
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let storage = device_ok(D::conv_transpose2d(
-            (&self.storage, &self.layout()),
-            (&weight.storage, &weight.layout()),
+            (self.buffer(), &self.layout()),
+            (weight.buffer(), &weight.layout()),
             params,
         ));
         Tensor::from_storage(Default::default(), storage)
@@ -169,14 +169,15 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             );
         };
         let f = OH / H;
-        let s = self.strides();
+        let parts = self.view_parts();
+        let s = parts.as_ref();
         // (N, C, H, f, W, f) with stride 0 on the repeat axes, then one dense copy reads as (N, C, OH, OW).
         let view = crate::layout::Layout::from_parts(
             crate::shape::Dims::from_slice(&[N, C, H, f, W, f]),
             &[s[0], s[1], s[2], 0, s[3], 0],
             self.offset(),
         );
-        let storage = device_ok(D::copy_strided(&self.storage, &view));
+        let storage = device_ok(D::copy_strided(self.buffer(), &view));
         Tensor::from_storage(Default::default(), storage)
     }
 
@@ -228,7 +229,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let params = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
         let storage = device_ok(D::pool2d(
             pool,
-            (&self.storage, &self.layout()),
+            (self.buffer(), &self.layout()),
             KERNEL,
             params,
         ));
@@ -274,8 +275,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
             groups: GROUPS,
         };
         let storage = device_ok(D::conv2d(
-            (&x.storage, &x.layout()),
-            (&w.storage, &w.layout()),
+            (x.buffer(), &x.layout()),
+            (w.buffer(), &w.layout()),
             params,
         ));
         Tensor::from_storage(Default::default(), storage)

@@ -43,8 +43,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
                 .expect("typed-tensor internal error: gradient convolution window does not fit")
         };
         let storage = device_ok(D::conv2d(
-            (&self.storage, &self.layout()),
-            (&weight.storage, &weight.layout()),
+            (self.buffer(), &self.layout()),
+            (weight.buffer(), &weight.layout()),
             p,
         ));
         Tensor::from_storage((n, co, size(h, kh, 0), size(w, kw, 1)), storage)
@@ -65,8 +65,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             // The forward pass read every input row and column: the padded transposed convolution is the
             // gradient, with no crop.
             let storage = device_ok(D::conv_transpose2d(
-                (&self.storage, &self.layout()),
-                (&weight.storage, &weight.layout()),
+                (self.buffer(), &self.layout()),
+                (weight.buffer(), &weight.layout()),
                 p,
             ));
             return Tensor::from_storage(input, storage);
@@ -76,8 +76,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             ..p
         };
         let storage = device_ok(D::conv_transpose2d(
-            (&self.storage, &self.layout()),
-            (&weight.storage, &weight.layout()),
+            (self.buffer(), &self.layout()),
+            (weight.buffer(), &weight.layout()),
             unpadded,
         ));
         let full_h = Conv2dParams::transposed_out_size(oh, kh, p.stride[0], 0, p.dilation[0]);
@@ -106,8 +106,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let (_, _, kh, kw) = weight;
         if let Some(storage) = device_ok(D::conv2d_weight_grad(
-            (&self.storage, &self.layout()),
-            (&grad.storage, &grad.layout()),
+            (self.buffer(), &self.layout()),
+            (grad.buffer(), &grad.layout()),
             [kh, kw],
             p,
         )) {
@@ -151,10 +151,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             })
             .collect();
         let layouts: Vec<Layout> = parts.iter().map(Tensor::layout).collect();
-        let views: Vec<(&D::Storage<T>, &Layout)> = parts
+        let views: Vec<(&D::Buffer<T>, &Layout)> = parts
             .iter()
             .zip(&layouts)
-            .map(|(t, l)| (&t.storage, l))
+            .map(|(t, l)| (t.buffer(), l))
             .collect();
         let storage = device_ok(D::concat(&views, 0));
         Tensor::from_storage(weight, storage)
@@ -171,9 +171,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let [n, c, h, w] = self.dims4();
         if let Some(storage) = device_ok(D::max_pool2d_backward(
-            (&self.storage, &self.layout()),
-            (&out.storage, &out.layout()),
-            (&grad.storage, &grad.layout()),
+            (self.buffer(), &self.layout()),
+            (out.buffer(), &out.layout()),
+            (grad.buffer(), &grad.layout()),
             kernel,
             p,
         )) {
@@ -253,7 +253,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut reduced = [false; crate::shape::MAX_RANK];
         reduced[3] = true;
         reduced[5] = true;
-        let storage = device_ok(D::reduce(crate::ops::Sum, &g.storage, &blocks, &reduced));
+        let storage = device_ok(D::reduce(crate::ops::Sum, g.buffer(), &blocks, &reduced));
         Tensor::from_storage(input, storage)
     }
 }

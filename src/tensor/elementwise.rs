@@ -25,7 +25,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::unary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
     fn unary_kernel<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        let storage = device_ok(D::unary(op, &self.storage, &self.layout()));
+        let storage = device_ok(D::unary(op, self.buffer(), &self.layout()));
         Self::from_storage(self.shape, storage)
     }
 
@@ -78,7 +78,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (la, lb) = (self.layout(), rhs.layout());
         Some((
             shape,
-            D::binary(op, (&self.storage, &la), (&rhs.storage, &lb)),
+            D::binary(op, (self.buffer(), &la), (rhs.buffer(), &lb)),
         ))
     }
 
@@ -99,7 +99,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return Ok(Tensor::from_storage(shape, storage?));
         }
         let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        let storage = D::binary(op, (&self.storage, &la), (&rhs.storage, &lb))?;
+        let storage = D::binary(op, (self.buffer(), &la), (rhs.buffer(), &lb))?;
         Ok(Tensor::from_storage(shape, storage))
     }
 
@@ -118,11 +118,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         if let Some(shape) = same_dims_shape(self, rhs) {
             let (la, lb) = (self.layout(), rhs.layout());
-            let storage = D::compare(op, (&self.storage, &la), (&rhs.storage, &lb));
+            let storage = D::compare(op, (self.buffer(), &la), (rhs.buffer(), &lb));
             return Tensor::from_storage(shape, device_ok(storage));
         }
         let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout()));
-        let storage = device_ok(D::compare(op, (&self.storage, &la), (&rhs.storage, &lb)));
+        let storage = device_ok(D::compare(op, (self.buffer(), &la), (rhs.buffer(), &lb)));
         Tensor::from_storage(shape, storage)
     }
 
@@ -134,13 +134,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return out;
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
-        let (x, s) = ((&self.storage, &self.layout()), (&scalar, &ls));
+        let (x, s) = ((self.buffer(), &self.layout()), (D::buffer(&scalar), &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
         Self::from_storage(self.shape, device_ok(D::binary(op, a, b)))
     }
 
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
-    pub(super) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T>, Layout) {
+    pub(super) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T, ()>, Layout) {
         let scalar = device_ok(D::full(1, value));
         let ls = device_ok(Layout::contiguous(Default::default()).broadcast_as(op, &self.dims()));
         (scalar, ls)
@@ -249,9 +249,9 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
             }
         }
         let storage = device_ok(D::where_cond(
-            (&self.storage, &self.layout()),
-            (&on_true.storage, &on_true.layout()),
-            (&on_false.storage, &on_false.layout()),
+            (self.buffer(), &self.layout()),
+            (on_true.buffer(), &on_true.layout()),
+            (on_false.buffer(), &on_false.layout()),
         ));
         Tensor::from_storage(self.shape, storage)
     }
@@ -324,7 +324,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 /// An output shape with a kernel's result.
-type ShapedResult<S, T, D> = (S, Result<<D as crate::device::Kernels>::Storage<T>>);
+type ShapedResult<S, T, D> = (S, Result<<D as crate::device::Kernels>::Storage<T, S>>);
 
 /// The output shape when both operands have the same dims: the common case, where nothing is broadcast and the
 /// operands' own layouts go to the kernel (no layout copies).

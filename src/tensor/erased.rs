@@ -3,7 +3,7 @@
 //! shape of the same size, and summing a broadcast gradient back to its operand's shape. Dims are checked with
 //! debug assertions only: callers derive them from the forward op.
 
-use super::{device_ok, Tensor};
+use super::{device_ok, Flat, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::layout::Layout;
@@ -37,8 +37,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(self.dims(), rhs.dims());
         let storage = device_ok(D::binary(
             op,
-            (&self.storage, &self.layout()),
-            (&rhs.storage, &rhs.layout()),
+            (self.buffer(), &self.layout()),
+            (rhs.buffer(), &rhs.layout()),
         ));
         Self::from_storage(self.shape, storage)
     }
@@ -51,7 +51,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             device_ok(D::binary_assign(
                 op,
                 &mut self.storage,
-                (&rhs.storage, &rhs.layout()),
+                (rhs.buffer(), &rhs.layout()),
             ));
         } else {
             *self = self.zip_same(op, rhs);
@@ -63,13 +63,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(shape.numel(), self.numel());
         let dense = self.contiguous();
         let layout = dense.layout().reshaped_contiguous(shape.dims());
-        Tensor::from_parts(shape, layout, dense.storage)
+        Tensor::from_view(shape, layout, &dense.storage)
     }
 
     /// A view of this tensor with `shape`'s dims by the broadcasting rule (stride 0 on new or stretched axes).
     pub(crate) fn expand_to<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
         let layout = device_ok(self.layout().broadcast_as("expand", &shape.dims()));
-        Tensor::from_parts(shape, layout, self.storage.clone())
+        Tensor::from_view(shape, layout, &self.storage)
     }
 
     /// A view with `shape` (this tensor's dims plus the `reduced` axes, in place) reading this tensor's
@@ -83,7 +83,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let dense = self.contiguous();
         debug_assert_eq!(spread_count(&shape.dims(), reduced), dense.numel());
         let layout = spread_layout(shape.dims(), reduced, dense.offset());
-        Tensor::from_parts(shape, layout, dense.storage)
+        Tensor::from_view(shape, layout, &dense.storage)
     }
 
     /// Sums this tensor (a broadcast result) back to `shape`, an operand it was broadcast from: over the leading
@@ -98,7 +98,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         for ax in 0..from.len() {
             reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
         }
-        let storage = device_ok(D::reduce(ops::Sum, &self.storage, &self.layout(), &reduced));
+        let storage = device_ok(D::reduce(ops::Sum, self.buffer(), &self.layout(), &reduced));
         Tensor::from_storage(shape, storage)
     }
 
@@ -106,7 +106,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) fn permute_to<S2: Shape>(&self, shape: S2, perm: &[usize]) -> Tensor<T, S2, D> {
         let layout = self.layout().permute(perm);
         debug_assert_eq!(*layout.dims(), shape.dims());
-        Tensor::from_parts(shape, layout, self.storage.clone())
+        Tensor::from_view(shape, layout, &self.storage)
     }
 }
 
@@ -116,8 +116,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(self.dims(), rhs.dims());
         let storage = device_ok(D::compare(
             op,
-            (&self.storage, &self.layout()),
-            (&rhs.storage, &rhs.layout()),
+            (self.buffer(), &self.layout()),
+            (rhs.buffer(), &rhs.layout()),
         ));
         Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
     }
@@ -127,8 +127,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (scalar, ls) = self.scalar_operand(op.name(), value);
         let storage = device_ok(D::compare(
             op,
-            (&self.storage, &self.layout()),
-            (&scalar, &ls),
+            (self.buffer(), &self.layout()),
+            (D::buffer(&scalar), &ls),
         ));
         Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
     }
@@ -147,9 +147,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         op: Op,
         reduced: &[bool; MAX_RANK],
     ) -> Self {
-        let storage = device_ok(D::reduce(op, &self.storage, &self.layout(), reduced));
+        // The sums have a runtime shape (the kept axes); autograd runs on devices whose storage ignores it.
+        let sums = device_ok(D::reduce::<T, Flat, _>(
+            op,
+            self.buffer(),
+            &self.layout(),
+            reduced,
+        ));
         let layout = spread_layout(self.dims(), reduced, 0);
-        Tensor::from_parts(self.shape, layout, storage)
+        Tensor::from_view(self.shape, layout, &sums)
     }
 
     /// This tensor placed at `start` along `axis` of a zero tensor with `shape` (equal dims elsewhere): the
@@ -164,24 +170,24 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let len = self.dims()[axis];
         if len == dims[axis] {
             // Nothing to add: the same dims, a view.
-            return Tensor::from_parts(shape, self.layout(), self.storage.clone());
+            return Tensor::from_view(shape, self.layout(), &self.storage);
         }
         let zeros = |n: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = n;
-            let storage = device_ok(D::full(d.numel(), T::ZERO));
+            let storage = device_ok(D::full::<T, Flat>(d.numel(), T::ZERO));
             (storage, Layout::contiguous(d))
         };
         let before = (start > 0).then(|| zeros(start));
         let after = (start + len < dims[axis]).then(|| zeros(dims[axis] - start - len));
         let mut parts = alloc::vec::Vec::with_capacity(3);
         if let Some((s, l)) = &before {
-            parts.push((s, l));
+            parts.push((D::buffer(s), l));
         }
         let layout = self.layout();
-        parts.push((&self.storage, &layout));
+        parts.push((self.buffer(), &layout));
         if let Some((s, l)) = &after {
-            parts.push((s, l));
+            parts.push((D::buffer(s), l));
         }
         let storage = device_ok(D::concat(&parts, axis));
         Tensor::from_storage(shape, storage)
@@ -198,7 +204,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, S2, D> {
         let len = shape.dims()[axis];
         let layout = device_ok(self.layout().narrow("narrow", axis, start, len));
-        Tensor::from_parts(shape, layout, self.storage.clone())
+        Tensor::from_view(shape, layout, &self.storage)
     }
 
     /// The view at `index` of `axis`, that axis removed, with `shape`.
@@ -210,7 +216,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, S2, D> {
         let layout = device_ok(self.layout().select("select", axis, index));
         debug_assert_eq!(*layout.dims(), shape.dims());
-        Tensor::from_parts(shape, layout, self.storage.clone())
+        Tensor::from_view(shape, layout, &self.storage)
     }
 }
 
@@ -229,8 +235,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         });
         let n = offsets.len();
         let flat = |len: usize| Layout::contiguous(Dims::from_slice(&[len]));
-        let idx = device_ok(D::from_vec(offsets));
-        let zeros = device_ok(D::full(shape.numel(), T::ZERO));
+        let idx = device_ok(D::from_vec::<i64, Flat>(offsets));
+        let zeros = device_ok(D::full::<T, S>(shape.numel(), T::ZERO));
         let g = grad.contiguous();
         let lg = Layout::from_parts(
             Dims::from_slice(&[n]),
@@ -239,9 +245,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         let storage = device_ok(D::scatter_add(
             "index",
-            (&zeros, &flat(shape.numel())),
-            (&idx, &flat(n)),
-            (&g.storage, &lg),
+            (D::buffer(&zeros), &flat(shape.numel())),
+            (D::buffer(&idx), &flat(n)),
+            (g.buffer(), &lg),
             0,
         ));
         Tensor::from_storage(shape, storage)
@@ -266,7 +272,7 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             &mut self.storage,
             &mut m.storage,
             &mut v.storage,
-            (&grad.storage, &grad.layout()),
+            (grad.buffer(), &grad.layout()),
             step,
         ))
     }

@@ -78,7 +78,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
         if self.is_dense_from_start() {
-            D::binary_assign(op, &mut self.storage, (&rhs.storage, &lb))
+            D::binary_assign(op, &mut self.storage, (rhs.buffer(), &lb))
         } else {
             *self = self.try_binary(op, rhs)?;
             Ok(())
@@ -93,12 +93,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         if self.is_dense_from_start() {
-            device_ok(D::binary_assign(op, &mut self.storage, (&scalar, &ls)));
+            device_ok(D::binary_assign(
+                op,
+                &mut self.storage,
+                (D::buffer(&scalar), &ls),
+            ));
         } else {
             let storage = device_ok(D::binary(
                 op,
-                (&self.storage, &self.layout()),
-                (&scalar, &ls),
+                (self.buffer(), &self.layout()),
+                (D::buffer(&scalar), &ls),
             ));
             *self = Self::from_storage(self.shape, storage);
         }
@@ -115,7 +119,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if out.is_dense_from_start() && out.dims() == self.dims() {
             device_ok(D::unary_into(
                 op,
-                (&self.storage, &self.layout()),
+                (self.buffer(), &self.layout()),
                 &mut out.storage,
             ));
         } else {
@@ -156,8 +160,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if out.is_dense_from_start() && out.dims() == shape.dims() {
             D::binary_into(
                 op,
-                (&self.storage, &la),
-                (&rhs.storage, &lb),
+                (self.buffer(), &la),
+                (rhs.buffer(), &lb),
                 &mut out.storage,
             )
         } else {

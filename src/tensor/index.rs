@@ -64,13 +64,13 @@ pub trait IndexOp<Idx> {
     }
 }
 
-fn view<T: WithDType, S2: Shape, D: Device>(
+fn view<T: WithDType, S: Shape, S2: Shape, D: Device>(
     layout: Layout,
-    storage: &D::Storage<T>,
+    storage: &D::Storage<T, S>,
 ) -> Tensor<T, S2, D> {
     let shape = S2::from_dims(layout.dims())
         .expect("typed-tensor internal error: index dims disagree with the index type");
-    Tensor::from_parts(shape, layout, storage.clone())
+    Tensor::from_view(shape, layout, storage)
 }
 
 impl<T: WithDType, S: Shape, D: Device> IndexOp<usize> for Tensor<T, S, D>

@@ -45,8 +45,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let out = *idx_layout.dims();
         let storage = D::gather(
             "index_select",
-            (&self.storage, &self.layout()),
-            (&indices.storage, &idx_layout),
+            (self.buffer(), &self.layout()),
+            (indices.buffer(), &idx_layout),
             axis,
         )?;
         let shape = Shape::from_dims(&out)
@@ -81,7 +81,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let idx_layout = self.index_select_layout(S::INDEX, indices);
         self.scatter_into_zeros(
             "index_select",
-            (&indices.storage, &idx_layout),
+            (indices.buffer(), &idx_layout),
             grad,
             S::INDEX,
         )
@@ -99,7 +99,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         self.scatter_into_zeros(
             "gather",
-            (&indices.storage, &indices.layout()),
+            (indices.buffer(), &indices.layout()),
             grad,
             S::INDEX,
         )
@@ -110,17 +110,17 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     fn scatter_into_zeros<I: IndexDType, S2: Shape>(
         &self,
         op: &'static str,
-        idx: (&D::Storage<I>, &Layout),
+        idx: (&D::Buffer<I>, &Layout),
         grad: &Tensor<T, S2, D>,
         axis: usize,
     ) -> Self {
-        let zeros = ok(D::full(self.numel(), T::ZERO));
+        let zeros = ok(D::full::<T, S>(self.numel(), T::ZERO));
         let lz = Layout::contiguous(self.dims());
         let storage = ok(D::scatter_add(
             op,
-            (&zeros, &lz),
+            (D::buffer(&zeros), &lz),
             idx,
-            (&grad.storage, &grad.layout()),
+            (grad.buffer(), &grad.layout()),
             axis,
         ));
         Tensor::from_storage(self.shape, storage)
@@ -150,8 +150,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_other_axes("gather", &self.dims(), &indices.dims(), S::INDEX)?;
         let storage = D::gather(
             "gather",
-            (&self.storage, &self.layout()),
-            (&indices.storage, &indices.layout()),
+            (self.buffer(), &self.layout()),
+            (indices.buffer(), &indices.layout()),
             S::INDEX,
         )?;
         Ok(Tensor::from_storage(indices.shape, storage))
@@ -189,9 +189,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let storage = D::scatter_add(
             "scatter_add",
-            (&self.storage, &self.layout()),
-            (&indices.storage, &indices.layout()),
-            (&src.storage, &src.layout()),
+            (self.buffer(), &self.layout()),
+            (indices.buffer(), &indices.layout()),
+            (src.buffer(), &src.layout()),
             S::INDEX,
         )?;
         Ok(Self::from_storage(self.shape, storage))
@@ -233,7 +233,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
             (Dims::from_slice(&[1]), [0; MAX_RANK])
         } else {
             let mut s = [0; MAX_RANK];
-            s[..ids.rank()].copy_from_slice(ids.strides());
+            s[..ids.rank()].copy_from_slice(&ids.strides()[..ids.rank()]);
             (ids.dims(), s)
         };
         let r = id_dims.len();
@@ -252,8 +252,8 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let idx = Layout::from_parts(out, &id_strides, ids.offset());
         let storage = D::gather(
             "embedding",
-            (&self.storage, &table),
-            (&ids.storage, &idx),
+            (self.buffer(), &table),
+            (ids.buffer(), &idx),
             0,
         )?;
         let final_dims = if ids.rank() == 0 {
@@ -282,13 +282,13 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let idx = Layout::from_parts(rows, &[1, 0], ids.offset());
         let g = grad.contiguous();
         let lg = Layout::from_parts(rows, &[e, 1], g.offset());
-        let zeros = ok(D::full(self.numel(), T::ZERO));
+        let zeros = ok(D::full::<T, (V, E)>(self.numel(), T::ZERO));
         let lz = Layout::contiguous(self.dims());
         let storage = ok(D::scatter_add(
             "embedding",
-            (&zeros, &lz),
-            (&ids.storage, &idx),
-            (&g.storage, &lg),
+            (D::buffer(&zeros), &lz),
+            (ids.buffer(), &idx),
+            (g.buffer(), &lg),
             0,
         ));
         Tensor::from_storage(self.shape, storage)

@@ -64,8 +64,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let storage = device_ok(D::concat(
             &[
-                (&self.storage, &self.layout()),
-                (&other.storage, &other.layout()),
+                (self.buffer(), &self.layout()),
+                (other.buffer(), &other.layout()),
             ],
             axis,
         ));
@@ -90,8 +90,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             }
             parts[i].layout().unsqueeze(axis)
         });
-        let views: [(&D::Storage<T>, &Layout); N] =
-            core::array::from_fn(|i| (&parts[i].storage, &layouts[i]));
+        let views: [(&D::Buffer<T>, &Layout); N] =
+            core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
         let storage = device_ok(D::concat(&views, axis));
         let mut out = *layouts[0].dims();
         out.as_mut_slice()[axis] = N;
@@ -123,11 +123,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         core::array::from_fn(|i| {
             let layout = device_ok(self.layout().narrow("split", S::INDEX, i * LEN, LEN));
-            Tensor::from_parts(
-                shape_of("split", layout.dims()),
-                layout,
-                self.storage.clone(),
-            )
+            Tensor::from_view(shape_of("split", layout.dims()), layout, &self.storage)
         })
     }
 
@@ -178,7 +174,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             panic!("pad: {BEFORE} + {} + {AFTER} is not {OUT}", dims[axis]);
         }
         // The zero slabs are one stored zero seen with stride 0.
-        let zero = device_ok(D::full(1, T::ZERO));
+        let zero = device_ok(D::full::<T, ()>(1, T::ZERO));
         let slab = |len: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = len;
@@ -187,9 +183,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (before, after) = (slab(BEFORE), slab(AFTER));
         let storage = device_ok(D::concat(
             &[
-                (&zero, &before),
-                (&self.storage, &self.layout()),
-                (&zero, &after),
+                (D::buffer(&zero), &before),
+                (self.buffer(), &self.layout()),
+                (D::buffer(&zero), &after),
             ],
             axis,
         ));
@@ -201,15 +197,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A copy whose entry `i` along `axis` is this tensor's entry `positions[i]` (same length).
     #[cfg(feature = "alloc")]
     fn pick_along(&self, axis: usize, positions: impl Iterator<Item = u32>) -> Self {
-        let idx = device_ok(D::from_vec(positions.collect()));
+        let idx = device_ok(D::from_vec::<u32, super::Flat>(positions.collect()));
         let dims = self.dims();
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(dims, &strides, 0);
         let storage = device_ok(D::gather(
             "flip/roll",
-            (&self.storage, &self.layout()),
-            (&idx, &idx_layout),
+            (self.buffer(), &self.layout()),
+            (D::buffer(&idx), &idx_layout),
             axis,
         ));
         Self::from_storage(self.shape, storage)

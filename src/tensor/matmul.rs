@@ -124,7 +124,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
         let p = self.prepare_matmul(rhs)?;
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
-        let storage = D::matmul((&a.storage, &la), (&b.storage, &lb))?;
+        let storage = D::matmul((a.buffer(), &la), (b.buffer(), &lb))?;
         Ok(Tensor::from_storage(shape, storage))
     }
 
@@ -220,38 +220,39 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             &[m * n, n, 1],
             g.contiguous_range().map_or(0, |r| r.start),
         );
-        // Sums a `[B, R, C]` product over B when the operand was shared, then relabels it with the operand's shape.
+        // The `[B, R, C]` product `a x b` as the operand's gradient: summed over B when the batch shared the
+        // operand, else the operand's shape already.
         fn finish<T: FloatDType, S: Shape, D: Device>(
-            storage: D::Storage<T>,
+            a: (&D::Buffer<T>, &Layout),
+            b: (&D::Buffer<T>, &Layout),
             dims: [usize; 3],
             shared: bool,
             shape: S,
         ) -> Tensor<T, S, D> {
-            let storage = if shared && dims[0] > 1 {
-                let l = Layout::contiguous(Dims::from_slice(&dims));
-                let mut reduced = [false; crate::shape::MAX_RANK];
-                reduced[0] = true;
-                device_ok(D::reduce(crate::ops::Sum, &storage, &l, &reduced))
-            } else {
-                storage
-            };
-            Tensor::from_storage(shape, storage)
+            if !(shared && dims[0] > 1) {
+                return Tensor::from_storage(shape, device_ok(D::matmul(a, b)));
+            }
+            let product = device_ok(D::matmul::<T, super::Flat>(a, b));
+            let l = Layout::contiguous(Dims::from_slice(&dims));
+            let mut reduced = [false; crate::shape::MAX_RANK];
+            reduced[0] = true;
+            let sums = device_ok(D::reduce(
+                crate::ops::Sum,
+                D::buffer(&product),
+                &l,
+                &reduced,
+            ));
+            Tensor::from_storage(shape, sums)
         }
         let da = want[0].then(|| {
             let k = la.dims()[2];
-            let storage = device_ok(D::matmul(
-                (&g.storage, &lg),
-                (&p.rhs.storage, &lb.swap_axes(1, 2)),
-            ));
-            finish(storage, [batch, m, k], p.shared[0], self.shape)
+            let b = (p.rhs.buffer(), &lb.swap_axes(1, 2));
+            finish((g.buffer(), &lg), b, [batch, m, k], p.shared[0], self.shape)
         });
         let db = want[1].then(|| {
             let k = lb.dims()[1];
-            let storage = device_ok(D::matmul(
-                (&p.lhs.storage, &la.swap_axes(1, 2)),
-                (&g.storage, &lg),
-            ));
-            finish(storage, [batch, k, n], p.shared[1], rhs.shape)
+            let a = (p.lhs.buffer(), &la.swap_axes(1, 2));
+            finish(a, (g.buffer(), &lg), [batch, k, n], p.shared[1], rhs.shape)
         });
         (da, db)
     }

@@ -38,8 +38,8 @@ pub use index::{IndexItem, IndexOp};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::Result;
-use crate::layout::Layout;
-use crate::shape::Shape;
+use crate::layout::{Layout, ViewOf};
+use crate::shape::{Shape, MAX_RANK};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -56,16 +56,18 @@ use alloc::vec::Vec;
 /// assert_eq!(t.to_array(), [[1., 4.], [2., 5.], [3., 6.]]);
 /// ```
 pub struct Tensor<T: WithDType, S: Shape, D: Device> {
-    storage: D::Storage<T>,
+    storage: D::Storage<T, S>,
     shape: S,
-    /// The view into `storage` ([`Shape::View`]): a stride per axis (in elements), then where the first element
-    /// lies. With the shape's dims it makes the shape-erased [`Layout`] the kernels take; keeping only this (not a
-    /// `MAX_RANK`-sized `Layout`) keeps a small tensor small, so moving one stays a few vector copies.
-    view: S::View,
+    /// What the device records of this tensor's view into `storage` ([`crate::device::Kernels::View`]): on `Cpu` and `Cuda` a
+    /// stride per axis (in elements) and the offset of the first element, which with the shape's dims make the
+    /// shape-erased [`Layout`] the kernels take; keeping only these (not a `MAX_RANK`-sized `Layout`) keeps a small
+    /// tensor small, so moving one stays a few vector copies. Nothing at all on a device whose tensors are dense
+    /// arrays.
+    view: D::View<S>,
 }
 
 impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
-    /// Cheap: the clone shares the buffer.
+    /// Cheap: the clone shares the buffer (a dense array is copied).
     fn clone(&self) -> Self {
         Tensor {
             storage: self.storage.clone(),
@@ -75,18 +77,10 @@ impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
     }
 }
 
-/// The view of a whole fresh buffer of `shape`: row-major strides, offset 0 (constants for a static shape).
-#[inline(always)]
-fn contiguous_view<S: Shape>(shape: &S) -> S::View {
-    let dims = shape.dims();
-    let mut view = S::View::default();
-    let mut acc = 1;
-    for (s, &d) in view.as_mut()[..S::RANK].iter_mut().zip(dims.iter()).rev() {
-        *s = acc;
-        acc *= d;
-    }
-    view
-}
+/// The shape type of intermediate storage whose shape the types do not name (a reduction's kept axes in a
+/// gradient, the positions `flip` reads): only paths that run on devices whose storage ignores its shape use it.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) type Flat = (usize,);
 
 /// Unwraps a device result in an infallible op: device failures are the only errors left there.
 #[track_caller]
@@ -98,12 +92,16 @@ pub(crate) fn device_ok<R>(r: Result<R>) -> R {
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// Assembles a tensor; the layout's dims must be the shape's.
-    pub(crate) fn from_parts(shape: S, layout: Layout, storage: D::Storage<T>) -> Self {
+    /// The tensor of `shape` that sees `storage` (another tensor's, of any shape) through `layout`, whose dims
+    /// are `shape`'s: a view sharing the buffer where the device shares buffers, a dense copy otherwise.
+    #[inline]
+    pub(crate) fn from_view<S0: Shape>(
+        shape: S,
+        layout: Layout,
+        storage: &D::Storage<T, S0>,
+    ) -> Self {
         debug_assert_eq!(shape.dims(), *layout.dims());
-        let mut view = S::View::default();
-        view.as_mut()[..S::RANK].copy_from_slice(layout.strides());
-        view.as_mut()[S::RANK] = layout.offset();
+        let (storage, view) = device_ok(D::view::<T, S0, S>(storage, &layout));
         Tensor {
             storage,
             shape,
@@ -113,12 +111,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// A contiguous tensor over fresh storage.
     #[inline(always)]
-    pub(crate) fn from_storage(shape: S, storage: D::Storage<T>) -> Self {
+    pub(crate) fn from_storage(shape: S, storage: D::Storage<T, S>) -> Self {
         Tensor {
             storage,
             shape,
-            view: contiguous_view(&shape),
+            view: <D::View<S> as ViewOf<S>>::contiguous(&shape),
         }
+    }
+
+    /// The buffer, as the kernels read it.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> &D::Buffer<T> {
+        D::buffer(&self.storage)
     }
 
     /// The shape value (zero-sized for static shapes).
@@ -140,21 +144,36 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The memory layout of this view (dims, strides and offset), as the kernels take it.
     #[inline]
     pub fn layout(&self) -> Layout {
-        Layout::from_parts(self.shape.dims(), self.strides(), self.offset())
+        let parts = self.view_parts();
+        Layout::from_parts(
+            self.shape.dims(),
+            &parts.as_ref()[..S::RANK],
+            parts.as_ref()[S::RANK],
+        )
     }
     /// The runtime dtype tag.
     pub const fn dtype(&self) -> crate::dtype::DType {
         T::DTYPE
     }
-    /// The device's buffer (shared with other views of it).
-    pub fn storage(&self) -> &D::Storage<T> {
+    /// The device's storage of this tensor (shared with other views of it where the device shares buffers).
+    pub fn storage(&self) -> &D::Storage<T, S> {
         &self.storage
     }
     /// True when the view is dense and row-major.
     #[inline]
     pub fn is_contiguous(&self) -> bool {
+        if <D::View<S> as ViewOf<S>>::DENSE {
+            return true;
+        }
+        let parts = self.view_parts();
         let mut acc = 1;
-        for (&d, &s) in self.shape.dims().iter().zip(self.strides()).rev() {
+        for (&d, &s) in self
+            .shape
+            .dims()
+            .iter()
+            .zip(&parts.as_ref()[..S::RANK])
+            .rev()
+        {
             if d != 1 && s != acc {
                 return false;
             }
@@ -178,22 +197,33 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             .is_some_and(|range| range.start == 0)
     }
 
-    /// The stride of each axis, in elements.
+    /// The stride of each axis, in elements, then the offset (see [`Shape::View`]).
     #[inline(always)]
-    pub(crate) fn strides(&self) -> &[usize] {
-        &self.view.as_ref()[..S::RANK]
+    pub(crate) fn view_parts(&self) -> S::View {
+        self.view.parts(&self.shape)
+    }
+
+    /// The stride of each axis, in elements (0 past the rank).
+    #[inline]
+    pub(crate) fn strides(&self) -> [usize; MAX_RANK] {
+        let mut strides = [0; MAX_RANK];
+        strides[..S::RANK].copy_from_slice(&self.view_parts().as_ref()[..S::RANK]);
+        strides
     }
 
     /// Where the first element lies in the storage.
     #[inline(always)]
     pub(crate) fn offset(&self) -> usize {
-        self.view.as_ref()[S::RANK]
+        if <D::View<S> as ViewOf<S>>::DENSE {
+            return 0;
+        }
+        self.view_parts().as_ref()[S::RANK]
     }
 
     /// The elements in row-major order, on the host.
     #[cfg(feature = "alloc")]
     pub fn try_to_vec(&self) -> Result<Vec<T>> {
-        D::to_vec(&self.storage, &self.layout())
+        D::to_vec(self.buffer(), &self.layout())
     }
 
     /// The elements in row-major order, on the host. Panics only if the device fails; see [`Self::try_to_vec`].
@@ -224,7 +254,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(a.to_dtype::<u8>().to_vec(), [0, 2, 255]);
     /// ```
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
-        let storage = device_ok(D::cast::<T, U>(&self.storage, &self.layout()));
+        let storage = device_ok(D::cast::<T, U, S>(self.buffer(), &self.layout()));
         Tensor::from_storage(self.shape, storage)
     }
 }

@@ -48,7 +48,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
             return out;
         }
-        let storage = device_ok(D::reduce(op, &self.storage, &self.layout(), reduced));
+        let storage = device_ok(D::reduce(op, self.buffer(), &self.layout(), reduced));
         Tensor::from_storage(shape, storage)
     }
 

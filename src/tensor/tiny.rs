@@ -50,7 +50,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[inline(always)]
     pub(super) fn host_dense(&self) -> Option<&[T]> {
         let range = self.contiguous_range()?;
-        D::host_slice(&self.storage)?.get(range)
+        D::host_slice(self.buffer())?.get(range)
     }
 
     /// A fresh tensor of `shape` (`n` zeros) and its elements to write, on the host (`None` off the host). The

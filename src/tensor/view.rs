@@ -21,7 +21,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_contiguous() {
             return self.clone();
         }
-        let storage = device_ok(D::copy_strided(&self.storage, &self.layout()));
+        let storage = device_ok(D::copy_strided(self.buffer(), &self.layout()));
         Self::from_storage(self.shape, storage)
     }
 
@@ -52,7 +52,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             );
         }
         let layout = src.layout().reshaped_contiguous(S2::default().dims());
-        Tensor::from_parts(S2::default(), layout, src.storage)
+        Tensor::from_view(S2::default(), layout, &src.storage)
     }
 
     /// Exchanges axes `I` and `J` (a view).
@@ -68,7 +68,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let (i, j) = <S as SwapAxes<I, J>>::AXES;
         let layout = self.layout().swap_axes(i, j);
-        Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
+        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
     }
 
     /// Reorders the axes: output axis `k` is input axis `Axes.k` (a view). Every axis must appear once (a `const`
@@ -90,7 +90,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let layout = self.layout().permute(&S::PERM[..S::RANK]);
-        Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
+        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
     }
 
     /// Keeps `LEN` entries of axis `Ax` starting at `START` (a view). Out of bounds is a `const` assertion for
@@ -115,7 +115,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let layout = device_ok(self.layout().narrow("narrow", S::INDEX, START, LEN));
-        Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
+        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
     }
 
     /// Views the tensor with shape `Dst`: new leading axes and size-1 axes repeat (stride 0, no copy). A dim that
@@ -146,7 +146,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let layout = device_ok(self.layout().broadcast_as("broadcast", &dst.dims()));
-        Tensor::from_parts(dst, layout, self.storage.clone())
+        Tensor::from_view(dst, layout, &self.storage)
     }
 
     /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims).
@@ -172,7 +172,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             );
         }
         let layout = device_ok(self.layout().select("squeeze", S::INDEX, 0));
-        Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
+        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
     }
 
     /// Inserts a size-1 axis at position `Ax` (`Axis<RANK>` appends one).
@@ -188,7 +188,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: InsertAxis<Ax>,
     {
         let layout = self.layout().unsqueeze(<S as InsertAxis<Ax>>::INDEX);
-        Tensor::from_parts(shape_of(layout.dims()), layout, self.storage.clone())
+        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
     }
 }
 

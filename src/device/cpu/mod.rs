@@ -23,17 +23,14 @@ pub use pool::MemoryStats as CpuMemoryStats;
 pub(crate) use reduce::reduce_small;
 pub use storage::{CpuStorage, INLINE_BYTES};
 
-use elementwise::{
-    as_slots, dense_view, map_view, map_view_into, map_view_storage, update_dense, update_zip,
-    zip_views_into, zip_views_storage,
-};
+use elementwise::{dense_view, map_view};
 
 use super::{Device, Kernels};
-use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
-use crate::layout::{for_each_row, Layout};
+use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Dims, MAX_RANK};
+use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::vec::Vec;
 
 /// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
@@ -43,150 +40,375 @@ pub struct Cpu;
 impl Device for Cpu {}
 
 impl Kernels for Cpu {
-    type Storage<T: WithDType> = CpuStorage<T>;
+    type Buffer<T: WithDType> = CpuStorage<T>;
+    type Storage<T: WithDType, S: Shape> = CpuStorage<T>;
+    type View<S: Shape> = Strided<S>;
     const NAME: &'static str = "cpu";
 
-    fn full<T: WithDType>(n: usize, value: T) -> Result<Self::Storage<T>> {
+    #[inline(always)]
+    fn buffer<T: WithDType, S: Shape>(storage: &CpuStorage<T>) -> &CpuStorage<T> {
+        storage
+    }
+
+    #[inline]
+    fn view<T: WithDType, S0: Shape, S: Shape>(
+        storage: &CpuStorage<T>,
+        layout: &Layout,
+    ) -> Result<(CpuStorage<T>, Strided<S>)> {
+        Ok((storage.clone(), Strided::from_layout(layout)))
+    }
+
+    fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<CpuStorage<T>> {
         Ok(CpuStorage::full(n, value))
     }
 
-    fn from_slice<T: WithDType>(data: &[T]) -> Result<Self::Storage<T>> {
+    fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CpuStorage<T>> {
         Ok(CpuStorage::from_slice(data))
     }
 
-    fn from_vec<T: WithDType>(data: Vec<T>) -> Result<Self::Storage<T>> {
+    fn from_vec<T: WithDType, S: Shape>(data: Vec<T>) -> Result<CpuStorage<T>> {
         Ok(CpuStorage::from_vec(data))
     }
 
     #[inline]
-    fn host_slice<T: WithDType>(storage: &Self::Storage<T>) -> Option<&[T]> {
-        Some(storage)
+    fn host_slice<T: WithDType>(buffer: &CpuStorage<T>) -> Option<&[T]> {
+        Some(buffer)
     }
 
     #[inline]
-    fn host_slice_mut<T: WithDType>(storage: &mut Self::Storage<T>) -> Option<&mut [T]> {
+    fn host_slice_mut<T: WithDType, S: Shape>(storage: &mut CpuStorage<T>) -> Option<&mut [T]> {
         storage.get_mut()
     }
 
     #[inline(always)]
-    fn host_zeros<T: WithDType>(n: usize) -> Option<Self::Storage<T>> {
+    fn host_zeros<T: WithDType, S: Shape>(n: usize) -> Option<CpuStorage<T>> {
         Some(CpuStorage::filled_by(n, |_| {}))
     }
 
-    fn to_vec<T: WithDType>(storage: &Self::Storage<T>, layout: &Layout) -> Result<Vec<T>> {
-        Ok(map_view(storage, layout, |x| x))
+    fn to_vec<T: WithDType>(buffer: &CpuStorage<T>, layout: &Layout) -> Result<Vec<T>> {
+        Ok(map_view(buffer, layout, |x| x))
     }
 
-    fn copy_strided<T: WithDType>(
-        storage: &Self::Storage<T>,
+    #[inline]
+    fn copy_strided<T: WithDType, S: Shape>(
+        buffer: &CpuStorage<T>,
         layout: &Layout,
-    ) -> Result<Self::Storage<T>> {
-        Ok(map_view_storage(storage, layout, |x| x))
+    ) -> Result<CpuStorage<T>> {
+        Ok(kernels::cast::<T, T>(buffer, layout))
     }
 
-    fn cast<T: WithDType, U: WithDType>(
-        storage: &Self::Storage<T>,
+    #[inline]
+    fn cast<T: WithDType, U: WithDType, S: Shape>(
+        buffer: &CpuStorage<T>,
         layout: &Layout,
-    ) -> Result<Self::Storage<U>> {
-        Ok(map_view_storage(storage, layout, cast::<T, U>))
+    ) -> Result<CpuStorage<U>> {
+        Ok(kernels::cast::<T, U>(buffer, layout))
     }
 
-    fn unary<T: WithDType, Op: UnaryOp<T>>(
+    #[inline]
+    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
         op: Op,
-        storage: &Self::Storage<T>,
+        buffer: &CpuStorage<T>,
         layout: &Layout,
-    ) -> Result<Self::Storage<T>> {
-        Ok(map_view_storage(storage, layout, |x| op.apply(x)))
+    ) -> Result<CpuStorage<T>> {
+        Ok(kernels::unary(op, buffer, layout))
     }
 
-    fn binary<T: WithDType, Op: BinaryOp<T>>(
+    #[inline]
+    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
         op: Op,
-        (a, la): (&Self::Storage<T>, &Layout),
-        (b, lb): (&Self::Storage<T>, &Layout),
-    ) -> Result<Self::Storage<T>> {
-        Ok(zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y)))
+        lhs: (&CpuStorage<T>, &Layout),
+        rhs: (&CpuStorage<T>, &Layout),
+    ) -> Result<CpuStorage<T>> {
+        Ok(kernels::binary(op, lhs, rhs))
     }
 
-    fn unary_into<T: WithDType, Op: UnaryOp<T>>(
+    #[inline]
+    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
         op: Op,
-        (src, ls): (&Self::Storage<T>, &Layout),
-        out: &mut Self::Storage<T>,
+        src: (&CpuStorage<T>, &Layout),
+        out: &mut CpuStorage<T>,
     ) -> Result<()> {
-        match out.get_mut() {
-            Some(o) => map_view_into(as_slots(&mut o[..ls.numel()]), src, ls, |x| op.apply(x)),
-            None => *out = Self::unary(op, src, ls)?,
-        }
+        kernels::unary_into(op, src, out);
         Ok(())
     }
 
-    fn binary_into<T: WithDType, Op: BinaryOp<T>>(
+    #[inline]
+    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
         op: Op,
-        (a, la): (&Self::Storage<T>, &Layout),
-        (b, lb): (&Self::Storage<T>, &Layout),
-        out: &mut Self::Storage<T>,
+        lhs: (&CpuStorage<T>, &Layout),
+        rhs: (&CpuStorage<T>, &Layout),
+        out: &mut CpuStorage<T>,
     ) -> Result<()> {
+        kernels::binary_into(op, lhs, rhs, out);
+        Ok(())
+    }
+
+    #[inline]
+    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+        op: Op,
+        dst: &mut CpuStorage<T>,
+        dims: &Dims,
+    ) -> Result<()> {
+        kernels::unary_assign(op, dst, dims);
+        Ok(())
+    }
+
+    #[inline]
+    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+        op: Op,
+        dst: &mut CpuStorage<T>,
+        rhs: (&CpuStorage<T>, &Layout),
+    ) -> Result<()> {
+        kernels::binary_assign(op, dst, rhs);
+        Ok(())
+    }
+
+    #[inline]
+    fn compare<T: WithDType, S: Shape>(
+        op: CmpOp,
+        lhs: (&CpuStorage<T>, &Layout),
+        rhs: (&CpuStorage<T>, &Layout),
+    ) -> Result<CpuStorage<u8>> {
+        Ok(kernels::compare(op, lhs, rhs))
+    }
+
+    #[inline]
+    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
+        op: Op,
+        buffer: &CpuStorage<T>,
+        layout: &Layout,
+        reduced: &[bool; MAX_RANK],
+    ) -> Result<CpuStorage<Op::Out>> {
+        Ok(CpuStorage::from_output(reduce::reduce(
+            op, buffer, layout, reduced,
+        )))
+    }
+
+    #[inline]
+    fn concat<T: WithDType, S: Shape>(
+        parts: &[(&CpuStorage<T>, &Layout)],
+        axis: usize,
+    ) -> Result<CpuStorage<T>> {
+        kernels::concat(parts, axis)
+    }
+
+    #[inline]
+    fn gather<T: WithDType, I: IndexDType, S: Shape>(
+        op: &'static str,
+        (src, ls): (&CpuStorage<T>, &Layout),
+        (idx, li): (&CpuStorage<I>, &Layout),
+        axis: usize,
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(indexing::gather(
+            op, src, ls, idx, li, axis,
+        )?))
+    }
+
+    #[inline]
+    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
+        op: &'static str,
+        dst: (&CpuStorage<T>, &Layout),
+        idx: (&CpuStorage<I>, &Layout),
+        src: (&CpuStorage<T>, &Layout),
+        axis: usize,
+    ) -> Result<CpuStorage<T>> {
+        kernels::scatter_add(op, dst, idx, src, axis)
+    }
+
+    #[inline]
+    fn along_axis<T: FloatDType, S: Shape>(
+        op: AlongAxis,
+        buffer: &CpuStorage<T>,
+        layout: &Layout,
+        axis: usize,
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(along_axis::run(
+            op, buffer, layout, axis,
+        )))
+    }
+
+    #[inline]
+    fn conv2d<T: FloatDType, S: Shape>(
+        (x, lx): (&CpuStorage<T>, &Layout),
+        (w, lw): (&CpuStorage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(conv::conv2d(x, lx, w, lw, params)))
+    }
+
+    #[inline]
+    fn conv_transpose2d<T: FloatDType, S: Shape>(
+        (x, lx): (&CpuStorage<T>, &Layout),
+        (w, lw): (&CpuStorage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(conv::conv_transpose2d(
+            x, lx, w, lw, params,
+        )))
+    }
+
+    #[inline]
+    fn pool2d<T: FloatDType, S: Shape>(
+        pool: Pool,
+        (x, lx): (&CpuStorage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(pooling::pool2d(
+            pool, x, lx, kernel, params,
+        )))
+    }
+
+    #[inline]
+    fn matmul<T: FloatDType, S: Shape>(
+        (a, la): (&CpuStorage<T>, &Layout),
+        (b, lb): (&CpuStorage<T>, &Layout),
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::from_output(matmul::matmul(a, la, b, lb)))
+    }
+
+    #[inline]
+    fn conv2d_weight_grad<T: FloatDType, S: Shape>(
+        (x, lx): (&CpuStorage<T>, &Layout),
+        (g, lg): (&CpuStorage<T>, &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+    ) -> Result<Option<CpuStorage<T>>> {
+        Ok(Some(CpuStorage::from_output(conv::conv2d_weight_grad(
+            x, lx, g, lg, kernel, params,
+        ))))
+    }
+
+    #[inline]
+    fn max_pool2d_backward<T: FloatDType, S: Shape>(
+        x: (&CpuStorage<T>, &Layout),
+        y: (&CpuStorage<T>, &Layout),
+        g: (&CpuStorage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<Option<CpuStorage<T>>> {
+        Ok(Some(kernels::max_pool2d_backward(x, y, g, kernel, params)))
+    }
+
+    #[inline]
+    fn adam_step<T: FloatDType, S: Shape>(
+        w: &mut CpuStorage<T>,
+        m: &mut CpuStorage<T>,
+        v: &mut CpuStorage<T>,
+        grad: (&CpuStorage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<bool> {
+        Ok(kernels::adam_step(w, m, v, grad, step))
+    }
+
+    #[inline]
+    fn where_cond<T: WithDType, S: Shape>(
+        mask: (&CpuStorage<u8>, &Layout),
+        on_true: (&CpuStorage<T>, &Layout),
+        on_false: (&CpuStorage<T>, &Layout),
+    ) -> Result<CpuStorage<T>> {
+        Ok(kernels::where_cond(mask, on_true, on_false))
+    }
+}
+
+/// The kernels' bodies, generic over element type and op but not over the output's shape (which the `Cpu`
+/// storage does not depend on), so each is compiled once per element type and op.
+mod kernels {
+    use super::elementwise::{
+        as_slots, dense_view, map_view, map_view_into, map_view_storage, update_dense, update_zip,
+        zip_views_into, zip_views_storage,
+    };
+    use super::{indexing, optim, pool, pooling, CpuStorage};
+    use crate::dtype::{cast as cast_one, FloatDType, IndexDType, WithDType};
+    use crate::error::Result;
+    use crate::layout::{for_each_row, Layout};
+    use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, UnaryOp};
+    use crate::shape::Dims;
+
+    pub(super) fn cast<T: WithDType, U: WithDType>(src: &[T], layout: &Layout) -> CpuStorage<U> {
+        map_view_storage(src, layout, cast_one::<T, U>)
+    }
+
+    pub(super) fn unary<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        src: &[T],
+        layout: &Layout,
+    ) -> CpuStorage<T> {
+        map_view_storage(src, layout, |x| op.apply(x))
+    }
+
+    pub(super) fn binary<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        (a, la): (&CpuStorage<T>, &Layout),
+        (b, lb): (&CpuStorage<T>, &Layout),
+    ) -> CpuStorage<T> {
+        zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y))
+    }
+
+    pub(super) fn unary_into<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        (src, ls): (&CpuStorage<T>, &Layout),
+        out: &mut CpuStorage<T>,
+    ) {
+        match out.get_mut() {
+            Some(o) => map_view_into(as_slots(&mut o[..ls.numel()]), src, ls, |x| op.apply(x)),
+            None => *out = unary(op, src, ls),
+        }
+    }
+
+    pub(super) fn binary_into<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        (a, la): (&CpuStorage<T>, &Layout),
+        (b, lb): (&CpuStorage<T>, &Layout),
+        out: &mut CpuStorage<T>,
+    ) {
         match out.get_mut() {
             Some(o) => zip_views_into(as_slots(&mut o[..la.numel()]), (a, la), (b, lb), |x, y| {
                 op.apply(x, y)
             }),
-            None => *out = Self::binary(op, (a, la), (b, lb))?,
+            None => *out = binary(op, (a, la), (b, lb)),
         }
-        Ok(())
     }
 
-    fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
+    pub(super) fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
-        dst: &mut Self::Storage<T>,
+        dst: &mut CpuStorage<T>,
         dims: &Dims,
-    ) -> Result<()> {
+    ) {
         let layout = Layout::contiguous(*dims);
         match dst.get_mut() {
             Some(d) => update_dense(&mut d[..layout.numel()], |x| op.apply(x)),
-            None => *dst = Self::unary(op, dst, &layout)?,
+            None => *dst = unary(op, dst, &layout),
         }
-        Ok(())
     }
 
-    fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
+    pub(super) fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
         op: Op,
-        dst: &mut Self::Storage<T>,
-        (b, lb): (&Self::Storage<T>, &Layout),
-    ) -> Result<()> {
+        dst: &mut CpuStorage<T>,
+        (b, lb): (&CpuStorage<T>, &Layout),
+    ) {
         match dst.get_mut() {
             Some(d) => update_zip(&mut d[..lb.numel()], (b, lb), |x, y| op.apply(x, y)),
             None => {
                 let ld = Layout::contiguous(*lb.dims());
-                *dst = Self::binary(op, (dst, &ld), (b, lb))?
+                *dst = binary(op, (dst, &ld), (b, lb))
             }
         }
-        Ok(())
     }
 
-    fn compare<T: WithDType>(
+    pub(super) fn compare<T: WithDType>(
         op: CmpOp,
-        (a, la): (&Self::Storage<T>, &Layout),
-        (b, lb): (&Self::Storage<T>, &Layout),
-    ) -> Result<Self::Storage<u8>> {
-        Ok(zip_views_storage((a, la), (b, lb), |x, y| {
-            op.apply(x, y) as u8
-        }))
+        (a, la): (&CpuStorage<T>, &Layout),
+        (b, lb): (&CpuStorage<T>, &Layout),
+    ) -> CpuStorage<u8> {
+        zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y) as u8)
     }
 
-    fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        op: Op,
-        storage: &Self::Storage<T>,
-        layout: &Layout,
-        reduced: &[bool; MAX_RANK],
-    ) -> Result<Self::Storage<Op::Out>> {
-        Ok(CpuStorage::from_output(reduce::reduce(
-            op, storage, layout, reduced,
-        )))
-    }
-
-    fn concat<T: WithDType>(
-        parts: &[(&Self::Storage<T>, &Layout)],
+    pub(super) fn concat<T: WithDType>(
+        parts: &[(&CpuStorage<T>, &Layout)],
         axis: usize,
-    ) -> Result<Self::Storage<T>> {
+    ) -> Result<CpuStorage<T>> {
         let mut dims = *parts[0].1.dims();
         dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
         let whole = Layout::contiguous(dims);
@@ -205,122 +427,51 @@ impl Kernels for Cpu {
         Ok(CpuStorage::from_output(out))
     }
 
-    fn gather<T: WithDType, I: IndexDType>(
+    pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
         op: &'static str,
-        (src, ls): (&Self::Storage<T>, &Layout),
-        (idx, li): (&Self::Storage<I>, &Layout),
+        (dst, ld): (&CpuStorage<T>, &Layout),
+        (idx, li): (&CpuStorage<I>, &Layout),
+        (src, ls): (&CpuStorage<T>, &Layout),
         axis: usize,
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(indexing::gather(
-            op, src, ls, idx, li, axis,
-        )?))
-    }
-
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        (dst, ld): (&Self::Storage<T>, &Layout),
-        (idx, li): (&Self::Storage<I>, &Layout),
-        (src, ls): (&Self::Storage<T>, &Layout),
-        axis: usize,
-    ) -> Result<Self::Storage<T>> {
+    ) -> Result<CpuStorage<T>> {
         let mut out = map_view(dst, ld, |x| x);
         indexing::scatter_add(op, &mut out, ld, idx, li, src, ls, axis)?;
         Ok(CpuStorage::from_output(out))
     }
 
-    fn along_axis<T: FloatDType>(
-        op: AlongAxis,
-        storage: &Self::Storage<T>,
-        layout: &Layout,
-        axis: usize,
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(along_axis::run(
-            op, storage, layout, axis,
-        )))
-    }
-
-    fn conv2d<T: FloatDType>(
-        (x, lx): (&Self::Storage<T>, &Layout),
-        (w, lw): (&Self::Storage<T>, &Layout),
-        params: Conv2dParams,
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(conv::conv2d(x, lx, w, lw, params)))
-    }
-
-    fn conv_transpose2d<T: FloatDType>(
-        (x, lx): (&Self::Storage<T>, &Layout),
-        (w, lw): (&Self::Storage<T>, &Layout),
-        params: Conv2dParams,
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(conv::conv_transpose2d(
-            x, lx, w, lw, params,
-        )))
-    }
-
-    fn pool2d<T: FloatDType>(
-        pool: Pool,
-        (x, lx): (&Self::Storage<T>, &Layout),
+    pub(super) fn max_pool2d_backward<T: FloatDType>(
+        (x, lx): (&CpuStorage<T>, &Layout),
+        (y, ly): (&CpuStorage<T>, &Layout),
+        (g, lg): (&CpuStorage<T>, &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(pooling::pool2d(
-            pool, x, lx, kernel, params,
-        )))
-    }
-
-    fn matmul<T: FloatDType>(
-        (a, la): (&Self::Storage<T>, &Layout),
-        (b, lb): (&Self::Storage<T>, &Layout),
-    ) -> Result<Self::Storage<T>> {
-        Ok(CpuStorage::from_output(matmul::matmul(a, la, b, lb)))
-    }
-
-    fn conv2d_weight_grad<T: FloatDType>(
-        (x, lx): (&Self::Storage<T>, &Layout),
-        (g, lg): (&Self::Storage<T>, &Layout),
-        kernel: [usize; 2],
-        params: Conv2dParams,
-    ) -> Result<Option<Self::Storage<T>>> {
-        Ok(Some(CpuStorage::from_output(conv::conv2d_weight_grad(
-            x, lx, g, lg, kernel, params,
-        ))))
-    }
-
-    fn max_pool2d_backward<T: FloatDType>(
-        (x, lx): (&Self::Storage<T>, &Layout),
-        (y, ly): (&Self::Storage<T>, &Layout),
-        (g, lg): (&Self::Storage<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-    ) -> Result<Option<Self::Storage<T>>> {
+    ) -> CpuStorage<T> {
         let (y, g) = (dense_view(y, ly), dense_view(g, lg));
-        Ok(Some(CpuStorage::from_output(pooling::max_pool2d_backward(
-            x, lx, &y, &g, kernel, params,
-        ))))
+        CpuStorage::from_output(pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params))
     }
 
-    fn adam_step<T: FloatDType>(
-        w: &mut Self::Storage<T>,
-        m: &mut Self::Storage<T>,
-        v: &mut Self::Storage<T>,
-        (g, lg): (&Self::Storage<T>, &Layout),
+    pub(super) fn adam_step<T: FloatDType>(
+        w: &mut CpuStorage<T>,
+        m: &mut CpuStorage<T>,
+        v: &mut CpuStorage<T>,
+        (g, lg): (&CpuStorage<T>, &Layout),
         step: AdamStep,
-    ) -> Result<bool> {
+    ) -> bool {
         let (Some(range), Some(w), Some(m), Some(v)) =
             (lg.contiguous_range(), w.get_mut(), m.get_mut(), v.get_mut())
         else {
-            return Ok(false);
+            return false;
         };
         let n = range.len();
         optim::adam(&mut w[..n], &mut m[..n], &mut v[..n], &g[range], step);
-        Ok(true)
+        true
     }
 
-    fn where_cond<T: WithDType>(
-        (m, lm): (&Self::Storage<u8>, &Layout),
-        (t, lt): (&Self::Storage<T>, &Layout),
-        (f, lf): (&Self::Storage<T>, &Layout),
-    ) -> Result<Self::Storage<T>> {
+    pub(super) fn where_cond<T: WithDType>(
+        (m, lm): (&CpuStorage<u8>, &Layout),
+        (t, lt): (&CpuStorage<T>, &Layout),
+        (f, lf): (&CpuStorage<T>, &Layout),
+    ) -> CpuStorage<T> {
         let mut out = pool::with_capacity(lm.numel());
         for_each_row(
             lm.dims(),
@@ -335,6 +486,6 @@ impl Kernels for Cpu {
                 }))
             },
         );
-        Ok(CpuStorage::from_output(out))
+        CpuStorage::from_output(out)
     }
 }

@@ -10,9 +10,9 @@ pub mod kernels;
 use super::{Device, Kernels};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
-use crate::layout::Layout;
+use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Dims, MAX_RANK};
+use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -680,10 +680,9 @@ fn read_back<T: WithDType>(
 
 impl Device for Cuda {}
 
-impl Kernels for Cuda {
-    type Storage<T: WithDType> = CudaStorage<T>;
-    const NAME: &'static str = "cuda";
-
+/// The kernels' bodies, generic over element type and op but not over the output's shape (which the storage
+/// does not depend on): the [`Kernels`] impl below forwards to them.
+impl Cuda {
     fn full<T: WithDType>(n: usize, value: T) -> Result<CudaStorage<T>> {
         let out = CudaStorage::<T>::alloc("full", n)?;
         let args = alloc::vec![
@@ -1267,5 +1266,221 @@ impl Kernels for Cuda {
         let sig = KernelSig::where_cond(T::DTYPE);
         let inputs = views([Arg::view(m, lm), Arg::view(t, lt), Arg::view(f, lf)]);
         run("where_cond", sig, lm.numel(), inputs, Vec::new())
+    }
+}
+
+impl Kernels for Cuda {
+    type Buffer<T: WithDType> = CudaStorage<T>;
+    type Storage<T: WithDType, S: Shape> = CudaStorage<T>;
+    type View<S: Shape> = Strided<S>;
+    const NAME: &'static str = "cuda";
+
+    #[inline(always)]
+    fn buffer<T: WithDType, S: Shape>(storage: &CudaStorage<T>) -> &CudaStorage<T> {
+        storage
+    }
+
+    #[inline]
+    fn view<T: WithDType, S0: Shape, S: Shape>(
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<(CudaStorage<T>, Strided<S>)> {
+        Ok((storage.clone(), Strided::from_layout(layout)))
+    }
+
+    fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<CudaStorage<T>> {
+        Cuda::full(n, value)
+    }
+
+    fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CudaStorage<T>> {
+        Cuda::from_slice(data)
+    }
+
+    fn to_vec<T: WithDType>(buffer: &CudaStorage<T>, layout: &Layout) -> Result<Vec<T>> {
+        Cuda::to_vec(buffer, layout)
+    }
+
+    fn copy_strided<T: WithDType, S: Shape>(
+        buffer: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::copy_strided(buffer, layout)
+    }
+
+    fn cast<T: WithDType, U: WithDType, S: Shape>(
+        buffer: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<U>> {
+        Cuda::cast(buffer, layout)
+    }
+
+    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+        op: Op,
+        buffer: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::unary(op, buffer, layout)
+    }
+
+    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: (&CudaStorage<T>, &Layout),
+        rhs: (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        Cuda::binary(op, lhs, rhs)
+    }
+
+    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+        op: Op,
+        src: (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        Cuda::unary_into(op, src, out)
+    }
+
+    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: (&CudaStorage<T>, &Layout),
+        rhs: (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        Cuda::binary_into(op, lhs, rhs, out)
+    }
+
+    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+        op: Op,
+        dst: &mut CudaStorage<T>,
+        dims: &Dims,
+    ) -> Result<()> {
+        Cuda::unary_assign(op, dst, dims)
+    }
+
+    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+        op: Op,
+        dst: &mut CudaStorage<T>,
+        rhs: (&CudaStorage<T>, &Layout),
+    ) -> Result<()> {
+        Cuda::binary_assign(op, dst, rhs)
+    }
+
+    fn compare<T: WithDType, S: Shape>(
+        op: CmpOp,
+        lhs: (&CudaStorage<T>, &Layout),
+        rhs: (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<u8>> {
+        Cuda::compare(op, lhs, rhs)
+    }
+
+    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
+        op: Op,
+        buffer: &CudaStorage<T>,
+        layout: &Layout,
+        reduced: &[bool; MAX_RANK],
+    ) -> Result<CudaStorage<Op::Out>> {
+        Cuda::reduce(op, buffer, layout, reduced)
+    }
+
+    fn concat<T: WithDType, S: Shape>(
+        parts: &[(&CudaStorage<T>, &Layout)],
+        axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::concat(parts, axis)
+    }
+
+    fn gather<T: WithDType, I: IndexDType, S: Shape>(
+        op: &'static str,
+        src: (&CudaStorage<T>, &Layout),
+        idx: (&CudaStorage<I>, &Layout),
+        axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::gather(op, src, idx, axis)
+    }
+
+    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
+        op: &'static str,
+        dst: (&CudaStorage<T>, &Layout),
+        idx: (&CudaStorage<I>, &Layout),
+        src: (&CudaStorage<T>, &Layout),
+        axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::scatter_add(op, dst, idx, src, axis)
+    }
+
+    fn along_axis<T: FloatDType, S: Shape>(
+        op: AlongAxis,
+        buffer: &CudaStorage<T>,
+        layout: &Layout,
+        axis: usize,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::along_axis(op, buffer, layout, axis)
+    }
+
+    fn conv2d<T: FloatDType, S: Shape>(
+        input: (&CudaStorage<T>, &Layout),
+        weight: (&CudaStorage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::conv2d(input, weight, params)
+    }
+
+    fn conv_transpose2d<T: FloatDType, S: Shape>(
+        input: (&CudaStorage<T>, &Layout),
+        weight: (&CudaStorage<T>, &Layout),
+        params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::conv_transpose2d(input, weight, params)
+    }
+
+    fn pool2d<T: FloatDType, S: Shape>(
+        pool: Pool,
+        input: (&CudaStorage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<CudaStorage<T>> {
+        Cuda::pool2d(pool, input, kernel, params)
+    }
+
+    fn matmul<T: FloatDType, S: Shape>(
+        lhs: (&CudaStorage<T>, &Layout),
+        rhs: (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        Cuda::matmul(lhs, rhs)
+    }
+
+    fn conv2d_weight_grad<T: FloatDType, S: Shape>(
+        input: (&CudaStorage<T>, &Layout),
+        grad: (&CudaStorage<T>, &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+    ) -> Result<Option<CudaStorage<T>>> {
+        Cuda::conv2d_weight_grad(input, grad, kernel, params)
+    }
+
+    fn max_pool2d_backward<T: FloatDType, S: Shape>(
+        input: (&CudaStorage<T>, &Layout),
+        out: (&CudaStorage<T>, &Layout),
+        grad: (&CudaStorage<T>, &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+    ) -> Result<Option<CudaStorage<T>>> {
+        Cuda::max_pool2d_backward(input, out, grad, kernel, params)
+    }
+
+    fn adam_step<T: FloatDType, S: Shape>(
+        w: &mut CudaStorage<T>,
+        m: &mut CudaStorage<T>,
+        v: &mut CudaStorage<T>,
+        grad: (&CudaStorage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<bool> {
+        Cuda::adam_step(w, m, v, grad, step)
+    }
+
+    fn where_cond<T: WithDType, S: Shape>(
+        mask: (&CudaStorage<u8>, &Layout),
+        on_true: (&CudaStorage<T>, &Layout),
+        on_false: (&CudaStorage<T>, &Layout),
+    ) -> Result<CudaStorage<T>> {
+        Cuda::where_cond(mask, on_true, on_false)
     }
 }
