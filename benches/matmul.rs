@@ -2,8 +2,8 @@
 //!
 //! - large f32 (1024^3, 2048^3): `Tensor::matmul` vs a direct `gemm::gemm` call (x86-v4 kernels) and a direct
 //!   `matrixmultiply::sgemm` call on preallocated buffers; criterion's throughput is in "elements" = FLOPs.
-//! - small static shapes (4x4, 16x16): `Tensor::matmul` (output included) vs nalgebra's `SMatrix` product, the
-//!   target's baseline, and a fixed-size stack-array loop.
+//! - small static shapes (4x4, 16x16): `Tensor::matmul` (output included) on `Cpu` and on `Embedded` vs
+//!   nalgebra's `SMatrix` product, the target's baseline, and a fixed-size stack-array loop.
 //!
 //! Results and targets: benches/README.md.
 
@@ -104,9 +104,14 @@ fn small<const N: usize>(c: &mut Criterion) {
         nalgebra::SMatrix::<f32, N, N>::from_fn(|i, j| sb[i][j]),
     );
     // Two ways to keep the product: returned through `black_box` (moved into its argument slot right after it
-    // is built) and kept where it was built (`black_box` of a reference). A move copies the whole value, 64 bytes
-    // for nalgebra and 112 for the tensor, whose bookkeeping words the copy reads while their stores are still
-    // in flight; the second form measures the product alone.
+    // is built) and kept where it was built (`black_box` of a reference). A move copies the whole value: 64 bytes
+    // for nalgebra and for the `Embedded` tensor (its array and nothing else), 112 for the `Cpu` tensor, whose
+    // bookkeeping words the copy reads while their stores are still in flight; the second form measures the
+    // product alone.
+    let (ea, eb) = (
+        Tensor::<f32, Rank2<N, N>, Embedded>::from_array(sa),
+        Tensor::<f32, Rank2<N, N>, Embedded>::from_array(sb),
+    );
     g.bench_function(BenchmarkId::new("nalgebra_smatrix", N), |bch| {
         bch.iter(|| black_box(black_box(&na) * black_box(&nb)))
     });
@@ -125,6 +130,15 @@ fn small<const N: usize>(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("tensor_in_place", N), |bch| {
         bch.iter(|| {
             let c = black_box(&a).matmul(&b);
+            black_box(&c);
+        })
+    });
+    g.bench_function(BenchmarkId::new("embedded", N), |bch| {
+        bch.iter(|| black_box(black_box(&ea).matmul(&eb)))
+    });
+    g.bench_function(BenchmarkId::new("embedded_in_place", N), |bch| {
+        bch.iter(|| {
+            let c = black_box(&ea).matmul(&eb);
             black_box(&c);
         })
     });

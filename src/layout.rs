@@ -68,7 +68,6 @@ impl Layout {
     }
 
     /// The sizes of a rank-4 (NCHW) layout as an array.
-    #[cfg(feature = "alloc")]
     pub(crate) fn dims4(&self) -> [usize; 4] {
         let d = &self.dims;
         [d[0], d[1], d[2], d[3]]
@@ -77,7 +76,6 @@ impl Layout {
     /// The walk of an index view over this (source or destination) layout for gather/scatter along `axis`: the
     /// index view's dims with this layout's strides and offset, except stride 0 on `axis` (that coordinate comes
     /// from the index). This layout has the index view's dims except along `axis`.
-    #[cfg(feature = "alloc")]
     pub(crate) fn along_index(&self, index: &Layout, axis: usize) -> Layout {
         let mut strides = [0; MAX_RANK];
         strides[..self.rank()].copy_from_slice(self.strides());
@@ -349,7 +347,6 @@ impl<S: Shape> ViewOf<S> for Dense {
 /// order, where `offsets[k]` is operand `k`'s storage index of the row's first element and `inner_strides[k]`
 /// its step along the row. Axes that are contiguous for every operand are merged first, so dense operands
 /// give one long row and the inner loop vectorises.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) fn for_each_row<const K: usize>(
     dims: &[usize],
     layouts: [&Layout; K],

@@ -17,12 +17,13 @@
 //! ```
 //!
 //! The architecture reads top-down: [`shape`] (dims and shape relations), [`dtype`] (element types),
-//! [`tensor`] (the typed API), [`ops`] (the op vocabulary), [`device`] (kernels: CPU, CUDA), [`layout`]
+//! [`tensor`] (the typed API), [`ops`] (the op vocabulary), [`device`] (kernels: CPU, CUDA, embedded), [`layout`]
 //! (shape-erased strides under every view). The shape rules are documented by the compile-fail programs in
 //! `tests/ui/`.
 //!
 //! ## Features
-//! - no features: shapes, dtypes, layouts and the op vocabulary, `#![no_std]` without a heap;
+//! - no features: `#![no_std]` without a heap: shapes, dtypes, layouts, the op vocabulary, and the
+//!   [`Embedded`] device (every tensor a dense array of its static shape) with the tensor API on it;
 //! - `alloc`: the heap-backed `Cpu` device and the whole tensor API;
 //! - `std` (default): threads for large kernels (rayon), autograd, `nn`, optimizers, and `std::error::Error`
 //!   for [`Error`];
@@ -60,6 +61,7 @@ pub mod tensor;
 pub use device::Cpu;
 #[cfg(feature = "cuda")]
 pub use device::Cuda;
+pub use device::Embedded;
 pub use error::{Error, Result};
 pub use shape::{Axis, Const};
 pub use tensor::Tensor;
@@ -70,7 +72,7 @@ pub mod prelude {
     pub use crate::device::Cpu;
     #[cfg(feature = "cuda")]
     pub use crate::device::Cuda;
-    pub use crate::device::Device;
+    pub use crate::device::{Device, Embedded};
     pub use crate::dtype::{DType, FloatDType, IndexDType, SignedDType, WithDType};
     pub use crate::error::{Error, Result};
     pub use crate::shape::{

@@ -153,3 +153,8 @@ device_tests! {
     softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
     softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
 }
+
+embedded_tests! {
+    softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
+    softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
+}

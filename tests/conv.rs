@@ -533,6 +533,11 @@ fn every_dtype<D: Device>() {
     conv_gradients::<f64, D>();
     conv_gradients::<f16, D>();
     conv_gradients::<bf16, D>();
+    forward_every_dtype::<D>();
+}
+
+/// The forward ops alone (no gradients, small inputs): what the embedded device runs too.
+fn forward_every_dtype<D: Device>() {
     transposed_and_upsample::<f32, D>();
     transposed_and_upsample::<f64, D>();
     transposed_and_upsample::<f16, D>();
@@ -576,4 +581,8 @@ fn cpu_max_pool_nan_and_signed_zero() {
     let bits: Vec<u32> = m.to_vec().iter().map(|v| v.to_bits()).collect();
     let want = [nan_a, 0.0, -0.0, -1.0, -0.0, nan_b].map(f32::to_bits);
     assert_eq!(bits, want, "max_pool2d bits");
+}
+
+embedded_tests! {
+    conv_and_pool_every_float_dtype => forward_every_dtype;
 }

@@ -196,3 +196,7 @@ device_tests! {
     index_select_gather_scatter_every_dtype => every_dtype;
     embedding_and_index_errors => embedding_and_errors;
 }
+
+embedded_tests! {
+    index_select_gather_scatter_every_dtype => every_dtype;
+}

@@ -110,3 +110,7 @@ fn every_dtype<D: Device>() {
 device_tests! {
     join_and_split_every_dtype => every_dtype;
 }
+
+embedded_tests! {
+    join_and_split_every_dtype => every_dtype;
+}

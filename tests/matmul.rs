@@ -250,3 +250,7 @@ device_tests! {
     matmul_every_form_every_dtype => every_dtype;
     matmul_known_values_and_runtime_dims => known_values_and_runtime_dims;
 }
+
+embedded_tests! {
+    matmul_every_form_every_dtype => every_dtype;
+}

@@ -785,3 +785,12 @@ device_tests! {
     comparisons_and_where => comparisons_all;
     to_dtype_all_pairs => casts;
 }
+
+embedded_tests! {
+    float_unary_ops => float_unary_all;
+    integer_unary_ops => int_unary_all;
+    binary_ops_all_dtypes => binary_all;
+    suffix_broadcast_and_integer_semantics => suffix_broadcast;
+    comparisons_and_where => comparisons_all;
+    to_dtype_all_pairs => casts;
+}

@@ -75,7 +75,8 @@ fn views<D: Device>() {
 
     let t = a.transpose::<Axis<0>, Axis<2>>();
     let _: &Tensor<f32, Rank3<4, 3, 2>, D> = &t;
-    assert!(!t.is_contiguous());
+    // A strided view where views share the buffer, a dense copy on the embedded device.
+    assert_eq!(t.is_contiguous(), !common::views_share::<D>());
     let want: Vec<f32> = (0..24)
         .map(|k| v[(k % 2) * 12 + ((k / 2) % 3) * 4 + k / 6])
         .collect();
@@ -123,6 +124,33 @@ fn views<D: Device>() {
     let m = Tensor::<i64, _, D>::from_array([[1, 2, 3], [4, 5, 6]]);
     assert_eq!(m.t().to_array(), [[1, 4], [2, 5], [3, 6]]);
     assert_eq!(m.t().t().to_array(), m.to_array());
+
+    // Copies keep every bit: a signalling NaN stays signalling and -0 stays -0 (a round trip through f64, as a
+    // cast takes, would quiet the NaN).
+    let snan = f32::from_bits(0x7f80_0001);
+    let s = Tensor::<f32, _, D>::from_array([[snan, 1.0, 3.0], [2.0, -0.0, 4.0]]);
+    let bits = |t: &Tensor<f32, Rank2<3, 2>, D>| -> Vec<u32> {
+        t.contiguous()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    };
+    let want = [snan, 2.0, 1.0, -0.0, 3.0, 4.0].map(f32::to_bits);
+    assert_eq!(bits(&s.t()), want);
+    let snan16 = f16::from_bits(0x7c01);
+    let h = Tensor::<f16, _, D>::from_array([[snan16, f16::ONE], [f16::NEG_ZERO, f16::MAX]]);
+    let hbits: Vec<u16> = h
+        .t()
+        .contiguous()
+        .to_vec()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    assert_eq!(
+        hbits,
+        [0x7c01, f16::NEG_ZERO.to_bits(), 0x3c00, f16::MAX.to_bits()]
+    );
 }
 
 /// Helper trait so the test can name a view of a view without spelling its type.
@@ -301,4 +329,11 @@ fn cpu_outputs_in_reused_buffers_hold_their_own_values() {
     check::<f16>(f16::NAN, f16::from_f32(0.5));
     check::<bf16>(bf16::NAN, bf16::from_f32(4.0));
     check::<u8>(u8::MAX, 9);
+}
+
+embedded_tests! {
+    creation_and_extraction => creation;
+    views_share_and_copy_correctly => views;
+    indexing_selects_and_checks_bounds => indexing;
+    device_transfer_and_printing => transfer_and_print;
 }

@@ -39,6 +39,11 @@
 //! - Here the tracked type is separate ([`Traced`]) and the graph is shared nodes (like candle's), so ops with
 //!   several tracked inputs need nothing special and plain `Tensor` signatures stay as they are.
 //!
+//! Devices: `Cpu` and `Cuda`. Some backward rules hold intermediates whose shapes the types do not name (the
+//! sums of a gradient over broadcast axes, say), which only a device whose storage does not depend on the shape
+//! can hold; the [`Embedded`](crate::Embedded) device, whose tensors are arrays of their static shape, is for
+//! inference, and tracing one of its tensors fails the build with that message.
+//!
 //! Memory: a graph lives as long as some `Traced` value of it does; `backward` frees each node's captured
 //! tensors as it goes. To let an optimizer update a parameter in place (no reallocation), drop the traced
 //! values of the last step before calling it, or their captured copies keep the old buffer shared (the update
@@ -54,3 +59,14 @@ pub use check::{check_gradient, GradCheck};
 pub use graph::Gradients;
 pub use traced::{Traceable, Traced};
 pub use var::Var;
+
+use crate::device::{Device, Kernels};
+use crate::layout::ViewOf;
+
+/// Fails the build (when instantiated) for a device whose tensors are dense arrays: see the module docs.
+pub(crate) const fn assert_device<D: Device>() {
+    assert!(
+        !<<D as Kernels>::View<()> as ViewOf<()>>::DENSE,
+        "autograd runs on devices whose tensors share buffers (Cpu, Cuda): the Embedded device is for inference"
+    )
+}

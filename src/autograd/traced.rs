@@ -65,6 +65,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// A value no gradient flows to (a model input, a label).
     pub fn constant(value: Tensor<T, S, D>) -> Self {
+        const { super::assert_device::<D>() };
         Traced::from_node(value, Node::constant())
     }
 

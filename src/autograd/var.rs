@@ -51,6 +51,7 @@ impl<T: FloatDType, S: Shape, D: Device> core::fmt::Debug for Var<T, S, D> {
 impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     /// A new parameter holding `value`.
     pub fn new(value: Tensor<T, S, D>) -> Self {
+        const { super::assert_device::<D>() };
         Var {
             cell: Arc::new(Cell {
                 id: next_id(),

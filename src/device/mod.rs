@@ -1,24 +1,30 @@
 //! Devices: zero-sized types that own a storage type and run the kernels.
 //!
-//! [`Device`] is what user code names (`D: Device` is the only bound a device-generic model needs). Its supertrait
-//! [`Kernels`] holds the storage type and every kernel family (fill, copy, cast, unary, binary, compare, where),
-//! each generic over the element type and shape-erased: kernels see a [`Layout`], never a type-level shape.
-//! `Kernels` stays out of the prelude so its method names never show up in a user's method-not-found errors.
-//! Device state (a CUDA context, say) lives in a lazily initialised global so the type stays zero-sized.
+//! Three of them: [`Cpu`] (heap buffers shared by views, threads, the `gemm` crate), `Cuda` (GPU buffers, PTX
+//! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). [`Device`] is what user
+//! code names (`D: Device` is the only bound a device-generic model needs). Its supertrait [`Kernels`] holds the
+//! storage types and every kernel family (fill, copy, cast, unary, binary, compare, where, reduce, ...), each
+//! generic over the element type and reading shape-erased buffers through a [`Layout`]; only the output's storage
+//! type names its shape, for the device whose storage is sized by it. `Kernels` stays out of the prelude so its
+//! method names never show up in a user's method-not-found errors. Device state (a CUDA context, say) lives in a
+//! lazily initialised global so the type stays zero-sized. The loops that `Cpu` and `Embedded` share over host
+//! memory are in `host`.
 
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod embedded;
+pub(crate) mod host;
 
 #[cfg(feature = "std")]
 pub use cpu::CpuMemoryStats;
 #[cfg(feature = "alloc")]
-pub(crate) use cpu::{matmul_static, reduce_small, static_dims};
 #[cfg(feature = "alloc")]
-pub use cpu::{Cpu, CpuStorage, INLINE_BYTES};
+pub use cpu::{Cpu, CpuStorage};
 #[cfg(feature = "cuda")]
 pub use cuda::Cuda;
+pub use embedded::{ArrayStorage, Embedded};
 
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
@@ -28,6 +34,10 @@ use crate::shape::{Dims, Shape, MAX_RANK};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
+
+/// Small static tensors: `Cpu` buffers of up to this many bytes live inline in the tensor (no heap), and static
+/// tensors up to this size in host memory (`Cpu`, `Embedded`) skip the kernels for loops of known length.
+pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter.
 pub trait Device: Kernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static {}
@@ -96,6 +106,29 @@ pub trait Kernels {
     /// The elements of a view, in row-major order, on the host.
     #[cfg(feature = "alloc")]
     fn to_vec<T: WithDType>(buffer: &Self::Buffer<T>, layout: &Layout) -> Result<Vec<T>>;
+    /// The elements of a view, in row-major order, into `out` (`layout.numel()` long) in host memory. The default
+    /// copies from the host slice where there is one, else (with `alloc`) through `to_vec`.
+    fn read_into<T: WithDType>(
+        buffer: &Self::Buffer<T>,
+        layout: &Layout,
+        out: &mut [T],
+    ) -> Result<()> {
+        if let Some(host) = Self::host_slice(buffer) {
+            host::elementwise::map_view_into(host::elementwise::as_slots(out), host, layout, |x| x);
+            return Ok(());
+        }
+        #[cfg(feature = "alloc")]
+        {
+            out.copy_from_slice(&Self::to_vec(buffer, layout)?);
+            Ok(())
+        }
+        #[cfg(not(feature = "alloc"))]
+        Err(crate::error::Error::Unsupported {
+            op: "read_into",
+            dtype: T::DTYPE,
+            device: Self::NAME,
+        })
+    }
     /// A contiguous copy of a view.
     fn copy_strided<T: WithDType, S: Shape>(
         buffer: &Self::Buffer<T>,

@@ -2,7 +2,9 @@
 //!
 //! Each lane is read once into an accumulator-precision scratch row (f32 for f16/bf16/f32, f64 for f64), so the
 //! max-shift, the sums and the output come from one pass over memory; the math is in [`AlongAxis::apply_row`],
-//! shared by every device that runs it on the host.
+//! shared by every device that runs it on the host. A device without a heap for the scratch row runs
+//! [`AlongAxis::apply_lane`] instead: the same arithmetic reading the lane as often as it needs, so the same
+//! bits.
 
 use crate::dtype::Accumulator;
 
@@ -32,6 +34,39 @@ fn lanes_fold<A: Accumulator>(
     }
     acc
 }
+
+/// [`lanes_fold`] over the virtual row `get(0), .., get(n - 1)`: the same chains joined in the same order, so
+/// the same result.
+#[inline(always)]
+fn lanes_fold_by<A: Accumulator>(
+    n: usize,
+    get: impl Fn(usize) -> A,
+    init: A,
+    step: impl Fn(A, A) -> A,
+    combine: impl Fn(A, A) -> A,
+) -> A {
+    let mut lanes = [init; LANES];
+    let full = n / LANES * LANES;
+    for c in (0..full).step_by(LANES) {
+        for (j, lane) in lanes.iter_mut().enumerate() {
+            *lane = step(*lane, get(c + j));
+        }
+    }
+    let mut acc = (full..n).fold(init, |a, i| step(a, get(i)));
+    for &lane in &lanes {
+        acc = combine(acc, lane);
+    }
+    acc
+}
+
+/// The sum of `get(0), .., get(n - 1)` as [`lanes_fold`] adds a row.
+#[inline(always)]
+fn lane_sum<A: Accumulator>(n: usize, get: impl Fn(usize) -> A) -> A {
+    lanes_fold_by(n, get, A::ZERO, A::add, A::add)
+}
+
+/// Elements per block of the log-softmax's sum of exponentials (each block is folded on its own, then added).
+const LOG_SOFTMAX_BLOCK: usize = LANES * 16;
 
 /// The NaN-propagating maximum step.
 #[inline(always)]
@@ -101,8 +136,8 @@ impl AlongAxis {
                     }
                 } else {
                     let mut sum = A::ZERO;
-                    for block in row.chunks(LANES * 16) {
-                        let mut exps = [A::ZERO; LANES * 16];
+                    for block in row.chunks(LOG_SOFTMAX_BLOCK) {
+                        let mut exps = [A::ZERO; LOG_SOFTMAX_BLOCK];
                         for (e, &x) in exps.iter_mut().zip(block) {
                             *e = x.sub(shift).exp();
                         }
@@ -130,6 +165,68 @@ impl AlongAxis {
                 let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
                 for x in row.iter_mut() {
                     *x = x.mul(inv);
+                }
+            }
+        }
+    }
+
+    /// [`Self::apply_row`] without a scratch row, for a lane of `n` elements that `read(i)` returns (in
+    /// accumulator precision) as often as needed: `write(i, y)` receives each result once, after every read of
+    /// the lane. The arithmetic is `apply_row`'s, step for step, so the results are the same bits; softmax pays a
+    /// second `exp` per element for it.
+    #[inline(always)]
+    pub fn apply_lane<A: Accumulator>(
+        self,
+        n: usize,
+        read: impl Fn(usize) -> A,
+        mut write: impl FnMut(usize, A),
+    ) {
+        if n == 0 {
+            return;
+        }
+        let count = A::from_usize(n);
+        match self {
+            AlongAxis::Softmax | AlongAxis::LogSoftmax => {
+                let max = lanes_fold_by(n, &read, A::LOWEST, max_step, max_step);
+                let shift = if max == A::HIGHEST || max == A::LOWEST {
+                    A::ZERO
+                } else {
+                    max
+                };
+                let exp = |i: usize| read(i).sub(shift).exp();
+                if self == AlongAxis::Softmax {
+                    let inv = A::ONE.div(lane_sum(n, exp));
+                    for i in 0..n {
+                        write(i, exp(i).mul(inv));
+                    }
+                } else {
+                    let mut total = A::ZERO;
+                    for start in (0..n).step_by(LOG_SOFTMAX_BLOCK) {
+                        let len = LOG_SOFTMAX_BLOCK.min(n - start);
+                        total = total.add(lane_sum(len, |j| exp(start + j)));
+                    }
+                    let log_sum = shift.add(total.ln());
+                    for i in 0..n {
+                        write(i, read(i).sub(log_sum));
+                    }
+                }
+            }
+            AlongAxis::LayerNorm { eps } => {
+                let mean = lane_sum(n, &read).div(count);
+                let centred = |i: usize| read(i).sub(mean);
+                let var =
+                    lanes_fold_by(n, centred, A::ZERO, |s, d| s.add(d.mul(d)), A::add).div(count);
+                let inv = A::ONE.div(var.add(A::from_f64(eps)).sqrt());
+                for i in 0..n {
+                    write(i, centred(i).mul(inv));
+                }
+            }
+            AlongAxis::RmsNorm { eps } => {
+                let ms =
+                    lanes_fold_by(n, &read, A::ZERO, |s, x| s.add(x.mul(x)), A::add).div(count);
+                let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
+                for i in 0..n {
+                    write(i, read(i).mul(inv));
                 }
             }
         }

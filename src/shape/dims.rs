@@ -13,6 +13,8 @@ pub trait Dim: Copy + Debug + PartialEq + Send + Sync + 'static {
     fn size(&self) -> usize;
     /// Builds the dimension from a size; `None` when a `Const<N>` is asked for another size.
     fn from_size(size: usize) -> Option<Self>;
+    /// An array of `E` along this dim: `[E; N]` for `Const<N>`, empty for a runtime dim (no type can hold it).
+    type Array<E: bytemuck::Pod + Send + Sync>: bytemuck::Pod + Send + Sync;
 }
 
 /// A dimension whose size is known at compile time.
@@ -41,6 +43,7 @@ impl<const N: usize> Dim for Const<N> {
     fn from_size(size: usize) -> Option<Self> {
         (size == N).then_some(Const)
     }
+    type Array<E: bytemuck::Pod + Send + Sync> = [E; N];
 }
 
 impl<const N: usize> ConstDim for Const<N> {
@@ -59,6 +62,7 @@ impl Dim for usize {
     fn from_size(size: usize) -> Option<Self> {
         Some(size)
     }
+    type Array<E: bytemuck::Pod + Send + Sync> = [E; 0];
 }
 
 /// The runtime list of a shape's sizes (at most [`MAX_RANK`]), used below the typed API.
@@ -152,18 +156,21 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
     fn dims(&self) -> Dims;
     /// Builds the shape from sizes; `None` when the rank differs or a `Const` dim disagrees.
     fn from_dims(dims: &[usize]) -> Option<Self>;
+    /// The nested array holding one tensor of this shape: `[[T; 3]; 2]` for `Rank2<2, 3>`, `T` for `Rank0`. A
+    /// shape with a runtime dim has an empty one (its size is not a type-level fact).
+    type Array<T: bytemuck::Pod + Send + Sync>: bytemuck::Pod + Send + Sync;
     /// Number of elements.
     fn numel(&self) -> usize {
         self.dims().numel()
     }
 }
 
-/// A shape whose every dim is a `Const`: its size is a compile-time fact and it has a nested-array twin.
+/// A shape whose every dim is a `Const`: its size is a compile-time fact and its [`Shape::Array`] holds a tensor.
 pub trait ConstShape: Shape + Default {
     /// Number of elements.
     const NUMEL: usize;
-    /// The nested array holding one tensor of this shape: `[[T; 3]; 2]` for `Rank2<2, 3>`, `T` for `Rank0`.
-    type Array<T: bytemuck::Pod>: bytemuck::Pod;
+    /// The shape's value (`Default::default()` in `const` code).
+    const SHAPE: Self;
 }
 
 /// The product of the static sizes, `None` if any is a runtime dim (for `const` assertions).
@@ -226,14 +233,15 @@ macro_rules! shape_impls {
                 }
                 Some(($($d::from_size(dims[$i])?,)*))
             }
+            type Array<T: bytemuck::Pod + Send + Sync> = shape_impls!(@array T; $($d)*);
         }
         impl<$(const $n: usize),*> ConstShape for ($(Const<$n>,)*) {
             const NUMEL: usize = 1 $(* $n)*;
-            type Array<T: bytemuck::Pod> = shape_impls!(@array T; $($n)*);
+            const SHAPE: Self = ($(Const::<$n>,)*);
         }
     };
     (@array $t:ty;) => { $t };
-    (@array $t:ty; $n:ident $($rest:ident)*) => { [shape_impls!(@array $t; $($rest)*); $n] };
+    (@array $t:ty; $d:ident $($rest:ident)*) => { $d::Array<shape_impls!(@array $t; $($rest)*)> };
 }
 
 shape_impls!(0;);
@@ -263,7 +271,9 @@ mod tests {
 
     #[test]
     fn nested_array_type() {
-        let a: <Rank2<2, 3> as ConstShape>::Array<f32> = [[0.0; 3]; 2];
+        let a: <Rank2<2, 3> as Shape>::Array<f32> = [[0.0; 3]; 2];
         assert_eq!(core::mem::size_of_val(&a), 24);
+        let b: <(usize, Const<3>) as Shape>::Array<f32> = [];
+        assert_eq!(core::mem::size_of_val(&b), 0);
     }
 }

@@ -26,7 +26,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.along_axis_tiny(op, S::INDEX) {
             return out;
         }

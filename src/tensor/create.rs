@@ -1,9 +1,10 @@
 //! Creating tensors and reading them back as arrays.
 
 use super::{device_ok, Tensor};
-use crate::device::Device;
+use crate::device::{ArrayStorage, Device, Embedded};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
+use crate::layout::Dense;
 use crate::shape::{Const, ConstShape, Shape};
 
 #[cfg(feature = "alloc")]
@@ -147,14 +148,16 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     }
 
     /// The elements as the nested array of the shape: `[[T; 3]; 2]` for `Rank2<2, 3>`.
-    #[cfg(feature = "alloc")]
     pub fn try_to_array(&self) -> Result<S::Array<T>> {
-        let v = self.try_to_vec()?;
-        Ok(bytemuck::pod_read_unaligned(bytemuck::cast_slice(&v)))
+        let mut out: S::Array<T> = bytemuck::Zeroable::zeroed();
+        if S::NUMEL > 0 {
+            let flat = bytemuck::cast_slice_mut(core::slice::from_mut(&mut out));
+            D::read_into(self.buffer(), &self.layout(), flat)?;
+        }
+        Ok(out)
     }
 
     /// The elements as the nested array of the shape. Panics only if the device fails.
-    #[cfg(feature = "alloc")]
     pub fn to_array(&self) -> S::Array<T> {
         device_ok(self.try_to_array())
     }
@@ -190,9 +193,33 @@ impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
 
 impl<T: WithDType, D: Device> Tensor<T, (), D> {
     /// The value of a rank-0 tensor.
-    #[cfg(feature = "alloc")]
     pub fn to_scalar(&self) -> T {
-        self.to_vec()[0]
+        self.to_array()
+    }
+}
+
+impl<T: WithDType, S: ConstShape> Tensor<T, S, Embedded> {
+    /// A tensor holding `array`, in a `const` or `static` item: weights in the binary, at no run-time cost. The
+    /// shape comes from the item's type (use [`Self::from_array`] to infer it from the array).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// static W: Tensor<f32, Rank2<2, 3>, Embedded> =
+    ///     Tensor::from_array_const([[1., 0., -1.], [0.5, 0.5, 0.5]]);
+    /// let x = Tensor::<f32, _, Embedded>::from_array([2., 4., 6.]);
+    /// assert_eq!(W.matmul(&x).to_array(), [-4., 6.]);
+    /// ```
+    pub const fn from_array_const(array: S::Array<T>) -> Self {
+        Tensor {
+            storage: ArrayStorage::new(array),
+            shape: S::SHAPE,
+            view: Dense,
+        }
+    }
+
+    /// The elements as the nested array of the shape, borrowed: no copy.
+    pub const fn as_array(&self) -> &S::Array<T> {
+        self.storage.array()
     }
 }
 

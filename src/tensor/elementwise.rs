@@ -15,7 +15,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
     #[inline]
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.unary_tiny(op) {
             return out;
         }
@@ -39,7 +38,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.binary_tiny(op, rhs) {
             return out;
         }
@@ -91,7 +89,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.binary_tiny(op, rhs) {
             return Ok(out);
         }
@@ -112,7 +109,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.compare_tiny(op, rhs) {
             return out;
         }
@@ -129,7 +125,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
     fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
             return out;
         }
@@ -225,7 +220,6 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,
     ) -> Tensor<T, S, D> {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.where_cond_tiny(on_true, on_false) {
             return out;
         }

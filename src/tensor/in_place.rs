@@ -38,7 +38,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.to_vec(), [1.0, 1.0f32.exp()]);
     /// ```
     pub fn unary_assign<Op: UnaryOp<T>>(&mut self, op: Op) {
-        #[cfg(feature = "alloc")]
         if self.unary_assign_tiny(op) {
             return;
         }
@@ -68,7 +67,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2, Output = S>,
     {
-        #[cfg(feature = "alloc")]
         if self.binary_assign_tiny(op, rhs) {
             return Ok(());
         }
@@ -87,7 +85,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `self = op(self, value)`.
     fn scalar_assign<Op: BinaryOp<T>>(&mut self, op: Op, value: T) {
-        #[cfg(feature = "alloc")]
         if self.scalar_assign_tiny(op, value) {
             return;
         }
@@ -111,7 +108,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
         // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
-        #[cfg(feature = "alloc")]
         if let Some(fresh) = self.unary_tiny(op) {
             *out = fresh;
             return;
@@ -150,7 +146,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(fresh) = self.binary_tiny(op, rhs) {
             *out = fresh;
             return Ok(());

@@ -134,21 +134,45 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let n = self.dims()[S::INDEX];
-        self.pick_along(S::INDEX, (0..n).rev().map(|i| i as u32))
+        // The positions, typed with the axis's own dim (static where the axis is).
+        let positions: alloc::vec::Vec<u32> = (0..n).rev().map(|i| i as u32).collect();
+        let idx = device_ok(D::from_vec::<u32, (<S as HasAxis<Ax>>::Dim,)>(positions));
+        let axis = S::INDEX;
+        let mut strides = [0; MAX_RANK];
+        strides[axis] = 1;
+        let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
+        let storage = device_ok(D::gather(
+            "flip",
+            (self.buffer(), &self.layout()),
+            (D::buffer(&idx), &idx_layout),
+            axis,
+        ));
+        Self::from_storage(self.shape, storage)
     }
 
     /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
-    #[cfg(feature = "alloc")]
     pub fn roll<Ax>(&self, shift: isize) -> Self
     where
         S: HasAxis<Ax>,
     {
-        let n = self.dims()[S::INDEX];
-        if n == 0 {
+        let (axis, n) = (S::INDEX, self.dims()[S::INDEX]);
+        let s = if n == 0 {
+            0
+        } else {
+            shift.rem_euclid(n as isize) as usize
+        };
+        if s == 0 {
             return self.clone();
         }
-        let s = shift.rem_euclid(n as isize) as usize;
-        self.pick_along(S::INDEX, (0..n).map(|i| ((i + n - s) % n) as u32))
+        // The last `s` entries, then the first `n - s`.
+        let layout = self.layout();
+        let (tail, head) = (
+            device_ok(layout.narrow("roll", axis, n - s, s)),
+            device_ok(layout.narrow("roll", axis, 0, n - s)),
+        );
+        let buffer = self.buffer();
+        let storage = device_ok(D::concat(&[(buffer, &tail), (buffer, &head)], axis));
+        Self::from_storage(self.shape, storage)
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion).
@@ -192,22 +216,5 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = dims;
         out.as_mut_slice()[axis] = OUT;
         Tensor::from_storage(shape_of("pad", &out), storage)
-    }
-
-    /// A copy whose entry `i` along `axis` is this tensor's entry `positions[i]` (same length).
-    #[cfg(feature = "alloc")]
-    fn pick_along(&self, axis: usize, positions: impl Iterator<Item = u32>) -> Self {
-        let idx = device_ok(D::from_vec::<u32, super::Flat>(positions.collect()));
-        let dims = self.dims();
-        let mut strides = [0; MAX_RANK];
-        strides[axis] = 1;
-        let idx_layout = Layout::from_parts(dims, &strides, 0);
-        let storage = device_ok(D::gather(
-            "flip/roll",
-            (self.buffer(), &self.layout()),
-            (D::buffer(&idx), &idx_layout),
-            axis,
-        ));
-        Self::from_storage(self.shape, storage)
     }
 }

@@ -74,7 +74,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.matmul_static(rhs) {
             return out;
         }
@@ -90,7 +89,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.matmul_static(rhs) {
             return Ok(out);
         }
@@ -131,7 +129,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
     /// shapes are not static and small, an operand is not dense, or the device's memory is not the host's): no
     /// operand layouts, no kernel dispatch, and on the CPU no heap allocation for an output of up to 64 bytes.
-    #[cfg(feature = "alloc")]
     #[inline(always)]
     fn matmul_static<S2: Shape>(
         &self,
@@ -141,7 +138,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: MatMulShape<S2>,
     {
         let [m, _, n] = const {
-            crate::device::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
+            crate::device::host::matmul::static_dims(
+                S::STATIC_DIMS,
+                S::RANK,
+                S2::STATIC_DIMS,
+                S2::RANK,
+            )
         }?;
         let (a, b) = (self.host_dense()?, rhs.host_dense()?);
         // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
@@ -153,7 +155,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         };
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
         let mut out = Tensor::host_output(shape, m * n)?;
-        crate::device::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
+        crate::device::host::matmul::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
         Some(out)
     }
 

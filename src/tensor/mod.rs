@@ -28,7 +28,6 @@ mod indexing;
 mod join;
 mod matmul;
 mod reduce;
-#[cfg(feature = "alloc")] // the inline CPU buffer
 mod tiny;
 mod view;
 
@@ -78,8 +77,8 @@ impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
 }
 
 /// The shape type of intermediate storage whose shape the types do not name (a reduction's kept axes in a
-/// gradient, the positions `flip` reads): only paths that run on devices whose storage ignores its shape use it.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+/// gradient, say): only autograd uses it, which runs on devices whose storage ignores its shape.
+#[cfg(feature = "std")]
 pub(crate) type Flat = (usize,);
 
 /// Unwraps a device result in an infallible op: device failures are the only errors left there.

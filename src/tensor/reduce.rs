@@ -44,7 +44,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
             return out;
         }
@@ -68,7 +67,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     #[inline]
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, (), D> {
-        #[cfg(feature = "alloc")]
         if let Some(out) = self.reduce_all_tiny(op) {
             return out;
         }

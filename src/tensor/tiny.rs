@@ -190,7 +190,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return None;
         }
         let mut out = Tensor::<Op::Out, Out, D>::host_output(shape, m)?;
-        crate::device::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
+        crate::device::host::reduce::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
             op,
             a,
             &self.dims(),

@@ -93,6 +93,14 @@ pub fn views<T: WithDType, D: Device>(seed: u64, lo: f64, hi: f64) -> Vec<View<T
     ]
 }
 
+/// Whether `D`'s views share their tensor's buffer (strided views: `Cpu`, `Cuda`) or are dense copies
+/// (`Embedded`).
+pub fn views_share<D: Device>() -> bool {
+    use typed_tensor::device::Kernels;
+    use typed_tensor::layout::ViewOf;
+    !<<D as Kernels>::View<Rank0> as ViewOf<Rank0>>::DENSE
+}
+
 /// Relative tolerance for results computed in (or rounded to) `T`: a couple of ulps.
 pub fn tolerance<T: WithDType>() -> f64 {
     match T::DTYPE {
@@ -168,6 +176,22 @@ macro_rules! device_tests {
                         return;
                     }
                     super::$body::<Cuda>();
+                }
+            )*
+        }
+    };
+}
+
+/// Runs `$body::<Embedded>()` as one test each, for the generic bodies whose shapes are all static (the embedded
+/// device has no runtime dims) and small enough for a test thread's stack (its tensors are arrays held by value).
+#[macro_export]
+macro_rules! embedded_tests {
+    ($($name:ident => $body:ident;)*) => {
+        mod embedded {
+            $(
+                #[test]
+                fn $name() {
+                    super::$body::<typed_tensor::device::Embedded>();
                 }
             )*
         }

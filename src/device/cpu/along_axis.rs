@@ -2,7 +2,7 @@
 //! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
 //! split their lanes across cores.
 
-use super::elementwise::{simd, DenseLoop};
+use crate::device::host::elementwise::{simd, DenseLoop};
 use crate::dtype::FloatDType;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::AlongAxis;

@@ -9,7 +9,6 @@
 mod along_axis;
 mod conv;
 mod elementwise;
-mod indexing;
 mod matmul;
 mod optim;
 mod pool;
@@ -17,11 +16,9 @@ mod pooling;
 mod reduce;
 mod storage;
 
-pub(crate) use matmul::{matmul_static, static_dims};
 #[cfg(feature = "std")]
 pub use pool::MemoryStats as CpuMemoryStats;
-pub(crate) use reduce::reduce_small;
-pub use storage::{CpuStorage, INLINE_BYTES};
+pub use storage::CpuStorage;
 
 use elementwise::{dense_view, map_view};
 
@@ -94,7 +91,7 @@ impl Kernels for Cpu {
         buffer: &CpuStorage<T>,
         layout: &Layout,
     ) -> Result<CpuStorage<T>> {
-        Ok(kernels::cast::<T, T>(buffer, layout))
+        Ok(kernels::copy(buffer, layout))
     }
 
     #[inline]
@@ -196,13 +193,11 @@ impl Kernels for Cpu {
     #[inline]
     fn gather<T: WithDType, I: IndexDType, S: Shape>(
         op: &'static str,
-        (src, ls): (&CpuStorage<T>, &Layout),
-        (idx, li): (&CpuStorage<I>, &Layout),
+        src: (&CpuStorage<T>, &Layout),
+        idx: (&CpuStorage<I>, &Layout),
         axis: usize,
     ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(indexing::gather(
-            op, src, ls, idx, li, axis,
-        )?))
+        kernels::gather(op, src, idx, axis)
     }
 
     #[inline]
@@ -316,15 +311,23 @@ impl Kernels for Cpu {
 /// storage does not depend on), so each is compiled once per element type and op.
 mod kernels {
     use super::elementwise::{
-        as_slots, dense_view, map_view, map_view_into, map_view_storage, update_dense, update_zip,
-        zip_views_into, zip_views_storage,
+        collect_into, dense_view, map_view, map_view_storage, zip_views_storage,
     };
-    use super::{indexing, optim, pool, pooling, CpuStorage};
+    use super::{optim, pool, pooling, CpuStorage};
+    use crate::device::host::elementwise::{
+        as_slots, concat_into, map_view_into, update_dense, update_zip, where_into, zip_views_into,
+    };
+    use crate::device::host::indexing;
     use crate::dtype::{cast as cast_one, FloatDType, IndexDType, WithDType};
     use crate::error::Result;
-    use crate::layout::{for_each_row, Layout};
+    use crate::layout::Layout;
     use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, UnaryOp};
     use crate::shape::Dims;
+    use alloc::vec::Vec;
+
+    pub(super) fn copy<T: WithDType>(src: &[T], layout: &Layout) -> CpuStorage<T> {
+        map_view_storage(src, layout, |x| x)
+    }
 
     pub(super) fn cast<T: WithDType, U: WithDType>(src: &[T], layout: &Layout) -> CpuStorage<U> {
         map_view_storage(src, layout, cast_one::<T, U>)
@@ -409,22 +412,24 @@ mod kernels {
         parts: &[(&CpuStorage<T>, &Layout)],
         axis: usize,
     ) -> Result<CpuStorage<T>> {
-        let mut dims = *parts[0].1.dims();
-        dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
-        let whole = Layout::contiguous(dims);
-        let mut out = pool::filled(whole.numel(), T::ZERO);
-        let mut start = 0;
-        for (src, l) in parts {
-            let len = l.dims()[axis];
-            let slab = whole.narrow("cat", axis, start, len)?;
-            for_each_row(l.dims(), [l, &slab], |[so, oo], n, [ss, os]| {
-                for i in 0..n {
-                    out[oo + i * os] = src[so + i * ss];
-                }
-            });
-            start += len;
-        }
+        let n = parts.iter().map(|(_, l)| l.numel()).sum();
+        let mut out = pool::filled(n, T::ZERO);
+        let slices: Vec<(&[T], &Layout)> = parts.iter().map(|&(s, l)| (&s[..], l)).collect();
+        concat_into(&mut out, &slices, axis)?;
         Ok(CpuStorage::from_output(out))
+    }
+
+    pub(super) fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        (src, ls): (&CpuStorage<T>, &Layout),
+        (idx, li): (&CpuStorage<I>, &Layout),
+        axis: usize,
+    ) -> Result<CpuStorage<T>> {
+        let mut err = Ok(());
+        let out = collect_into(li.numel(), |out| {
+            err = indexing::gather_into(op, out, (src, ls), (idx, li), axis)
+        });
+        err.map(|()| CpuStorage::from_output(out))
     }
 
     pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
@@ -472,20 +477,6 @@ mod kernels {
         (t, lt): (&CpuStorage<T>, &Layout),
         (f, lf): (&CpuStorage<T>, &Layout),
     ) -> CpuStorage<T> {
-        let mut out = pool::with_capacity(lm.numel());
-        for_each_row(
-            lm.dims(),
-            [lm, lt, lf],
-            |[om, ot, of], len, [sm, st, sf]| {
-                out.extend((0..len).map(|i| {
-                    if m[om + i * sm] != 0 {
-                        t[ot + i * st]
-                    } else {
-                        f[of + i * sf]
-                    }
-                }))
-            },
-        );
-        CpuStorage::from_output(out)
+        CpuStorage::collect(lm.numel(), |out| where_into(out, (m, lm), (t, lt), (f, lf)))
     }
 }

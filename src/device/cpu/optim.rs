@@ -1,7 +1,7 @@
 //! Fused optimizer updates: one pass over the parameter, its moments and its gradient instead of a dozen
 //! tensor ops (each a pass and an allocation).
 
-use super::elementwise::{simd, DenseLoop};
+use crate::device::host::elementwise::{simd, DenseLoop};
 use crate::dtype::{Accumulator, FloatDType};
 use crate::ops::AdamStep;
 

@@ -14,12 +14,12 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
-use super::elementwise::{as_slots, collect_into};
+use super::elementwise::collect_into;
 use super::pool;
+use crate::device::host::elementwise::as_slots;
 use crate::dtype::WithDType;
 
-/// Buffers up to this many bytes live inline, without a heap allocation.
-pub const INLINE_BYTES: usize = 64;
+use crate::device::INLINE_BYTES;
 const INLINE_WORDS: usize = INLINE_BYTES / 8;
 
 /// The buffer of a [`Cpu`](super::Cpu) tensor: its elements, inline when they fit in [`INLINE_BYTES`], else in a

@@ -1,10 +1,10 @@
-//! CPU gather and scatter-add: one walk over the index view, with the source (or destination) offset rebuilt
-//! from the index at the chosen axis. Every index is checked before use.
+//! Gather and scatter-add over host memory: one walk over the index view, with the source (or destination)
+//! offset rebuilt from the index at the chosen axis. Every index is checked before use.
 
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{for_each_row, Layout};
-use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// The position `idx` names along an axis of `size`, or the op's error.
 #[inline(always)]
@@ -21,34 +21,36 @@ fn position<I: IndexDType>(op: &'static str, axis: usize, idx: I, size: usize) -
     }
 }
 
-pub(super) fn gather<T: WithDType, I: IndexDType>(
+/// Writes `src` gathered along `axis` by the index view into `out` (`li.numel()` slots, all written: a bad
+/// index writes zero there, and the first bad index is the error).
+pub(crate) fn gather_into<T: WithDType, I: IndexDType>(
     op: &'static str,
-    src: &[T],
-    ls: &Layout,
-    idx: &[I],
-    li: &Layout,
+    out: &mut [MaybeUninit<T>],
+    (src, ls): (&[T], &Layout),
+    (idx, li): (&[I], &Layout),
     axis: usize,
-) -> Result<Vec<T>> {
+) -> Result<()> {
     let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
     let walk = ls.along_index(li, axis);
-    let mut out = super::pool::with_capacity(li.numel());
     let mut err = None;
+    let mut at = 0;
     for_each_row(li.dims(), [li, &walk], |[io, so], len, [is, ss]| {
-        for i in 0..len {
-            match position(op, axis, idx[io + i * is], size) {
-                Ok(p) => out.push(src[so + i * ss + p * step]),
+        for (i, o) in out[at..at + len].iter_mut().enumerate() {
+            o.write(match position(op, axis, idx[io + i * is], size) {
+                Ok(p) => src[so + i * ss + p * step],
                 Err(e) => {
                     err.get_or_insert(e);
-                    out.push(T::ZERO);
+                    T::ZERO
                 }
-            }
+            });
         }
+        at += len;
     });
-    err.map_or(Ok(out), Err)
+    err.map_or(Ok(()), Err)
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
+pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
     op: &'static str,
     out: &mut [T],
     ld: &Layout,

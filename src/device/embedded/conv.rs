@@ -1,0 +1,167 @@
+//! Convolution and pooling on the embedded device: a direct loop over each output's window, accumulating in the
+//! type's accumulator (f32 for f16/bf16). No scratch memory: the CPU's im2col + GEMM needs a column matrix per
+//! image, which a device without a heap does not have, and the small images of embedded inference do not need.
+//! Sums run over (input channel, kernel row, kernel column) in order.
+
+use crate::dtype::{Accumulator, FloatDType};
+use crate::layout::Layout;
+use crate::ops::{Conv2dParams, Pool};
+
+/// The input position that tap `i` of output `o` reads along spatial axis `ax` of a forward window, if inside.
+#[inline(always)]
+fn tap(o: usize, i: usize, p: &Conv2dParams, ax: usize, size: usize) -> Option<usize> {
+    let pos = (o * p.stride[ax] + i * p.dilation[ax]).checked_sub(p.padding[ax])?;
+    (pos < size).then_some(pos)
+}
+
+/// The input position that feeds output `o` of a transposed convolution through tap `i` along axis `ax`: the
+/// `y` with `y * stride - padding + i * dilation == o`, if there is one inside the input.
+#[inline(always)]
+fn transposed_tap(o: usize, i: usize, p: &Conv2dParams, ax: usize, size: usize) -> Option<usize> {
+    let t = (o + p.padding[ax]).checked_sub(i * p.dilation[ax])?;
+    let y = t / p.stride[ax];
+    (t % p.stride[ax] == 0 && y < size).then_some(y)
+}
+
+/// Storage offset of `[a, b, c, d]` in a rank-4 layout.
+#[inline(always)]
+fn at(l: &Layout, [a, b, c, d]: [usize; 4]) -> usize {
+    let s = l.strides();
+    l.offset() + a * s[0] + b * s[1] + c * s[2] + d * s[3]
+}
+
+/// `Kernels::conv2d` into `out` (dense `(N, C_out, OH, OW)`, every element written).
+pub(super) fn conv2d<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    (w, lw): (&[T], &Layout),
+    p: Conv2dParams,
+    out: &mut [T],
+) {
+    let [n, _, h, wd] = lx.dims4();
+    let [co, cig, kh, kw] = lw.dims4();
+    let Some([oh, ow]) = p.output_hw([h, wd], [kh, kw]) else {
+        return; // no window fits: the output is empty
+    };
+    let cog = co / p.groups;
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for oc in 0..co {
+            let first_ic = oc / cog * cig;
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut acc = T::Acc::ZERO;
+                    for ci in 0..cig {
+                        for i in 0..kh {
+                            let Some(iy) = tap(oy, i, &p, 0, h) else {
+                                continue;
+                            };
+                            for j in 0..kw {
+                                let Some(ix) = tap(ox, j, &p, 1, wd) else {
+                                    continue;
+                                };
+                                let xv = x[at(lx, [b, first_ic + ci, iy, ix])].to_acc();
+                                acc = acc.add(xv.mul(w[at(lw, [oc, ci, i, j])].to_acc()));
+                            }
+                        }
+                    }
+                    if let Some(o) = outputs.next() {
+                        *o = T::from_acc(acc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Kernels::conv_transpose2d` into `out` (dense `(N, C_out, OH, OW)`, every element written).
+pub(super) fn conv_transpose2d<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    (w, lw): (&[T], &Layout),
+    p: Conv2dParams,
+    out: &mut [T],
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let [_, cog, kh, kw] = lw.dims4();
+    let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
+    let (co, cig) = (cog * p.groups, c / p.groups);
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for oc in 0..co {
+            let (first_ic, o) = (oc / cog * cig, oc % cog);
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut acc = T::Acc::ZERO;
+                    for ci in 0..cig {
+                        for i in 0..kh {
+                            let Some(iy) = transposed_tap(oy, i, &p, 0, h) else {
+                                continue;
+                            };
+                            for j in 0..kw {
+                                let Some(ix) = transposed_tap(ox, j, &p, 1, wd) else {
+                                    continue;
+                                };
+                                let ic = first_ic + ci;
+                                let xv = x[at(lx, [b, ic, iy, ix])].to_acc();
+                                acc = acc.add(xv.mul(w[at(lw, [ic, o, i, j])].to_acc()));
+                            }
+                        }
+                    }
+                    if let Some(slot) = outputs.next() {
+                        *slot = T::from_acc(acc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Kernels::pool2d` into `out` (dense `(N, C, OH, OW)`, every element written). Max: the largest tap (padding
+/// never wins; the first NaN of a window wins; of equal values the first stays, so -0 before +0 gives -0). Avg:
+/// the sum over the `kernel * kernel` window, padding counted as zeros.
+pub(super) fn pool2d<T: FloatDType>(
+    pool: Pool,
+    (x, lx): (&[T], &Layout),
+    kernel: usize,
+    p: Conv2dParams,
+    out: &mut [T],
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let Some([oh, ow]) = p.output_hw([h, wd], [kernel, kernel]) else {
+        return;
+    };
+    let window = T::Acc::from_usize(kernel * kernel);
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for ch in 0..c {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let taps = (0..kernel).flat_map(|i| {
+                        let iy = tap(oy, i, &p, 0, h);
+                        (0..kernel).filter_map(move |j| Some((iy?, tap(ox, j, &p, 1, wd)?)))
+                    });
+                    let value = |(iy, ix): (usize, usize)| x[at(lx, [b, ch, iy, ix])].to_acc();
+                    let result = match pool {
+                        Pool::Max => {
+                            let (mut best, mut nan) = (T::Acc::LOWEST, None);
+                            for v in taps.map(value) {
+                                if v.is_nan() {
+                                    nan = nan.or(Some(v));
+                                } else if v > best {
+                                    best = v;
+                                }
+                            }
+                            nan.unwrap_or(best)
+                        }
+                        Pool::Avg => taps
+                            .map(value)
+                            .fold(T::Acc::ZERO, Accumulator::add)
+                            .div(window),
+                    };
+                    if let Some(slot) = outputs.next() {
+                        *slot = T::from_acc(result);
+                    }
+                }
+            }
+        }
+    }
+}

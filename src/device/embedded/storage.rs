@@ -1,0 +1,115 @@
+//! [`ArrayStorage`]: an embedded tensor's elements, in the nested array of its static shape, held by value.
+
+use crate::device::host::elementwise::as_slots;
+use crate::dtype::WithDType;
+use crate::shape::{static_numel, Shape};
+use core::fmt;
+use core::mem::MaybeUninit;
+
+/// The buffer of an [`Embedded`](super::Embedded) tensor: its elements in row-major order, as the nested array
+/// of its shape (`[[f32; 4]; 4]` for a `Rank2<4, 4>` f32 tensor), held by value. Its size is
+/// `size_of::<S::Array<T>>()`, a compile-time fact; copying the tensor copies it.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::device::ArrayStorage;
+/// let t = Tensor::<f32, _, Embedded>::from_array([[1., 2.], [3., 4.]]);
+/// let s: &ArrayStorage<f32, Rank2<2, 2>> = t.storage();
+/// assert_eq!(s.as_slice(), &[1., 2., 3., 4.]);
+/// assert_eq!(core::mem::size_of_val(&t), 16); // the four elements, nothing else
+/// ```
+#[repr(transparent)]
+pub struct ArrayStorage<T: WithDType, S: Shape> {
+    array: S::Array<T>,
+}
+
+impl<T: WithDType, S: Shape> Clone for ArrayStorage<T, S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: WithDType, S: Shape> Copy for ArrayStorage<T, S> {}
+
+impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
+    /// Number of elements.
+    pub const LEN: usize = core::mem::size_of::<S::Array<T>>() / core::mem::size_of::<T>();
+
+    /// The storage holding `array`.
+    pub const fn new(array: S::Array<T>) -> Self {
+        ArrayStorage { array }
+    }
+
+    /// The nested array.
+    pub const fn array(&self) -> &S::Array<T> {
+        &self.array
+    }
+
+    /// The elements in row-major order.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[T] {
+        if Self::LEN == 0 {
+            return &[]; // bytemuck refuses zero-sized source types
+        }
+        bytemuck::cast_slice(core::slice::from_ref(&self.array))
+    }
+
+    /// The elements in row-major order, mutably.
+    #[inline(always)]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        if Self::LEN == 0 {
+            return &mut [];
+        }
+        bytemuck::cast_slice_mut(core::slice::from_mut(&mut self.array))
+    }
+
+    /// All zeros. A shape with a runtime dim has no array type that could hold it: using one on the embedded
+    /// device fails the build here.
+    #[inline(always)]
+    pub(super) fn zeroed() -> Self {
+        const {
+            assert!(
+                static_numel(S::STATIC_DIMS).is_some(),
+                "the Embedded device holds tensors of static shapes only: every dim must be a Const"
+            )
+        };
+        ArrayStorage {
+            array: bytemuck::Zeroable::zeroed(),
+        }
+    }
+
+    /// A fresh storage whose elements `fill` writes (every one of them).
+    #[inline(always)]
+    pub(super) fn collect(fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
+        // Zeroing first keeps this safe; for the small arrays of this device the compiler folds the zeros into
+        // the writes that follow, and a kernel's loop costs far more than a memset anyway.
+        let mut out = Self::zeroed();
+        fill(as_slots(out.as_mut_slice()));
+        out
+    }
+
+    /// A fresh storage written by `fill`, which may fail (its partial writes are dropped with it).
+    #[inline(always)]
+    pub(super) fn try_collect<E>(
+        fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), E>,
+    ) -> Result<Self, E> {
+        let mut out = Self::zeroed();
+        fill(as_slots(out.as_mut_slice()))?;
+        Ok(out)
+    }
+}
+
+impl<T: WithDType, S: Shape> core::ops::Deref for ArrayStorage<T, S> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: WithDType, S: Shape> fmt::Debug for ArrayStorage<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}

@@ -1,0 +1,336 @@
+//! Elementwise loops over host memory.
+//!
+//! Dense slices run in loops compiled once per instruction set (AVX-512, AVX2, baseline; the widest the CPU has
+//! is picked at run time with `std`, as the `gemm` crate does) and, from [`PARALLEL_MIN`] elements on, on
+//! rayon's threads in chunks (`std` only). Strided views walk row by row with [`for_each_row`]. Every loop writes
+//! either into output slots (the `map`/`zip` forms behind the allocating kernels and `_into`) or over its own
+//! input (the `update` forms behind `+=`); none allocates.
+
+use crate::dtype::WithDType;
+use crate::layout::{for_each_row, Layout};
+use core::mem::MaybeUninit;
+
+/// From this many elements on, dense loops are split across threads: below it the split costs more (a few
+/// microseconds) than it saves.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(crate) const PARALLEL_MIN: usize = 1 << 18;
+
+/// A dense loop, monomorphised into one clone per instruction set by [`simd`]; `run` must be
+/// `#[inline(always)]` so its body compiles inside each clone.
+pub(crate) trait DenseLoop {
+    fn run(self);
+}
+
+struct Map<'a, T, U, F> {
+    src: &'a [T],
+    out: &'a mut [MaybeUninit<U>],
+    f: &'a F,
+}
+impl<T: Copy, U, F: Fn(T) -> U> DenseLoop for Map<'_, T, U, F> {
+    #[inline(always)]
+    fn run(self) {
+        for (o, &x) in self.out.iter_mut().zip(self.src) {
+            o.write((self.f)(x));
+        }
+    }
+}
+
+struct Zip<'a, T, U, F> {
+    a: &'a [T],
+    b: &'a [T],
+    out: &'a mut [MaybeUninit<U>],
+    f: &'a F,
+}
+impl<T: Copy, U, F: Fn(T, T) -> U> DenseLoop for Zip<'_, T, U, F> {
+    #[inline(always)]
+    fn run(self) {
+        for ((o, &x), &y) in self.out.iter_mut().zip(self.a).zip(self.b) {
+            o.write((self.f)(x, y));
+        }
+    }
+}
+
+struct Update<'a, T, F> {
+    dst: &'a mut [T],
+    f: &'a F,
+}
+impl<T: Copy, F: Fn(T) -> T> DenseLoop for Update<'_, T, F> {
+    #[inline(always)]
+    fn run(self) {
+        for x in self.dst.iter_mut() {
+            *x = (self.f)(*x);
+        }
+    }
+}
+
+struct UpdateZip<'a, T, F> {
+    dst: &'a mut [T],
+    b: &'a [T],
+    f: &'a F,
+}
+impl<T: Copy, F: Fn(T, T) -> T> DenseLoop for UpdateZip<'_, T, F> {
+    #[inline(always)]
+    fn run(self) {
+        for (x, &y) in self.dst.iter_mut().zip(self.b) {
+            *x = (self.f)(*x, y);
+        }
+    }
+}
+
+/// Runs `k` in the clone for the widest vector unit the CPU has. Without FMA contraction (Rust never fuses
+/// `a * b + c` implicitly) every clone gives bit-identical results.
+#[inline(always)]
+pub(crate) fn simd<K: DenseLoop>(k: K) {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // Safety: the feature was detected on this CPU.
+            return unsafe { run_avx512(k) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // Safety: the feature was detected on this CPU.
+            return unsafe { run_avx2(k) };
+        }
+    }
+    k.run()
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_avx512<K: DenseLoop>(k: K) {
+    k.run()
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<K: DenseLoop>(k: K) {
+    k.run()
+}
+
+/// Elements per parallel chunk: a few chunks per thread so a slow core does not hold the others up.
+#[cfg(feature = "std")]
+fn chunk_len(n: usize) -> usize {
+    (n / (4 * rayon::current_num_threads())).max(PARALLEL_MIN / 4)
+}
+
+/// Splits the dense loop `k_at(out_chunk, start)` over chunks of `out`, on threads when `out` is large.
+#[inline(always)]
+fn dense<O: Send>(out: &mut [O], k_at: impl Fn(&mut [O], usize) + Sync) {
+    #[cfg(feature = "std")]
+    if out.len() >= PARALLEL_MIN {
+        use rayon::prelude::*;
+        let chunk = chunk_len(out.len());
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(i, o)| k_at(o, i * chunk));
+        return;
+    }
+    k_at(out, 0)
+}
+
+/// `f` over a dense slice into `out` (same length).
+#[inline(always)]
+fn map_dense_into<T: WithDType, U: Send>(
+    src: &[T],
+    out: &mut [MaybeUninit<U>],
+    f: &(impl Fn(T) -> U + Sync),
+) {
+    dense(out, |o, start| {
+        simd(Map {
+            src: &src[start..start + o.len()],
+            out: o,
+            f,
+        })
+    });
+}
+
+/// Writes `f` of every element of a view into `out` (`layout.numel()` long), in row-major order.
+#[inline(always)]
+pub(crate) fn map_view_into<T: WithDType, U: Send>(
+    out: &mut [MaybeUninit<U>],
+    src: &[T],
+    layout: &Layout,
+    f: impl Fn(T) -> U + Sync,
+) {
+    if let Some(range) = layout.contiguous_range() {
+        return map_dense_into(&src[range], out, &f);
+    }
+    let mut at = 0;
+    for_each_row(layout.dims(), [layout], |[o], len, [s]| {
+        let row = &mut out[at..at + len];
+        if s == 1 {
+            simd(Map {
+                src: &src[o..o + len],
+                out: row,
+                f: &f,
+            });
+        } else {
+            for (i, x) in row.iter_mut().enumerate() {
+                x.write(f(src[o + i * s]));
+            }
+        }
+        at += len;
+    });
+}
+
+/// Writes `f` over pairs of two views with the same dims (already broadcast) into `out`.
+#[inline(always)]
+pub(crate) fn zip_views_into<T: WithDType, U: Send>(
+    out: &mut [MaybeUninit<U>],
+    (a, la): (&[T], &Layout),
+    (b, lb): (&[T], &Layout),
+    f: impl Fn(T, T) -> U + Sync,
+) {
+    if let (Some(ra), Some(rb)) = (la.contiguous_range(), lb.contiguous_range()) {
+        let (a, b) = (&a[ra], &b[rb]);
+        return dense(out, |o, start| {
+            let range = start..start + o.len();
+            simd(Zip {
+                a: &a[range.clone()],
+                b: &b[range],
+                out: o,
+                f: &f,
+            })
+        });
+    }
+    let mut at = 0;
+    for_each_row(la.dims(), [la, lb], |[oa, ob], len, [sa, sb]| {
+        let row = &mut out[at..at + len];
+        match (sa, sb) {
+            (1, 1) => simd(Zip {
+                a: &a[oa..oa + len],
+                b: &b[ob..ob + len],
+                out: row,
+                f: &f,
+            }),
+            (1, 0) => {
+                let y = b[ob];
+                simd(Map {
+                    src: &a[oa..oa + len],
+                    out: row,
+                    f: &|x| f(x, y),
+                })
+            }
+            (0, 1) => {
+                let x = a[oa];
+                simd(Map {
+                    src: &b[ob..ob + len],
+                    out: row,
+                    f: &|y| f(x, y),
+                })
+            }
+            _ => {
+                for (i, o) in row.iter_mut().enumerate() {
+                    o.write(f(a[oa + i * sa], b[ob + i * sb]));
+                }
+            }
+        }
+        at += len;
+    });
+}
+
+/// Views initialised elements as slots to overwrite: every caller writes only valid values into them.
+pub(crate) fn as_slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // Safety: `MaybeUninit<T>` has `T`'s layout, and the slots only ever receive initialised values, so the
+    // slice stays initialised for its owner.
+    unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// `dst[i] = f(dst[i])` over a dense slice.
+#[inline(always)]
+pub(crate) fn update_dense<T: WithDType>(dst: &mut [T], f: impl Fn(T) -> T + Sync) {
+    dense(dst, |d, _| simd(Update { dst: d, f: &f }));
+}
+
+/// `dst[p] = f(dst[p], b[p])` where `dst` is dense with `b`'s (already broadcast) dims.
+#[inline(always)]
+pub(crate) fn update_zip<T: WithDType>(
+    dst: &mut [T],
+    (b, lb): (&[T], &Layout),
+    f: impl Fn(T, T) -> T + Sync,
+) {
+    if let Some(rb) = lb.contiguous_range() {
+        let b = &b[rb];
+        return dense(dst, |d, start| {
+            simd(UpdateZip {
+                b: &b[start..start + d.len()],
+                dst: d,
+                f: &f,
+            })
+        });
+    }
+    let ld = Layout::contiguous(*lb.dims());
+    for_each_row(lb.dims(), [&ld, lb], |[od, ob], len, [sd, sb]| {
+        match (sd, sb) {
+            (1, 1) => simd(UpdateZip {
+                dst: &mut dst[od..od + len],
+                b: &b[ob..ob + len],
+                f: &f,
+            }),
+            (1, 0) => {
+                let y = b[ob];
+                simd(Update {
+                    dst: &mut dst[od..od + len],
+                    f: &|x| f(x, y),
+                })
+            }
+            _ => {
+                for i in 0..len {
+                    let k = od + i * sd;
+                    dst[k] = f(dst[k], b[ob + i * sb]);
+                }
+            }
+        }
+    });
+}
+
+/// The parts laid end to end along `axis` into `out` (dense, with the parts' dims except the summed `axis`,
+/// every element overwritten).
+pub(crate) fn concat_into<T: WithDType>(
+    out: &mut [T],
+    parts: &[(&[T], &Layout)],
+    axis: usize,
+) -> crate::error::Result<()> {
+    let Some((_, first)) = parts.first() else {
+        return Ok(());
+    };
+    let mut dims = *first.dims();
+    dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
+    let whole = Layout::contiguous(dims);
+    let mut start = 0;
+    for (src, l) in parts {
+        let len = l.dims()[axis];
+        let slab = whole.narrow("cat", axis, start, len)?;
+        for_each_row(l.dims(), [l, &slab], |[so, oo], n, [ss, os]| {
+            for i in 0..n {
+                out[oo + i * os] = src[so + i * ss];
+            }
+        });
+        start += len;
+    }
+    Ok(())
+}
+
+/// `on_true` where the mask is non-zero, `on_false` elsewhere, into `out` (the mask's numel, all written).
+pub(crate) fn where_into<T: WithDType>(
+    out: &mut [MaybeUninit<T>],
+    (m, lm): (&[u8], &Layout),
+    (t, lt): (&[T], &Layout),
+    (f, lf): (&[T], &Layout),
+) {
+    let mut at = 0;
+    for_each_row(
+        lm.dims(),
+        [lm, lt, lf],
+        |[om, ot, of], len, [sm, st, sf]| {
+            for (i, o) in out[at..at + len].iter_mut().enumerate() {
+                o.write(if m[om + i * sm] != 0 {
+                    t[ot + i * st]
+                } else {
+                    f[of + i * sf]
+                });
+            }
+            at += len;
+        },
+    );
+}

@@ -1,0 +1,167 @@
+//! Matrix products on host memory that need no heap: the direct loop (every product of the embedded device, and
+//! the CPU's tiny ones, where gemm's dispatch costs more than the arithmetic) and [`matmul_static`], whose sizes
+//! are constants of the operands' static shapes, so the compiler unrolls it into straight-line vector code.
+
+use super::elementwise::{simd, DenseLoop};
+use crate::dtype::{Accumulator, FloatDType};
+use crate::layout::Layout;
+use crate::shape::{Shape, MAX_RANK};
+use core::marker::PhantomData;
+
+/// Output columns whose sums one pass of the direct loop keeps in registers.
+const DIRECT_COLS: usize = 16;
+
+/// `[B, M, K] x [B, K, N] -> [B, M, N]` into `out` (dense, `B * M * N` elements, overwritten), accumulating in
+/// the type's accumulator (f32 or f64): for each output row, up to [`DIRECT_COLS`] sums at a time while the rows
+/// of `b` stream past. Each sum starts from its first product rather than from zero (so a sum of negative zeros
+/// stays -0, as its exact value is) and adds the others in `K` order; [`matmul_static`] sums in the same order.
+pub(crate) fn direct<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T]) {
+    let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
+    let (sa, sb) = (la.strides(), lb.strides());
+    if k == 0 {
+        out[..batch * m * n].fill(T::ZERO);
+        return;
+    }
+    for p in 0..batch {
+        let (ao, bo) = (la.offset() + p * sa[0], lb.offset() + p * sb[0]);
+        for i in 0..m {
+            let a_row = ao + i * sa[1];
+            let out_row = &mut out[(p * m + i) * n..(p * m + i + 1) * n];
+            for (c, cols) in out_row.chunks_mut(DIRECT_COLS).enumerate() {
+                let b_col = bo + c * DIRECT_COLS * sb[2];
+                let mut acc = [T::Acc::ZERO; DIRECT_COLS];
+                let x = a[a_row].to_acc();
+                for (j, acc) in acc[..cols.len()].iter_mut().enumerate() {
+                    *acc = x.mul(b[b_col + j * sb[2]].to_acc());
+                }
+                for q in 1..k {
+                    let x = a[a_row + q * sa[2]].to_acc();
+                    let b_row = b_col + q * sb[1];
+                    for (j, acc) in acc[..cols.len()].iter_mut().enumerate() {
+                        *acc = acc.add(x.mul(b[b_row + j * sb[2]].to_acc()));
+                    }
+                }
+                for (o, &acc) in cols.iter_mut().zip(&acc) {
+                    *o = T::from_acc(acc);
+                }
+            }
+        }
+    }
+}
+
+/// The largest `M`, `K` or `N` of the unrolled static path: a 16-wide row of f32 is one AVX-512 register, and
+/// at 16x16x16 the unrolled code already beats gemm's setup (benches/matmul.rs).
+pub(crate) const STATIC_MAX: usize = 16;
+
+/// `[M, K, N]` of `lhs x rhs` when both shapes are static and batch-free (`(M, K)` or `(K,)` times `(K, N)` or
+/// `(K,)`) with every size at most [`STATIC_MAX`]; `None` sends the product to the general kernel.
+pub(crate) const fn static_dims(
+    lhs: [Option<usize>; MAX_RANK],
+    lhs_rank: usize,
+    rhs: [Option<usize>; MAX_RANK],
+    rhs_rank: usize,
+) -> Option<[usize; 3]> {
+    let (m, k) = match lhs_rank {
+        1 => (Some(1), lhs[0]),
+        2 => (lhs[0], lhs[1]),
+        _ => return None,
+    };
+    let n = match rhs_rank {
+        1 => Some(1),
+        2 => rhs[1],
+        _ => return None,
+    };
+    match (m, k, n) {
+        (Some(m), Some(k), Some(n))
+            if 0 < m && m <= STATIC_MAX && 0 < k && k <= STATIC_MAX && 0 < n && n <= STATIC_MAX =>
+        {
+            Some([m, k, n])
+        }
+        _ => None,
+    }
+}
+
+/// The product of dense row-major operands of the static shapes `S` x `S2` (see [`static_dims`]) into `out`
+/// (`M * N` elements). Each output row is kept in registers while the `K` rows of `rhs` stream past, summing in
+/// `K` order in the accumulator type exactly as [`direct`] does; the loop bounds are constants of
+/// each shape pair's monomorphisation, and [`simd`] runs rows wider than 4 in the CPU's widest vector clone.
+#[inline(always)]
+pub(crate) fn matmul_static<T: FloatDType, S: Shape, S2: Shape>(a: &[T], b: &[T], out: &mut [T]) {
+    let k = StaticMatmul::<T, S, S2> {
+        a,
+        b,
+        out,
+        _shapes: PhantomData,
+    };
+    match const { static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK) } {
+        // Rows of at most 4 lanes fit the baseline SSE registers: wider units gain nothing, so skip the
+        // dispatch and compile the loop into the caller.
+        Some([_, _, n]) if n <= 4 => k.run(),
+        _ => simd(k),
+    }
+}
+
+struct StaticMatmul<'a, T, S, S2> {
+    a: &'a [T],
+    b: &'a [T],
+    out: &'a mut [T],
+    _shapes: PhantomData<(S, S2)>,
+}
+
+impl<T: FloatDType, S: Shape, S2: Shape> DenseLoop for StaticMatmul<'_, T, S, S2> {
+    #[inline(always)]
+    fn run(self) {
+        let dims = const { static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK) };
+        let Some([m, k, n]) = dims else {
+            return;
+        };
+        let (a, b, out) = (&self.a[..m * k], &self.b[..k * n], &mut self.out[..m * n]);
+        // Four rows at a time: four independent chains of adds keep the vector unit busy where one row's
+        // chain would wait on each add's latency.
+        let split = m / STATIC_ROWS * STATIC_ROWS;
+        let (a4, a1) = a.split_at(split * k);
+        let (out4, out1) = out.split_at_mut(split * n);
+        for (a, out) in a4
+            .chunks_exact(STATIC_ROWS * k)
+            .zip(out4.chunks_exact_mut(STATIC_ROWS * n))
+        {
+            row_block::<T, STATIC_ROWS>(a, b, out, k, n);
+        }
+        for (a, out) in a1.chunks_exact(k).zip(out1.chunks_exact_mut(n)) {
+            row_block::<T, 1>(a, b, out, k, n);
+        }
+    }
+}
+
+/// Output rows computed together by [`matmul_static`].
+const STATIC_ROWS: usize = 4;
+
+/// `R` rows of `a` (`R * k` elements) times `b` (`k * n`) into `R` rows of `out`, each output row held in
+/// accumulators while the rows of `b` stream past (sums in `k` order, from the first product; `k > 0`).
+#[inline(always)]
+fn row_block<T: FloatDType, const R: usize>(a: &[T], b: &[T], out: &mut [T], k: usize, n: usize) {
+    let mut acc = [[T::Acc::ZERO; STATIC_MAX]; R];
+    let mut b_rows = b.chunks_exact(n);
+    let Some(b_first) = b_rows.next() else {
+        return;
+    };
+    for (r, acc) in acc.iter_mut().enumerate() {
+        let x = a[r * k].to_acc();
+        for (acc, &y) in acc.iter_mut().zip(b_first) {
+            *acc = x.mul(y.to_acc());
+        }
+    }
+    for (q, b_row) in b_rows.enumerate().map(|(q, row)| (q + 1, row)) {
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let x = a[r * k + q].to_acc();
+            for (acc, &y) in acc.iter_mut().zip(b_row) {
+                *acc = acc.add(x.mul(y.to_acc()));
+            }
+        }
+    }
+    for (out_row, acc) in out.chunks_exact_mut(n).zip(&acc) {
+        for (o, &acc) in out_row.iter_mut().zip(acc) {
+            *o = T::from_acc(acc);
+        }
+    }
+}
