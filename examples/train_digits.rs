@@ -192,10 +192,7 @@ where
 /// Trains the model `config.arch` names on device `D`.
 pub fn train<D: Device>(config: &Config) -> Report {
     match config.arch {
-        Arch::Mlp => {
-            let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
-            train_model(&model, config)
-        }
+        Arch::Mlp => train_mlp::<D>(config).1,
         Arch::Cnn => {
             let model: Cnn<D> = (
                 (ToImage, Conv2d::new(config.seed), ReLU, MaxPool2d),
@@ -206,6 +203,13 @@ pub fn train<D: Device>(config: &Config) -> Report {
             train_model(&model, config)
         }
     }
+}
+
+/// Trains the MLP on device `D` (whatever `config.arch` says) and hands it back with the report.
+pub fn train_mlp<D: Device>(config: &Config) -> (Mlp<D>, Report) {
+    let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
+    let report = train_model(&model, config);
+    (model, report)
 }
 
 fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Report {

@@ -4,9 +4,12 @@
 
 use typed_tensor::prelude::*;
 
-#[allow(dead_code)] // the example's `main` is not called here
-#[path = "../examples/train_digits.rs"]
-mod train_digits;
+// `examples/embedded_inference.rs` includes `examples/train_digits.rs` as its module `train_digits`: one copy
+// of both examples here.
+#[allow(dead_code)] // the examples' `main`s are not called here
+#[path = "../examples/embedded_inference.rs"]
+mod embedded_inference;
+use embedded_inference::train_digits;
 
 /// The short runs' settings: the MLP for 20 epochs, the CNN for 12.
 fn config(arch: train_digits::Arch) -> train_digits::Config {
@@ -52,7 +55,25 @@ fn assert_learned(arch: train_digits::Arch, report: &train_digits::Report) {
 #[test]
 fn mlp_reaches_95_percent_on_held_out_digits() {
     let arch = train_digits::Arch::Mlp;
-    assert_learned(arch, &train_digits::train::<Cpu>(&config(arch)));
+    let (model, report) = train_digits::train_mlp::<Cpu>(&config(arch));
+    assert_learned(arch, &report);
+
+    // `examples/embedded_inference.rs`: the trained weights on the embedded device classify the held-out images
+    // as the CPU does (the devices sum the products in different orders, so a near-tie could flip; none does).
+    use embedded_inference::{predict_split, Weights};
+    let (_, test) = train_digits::load_digits(7);
+    let on_cpu = Weights::from_model(&model);
+    let cpu = predict_split(&on_cpu, &test);
+    let embedded = predict_split(&on_cpu.to_device::<Embedded>(), &test);
+    assert_eq!(cpu.len(), 360);
+    let agree = cpu.iter().zip(&embedded).filter(|(a, b)| a == b).count();
+    let right = embedded
+        .iter()
+        .zip(&test.labels)
+        .filter(|(p, l)| p == l)
+        .count();
+    assert!(agree >= 357, "the devices agree on {agree} of 360 images");
+    assert!(right >= 342, "embedded: {right} of 360 right");
 }
 
 #[test]

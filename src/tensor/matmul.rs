@@ -52,10 +52,37 @@ fn as_batched(l: &Layout, side: Side) -> Option<Layout> {
     ))
 }
 
+/// An operand as the kernel reads it: the tensor itself, or a contiguous copy where its batch axes could not be
+/// merged. Borrowing matters on a device where a clone copies the elements (the embedded one).
+enum Operand<'a, T: FloatDType, S: Shape, D: Device> {
+    Itself(&'a Tensor<T, S, D>),
+    Copy(Tensor<T, S, D>),
+}
+
+impl<'a, T: FloatDType, S: Shape, D: Device> Operand<'a, T, S, D> {
+    fn new(t: &'a Tensor<T, S, D>, copy: bool) -> Self {
+        if copy {
+            Operand::Copy(t.contiguous())
+        } else {
+            Operand::Itself(t)
+        }
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> core::ops::Deref for Operand<'_, T, S, D> {
+    type Target = Tensor<T, S, D>;
+    fn deref(&self) -> &Tensor<T, S, D> {
+        match self {
+            Operand::Itself(t) => t,
+            Operand::Copy(t) => t,
+        }
+    }
+}
+
 /// Operands ready for the matmul kernel (see `prepare_matmul`).
-struct Prepared<T: FloatDType, S: Shape, S2: Shape, D: Device> {
-    lhs: Tensor<T, S, D>,
-    rhs: Tensor<T, S2, D>,
+struct Prepared<'a, T: FloatDType, S: Shape, S2: Shape, D: Device> {
+    lhs: Operand<'a, T, S, D>,
+    rhs: Operand<'a, T, S2, D>,
     lhs_layout: Layout,
     rhs_layout: Layout,
     /// Whether each operand is one matrix shared by every batch entry (the gradient sums over the batch).
@@ -161,7 +188,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
     /// cannot merge), with which one is a single matrix shared by the whole batch.
-    fn prepare_matmul<S2: Shape>(&self, rhs: &Tensor<T, S2, D>) -> Result<Prepared<T, S, S2, D>> {
+    fn prepare_matmul<'a, S2: Shape>(
+        &'a self,
+        rhs: &'a Tensor<T, S2, D>,
+    ) -> Result<Prepared<'a, T, S, S2, D>> {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
         let (da, db) = (self.dims(), rhs.dims());
         if da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2] {
@@ -169,8 +199,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
         let (a, b) = (
-            self.contiguous_if(as_batched(&self.layout(), Side::Lhs).is_none()),
-            rhs.contiguous_if(as_batched(&rhs.layout(), Side::Rhs).is_none()),
+            Operand::new(self, as_batched(&self.layout(), Side::Lhs).is_none()),
+            Operand::new(rhs, as_batched(&rhs.layout(), Side::Rhs).is_none()),
         );
         let mut la = as_batched(&a.layout(), Side::Lhs).ok_or_else(mismatch)?;
         let mut lb = as_batched(&b.layout(), Side::Rhs).ok_or_else(mismatch)?;
@@ -257,13 +287,5 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             finish(a, (g.buffer(), &lg), [batch, k, n], p.shared[1], rhs.shape)
         });
         (da, db)
-    }
-
-    fn contiguous_if(&self, copy: bool) -> Self {
-        if copy {
-            self.contiguous()
-        } else {
-            self.clone()
-        }
     }
 }

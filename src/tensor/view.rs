@@ -41,18 +41,24 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 "reshape: the target shape has a different number of elements"
             )
         };
-        let src = self.contiguous();
-        if src.numel() != S2::NUMEL {
+        if self.numel() != S2::NUMEL {
             panic!(
                 "reshape: shape {} has {} elements, target {} has {}",
-                src.dims(),
-                src.numel(),
+                self.dims(),
+                self.numel(),
                 S2::default().dims(),
                 S2::NUMEL
             );
         }
-        let layout = src.layout().reshaped_contiguous(S2::default().dims());
-        Tensor::from_view(S2::default(), layout, &src.storage)
+        let reshaped = |src: &Self| {
+            let layout = src.layout().reshaped_contiguous(S2::default().dims());
+            Tensor::from_view(S2::default(), layout, &src.storage)
+        };
+        if self.is_contiguous() {
+            reshaped(self)
+        } else {
+            reshaped(&self.contiguous())
+        }
     }
 
     /// Exchanges axes `I` and `J` (a view).

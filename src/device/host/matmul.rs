@@ -8,45 +8,112 @@ use crate::layout::Layout;
 use crate::shape::{Shape, MAX_RANK};
 use core::marker::PhantomData;
 
-/// Output columns whose sums one pass of the direct loop keeps in registers.
+/// The most output columns whose sums one pass of the direct loop keeps in registers (one AVX-512 register of
+/// f32).
 const DIRECT_COLS: usize = 16;
 
 /// `[B, M, K] x [B, K, N] -> [B, M, N]` into `out` (dense, `B * M * N` elements, overwritten), accumulating in
-/// the type's accumulator (f32 or f64): for each output row, up to [`DIRECT_COLS`] sums at a time while the rows
-/// of `b` stream past. Each sum starts from its first product rather than from zero (so a sum of negative zeros
-/// stays -0, as its exact value is) and adds the others in `K` order; [`matmul_static`] sums in the same order.
+/// the type's accumulator (f32 or f64): for each output row, [`DIRECT_COLS`] sums at a time while the rows of
+/// `b` stream past, in the CPU's widest vector clone. Each sum starts from its first product rather than from
+/// zero (so a sum of negative zeros stays -0, as its exact value is) and adds the others in `K` order;
+/// [`matmul_static`] sums in the same order.
 pub(crate) fn direct<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T]) {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
-    let (sa, sb) = (la.strides(), lb.strides());
     if k == 0 {
         out[..batch * m * n].fill(T::ZERO);
         return;
     }
-    for p in 0..batch {
-        let (ao, bo) = (la.offset() + p * sa[0], lb.offset() + p * sb[0]);
-        for i in 0..m {
-            let a_row = ao + i * sa[1];
-            let out_row = &mut out[(p * m + i) * n..(p * m + i + 1) * n];
-            for (c, cols) in out_row.chunks_mut(DIRECT_COLS).enumerate() {
-                let b_col = bo + c * DIRECT_COLS * sb[2];
-                let mut acc = [T::Acc::ZERO; DIRECT_COLS];
-                let x = a[a_row].to_acc();
-                for (j, acc) in acc[..cols.len()].iter_mut().enumerate() {
-                    *acc = x.mul(b[b_col + j * sb[2]].to_acc());
-                }
-                for q in 1..k {
-                    let x = a[a_row + q * sa[2]].to_acc();
-                    let b_row = b_col + q * sb[1];
-                    for (j, acc) in acc[..cols.len()].iter_mut().enumerate() {
-                        *acc = acc.add(x.mul(b[b_row + j * sb[2]].to_acc()));
-                    }
-                }
-                for (o, &acc) in cols.iter_mut().zip(&acc) {
-                    *o = T::from_acc(acc);
+    simd(Direct { a, la, b, lb, out })
+}
+
+struct Direct<'a, T> {
+    a: &'a [T],
+    la: &'a Layout,
+    b: &'a [T],
+    lb: &'a Layout,
+    out: &'a mut [T],
+}
+
+impl<T: FloatDType> DenseLoop for Direct<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let Direct { a, la, b, lb, out } = self;
+        let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
+        let (sa, sb) = (la.strides(), lb.strides());
+        for p in 0..batch {
+            let (ao, bo) = (la.offset() + p * sa[0], lb.offset() + p * sb[0]);
+            for i in 0..m {
+                let a_row = ao + i * sa[1];
+                let x = |q: usize| a[a_row + q * sa[2]].to_acc();
+                let out_row = &mut out[(p * m + i) * n..(p * m + i + 1) * n];
+                let mut col = 0;
+                while col < n {
+                    let first = bo + col * sb[2];
+                    let rest = &mut out_row[col..];
+                    // Dense columns go in blocks of 16, 8 or 4 (loops of constant length, vectorised); strided
+                    // ones, and the last one to three, one sum per column.
+                    col += match (sb[2], rest.len()) {
+                        (1, 16..) => dense_block::<T, 16>(&x, b, first, sb[1], k, rest),
+                        (1, 8..) => dense_block::<T, 8>(&x, b, first, sb[1], k, rest),
+                        (1, 4..) => dense_block::<T, 4>(&x, b, first, sb[1], k, rest),
+                        _ => {
+                            let width = rest.len().min(DIRECT_COLS);
+                            let cols = &mut rest[..width];
+                            let y = |q: usize, j: usize| b[first + q * sb[1] + j * sb[2]].to_acc();
+                            let mut acc = [T::Acc::ZERO; DIRECT_COLS];
+                            let acc = &mut acc[..cols.len()];
+                            let x0 = x(0);
+                            for (j, acc) in acc.iter_mut().enumerate() {
+                                *acc = x0.mul(y(0, j));
+                            }
+                            for q in 1..k {
+                                let xq = x(q);
+                                for (j, acc) in acc.iter_mut().enumerate() {
+                                    *acc = acc.add(xq.mul(y(q, j)));
+                                }
+                            }
+                            for (o, &acc) in cols.iter_mut().zip(acc.iter()) {
+                                *o = T::from_acc(acc);
+                            }
+                            cols.len()
+                        }
+                    };
                 }
             }
         }
     }
+}
+
+/// `W` dense columns of one output row (the first `W` of `out`), from `b`'s rows starting at `first`, `row_step`
+/// apart, and the row's `a` elements `x(q)`; returns `W`.
+#[inline(always)]
+fn dense_block<T: FloatDType, const W: usize>(
+    x: &impl Fn(usize) -> T::Acc,
+    b: &[T],
+    first: usize,
+    row_step: usize,
+    k: usize,
+    out: &mut [T],
+) -> usize {
+    let row = |q: usize| -> &[T; W] {
+        let start = first + q * row_step;
+        b[start..start + W].try_into().expect("W columns")
+    };
+    let mut acc = [T::Acc::ZERO; W];
+    let x0 = x(0);
+    for (acc, &y) in acc.iter_mut().zip(row(0)) {
+        *acc = x0.mul(y.to_acc());
+    }
+    for q in 1..k {
+        let xq = x(q);
+        for (acc, &y) in acc.iter_mut().zip(row(q)) {
+            *acc = acc.add(xq.mul(y.to_acc()));
+        }
+    }
+    for (o, &acc) in out[..W].iter_mut().zip(&acc) {
+        *o = T::from_acc(acc);
+    }
+    W
 }
 
 /// The largest `M`, `K` or `N` of the unrolled static path: a 16-wide row of f32 is one AVX-512 register, and
