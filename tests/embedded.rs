@@ -188,6 +188,19 @@ mod against_cpu {
         )
     }
 
+    /// `op` along axis `A`, on any device.
+    fn along<T: FloatDType, S: HasAxis<A>, D: Device, A>(
+        t: &Tensor<T, S, D>,
+        op: AlongAxis,
+    ) -> Tensor<T, S, D> {
+        match op {
+            AlongAxis::Softmax => t.softmax::<A>(),
+            AlongAxis::LogSoftmax => t.log_softmax::<A>(),
+            AlongAxis::LayerNorm { eps } => t.layer_norm::<A>(eps),
+            AlongAxis::RmsNorm { eps } => t.rms_norm::<A>(eps),
+        }
+    }
+
     /// Softmax and the norms run the scratch-free lane math on the embedded device and the scratch-row math on
     /// the CPU (its inline path for a tiny tensor, its kernel otherwise): the same bits, on both axes, with lanes
     /// longer than the log-softmax's 256-element blocks.
@@ -202,34 +215,16 @@ mod against_cpu {
             AlongAxis::LayerNorm { eps: 1e-5 },
             AlongAxis::RmsNorm { eps: 1e-6 },
         ] {
-            let (c0, e0, c1, e1) = match op {
-                AlongAxis::Softmax => (
-                    c.softmax::<Axis<0>>(),
-                    e.softmax::<Axis<0>>(),
-                    c.softmax::<Axis<1>>(),
-                    e.softmax::<Axis<1>>(),
-                ),
-                AlongAxis::LogSoftmax => (
-                    c.log_softmax::<Axis<0>>(),
-                    e.log_softmax::<Axis<0>>(),
-                    c.log_softmax::<Axis<1>>(),
-                    e.log_softmax::<Axis<1>>(),
-                ),
-                AlongAxis::LayerNorm { eps } => (
-                    c.layer_norm::<Axis<0>>(eps),
-                    e.layer_norm::<Axis<0>>(eps),
-                    c.layer_norm::<Axis<1>>(eps),
-                    e.layer_norm::<Axis<1>>(eps),
-                ),
-                AlongAxis::RmsNorm { eps } => (
-                    c.rms_norm::<Axis<0>>(eps),
-                    e.rms_norm::<Axis<0>>(eps),
-                    c.rms_norm::<Axis<1>>(eps),
-                    e.rms_norm::<Axis<1>>(eps),
-                ),
-            };
             let what = format!("{op:?} {:?} {:?}", T::DTYPE, c.dims());
+            let (c0, e0) = (
+                along::<_, _, _, Axis<0>>(&c, op),
+                along::<_, _, _, Axis<0>>(&e, op),
+            );
             assert_eq!(bits(&c0.to_vec()), bits(&e0.to_vec()), "{what} axis 0");
+            let (c1, e1) = (
+                along::<_, _, _, Axis<1>>(&c, op),
+                along::<_, _, _, Axis<1>>(&e, op),
+            );
             assert_eq!(bits(&c1.to_vec()), bits(&e1.to_vec()), "{what} axis 1");
         }
     }
