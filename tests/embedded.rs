@@ -139,6 +139,21 @@ fn matmul_softmax_conv_and_pool() {
 }
 
 #[test]
+fn prints_without_a_heap() {
+    let a = Tensor::<f32, _, E>::from_array([[1., 2.5], [-3., 4.]]);
+    let want = "tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]], shape=[2, 2], dtype=f32, device=embedded)";
+    assert_eq!(format!("{a}"), want);
+    assert_eq!(format!("{a:?}"), "Tensor[[2, 2], f32, embedded]");
+    // arange, flip and the seeded generators need no heap either.
+    let r: Tensor<u8, Rank2<2, 3>, E> = Tensor::arange();
+    assert_eq!(r.flip::<Axis<1>>().to_array(), [[2, 1, 0], [5, 4, 3]]);
+    let u: Tensor<f64, Rank1<64>, E> = Tensor::rand(3);
+    assert!(u.to_array().iter().all(|&x| (0.0..1.0).contains(&x)));
+    let n: Tensor<f32, Rank1<64>, E> = Tensor::randn(3);
+    assert!(n.to_array().iter().any(|&x| x < 0.0) && n.to_array().iter().any(|&x| x > 0.0));
+}
+
+#[test]
 fn runtime_data_errors_are_errors() {
     let table = Tensor::<f32, _, E>::from_array([[1., 2.], [3., 4.]]);
     let ids = Tensor::<u32, _, E>::from_array([1, 2]);

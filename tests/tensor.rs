@@ -233,6 +233,11 @@ fn transfer_and_print<D: Device>() {
         format!("tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]], shape=[2, 2], dtype=f32, device={dev})")
     );
     assert_eq!(format!("{a:?}"), format!("Tensor[[2, 2], f32, {dev}]"));
+    // A transposed view prints its own order (read in place through its strides where it is a view).
+    assert_eq!(
+        a.t().to_string(),
+        format!("tensor([[ 1.0000, -3.0000],\n        [ 2.5000,  4.0000]], shape=[2, 2], dtype=f32, device={dev})")
+    );
     let i = Tensor::<i64, _, D>::from_array([[[0, 1], [2, 3]], [[4, 5], [6, 70]]]);
     assert_eq!(
         i.to_string(),

@@ -59,6 +59,30 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(Self::from_storage(shape, D::from_slice(data)?))
     }
 
+    /// A fresh tensor of `shape` whose elements `fill` writes, in row-major order: in place where the device's
+    /// memory is the host's, through a vector elsewhere (so no heap is needed on the embedded device).
+    pub(crate) fn filled_with(shape: S, fill: impl FnOnce(&mut [T])) -> Self {
+        let n = shape.numel();
+        if let Some(mut storage) = D::host_zeros::<T, S>(n) {
+            if let Some(elements) = D::host_slice_mut(&mut storage) {
+                fill(&mut elements[..n]);
+                return Self::from_storage(shape, storage);
+            }
+        }
+        #[cfg(feature = "alloc")]
+        {
+            let mut v = alloc::vec![T::ZERO; n];
+            fill(&mut v);
+            device_ok(Self::from_vec_with_shape(shape, v))
+        }
+        #[cfg(not(feature = "alloc"))]
+        device_ok(Err(Error::Unsupported {
+            op: "filled_with",
+            dtype: T::DTYPE,
+            device: D::NAME,
+        }))
+    }
+
     /// Like [`Self::from_slice_with_shape`], reusing the vector's allocation on the CPU.
     #[cfg(feature = "alloc")]
     pub fn from_vec_with_shape(shape: S, data: Vec<T>) -> Result<Self> {
@@ -107,10 +131,12 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// let t: Tensor<f32, Rank2<2, 2>, Cpu> = Tensor::arange();
     /// assert_eq!(t.to_array(), [[0., 1.], [2., 3.]]);
     /// ```
-    #[cfg(feature = "alloc")]
     pub fn arange() -> Self {
-        let data: Vec<T> = (0..S::NUMEL as i64).map(T::from_i64).collect();
-        device_ok(Self::from_vec_with_shape(S::default(), data))
+        Self::filled_with(S::default(), |out| {
+            for (i, x) in out.iter_mut().enumerate() {
+                *x = T::from_i64(i as i64);
+            }
+        })
     }
 
     /// A tensor from a nested array; the shape is inferred from the array type.
@@ -165,29 +191,24 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::rand`] for a shape with runtime dims.
-    #[cfg(feature = "alloc")]
     pub fn rand_with_shape(shape: S, seed: u64) -> Self {
         let mut rng = SeededRng::new(seed);
-        let data: Vec<T> = (0..shape.numel())
-            .map(|_| T::from_f64(rng.uniform()))
-            .collect();
-        device_ok(Self::from_vec_with_shape(shape, data))
+        Self::filled_with(shape, |out| out.fill_with(|| T::from_f64(rng.uniform())))
     }
 }
 
 impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// Uniform samples in `[0, 1)` from a seeded ChaCha8 stream (reproducible across platforms).
-    #[cfg(feature = "alloc")]
     pub fn rand(seed: u64) -> Self {
         Self::rand_with_shape(S::default(), seed)
     }
 
     /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).
-    #[cfg(feature = "alloc")]
     pub fn randn(seed: u64) -> Self {
         let mut rng = SeededRng::new(seed);
-        let data: Vec<T> = (0..S::NUMEL).map(|_| T::from_f64(rng.normal())).collect();
-        device_ok(Self::from_vec(data))
+        Self::filled_with(S::default(), |out| {
+            out.fill_with(|| T::from_f64(rng.normal()))
+        })
     }
 }
 
@@ -224,13 +245,11 @@ impl<T: WithDType, S: ConstShape> Tensor<T, S, Embedded> {
 }
 
 /// Seeded random numbers for `rand`/`randn` (and the test suite).
-#[cfg(feature = "alloc")]
 pub(crate) struct SeededRng {
     rng: rand_chacha::ChaCha8Rng,
     spare: Option<f64>,
 }
 
-#[cfg(feature = "alloc")]
 impl SeededRng {
     pub(crate) fn new(seed: u64) -> Self {
         use rand_core::SeedableRng;

@@ -128,23 +128,26 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// Reverses the order along `Ax`.
-    #[cfg(feature = "alloc")]
     pub fn flip<Ax>(&self) -> Self
     where
         S: HasAxis<Ax>,
     {
-        let n = self.dims()[S::INDEX];
-        // The positions, typed with the axis's own dim (static where the axis is).
-        let positions: alloc::vec::Vec<u32> = (0..n).rev().map(|i| i as u32).collect();
-        let idx = device_ok(D::from_vec::<u32, (<S as HasAxis<Ax>>::Dim,)>(positions));
         let axis = S::INDEX;
+        let n = self.dims()[axis];
+        // The positions to read, typed with the axis's own dim (static where the axis is).
+        let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(n).expect("the axis's own size");
+        let idx = Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with((dim,), |out| {
+            for (i, p) in out.iter_mut().enumerate() {
+                *p = (n - 1 - i) as u32;
+            }
+        });
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
         let storage = device_ok(D::gather(
             "flip",
             (self.buffer(), &self.layout()),
-            (D::buffer(&idx), &idx_layout),
+            (idx.buffer(), &idx_layout),
             axis,
         ));
         Self::from_storage(self.shape, storage)

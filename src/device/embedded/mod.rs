@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 /// convolution instead of the CPU's im2col + GEMM), and tiny tensors take the same inline paths as on the CPU.
 /// Nothing allocates, and an op fails only for runtime data (an index out of range). Tensors live where their
 /// owner puts them (the stack, a `static`), so size them for the target. Autograd, `nn` and the optimizers are
-/// for `Cpu` and `Cuda`; `flip`, `to_vec` and printing need the `alloc` feature.
+/// for `Cpu` and `Cuda`; only the `Vec` forms (`to_vec`, `from_vec`) need the `alloc` feature.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
