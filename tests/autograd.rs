@@ -155,6 +155,24 @@ fn matmuls<D: Device>() {
     check("matmul with a constant", &a, || {
         weighted(a.trace().matmul(&c))
     });
+    // Operands stored column by column get their gradients computed transposed: a transposed lhs, and batched
+    // transposed views on both sides.
+    let at = param::<Rank2<5, 3>, D>(58, -1.0, 1.0);
+    check("matmul lhs (transposed view)", &at, || {
+        weighted(at.trace().t().matmul(&b.trace().t()))
+    });
+    let xt = param::<Rank3<2, 5, 3>, D>(59, -1.0, 1.0);
+    let yt = param::<Rank3<2, 4, 5>, D>(60, -1.0, 1.0);
+    let batched_t = || {
+        let l = xt.trace().transpose::<Axis<1>, Axis<2>>();
+        weighted(l.matmul(&yt.trace().transpose::<Axis<1>, Axis<2>>()))
+    };
+    check("batched transposed lhs", &xt, batched_t);
+    check("batched transposed rhs", &yt, batched_t);
+    // The gradient has the operand's memory order: a weight used as `w.t()` (a linear layer) gets a dense
+    // gradient, which an optimizer reads in place.
+    let g = a.trace().matmul(&b.trace().t()).sum_all().backward();
+    assert!(g.get(&b).is_contiguous() && g.get(&a).is_contiguous());
 }
 
 fn reductions<D: Device>() {
