@@ -4,8 +4,9 @@
 //!
 //! `cargo run --release --example embedded_inference`
 //!
-//! On a microcontroller the weights would be `static` items (`Tensor::from_array_const`) generated from the
-//! trained values; everything below the training step needs no heap and no crate features.
+//! On a microcontroller the weights are `static` items: the example also writes them as Rust source
+//! (`typed_tensor::io::write_static`) for a firmware crate to `include!`; everything below the training step
+//! needs no heap and no crate features.
 
 use std::time::Instant;
 use typed_tensor::prelude::*;
@@ -88,6 +89,23 @@ fn main() {
 
     let on_cpu = Weights::from_model(&model);
     let embedded: Weights<Embedded> = on_cpu.to_device();
+
+    // The same weights as Rust source: `pub static W1: Tensor<f32, Rank2<64, 64>, Embedded> = ...;` and so on.
+    let mut source =
+        String::from("// The digits MLP of typed-tensor's examples/embedded_inference.rs.\n");
+    let w = &embedded;
+    let written = typed_tensor::io::write_static(&mut source, "W1", &w.w1)
+        .and_then(|()| typed_tensor::io::write_static(&mut source, "B1", &w.b1))
+        .and_then(|()| typed_tensor::io::write_static(&mut source, "W2", &w.w2))
+        .and_then(|()| typed_tensor::io::write_static(&mut source, "B2", &w.b2));
+    written.expect("formatting into a String cannot fail");
+    let path = std::env::temp_dir().join("digits_mlp_weights.rs");
+    std::fs::write(&path, &source).expect("writing the weights' source");
+    println!(
+        "weights as Rust statics: {} ({} KB of source)",
+        path.display(),
+        source.len() / 1024
+    );
     println!(
         "parameters on the embedded device: {} bytes (a {BATCH}-image batch: {} bytes in, {} bytes hidden)",
         size_of::<Weights<Embedded>>(),

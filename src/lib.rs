@@ -44,7 +44,6 @@ pub mod autograd;
 pub mod device;
 pub mod dtype;
 pub mod error;
-#[cfg(feature = "safetensors")]
 pub mod io;
 pub mod layout;
 #[cfg(feature = "std")]

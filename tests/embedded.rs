@@ -171,6 +171,88 @@ fn runtime_data_errors_are_errors() {
     assert!(Tensor::<f32, Rank2<2, 2>, E>::from_slice(&[1., 2., 3.]).is_err());
 }
 
+/// `io::write_static`'s output for the tensors `statics()` builds, committed and compiled in (regenerate with
+/// `UPDATE_STATICS=1 cargo test --test embedded`).
+mod generated {
+    use typed_tensor::prelude::*;
+    include!("data/embedded_statics.rs");
+}
+
+/// Tensors of every dtype with the values a round trip through text can lose: NaN payloads, -0, subnormals,
+/// extremes.
+#[allow(clippy::type_complexity)]
+fn statics() -> (
+    Tensor<f32, Rank2<2, 4>, E>,
+    Tensor<f64, Rank0, E>,
+    Tensor<f16, Rank3<1, 2, 2>, E>,
+    Tensor<bf16, Rank1<3>, E>,
+    Tensor<u8, Rank1<2>, E>,
+    Tensor<u32, Rank1<2>, E>,
+    Tensor<i64, Rank2<2, 1>, E>,
+) {
+    (
+        Tensor::from_array([
+            [0.1, -0.0, f32::NAN, f32::from_bits(0x7f80_0001)],
+            [1e-40, f32::MAX, f32::NEG_INFINITY, 3.0],
+        ]),
+        Tensor::from_array(-2.5e300),
+        Tensor::from_array([[[f16::from_f32(0.1), f16::NAN], [f16::NEG_ZERO, f16::MAX]]]),
+        Tensor::from_array([bf16::from_f32(-1.5), bf16::INFINITY, bf16::MIN_POSITIVE]),
+        Tensor::from_array([0, 255]),
+        Tensor::from_array([7, u32::MAX]),
+        Tensor::from_array([[i64::MIN], [-3]]),
+    )
+}
+
+#[test]
+fn rust_statics_read_back_to_the_same_bits() {
+    use typed_tensor::io::write_static;
+    let (f, d, h, b, u, w, i) = statics();
+    let mut text = String::new();
+    write_static(&mut text, "F32", &f).unwrap();
+    write_static(&mut text, "F64", &d).unwrap();
+    write_static(&mut text, "F16", &h).unwrap();
+    write_static(&mut text, "BF16", &b).unwrap();
+    write_static(&mut text, "U8", &u).unwrap();
+    write_static(&mut text, "U32", &w).unwrap();
+    write_static(&mut text, "I64", &i).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/embedded_statics.rs"
+    );
+    if std::env::var_os("UPDATE_STATICS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    assert_eq!(text, include_str!("data/embedded_statics.rs"));
+    // The compiled statics hold exactly the tensors' bits.
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(generated::F32.as_array().as_flattened()),
+        bits(f.as_array().as_flattened())
+    );
+    assert_eq!(
+        generated::F64.to_scalar().to_bits(),
+        d.to_scalar().to_bits()
+    );
+    let half_bits = |x: &[f16]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        half_bits(generated::F16.as_array()[0].as_flattened()),
+        half_bits(h.as_array()[0].as_flattened())
+    );
+    assert_eq!(
+        generated::BF16.as_array().map(bf16::to_bits),
+        b.as_array().map(bf16::to_bits)
+    );
+    assert_eq!(
+        (
+            generated::U8.to_array(),
+            generated::U32.to_array(),
+            generated::I64.to_array()
+        ),
+        (u.to_array(), w.to_array(), i.to_array())
+    );
+}
+
 /// The embedded device's heap-free loops against the CPU's kernels, on the same random data.
 #[cfg(feature = "alloc")]
 mod against_cpu {

@@ -1,6 +1,9 @@
 //! Reading and writing model parameters.
 //!
-//! [`save`] and [`load`] store every parameter of a model (anything implementing
+//! [`write_static`] writes a tensor as Rust source, a `static` on the embedded device: weights compiled into a
+//! program (no heap, no features needed).
+//!
+//! With the `safetensors` feature, [`save`] and [`load`] store every parameter of a model (anything implementing
 //! [`Parameters`](crate::nn::Parameters)) in the [safetensors](https://huggingface.co/docs/safetensors) format,
 //! keyed by the dotted names the model gives them (`"0.weight"`). Loading checks each stored tensor's dtype and
 //! shape against the declared parameter and names the first one that differs.
@@ -20,6 +23,10 @@
 //! assert_eq!(err.to_string(), "load: `0.weight` is stored with shape [2, 3], the model declares [4, 3]");
 //! ```
 
+mod rust_source;
+#[cfg(feature = "safetensors")]
 mod safetensors;
 
+pub use self::rust_source::write_static;
+#[cfg(feature = "safetensors")]
 pub use self::safetensors::{from_bytes, load, save, to_bytes, LoadError};
