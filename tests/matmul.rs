@@ -246,11 +246,55 @@ fn cpu_static_path_is_the_direct_loop() {
     }
 }
 
+/// The 4x4 f32 product (the static path's most common case, compiled straight into the caller) gives the bits
+/// of the direct loop that a transposed view of the same values takes, specials included: NaN, infinities
+/// (inf - inf is NaN), -0 sums and values whose sum order decides the rounding. Host devices only: a GPU kernel
+/// may fuse the multiply-adds. (On the embedded device a transposed view is a dense copy, so there the explicit
+/// values below are what checks the loop.)
+fn mat4_f32_is_the_direct_loop<D: Device>() {
+    let noise = random::<f32, Rank2<4, 4>, Cpu>(21).to_array();
+    let special = [
+        [f32::NAN, 1.0, 2.0, 3.0],
+        [f32::INFINITY, f32::NEG_INFINITY, 0.0, 1.0],
+        [-0.0, -0.0, -0.0, -0.0],
+        [1.0, 1e-8, -1.0, 1e-8], // 1 + 1e-8 rounds to 1: only `q` order leaves 1e-8
+    ];
+    let b = random::<f32, Rank2<4, 4>, D>(22);
+    let ones = Tensor::<f32, Rank2<4, 4>, D>::ones();
+    let bits =
+        |t: Tensor<f32, Rank2<4, 4>, D>| t.to_vec().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for a in [noise, special] {
+        let at: [[f32; 4]; 4] = core::array::from_fn(|i| core::array::from_fn(|j| a[j][i]));
+        let (a, at) = (
+            Tensor::<f32, _, D>::from_array(a),
+            Tensor::<f32, _, D>::from_array(at),
+        );
+        for b in [&b, &ones] {
+            assert_eq!(bits(a.matmul(b)), bits(at.t().matmul(b)));
+        }
+    }
+    let c = Tensor::<f32, _, D>::from_array(special)
+        .matmul(&ones)
+        .to_array();
+    assert!(c[0].iter().chain(&c[1]).all(|x| x.is_nan()), "{c:?}");
+    assert!(
+        c[2].iter().all(|x| *x == 0.0 && x.is_sign_negative()),
+        "{c:?}"
+    );
+    assert_eq!(c[3], [1e-8; 4]);
+}
+
+#[test]
+fn cpu_matmul_4x4_f32_is_the_direct_loop() {
+    mat4_f32_is_the_direct_loop::<Cpu>();
+}
+
 device_tests! {
     matmul_every_form_every_dtype => every_dtype;
     matmul_known_values_and_runtime_dims => known_values_and_runtime_dims;
 }
 
 embedded_tests! {
+    matmul_4x4_f32_is_the_direct_loop => mat4_f32_is_the_direct_loop;
     matmul_every_form_every_dtype => every_dtype;
 }
