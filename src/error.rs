@@ -38,6 +38,18 @@ pub enum Error {
         /// The two shapes (boxed when a heap exists, to keep `Error` small).
         shapes: Boxed<[Dims; 2]>,
     },
+    /// A runtime-sized axis does not have the size the op needs (`split`'s pieces must tile it, `squeeze`'s must
+    /// be 1, `cat`'s two sizes must add up to the declared output size, ...).
+    AxisSize {
+        /// The op that failed.
+        op: &'static str,
+        /// The axis.
+        axis: usize,
+        /// The size the op needs.
+        expected: usize,
+        /// The size it found (for `cat`, the two sizes added).
+        found: usize,
+    },
     /// The op has no kernel for this dtype on this device.
     Unsupported {
         /// The op that failed.
@@ -113,6 +125,12 @@ impl fmt::Display for Error {
                     shapes[0], shapes[1]
                 )
             }
+            Error::AxisSize {
+                op,
+                axis,
+                expected,
+                found,
+            } => write!(f, "{op}: axis {axis} has size {found}, expected {expected}"),
             Error::Unsupported { op, dtype, device } => {
                 write!(
                     f,

@@ -107,8 +107,60 @@ fn every_dtype<D: Device>() {
     join_ops::<f64, D>();
 }
 
+/// Runtime-sized axes whose sizes do not fit: each `try_` form returns an error naming the op, the axis and both
+/// sizes (or both shapes), and the panicking form panics with the same message.
+fn runtime_size_errors<D: Device>() {
+    type Rows = (usize, Const<2>);
+    let a = Tensor::<f32, Rows, D>::from_vec_with_shape((2, Const), vec![1., 2., 3., 4.]).unwrap();
+    let b = Tensor::<f32, Rows, D>::from_vec_with_shape((1, Const), vec![5., 6.]).unwrap();
+    let c: Tensor<f32, Rank2<3, 2>, D> = a.try_cat::<Axis<0>, 3, _>(&b).unwrap();
+    assert_eq!(c.to_array(), [[1., 2.], [3., 4.], [5., 6.]]);
+    let msg = "cat: axis 0 has size 3, expected 4";
+    assert_eq!(a.try_cat::<Axis<0>, 4, _>(&b).unwrap_err().to_string(), msg);
+    assert_eq!(panic_message(|| a.cat::<Axis<0>, 4, _>(&b)), msg);
+    let wide = Tensor::<f32, (usize, usize), D>::zeros_with_shape((1, 3));
+    let narrow = Tensor::<f32, (usize, usize), D>::zeros_with_shape((2, 2));
+    let msg = "cat: shapes [1, 3] and [2, 2] do not match";
+    assert_eq!(
+        wide.try_cat::<Axis<0>, 3, _>(&narrow)
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+
+    let s = Tensor::try_stack::<Axis<1>, 2>(&[a.clone(), a.clone()]).unwrap();
+    assert_eq!(s.dims().to_vec(), [2, 2, 2]);
+    let msg = "stack: shapes [2, 2] and [1, 2] do not match";
+    assert_eq!(
+        Tensor::try_stack::<Axis<0>, 3>(&[a.clone(), a.clone(), b.clone()])
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+    assert_eq!(
+        panic_message(|| Tensor::stack::<Axis<0>, 2>(&[a.clone(), b.clone()])),
+        msg
+    );
+
+    let [x, y] = a.try_split::<Axis<0>, 1, 2>().unwrap();
+    assert_eq!((x.to_vec(), y.to_vec()), (vec![1., 2.], vec![3., 4.]));
+    let msg = "split: axis 0 has size 2, expected 3";
+    assert_eq!(a.try_split::<Axis<0>, 1, 3>().unwrap_err().to_string(), msg);
+    assert_eq!(panic_message(|| a.split::<Axis<0>, 1, 3>()), msg);
+
+    let p: Tensor<f32, Rank2<4, 2>, D> = a.try_pad::<Axis<0>, 1, 1, 4>().unwrap();
+    assert_eq!(p.to_array(), [[0., 0.], [1., 2.], [3., 4.], [0., 0.]]);
+    let msg = "pad: axis 0 has size 2, expected 3";
+    assert_eq!(
+        a.try_pad::<Axis<0>, 1, 1, 5>().unwrap_err().to_string(),
+        msg
+    );
+    assert_eq!(panic_message(|| a.pad::<Axis<0>, 1, 1, 5>()), msg);
+}
+
 device_tests! {
     join_and_split_every_dtype => every_dtype;
+    runtime_sizes_that_do_not_fit => runtime_size_errors;
 }
 
 embedded_tests! {

@@ -1,6 +1,7 @@
 //! The tensor core: creation, extraction, views, indexing, runtime-sized dims, errors and printing.
 
 mod common;
+use common::panic_message;
 
 use typed_tensor::prelude::*;
 use typed_tensor::Error;
@@ -221,6 +222,53 @@ fn runtime_dims<D: Device>() {
     assert!(r.is_err());
 }
 
+/// Views of runtime-sized tensors that do not fit: `try_` forms return the error, the panicking forms panic with
+/// its message.
+fn runtime_view_errors<D: Device>() {
+    let a = Tensor::<f32, (usize, Const<2>), D>::from_vec_with_shape(
+        (3, Const),
+        vec![1., 2., 3., 4., 5., 6.],
+    )
+    .unwrap();
+    let r: Tensor<f32, Rank2<2, 3>, D> = a.try_reshape().unwrap();
+    assert_eq!(r.to_array(), [[1., 2., 3.], [4., 5., 6.]]);
+    let msg = "reshape: shape [4] needs 4 elements, found 6";
+    assert_eq!(a.try_reshape::<Rank1<4>>().unwrap_err().to_string(), msg);
+    assert_eq!(panic_message(|| a.reshape::<Rank1<4>>()), msg);
+
+    let n = a.try_narrow::<Axis<0>, 1, 2>().unwrap();
+    assert_eq!(n.to_vec(), [3., 4., 5., 6.]);
+    let msg = "narrow: index 4 is out of range for axis 0 of size 3";
+    assert_eq!(
+        a.try_narrow::<Axis<0>, 2, 2>().unwrap_err().to_string(),
+        msg
+    );
+    assert_eq!(panic_message(|| a.narrow::<Axis<0>, 2, 2>()), msg);
+
+    let row = Tensor::<f32, (usize,), D>::from_vec_with_shape((2,), vec![7., 8.]).unwrap();
+    let b = row.try_broadcast_with_shape((3, Const::<2>)).unwrap();
+    assert_eq!(b.to_vec(), [7., 8., 7., 8., 7., 8.]);
+    let msg = "broadcast: shapes [2] and [3, 4] do not match";
+    assert_eq!(
+        row.try_broadcast_with_shape((3, 4))
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+    assert_eq!(panic_message(|| row.broadcast_with_shape((3, 4))), msg);
+    assert_eq!(
+        panic_message(|| row.broadcast::<Rank1<3>>()),
+        "broadcast: shapes [2] and [3] do not match"
+    );
+
+    let one =
+        Tensor::<f32, (usize, Const<2>), D>::from_vec_with_shape((1, Const), vec![7., 8.]).unwrap();
+    assert_eq!(one.try_squeeze::<Axis<0>>().unwrap().to_array(), [7., 8.]);
+    let msg = "squeeze: axis 0 has size 3, expected 1";
+    assert_eq!(a.try_squeeze::<Axis<0>>().unwrap_err().to_string(), msg);
+    assert_eq!(panic_message(|| a.squeeze::<Axis<0>>()), msg);
+}
+
 fn transfer_and_print<D: Device>() {
     let a = Tensor::<f32, _, D>::from_array([[1., 2.5], [-3., 4.]]);
     let host: Tensor<f32, Rank2<2, 2>, Cpu> = a.t().to_device::<Cpu>().unwrap();
@@ -272,6 +320,7 @@ device_tests! {
     views_share_and_copy_correctly => views;
     indexing_selects_and_checks_bounds => indexing;
     runtime_sized_dims => runtime_dims;
+    runtime_sized_views_that_do_not_fit => runtime_view_errors;
     device_transfer_and_printing => transfer_and_print;
 }
 

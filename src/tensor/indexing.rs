@@ -19,17 +19,12 @@
 //! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
 //! ```
 
-use super::Tensor;
+use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
-
-#[track_caller]
-fn ok<R>(r: Result<R>) -> R {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Picks entries along `Ax` by a vector of indices: the axis takes the index vector's length.
@@ -114,9 +109,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         grad: &Tensor<T, S2, D>,
         axis: usize,
     ) -> Self {
-        let zeros = ok(D::full::<T, S>(self.numel(), T::ZERO));
+        let zeros = or_panic(D::full::<T, S>(self.numel(), T::ZERO));
         let lz = Layout::contiguous(self.dims());
-        let storage = ok(D::scatter_add(
+        let storage = or_panic(D::scatter_add(
             op,
             (D::buffer(&zeros), &lz),
             idx,
@@ -135,7 +130,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        ok(self.try_index_select::<Ax, I, N>(indices))
+        or_panic(self.try_index_select::<Ax, I, N>(indices))
     }
 
     /// PyTorch's `gather`: `out[p] = self[p with its Ax coordinate replaced by indices[p]]`; the output has the
@@ -166,7 +161,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        ok(self.try_gather::<Ax, I, S2>(indices))
+        or_panic(self.try_gather::<Ax, I, S2>(indices))
     }
 
     /// A copy of `self` with `src[p]` added at `p with its Ax coordinate replaced by indices[p]` (repeated
@@ -207,7 +202,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        ok(self.try_scatter_add::<Ax, I, S2>(indices, src))
+        or_panic(self.try_scatter_add::<Ax, I, S2>(indices, src))
     }
 }
 
@@ -282,9 +277,9 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let idx = Layout::from_parts(rows, &[1, 0], ids.offset());
         let g = grad.contiguous();
         let lg = Layout::from_parts(rows, &[e, 1], g.offset());
-        let zeros = ok(D::full::<T, (V, E)>(self.numel(), T::ZERO));
+        let zeros = or_panic(D::full::<T, (V, E)>(self.numel(), T::ZERO));
         let lz = Layout::contiguous(self.dims());
-        let storage = ok(D::scatter_add(
+        let storage = or_panic(D::scatter_add(
             "embedding",
             (D::buffer(&zeros), &lz),
             (ids.buffer(), &idx),
@@ -300,6 +295,6 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         &self,
         ids: &Tensor<I, S2, D>,
     ) -> Tensor<T, <S2 as AppendDim>::Output<E>, D> {
-        ok(self.try_embedding(ids))
+        or_panic(self.try_embedding(ids))
     }
 }

@@ -19,15 +19,15 @@
 //! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
 //! ```
 
-use super::{device_ok, Tensor};
+use super::{device_ok, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{
-    concat_static_ok, narrow_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
-    MAX_RANK,
+    concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape, MAX_RANK,
 };
+use core::marker::PhantomData;
 
 fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
     S::from_dims(dims).unwrap_or_else(|| {
@@ -35,8 +35,55 @@ fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
     })
 }
 
+/// What [`Tensor::split`] returns: `N` views of `LEN` entries along `Ax`.
+type Pieces<T, S, Ax, D, const LEN: usize, const N: usize> =
+    [Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N];
+
+/// The build-time checks of static sizes, one associated `const` each: the panicking op and its `try_` twin both
+/// name it, so a failing check is reported once, at the user's call.
+struct CatSizes<S, S2, Ax, const OUT: usize>(PhantomData<(S, S2, Ax)>);
+impl<S: AgreeExceptAxis<S2, Ax>, S2: Shape, Ax, const OUT: usize> CatSizes<S, S2, Ax, OUT> {
+    const OK: () = assert!(
+        concat_static_ok(
+            S::STATIC_DIMS[S::INDEX],
+            S2::STATIC_DIMS[S::INDEX],
+            Some(OUT)
+        ),
+        "cat: OUT must be the sum of the two sizes along the axis"
+    );
+}
+
+struct SplitTiles<S, Ax, const LEN: usize, const N: usize>(PhantomData<(S, Ax)>);
+impl<S: HasAxis<Ax>, Ax, const LEN: usize, const N: usize> SplitTiles<S, Ax, LEN, N> {
+    const OK: () = assert!(
+        match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
+            Some(d) => LEN * N == d,
+            None => true,
+        },
+        "split: LEN * N must equal the size of the axis"
+    );
+}
+
+struct PadSizes<S, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+    PhantomData<(S, Ax)>,
+);
+impl<S: HasAxis<Ax>, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>
+    PadSizes<S, Ax, BEFORE, AFTER, OUT>
+{
+    const OK: () = assert!(
+        BEFORE + AFTER <= OUT
+            && concat_static_ok(
+                <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
+                Some(BEFORE + AFTER),
+                Some(OUT)
+            ),
+        "pad: OUT must be BEFORE + the size of the axis + AFTER"
+    );
+}
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// `self` then `other` along `Ax`; `OUT` is the joined size (a `const` assertion for static dims).
+    /// `self` then `other` along `Ax`; `OUT` is the joined size (a `const` assertion for static dims). Panics
+    /// when runtime-sized dims disagree; see [`Self::try_cat`].
     pub fn cat<Ax, const OUT: usize, S2: Shape>(
         &self,
         other: &Tensor<T, S2, D>,
@@ -44,87 +91,149 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        const {
-            assert!(
-                concat_static_ok(
-                    S::STATIC_DIMS[S::INDEX],
-                    S2::STATIC_DIMS[S::INDEX],
-                    Some(OUT)
-                ),
-                "cat: OUT must be the sum of the two sizes along the axis"
-            )
-        };
+        let () = CatSizes::<S, S2, Ax, OUT>::OK;
+        or_panic(self.cat_checked::<Ax, OUT, S2>(other))
+    }
+
+    /// [`Self::cat`], returning `Error::ShapeMismatch` when runtime-sized dims off the axis disagree and
+    /// `Error::AxisSize` when the two sizes along it do not add up to `OUT`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, (usize, Const<2>), Cpu>::zeros_with_shape((2, Const));
+    /// let b = Tensor::<f32, (usize, Const<2>), Cpu>::zeros_with_shape((3, Const));
+    /// assert_eq!(a.try_cat::<Axis<0>, 5, _>(&b).unwrap().dims().to_vec(), [5, 2]);
+    /// let err = a.try_cat::<Axis<0>, 4, _>(&b).unwrap_err();
+    /// assert_eq!(err.to_string(), "cat: axis 0 has size 5, expected 4");
+    /// ```
+    pub fn try_cat<Ax, const OUT: usize, S2: Shape>(
+        &self,
+        other: &Tensor<T, S2, D>,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
+        let () = CatSizes::<S, S2, Ax, OUT>::OK;
+        self.cat_checked::<Ax, OUT, S2>(other)
+    }
+
+    fn cat_checked<Ax, const OUT: usize, S2: Shape>(
+        &self,
+        other: &Tensor<T, S2, D>,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>>
+    where
+        S: AgreeExceptAxis<S2, Ax>,
+    {
         let axis = S::INDEX;
         let (a, b) = (self.dims(), other.dims());
-        if a.len() != b.len()
-            || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax])
-            || a[axis] + b[axis] != OUT
-        {
-            panic!("{}", Error::shape_mismatch("cat", a, b));
+        if a.len() != b.len() || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax]) {
+            return Err(Error::shape_mismatch("cat", a, b));
         }
-        let storage = device_ok(D::concat(
+        if a[axis] + b[axis] != OUT {
+            return Err(Error::AxisSize {
+                op: "cat",
+                axis,
+                expected: OUT,
+                found: a[axis] + b[axis],
+            });
+        }
+        let storage = D::concat(
             &[
                 (self.buffer(), &self.layout()),
                 (other.buffer(), &other.layout()),
             ],
             axis,
-        ));
+        )?;
         let mut out = a;
         out.as_mut_slice()[axis] = OUT;
-        Tensor::from_storage(shape_of("cat", &out), storage)
+        Ok(Tensor::from_storage(shape_of("cat", &out), storage))
     }
 
-    /// `N` tensors of one shape joined along a new axis at `Ax`.
+    /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see
+    /// [`Self::try_stack`].
     pub fn stack<Ax, const N: usize>(
         parts: &[Self; N],
     ) -> Tensor<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>
     where
         S: InsertAxis<Ax>,
     {
+        or_panic(Self::try_stack::<Ax, N>(parts))
+    }
+
+    /// [`Self::stack`], returning `Error::ShapeMismatch` (the first shape and the first that differs) when
+    /// runtime-sized dims disagree.
+    pub fn try_stack<Ax, const N: usize>(
+        parts: &[Self; N],
+    ) -> Result<Tensor<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>>
+    where
+        S: InsertAxis<Ax>,
+    {
         assert!(N > 0, "stack: needs at least one tensor");
         let axis = <S as InsertAxis<Ax>>::INDEX;
         let first = parts[0].dims();
-        let layouts: [Layout; N] = core::array::from_fn(|i| {
-            if parts[i].dims() != first {
-                panic!("{}", Error::shape_mismatch("stack", first, parts[i].dims()));
-            }
-            parts[i].layout().unsqueeze(axis)
-        });
+        if let Some(other) = parts.iter().find(|p| p.dims() != first) {
+            return Err(Error::shape_mismatch("stack", first, other.dims()));
+        }
+        let layouts: [Layout; N] = core::array::from_fn(|i| parts[i].layout().unsqueeze(axis));
         let views: [(&D::Buffer<T>, &Layout); N] =
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
-        let storage = device_ok(D::concat(&views, axis));
+        let storage = D::concat(&views, axis)?;
         let mut out = *layouts[0].dims();
         out.as_mut_slice()[axis] = N;
-        Tensor::from_storage(shape_of("stack", &out), storage)
+        Ok(Tensor::from_storage(shape_of("stack", &out), storage))
     }
 
-    /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly.
-    pub fn split<Ax, const LEN: usize, const N: usize>(
-        &self,
-    ) -> [Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N]
+    /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly (a
+    /// `const` assertion for a static axis; a runtime-sized one panics, see [`Self::try_split`]). This is both
+    /// PyTorch's `split(LEN)` and its `chunk(N)`, with both counts in the type.
+    #[doc(alias = "chunk")]
+    pub fn split<Ax, const LEN: usize, const N: usize>(&self) -> Pieces<T, S, Ax, D, LEN, N>
     where
         S: HasAxis<Ax>,
     {
-        const {
-            assert!(
-                match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
-                    Some(d) => LEN * N == d,
-                    None => true,
-                },
-                "split: LEN * N must equal the size of the axis"
-            )
-        };
+        let () = SplitTiles::<S, Ax, LEN, N>::OK;
+        or_panic(self.split_checked::<Ax, LEN, N>())
+    }
+
+    /// [`Self::split`], returning `Error::AxisSize` when `LEN * N` is not the size of a runtime-sized axis.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, (usize,), Cpu>::zeros_with_shape((6,));
+    /// let [x, y] = a.try_split::<Axis<0>, 3, 2>().unwrap();
+    /// assert_eq!((x.to_vec().len(), y.to_vec().len()), (3, 3));
+    /// let err = a.try_split::<Axis<0>, 2, 2>().unwrap_err();
+    /// assert_eq!(err.to_string(), "split: axis 0 has size 6, expected 4");
+    /// ```
+    pub fn try_split<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> Result<Pieces<T, S, Ax, D, LEN, N>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = SplitTiles::<S, Ax, LEN, N>::OK;
+        self.split_checked::<Ax, LEN, N>()
+    }
+
+    fn split_checked<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> Result<Pieces<T, S, Ax, D, LEN, N>>
+    where
+        S: HasAxis<Ax>,
+    {
         let size = self.dims()[S::INDEX];
         if LEN * N != size {
-            panic!(
-                "split: {N} pieces of {LEN} do not cover axis {} of size {size}",
-                S::INDEX
-            );
+            return Err(Error::AxisSize {
+                op: "split",
+                axis: S::INDEX,
+                expected: LEN * N,
+                found: size,
+            });
         }
-        core::array::from_fn(|i| {
+        Ok(core::array::from_fn(|i| {
             let layout = device_ok(self.layout().narrow("split", S::INDEX, i * LEN, LEN));
             Tensor::from_view(shape_of("split", layout.dims()), layout, &self.storage)
-        })
+        }))
     }
 
     /// Reverses the order along `Ax`.
@@ -178,46 +287,65 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Self::from_storage(self.shape, storage)
     }
 
-    /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion).
+    /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
+    /// static axis; a runtime-sized one panics, see [`Self::try_pad`]).
     pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
         &self,
     ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
     where
         S: HasAxis<Ax>,
     {
-        const {
-            assert!(
-                concat_static_ok(
-                    <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
-                    Some(BEFORE + AFTER),
-                    Some(OUT)
-                ) && narrow_static_ok(Some(OUT), BEFORE, OUT - BEFORE),
-                "pad: OUT must be BEFORE + the size of the axis + AFTER"
-            )
-        };
+        let () = PadSizes::<S, Ax, BEFORE, AFTER, OUT>::OK;
+        or_panic(self.pad_checked::<Ax, BEFORE, AFTER, OUT>())
+    }
+
+    /// [`Self::pad`], returning `Error::AxisSize` when a runtime-sized axis is not `OUT - BEFORE - AFTER` long.
+    pub fn try_pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = PadSizes::<S, Ax, BEFORE, AFTER, OUT>::OK;
+        self.pad_checked::<Ax, BEFORE, AFTER, OUT>()
+    }
+
+    fn pad_checked<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
         let axis = S::INDEX;
         let dims = self.dims();
-        if dims[axis] + BEFORE + AFTER != OUT {
-            panic!("pad: {BEFORE} + {} + {AFTER} is not {OUT}", dims[axis]);
+        // BEFORE + AFTER <= OUT is checked at build time.
+        let expected = OUT - BEFORE - AFTER;
+        if dims[axis] != expected {
+            return Err(Error::AxisSize {
+                op: "pad",
+                axis,
+                expected,
+                found: dims[axis],
+            });
         }
         // The zero slabs are one stored zero seen with stride 0.
-        let zero = device_ok(D::full::<T, ()>(1, T::ZERO));
+        let zero = D::full::<T, ()>(1, T::ZERO)?;
         let slab = |len: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = len;
             Layout::from_parts(d, &[0; MAX_RANK], 0)
         };
         let (before, after) = (slab(BEFORE), slab(AFTER));
-        let storage = device_ok(D::concat(
+        let storage = D::concat(
             &[
                 (D::buffer(&zero), &before),
                 (self.buffer(), &self.layout()),
                 (D::buffer(&zero), &after),
             ],
             axis,
-        ));
+        )?;
         let mut out = dims;
         out.as_mut_slice()[axis] = OUT;
-        Tensor::from_storage(shape_of("pad", &out), storage)
+        Ok(Tensor::from_storage(shape_of("pad", &out), storage))
     }
 }

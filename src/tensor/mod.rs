@@ -7,8 +7,9 @@
 //! # Errors and panics
 //!
 //! What the types prove is never checked at run time. Runtime data has fallible forms: `from_vec`/`from_slice`
-//! return `Result`, `.i()` panics on an index out of range where `.try_i()` returns the error, runtime-sized
-//! (`usize`) dims that disagree panic with the op and both shapes. Device failures (a GPU out of memory) surface
+//! return `Result`, `.i()` panics on an index out of range where `.try_i()` returns the error, and runtime-sized
+//! (`usize`) dims that disagree panic with the op and the sizes, where a `try_` twin (`try_matmul`, `try_cat`,
+//! `try_split`, `try_reshape`, ...) returns the same message as an [`Error`](crate::Error). Device failures (a GPU out of memory) surface
 //! as `Result` from the `try_` methods and from `to_device`; the infallible ops (`+`, `exp`, ...) panic with the
 //! device's message, since `std::ops` cannot return errors.
 
@@ -80,6 +81,15 @@ impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
 /// gradient, say): only autograd uses it, which runs on devices whose storage ignores its shape.
 #[cfg(feature = "std")]
 pub(crate) type Flat = (usize,);
+
+/// Unwraps the result of a `try_` method in its panicking twin: the panic message is the error's.
+#[track_caller]
+pub(crate) fn or_panic<R>(r: Result<R>) -> R {
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
 
 /// Unwraps a device result in an infallible op: device failures are the only errors left there.
 #[track_caller]

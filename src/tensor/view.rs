@@ -2,13 +2,52 @@
 //!
 //! All but `contiguous` (and `reshape` of a strided view) share the buffer and only rewrite the layout.
 
-use super::{device_ok, Tensor};
+use super::{device_ok, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
+use crate::error::{Error, Result};
 use crate::shape::{
     broadcast_static_ok, is_permutation, narrow_static_ok, numel_static_eq, static_numel, Axis,
     BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes,
 };
+use core::marker::PhantomData;
+
+/// The build-time checks of static sizes, one associated `const` each: the panicking op and its `try_` twin both
+/// name it, so a failing check is reported once, at the user's call.
+struct SameNumel<S, S2>(PhantomData<(S, S2)>);
+impl<S: Shape, S2: ConstShape> SameNumel<S, S2> {
+    const OK: () = assert!(
+        numel_static_eq(static_numel(S::STATIC_DIMS), Some(S2::NUMEL)),
+        "reshape: the target shape has a different number of elements"
+    );
+}
+
+struct NarrowFits<S, Ax, const START: usize, const LEN: usize>(PhantomData<(S, Ax)>);
+impl<S: HasAxis<Ax>, Ax, const START: usize, const LEN: usize> NarrowFits<S, Ax, START, LEN> {
+    const OK: () = assert!(
+        narrow_static_ok(<<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE, START, LEN),
+        "narrow: START + LEN runs past the end of the axis"
+    );
+}
+
+struct BroadcastFits<S, Dst>(PhantomData<(S, Dst)>);
+impl<S: BroadcastTo<Dst>, Dst: Shape> BroadcastFits<S, Dst> {
+    const OK: () = assert!(
+        broadcast_static_ok(S::STATIC_DIMS, S::RANK, Dst::STATIC_DIMS, Dst::RANK),
+        "broadcast: each dim must equal the target's or be 1"
+    );
+}
+
+struct UnitAxis<S, Ax>(PhantomData<(S, Ax)>);
+impl<S: HasAxis<Ax>, Ax> UnitAxis<S, Ax> {
+    const OK: () = assert!(
+        matches!(
+            <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
+            Some(1) | None
+        ),
+        "squeeze: the axis must have size 1"
+    );
+}
 
 /// Builds the typed shape from the runtime dims of a view the types already vouch for.
 fn shape_of<S: Shape>(dims: &[usize]) -> S {
@@ -35,30 +74,42 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
     pub fn reshape<S2: ConstShape>(&self) -> Tensor<T, S2, D> {
-        const {
-            assert!(
-                numel_static_eq(static_numel(S::STATIC_DIMS), Some(S2::NUMEL)),
-                "reshape: the target shape has a different number of elements"
-            )
-        };
+        let () = SameNumel::<S, S2>::OK;
+        or_panic(self.reshape_checked())
+    }
+
+    /// [`Self::reshape`], returning `Error::LengthMismatch` when runtime-sized dims give another element count.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, (usize, Const<2>), Cpu>::zeros_with_shape((3, Const));
+    /// let b: Tensor<f32, Rank2<2, 3>, Cpu> = a.try_reshape().unwrap();
+    /// let err = a.try_reshape::<Rank1<4>>().unwrap_err();
+    /// assert_eq!(err.to_string(), "reshape: shape [4] needs 4 elements, found 6");
+    /// ```
+    pub fn try_reshape<S2: ConstShape>(&self) -> Result<Tensor<T, S2, D>> {
+        let () = SameNumel::<S, S2>::OK;
+        self.reshape_checked()
+    }
+
+    fn reshape_checked<S2: ConstShape>(&self) -> Result<Tensor<T, S2, D>> {
         if self.numel() != S2::NUMEL {
-            panic!(
-                "reshape: shape {} has {} elements, target {} has {}",
-                self.dims(),
-                self.numel(),
-                S2::default().dims(),
-                S2::NUMEL
-            );
+            return Err(Error::LengthMismatch {
+                op: "reshape",
+                shape: S2::default().dims(),
+                expected: S2::NUMEL,
+                found: self.numel(),
+            });
         }
         let reshaped = |src: &Self| {
             let layout = src.layout().reshaped_contiguous(S2::default().dims());
             Tensor::from_view(S2::default(), layout, &src.storage)
         };
-        if self.is_contiguous() {
+        Ok(if self.is_contiguous() {
             reshaped(self)
         } else {
             reshaped(&self.contiguous())
-        }
+        })
     }
 
     /// Exchanges axes `I` and `J` (a view).
@@ -100,7 +151,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// Keeps `LEN` entries of axis `Ax` starting at `START` (a view). Out of bounds is a `const` assertion for
-    /// static dims and a panic naming the op for runtime ones.
+    /// static dims and a panic naming the op for runtime ones (see [`Self::try_narrow`]).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -114,14 +165,33 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        const {
-            assert!(
-                narrow_static_ok(<<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE, START, LEN),
-                "narrow: START + LEN runs past the end of the axis"
-            )
-        };
-        let layout = device_ok(self.layout().narrow("narrow", S::INDEX, START, LEN));
-        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
+        let () = NarrowFits::<S, Ax, START, LEN>::OK;
+        or_panic(self.narrow_checked::<Ax, START, LEN>())
+    }
+
+    /// [`Self::narrow`], returning `Error::IndexOutOfRange` when `START + LEN` runs past a runtime-sized axis.
+    pub fn try_narrow<Ax, const START: usize, const LEN: usize>(
+        &self,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = NarrowFits::<S, Ax, START, LEN>::OK;
+        self.narrow_checked::<Ax, START, LEN>()
+    }
+
+    fn narrow_checked<Ax, const START: usize, const LEN: usize>(
+        &self,
+    ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let layout = self.layout().narrow("narrow", S::INDEX, START, LEN)?;
+        Ok(Tensor::from_view(
+            shape_of(layout.dims()),
+            layout,
+            &self.storage,
+        ))
     }
 
     /// Views the tensor with shape `Dst`: new leading axes and size-1 axes repeat (stride 0, no copy). A dim that
@@ -137,48 +207,83 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastTo<Dst>,
     {
-        self.broadcast_with_shape(Dst::default())
+        let () = BroadcastFits::<S, Dst>::OK;
+        or_panic(self.broadcast_checked(Dst::default()))
     }
 
-    /// [`Self::broadcast`] to a shape with runtime dims (checked at run time).
+    /// [`Self::broadcast`] to a shape with runtime dims (checked at run time: panics when a dim is neither the
+    /// target's nor 1; see [`Self::try_broadcast_with_shape`]).
     pub fn broadcast_with_shape<Dst: Shape>(&self, dst: Dst) -> Tensor<T, Dst, D>
     where
         S: BroadcastTo<Dst>,
     {
-        const {
-            assert!(
-                broadcast_static_ok(S::STATIC_DIMS, S::RANK, Dst::STATIC_DIMS, Dst::RANK),
-                "broadcast: each dim must equal the target's or be 1"
-            )
-        };
-        let layout = device_ok(self.layout().broadcast_as("broadcast", &dst.dims()));
-        Tensor::from_view(dst, layout, &self.storage)
+        let () = BroadcastFits::<S, Dst>::OK;
+        or_panic(self.broadcast_checked(dst))
     }
 
-    /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims).
+    /// [`Self::broadcast_with_shape`], returning `Error::ShapeMismatch` with both shapes when a runtime dim is
+    /// neither the target's nor 1.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, (usize,), Cpu>::zeros_with_shape((3,));
+    /// let err = a.try_broadcast_with_shape((Const::<2>, 4)).unwrap_err();
+    /// assert_eq!(err.to_string(), "broadcast: shapes [3] and [2, 4] do not match");
+    /// ```
+    pub fn try_broadcast_with_shape<Dst: Shape>(&self, dst: Dst) -> Result<Tensor<T, Dst, D>>
+    where
+        S: BroadcastTo<Dst>,
+    {
+        let () = BroadcastFits::<S, Dst>::OK;
+        self.broadcast_checked(dst)
+    }
+
+    fn broadcast_checked<Dst: Shape>(&self, dst: Dst) -> Result<Tensor<T, Dst, D>>
+    where
+        S: BroadcastTo<Dst>,
+    {
+        let layout = self.layout().broadcast_as("broadcast", &dst.dims())?;
+        Ok(Tensor::from_view(dst, layout, &self.storage))
+    }
+
+    /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims; a runtime-sized axis
+    /// panics, see [`Self::try_squeeze`]).
     pub fn squeeze<Ax>(&self) -> Tensor<T, <S as HasAxis<Ax>>::Removed, D>
     where
         S: HasAxis<Ax>,
     {
-        const {
-            assert!(
-                matches!(
-                    <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
-                    Some(1) | None
-                ),
-                "squeeze: the axis must have size 1"
-            )
-        };
-        if self.dims()[S::INDEX] != 1 {
-            panic!(
-                "squeeze: axis {} of shape {} has size {}, not 1",
-                S::INDEX,
-                self.dims(),
-                self.dims()[S::INDEX]
-            );
+        let () = UnitAxis::<S, Ax>::OK;
+        or_panic(self.squeeze_checked::<Ax>())
+    }
+
+    /// [`Self::squeeze`], returning `Error::AxisSize` when a runtime-sized axis is not 1.
+    pub fn try_squeeze<Ax>(&self) -> Result<Tensor<T, <S as HasAxis<Ax>>::Removed, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = UnitAxis::<S, Ax>::OK;
+        self.squeeze_checked::<Ax>()
+    }
+
+    fn squeeze_checked<Ax>(&self) -> Result<Tensor<T, <S as HasAxis<Ax>>::Removed, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let size = self.dims()[S::INDEX];
+        if size != 1 {
+            return Err(Error::AxisSize {
+                op: "squeeze",
+                axis: S::INDEX,
+                expected: 1,
+                found: size,
+            });
         }
-        let layout = device_ok(self.layout().select("squeeze", S::INDEX, 0));
-        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
+        let layout = self.layout().select("squeeze", S::INDEX, 0)?;
+        Ok(Tensor::from_view(
+            shape_of(layout.dims()),
+            layout,
+            &self.storage,
+        ))
     }
 
     /// Inserts a size-1 axis at position `Ax` (`Axis<RANK>` appends one).

@@ -139,6 +139,17 @@ pub fn random<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S
     Tensor::from_vec(values.into_iter().map(T::from_f64).collect()).unwrap()
 }
 
+/// The message `f` panics with (it must panic, with a formatted message).
+#[allow(dead_code)] // not every test binary checks panics
+pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => *payload
+            .downcast::<String>()
+            .expect("a formatted panic message"),
+    }
+}
+
 /// Asserts `|got - want| <= tol * (1 + |want|)` elementwise (sums of many products: matmul, conv).
 pub fn assert_within<T: WithDType>(what: &str, got: &[T], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: length");
