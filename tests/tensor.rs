@@ -195,11 +195,10 @@ fn indexing<D: Device>() {
             }
         );
     }
-    let msg = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.i((.., 7))))
-        .unwrap_err()
-        .downcast::<String>()
-        .unwrap();
-    assert_eq!(*msg, "i: index 7 is out of range for axis 1 of size 3");
+    assert_eq!(
+        panic_message(|| a.i((.., 7))),
+        "i: index 7 is out of range for axis 1 of size 3"
+    );
 }
 
 fn runtime_dims<D: Device>() {

@@ -57,10 +57,7 @@ pub trait IndexOp<Idx> {
     /// The view; panics with the `try_i` error message on an index out of range.
     #[track_caller]
     fn i(&self, idx: Idx) -> Self::Output {
-        match self.try_i(idx) {
-            Ok(v) => v,
-            Err(e) => panic!("{e}"),
-        }
+        super::or_panic(self.try_i(idx))
     }
 }
 
