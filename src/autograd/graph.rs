@@ -82,6 +82,38 @@ impl Node {
     }
 }
 
+impl Drop for Node {
+    /// Frees the graph above this node without recursion: a chain of a million ops (an RNN-style loop that is
+    /// never back-propagated) would otherwise drop node by node on the call stack and overflow it. Parents this
+    /// node held the last handle on are taken apart here, their own parents queued, and so on; a parent still
+    /// held elsewhere just loses one count.
+    fn drop(&mut self) {
+        let Some(edges) = self
+            .edges
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return;
+        };
+        let mut pending = edges.parents;
+        drop(edges.backward);
+        while let Some(parent) = pending.pop() {
+            if let Some(mut node) = Arc::into_inner(parent) {
+                if let Some(edges) = node
+                    .edges
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                {
+                    pending.extend(edges.parents);
+                }
+                // `node` drops here with no edges left: no recursion.
+            }
+        }
+    }
+}
+
 /// Runs every backward rule reachable from `root`, whose gradient is `seed`, in reverse topological order.
 pub(crate) fn run_backward(root: &Arc<Node>, seed: impl FnOnce(&mut Gradients)) -> Gradients {
     // Iterative post-order DFS (long chains of ops must not overflow the stack).
