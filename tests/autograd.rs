@@ -199,6 +199,61 @@ fn reductions<D: Device>() {
     check("var all", &x, || x.trace().var_all());
     check("norm axis 2", &x, || weighted(x.trace().norm::<Axis<2>>()));
     check("norm all", &x, || x.trace().norm_all());
+    // Ties: the gradient is split evenly among the positions holding the extremum (PyTorch's amax/amin, JAX),
+    // so each lane's gradient sums to the output's. Before, a 2-way tie doubled it and a 3-way tie tripled it.
+    let t = Var::new(Tensor::<f64, _, D>::from_array([
+        [1.0, 3.0, 3.0, 0.0],    // max: 2-way tie
+        [2.0, 2.0, 2.0, -1.0],   // max: 3-way tie; min: single
+        [-4.0, 5.0, -4.0, -4.0], // min: 3-way tie
+    ]));
+    let grad_of = |f: &dyn Fn(Traced<f64, Rank2<3, 4>, D>) -> Traced<f64, (), D>| {
+        f(t.trace()).backward().get(&t).to_array()
+    };
+    let third = 1.0 / 3.0;
+    assert_eq!(
+        grad_of(&|x| x.max::<Axis<1>>().sum_all()),
+        [
+            [0.0, 0.5, 0.5, 0.0],
+            [third, third, third, 0.0],
+            [0.0, 1.0, 0.0, 0.0]
+        ]
+    );
+    assert_eq!(
+        grad_of(&|x| x.min_keepdim::<Axis<1>>().sum_all()),
+        [
+            [0.0, 0.0, 0.0, 1.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [third, 0.0, third, third]
+        ]
+    );
+    // Over the whole tensor (5 appears once; -4 three times), and weighted per lane along axis 0.
+    assert_eq!(grad_of(&|x| x.max_all()).iter().flatten().sum::<f64>(), 1.0);
+    assert_eq!(grad_of(&|x| x.min_all())[2], [third, 0.0, third, third]);
+    assert_eq!(
+        grad_of(
+            &|x| (x.max::<Axis<0>>() * &Tensor::<f64, _, D>::from_array([1.0, 2.0, 4.0, 8.0]))
+                .sum_all()
+        ),
+        [
+            [0.0, 0.0, 4.0, 8.0],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 2.0, 0.0, 0.0]
+        ]
+    );
+    // A lane holding NaN: its maximum is NaN, and the gradient goes to the NaN (split if several).
+    let n = Var::new(Tensor::<f64, _, D>::from_array([
+        [1.0, f64::NAN, f64::NAN],
+        [1.0, 2.0, 0.0],
+    ]));
+    let g = n
+        .trace()
+        .max::<Axis<1>>()
+        .sum_all()
+        .backward()
+        .get(&n)
+        .to_array();
+    assert_eq!(g, [[0.0, 0.5, 0.5], [0.0, 1.0, 0.0]]);
+
     // An all-zero lane: the norm's gradient there is 0, not NaN.
     let z = Var::new(Tensor::<f64, _, D>::from_array([[0.0, 0.0], [3.0, 4.0]]));
     let g = z

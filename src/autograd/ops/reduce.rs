@@ -1,7 +1,8 @@
 //! Reductions: a sum's gradient is spread back over the reduced axes (a stride-0 view, no copy); a mean's is
-//! scaled by the count; max and min route it to every position equal to the result (as candle does; PyTorch's
-//! `max(dim)` picks one index, its `amax` splits evenly); variances and norms use their closed forms. `prod` has
-//! no traced form yet (its gradient needs care with zeros).
+//! scaled by the count; max and min split it evenly among the positions holding the result (PyTorch's `amax` /
+//! `amin` and JAX do the same; a lane whose result is NaN sends it to its NaN positions), so the gradient's sum
+//! is the output's whatever the ties; variances and norms use their closed forms. `prod` has no traced form yet
+//! (its gradient needs care with zeros).
 
 use crate::autograd::Traced;
 use crate::device::Device;
@@ -39,8 +40,15 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
                 Route::Spread { scale: 1.0 } => spread,
                 Route::Spread { scale } => spread.affine(scale, 0.0),
                 Route::Extremum => {
-                    let at = x.mask_same(CmpOp::Eq, &out.spread_over(x.shape(), &reduced));
-                    spread.zip_same(ops::Mul, &at)
+                    // 1 at each position holding the lane's extremum: equal to it, or NaN where the result is NaN
+                    // (NaN propagates, so a lane's result is NaN exactly when the lane holds one, and equality
+                    // then marks nothing). Disjoint, so the sum is the union.
+                    let at = x
+                        .mask_same(CmpOp::Eq, &out.spread_over(x.shape(), &reduced))
+                        .zip_same(ops::Add, &x.mask_same(CmpOp::Ne, &x));
+                    // The gradient split evenly among the lane's `ties` positions (each lane has at least one).
+                    let ties = at.sum_spread(&reduced);
+                    spread.zip_same(ops::Mul, &at).zip_same(ops::Div, &ties)
                 }
                 Route::Variance { ddof } => {
                     let n = (0..x.dims().len())
@@ -77,6 +85,7 @@ macro_rules! traced_reductions {
         impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             $(
                 $(#[$m])*
+                #[track_caller]
                 pub fn $name<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
                 where
                     S: ReduceShape<Axes>,
@@ -87,6 +96,7 @@ macro_rules! traced_reductions {
                 }
 
                 #[doc = concat!("[`Self::", stringify!($name), "`] keeping the reduced axes as size 1.")]
+                #[track_caller]
                 pub fn $keep<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::KeepDim, D>
                 where
                     S: ReduceShape<Axes>,
@@ -97,6 +107,7 @@ macro_rules! traced_reductions {
                 }
 
                 #[doc = concat!("[`Self::", stringify!($name), "`] over every element (a rank-0 result).")]
+                #[track_caller]
                 pub fn $all(&self) -> Traced<T, (), D> {
                     let reduced = [true; MAX_RANK];
                     let route = $route(self.count(&reduced));
@@ -111,9 +122,9 @@ traced_reductions! {
     sum, sum_keepdim, sum_all => |_| Route::Spread { scale: 1.0 };
     /// Mean over the axes `Axes`.
     mean, mean_keepdim, mean_all => |n: usize| Route::Spread { scale: 1.0 / n as f64 };
-    /// Maximum over the axes `Axes`; the gradient goes to every position holding the maximum.
+    /// Maximum over the axes `Axes`; the gradient is split evenly among the positions holding the maximum.
     max, max_keepdim, max_all => |_| Route::Extremum;
-    /// Minimum over the axes `Axes`; the gradient goes to every position holding the minimum.
+    /// Minimum over the axes `Axes`; the gradient is split evenly among the positions holding the minimum.
     min, min_keepdim, min_all => |_| Route::Extremum;
     /// Unbiased variance over the axes `Axes` (`count - 1` in the denominator).
     var, var_keepdim, var_all => |_| Route::Variance { ddof: 1 };
