@@ -318,17 +318,25 @@ pub fn cast<T: WithDType, U: WithDType>(x: T) -> U {
 pub trait IndexDType: WithDType {
     /// The index as a position, `None` if negative.
     fn to_index(self) -> Option<usize>;
+    /// The index as the signed number it is, for error messages (`-1`, not 18446744073709551615).
+    fn to_signed(self) -> i128;
 }
 impl IndexDType for u32 {
     #[inline(always)]
     fn to_index(self) -> Option<usize> {
         Some(self as usize)
     }
+    fn to_signed(self) -> i128 {
+        self.into()
+    }
 }
 impl IndexDType for i64 {
     #[inline(always)]
     fn to_index(self) -> Option<usize> {
         usize::try_from(self).ok()
+    }
+    fn to_signed(self) -> i128 {
+        self.into()
     }
 }
 

@@ -20,14 +20,15 @@ pub enum Error {
         /// Elements given.
         found: usize,
     },
-    /// A runtime index is past the end of its axis.
+    /// A runtime index is past the end of its axis, or negative.
     IndexOutOfRange {
         /// The op that failed.
         op: &'static str,
         /// The axis indexed.
         axis: usize,
-        /// The index (for a range, its end).
-        index: usize,
+        /// The index (for a range, its end), as given: wide enough for every `usize` position and every `i64`
+        /// index tensor's value, so a negative index reads as one.
+        index: i128,
         /// The size of the axis.
         size: usize,
     },
@@ -49,6 +50,37 @@ pub enum Error {
         expected: usize,
         /// The size it found (for `cat`, the two sizes added).
         found: usize,
+    },
+    /// A shape's element count or byte size does not fit the address space: more than `isize::MAX` elements
+    /// (counting the non-zero dims only: their products are the strides of the shape's dense layout, which must
+    /// fit even when another dim is 0), or more than `isize::MAX` bytes where the op allocates.
+    ShapeOverflow {
+        /// The op that failed.
+        op: &'static str,
+        /// The shape (for an op's output, the output shape it would have had).
+        dims: Dims,
+    },
+    /// The host could not allocate a buffer (a `try_` constructor's request larger than memory, say).
+    OutOfMemory {
+        /// The op that failed.
+        op: &'static str,
+        /// The bytes asked for.
+        bytes: usize,
+    },
+    /// A reduction that has no value over zero elements (`max`, `min`, `argmax`, `argmin`) met an empty axis.
+    EmptyAxis {
+        /// The op that failed.
+        op: &'static str,
+        /// The first reduced axis of size 0.
+        axis: usize,
+    },
+    /// An argument that is not runtime data in the tensor sense was refused (a name that is not a Rust
+    /// identifier, say).
+    InvalidArgument {
+        /// The op that failed.
+        op: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
     },
     /// The op has no kernel for this dtype on this device.
     Unsupported {
@@ -131,6 +163,18 @@ impl fmt::Display for Error {
                 expected,
                 found,
             } => write!(f, "{op}: axis {axis} has size {found}, expected {expected}"),
+            Error::ShapeOverflow { op, dims } => write!(
+                f,
+                "{op}: shape {dims} is too large to address (more than isize::MAX elements or bytes)"
+            ),
+            Error::OutOfMemory { op, bytes } => {
+                write!(f, "{op}: out of memory allocating {bytes} bytes")
+            }
+            Error::EmptyAxis { op, axis } => write!(
+                f,
+                "{op}: axis {axis} has size 0, and the op has no value over zero elements"
+            ),
+            Error::InvalidArgument { op, reason } => write!(f, "{op}: {reason}"),
             Error::Unsupported { op, dtype, device } => {
                 write!(
                     f,

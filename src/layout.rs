@@ -129,19 +129,26 @@ impl Layout {
             .then(|| self.offset..self.offset + self.numel())
     }
 
-    /// One past the largest storage index this view touches (0 when empty).
-    pub fn storage_extent(&self) -> usize {
-        if self.numel() == 0 {
-            return 0;
+    /// One past the largest storage index this view touches (0 when empty), or `None` when that index does not
+    /// fit a `usize`: a kernel that forms raw pointers from a layout checks it against its buffer with this.
+    ///
+    /// ```
+    /// use typed_tensor::layout::Layout;
+    /// use typed_tensor::shape::Dims;
+    /// let l = Layout::from_parts(Dims::from_slice(&[2, 3]), &[1, 2], 4); // a transposed view at offset 4
+    /// assert_eq!(l.storage_extent(), Some(4 + 1 + 2 * 2 + 1));
+    /// let huge = Layout::from_parts(Dims::from_slice(&[1 << 40, 2]), &[1 << 30, 1], 0);
+    /// assert_eq!(huge.storage_extent(), None);
+    /// ```
+    pub fn storage_extent(&self) -> Option<usize> {
+        if self.dims.contains(&0) {
+            return Some(0);
         }
-        self.offset
-            + self
-                .dims
-                .iter()
-                .zip(self.strides())
-                .map(|(d, s)| (d - 1) * s)
-                .sum::<usize>()
-            + 1
+        let mut last = self.offset;
+        for (&d, &s) in self.dims.iter().zip(self.strides()) {
+            last = last.checked_add((d - 1).checked_mul(s)?)?;
+        }
+        last.checked_add(1)
     }
 
     /// Exchanges axes `i` and `j`.
@@ -169,7 +176,7 @@ impl Layout {
             return Err(Error::IndexOutOfRange {
                 op,
                 axis,
-                index: start.saturating_add(len),
+                index: start as i128 + len as i128,
                 size,
             });
         }
@@ -186,7 +193,7 @@ impl Layout {
             return Err(Error::IndexOutOfRange {
                 op,
                 axis,
-                index,
+                index: index as i128,
                 size,
             });
         }
@@ -234,6 +241,7 @@ impl Layout {
     /// grow get stride 0. Errors name `op` and both shapes.
     #[inline]
     pub fn broadcast_as(&self, op: &'static str, dst: &Dims) -> Result<Self> {
+        dst.try_numel(op)?;
         let (rank, dst_rank) = (self.rank(), dst.len());
         let mismatch = || Error::shape_mismatch(op, self.dims, *dst);
         if rank > dst_rank {
@@ -462,6 +470,6 @@ mod tests {
             })
         );
         assert!(l.broadcast_as("b", &Dims::from_slice(&[3, 2])).is_err());
-        assert_eq!(l.storage_extent(), 6);
+        assert_eq!(l.storage_extent(), Some(6));
     }
 }

@@ -31,6 +31,13 @@
 //! - `cuda`: the `Cuda` device (PTX compiled by `build.rs` with nvcc).
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]
+// Every `unsafe` block and impl says why it is sound (`// SAFETY: ...`), and every `unsafe fn` states its
+// contract: CI runs clippy with warnings denied.
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc,
+    unsafe_op_in_unsafe_fn
+)]
 // Without a heap, errors carry their shapes inline (see `error::Boxed`); they are built on cold paths only.
 #![cfg_attr(not(feature = "alloc"), allow(clippy::result_large_err))]
 

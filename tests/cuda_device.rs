@@ -1,4 +1,5 @@
-//! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse.
+//! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse, and
+//! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer).
 //! One test in its own binary, so no other test allocates while it reads the global statistics.
 #![cfg(feature = "cuda")]
 
@@ -42,4 +43,26 @@ fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
     Cuda::empty_cache().unwrap();
     let end = Cuda::memory_stats().unwrap();
     assert_eq!((end.in_use, end.cached), (start.in_use, 0));
+
+    // Sizes too large to address, and allocations larger than the GPU, are errors that leave the books alone.
+    assert!(matches!(
+        Tensor::<f64, (usize,), Cuda>::try_full_with_shape((1 << 61,), 0.0),
+        Err(Error::ShapeOverflow { op: "full", .. })
+    ));
+    let err = Tensor::<u8, (usize,), Cuda>::try_full_with_shape((1 << 50,), 0).unwrap_err();
+    assert!(matches!(err, Error::Cuda { op: "full", .. }), "{err}");
+    // A read through a hand-built layout past the buffer's end is refused before the copy.
+    use typed_tensor::device::Kernels;
+    use typed_tensor::layout::Layout;
+    use typed_tensor::shape::Dims;
+    let t = Tensor::<f32, Rank1<4>, Cuda>::ones();
+    let past = Layout::from_parts(Dims::from_slice(&[4]), &[1], 2);
+    let err = <Cuda as Kernels>::to_vec(t.storage(), &past).unwrap_err();
+    assert!(
+        err.to_string().contains("past the end of a buffer of 4"),
+        "{err}"
+    );
+    drop(t);
+    let after = Cuda::memory_stats().unwrap();
+    assert_eq!(after.in_use, start.in_use);
 }

@@ -153,10 +153,7 @@ fn embedding_and_errors<D: Device>() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!(
-            "gather: index {} is out of range for axis 1 of size 3",
-            usize::MAX
-        )
+        "gather: index -1 is out of range for axis 1 of size 3"
     );
     let err = table
         .try_embedding(&Tensor::<u32, _, D>::from_array([4]))

@@ -2,7 +2,7 @@
 //! of mismatch named.
 
 use typed_tensor::autograd::Var;
-use typed_tensor::io::{from_bytes, load, save, to_bytes, LoadError};
+use typed_tensor::io::{from_bytes, load, save, to_bytes, SafetensorsError};
 use typed_tensor::nn::{Conv2d, Flatten, LayerNorm, Linear, MaxPool2d, ReLU};
 use typed_tensor::prelude::*;
 
@@ -129,7 +129,7 @@ fn mismatches_are_named() {
     );
     let err = from_bytes(&wide, &bytes).unwrap_err();
     assert!(
-        matches!(err, LoadError::DType { ref name, .. } if name == "0.weight"),
+        matches!(err, SafetensorsError::DType { ref name, .. } if name == "0.weight"),
         "{err}"
     );
     assert_eq!(
@@ -155,7 +155,7 @@ fn mismatches_are_named() {
     let bigger = (cnn(0), LayerNorm::<f32, 3, Cpu>::new(1e-5));
     let err = from_bytes(&bigger, &bytes).unwrap_err();
     assert!(
-        matches!(err, LoadError::Missing { ref name } if name == "0.0.weight"),
+        matches!(err, SafetensorsError::Missing { ref name } if name == "0.0.weight"),
         "{err}"
     );
     let smaller = Linear::<f32, 8, 3, Cpu>::new(0);
@@ -168,10 +168,10 @@ fn mismatches_are_named() {
     // Not a safetensors file, and no file.
     assert!(matches!(
         from_bytes(&cnn(0), b"not safetensors"),
-        Err(LoadError::Format(_))
+        Err(SafetensorsError::Format { op: "load", .. })
     ));
     assert!(matches!(
         load(&cnn(0), "/nonexistent/typed-tensor.safetensors"),
-        Err(LoadError::Io(_))
+        Err(SafetensorsError::Io { op: "load", .. })
     ));
 }

@@ -314,6 +314,72 @@ fn known_values_and_edge_cases<D: Device>() {
     assert_eq!(bytes.sum_all().to_scalar(), 44);
 }
 
+/// Reductions over an empty runtime-sized axis: max, min, argmax and argmin have no value there and are an
+/// error (`try_` forms) or a panic with its message; the others give their identity or PyTorch's NaN.
+fn empty_axes<D: Device>() {
+    // (2, 0): two empty lanes along axis 1; axis 0 is not empty.
+    let e = Tensor::<f32, (Const<2>, usize), D>::zeros_with_shape((Const, 0));
+    let empty = |axis| Error::EmptyAxis { op: "max", axis };
+    assert_eq!(e.try_max::<Axis<1>>().unwrap_err(), empty(1));
+    assert_eq!(e.try_max_keepdim::<Axis<1>>().unwrap_err(), empty(1));
+    assert_eq!(e.try_max_all().unwrap_err(), empty(1));
+    assert_eq!(
+        e.try_min::<Axis<1>>().unwrap_err().to_string(),
+        "min: axis 1 has size 0, and the op has no value over zero elements"
+    );
+    assert!(matches!(
+        e.try_argmax::<Axis<1>>(),
+        Err(Error::EmptyAxis {
+            op: "argmax",
+            axis: 1
+        })
+    ));
+    assert!(matches!(
+        e.try_argmin_keepdim::<Axis<1>>(),
+        Err(Error::EmptyAxis {
+            op: "argmin",
+            axis: 1
+        })
+    ));
+    assert!(matches!(
+        e.try_argmin_all(),
+        Err(Error::EmptyAxis {
+            op: "argmin",
+            axis: 1
+        })
+    ));
+    assert_eq!(panic_message(|| e.max::<Axis<1>>()), empty(1).to_string());
+    assert_eq!(
+        panic_message(|| e.argmax_all()),
+        "argmax: axis 1 has size 0, and the op has no value over zero elements"
+    );
+    // Reducing the non-empty axis of an empty tensor is fine: the result is empty too.
+    assert_eq!(e.try_max::<Axis<0>>().unwrap().to_vec(), Vec::<f32>::new());
+    assert_eq!(e.argmin::<Axis<0>>().dims().to_vec(), [0]);
+    // The reductions that have a value over nothing (README, "Empty tensors").
+    assert_eq!(e.sum::<Axis<1>>().to_vec(), [0., 0.]);
+    assert_eq!(e.prod::<Axis<1>>().to_vec(), [1., 1.]);
+    assert_eq!(e.norm::<Axis<1>>().to_vec(), [0., 0.]);
+    assert_eq!(e.logsumexp::<Axis<1>>().to_vec(), [f32::NEG_INFINITY; 2]);
+    for nan in [
+        e.mean::<Axis<1>>(),
+        e.var::<Axis<1>>(),
+        e.var_population::<Axis<1>>(),
+    ] {
+        assert!(nan.to_vec().iter().all(|x| x.is_nan()), "{nan}");
+    }
+    assert_eq!(e.sum_all().to_scalar(), 0.0);
+    assert!(e.mean_all().to_scalar().is_nan());
+    let ints = Tensor::<i64, (usize,), D>::zeros_with_shape((0,));
+    assert_eq!(ints.sum_all().to_scalar(), 0);
+    assert_eq!(ints.prod_all().to_scalar(), 1);
+    assert!(ints.try_min_all().is_err());
+    // A non-empty runtime axis works as ever.
+    let x = Tensor::<f32, (usize,), D>::from_vec_with_shape((3,), vec![1., 5., 2.]).unwrap();
+    assert_eq!(x.try_max_all().unwrap().to_scalar(), 5.0);
+    assert_eq!(x.try_argmax_all().unwrap().to_scalar(), 1);
+}
+
 /// Inputs above the CPU's threading threshold (split along a kept axis, or along a reduced one with partial
 /// states merged), contiguous and transposed, against f64 references; argmax ties across part boundaries.
 fn large_inputs<D: Device>() {
@@ -372,6 +438,7 @@ fn large_inputs<D: Device>() {
 }
 
 device_tests! {
+    reductions_over_empty_axes => empty_axes;
     reductions_every_dtype_every_view => every_dtype;
     reductions_rank3_keepdim_and_permuted => rank3_and_keepdim;
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;

@@ -190,7 +190,7 @@ fn indexing<D: Device>() {
             Error::IndexOutOfRange {
                 op: "i",
                 axis,
-                index: [idx.0, idx.1, idx.2][axis],
+                index: [idx.0, idx.1, idx.2][axis] as i128,
                 size
             }
         );

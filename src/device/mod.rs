@@ -114,7 +114,9 @@ pub trait Kernels {
         out: &mut [T],
     ) -> Result<()> {
         if let Some(host) = Self::host_slice(buffer) {
-            host::elementwise::map_view_into(host::elementwise::as_slots(out), host, layout, |x| x);
+            // SAFETY: `map_view_into` writes only the view's elements.
+            let slots = unsafe { host::elementwise::as_slots(out) };
+            host::elementwise::map_view_into(slots, host, layout, |x| x);
             return Ok(());
         }
         #[cfg(feature = "alloc")]

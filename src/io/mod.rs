@@ -6,7 +6,8 @@
 //! With the `safetensors` feature, [`save`] and [`load`] store every parameter of a model (anything implementing
 //! [`Parameters`](crate::nn::Parameters)) in the [safetensors](https://huggingface.co/docs/safetensors) format,
 //! keyed by the dotted names the model gives them (`"0.weight"`). Loading checks each stored tensor's dtype and
-//! shape against the declared parameter and names the first one that differs.
+//! shape against the declared parameter and names the first one that differs; it assigns nothing until every
+//! parameter has passed, so a failed load leaves the model as it was.
 //!
 //! ```
 //! use typed_tensor::prelude::*;
@@ -29,4 +30,4 @@ mod safetensors;
 
 pub use self::rust_source::write_static;
 #[cfg(feature = "safetensors")]
-pub use self::safetensors::{from_bytes, load, save, to_bytes, LoadError};
+pub use self::safetensors::{from_bytes, load, save, to_bytes, SafetensorsError};

@@ -4,6 +4,7 @@
 
 use crate::device::Device;
 use crate::dtype::{DType, WithDType};
+use crate::error::{Error, Result};
 use crate::shape::ConstShape;
 use crate::tensor::Tensor;
 use core::fmt::{self, Write};
@@ -12,6 +13,21 @@ use core::fmt::{self, Write};
 /// elements, for a module that has `use typed_tensor::prelude::*;` in scope. Every element reads back to the
 /// same bits: floats in their shortest round-trip form (NaN and the 16-bit floats by their bits), integers as
 /// they are.
+///
+/// `name` must be an ASCII Rust identifier that is not a keyword (`Error::InvalidArgument` otherwise, before
+/// anything is written): the source is compiled into a program, so a name is never a way to inject code.
+/// A writer that fails is `Error::InvalidArgument` too, and a tensor that cannot be read back is its device's
+/// error.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// let w = Tensor::<f32, Rank1<1>, Cpu>::zeros();
+/// let err = typed_tensor::io::write_static(&mut String::new(), "W: u8 = 0; fn evil() {} static X", &w);
+/// assert_eq!(
+///     err.unwrap_err().to_string(),
+///     "write_static: the name must be an ASCII identifier (letters, digits and `_`, not starting with a digit)"
+/// );
+/// ```
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -28,12 +44,58 @@ pub fn write_static<T: WithDType, S: ConstShape, D: Device>(
     out: &mut impl Write,
     name: &str,
     tensor: &Tensor<T, S, D>,
+) -> Result<()> {
+    check_identifier(name)?;
+    let array = tensor.try_to_array()?;
+    write_source(out, name, tensor, &array).map_err(|_| Error::InvalidArgument {
+        op: "write_static",
+        reason: "the output refused the text (`fmt::Write` failed)",
+    })
+}
+
+/// Rust's keywords (strict, reserved and 2018+ edition ones): not usable as a plain identifier.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try",
+    "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield",
+];
+
+/// `Error::InvalidArgument` unless `name` is an ASCII identifier that is not a keyword or `_`.
+fn check_identifier(name: &str) -> Result<()> {
+    let invalid = |reason| {
+        Err(Error::InvalidArgument {
+            op: "write_static",
+            reason,
+        })
+    };
+    let mut chars = name.chars();
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !starts_well || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return invalid(
+            "the name must be an ASCII identifier (letters, digits and `_`, not starting with a digit)",
+        );
+    }
+    if name == "_" || KEYWORDS.contains(&name) {
+        return invalid("the name is a Rust keyword (or `_`), which a static cannot be called");
+    }
+    Ok(())
+}
+
+/// The source text of the static (the name already checked).
+fn write_source<T: WithDType, S: ConstShape, D: Device>(
+    out: &mut impl Write,
+    name: &str,
+    tensor: &Tensor<T, S, D>,
+    array: &S::Array<T>,
 ) -> fmt::Result {
-    let array = tensor.try_to_array().map_err(|_| fmt::Error)?;
     let elements: &[T] = if S::NUMEL == 0 {
         &[]
     } else {
-        bytemuck::cast_slice(core::slice::from_ref(&array))
+        bytemuck::cast_slice(core::slice::from_ref(array))
     };
     let dims = tensor.dims();
     write!(

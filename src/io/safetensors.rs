@@ -7,20 +7,47 @@ use crate::nn::{ParamVisitor, Parameters};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use ::safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Why parameters could not be saved or loaded.
+/// Why parameters could not be saved or loaded. The message starts with the op, `save` or `load`.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum LoadError {
+pub enum SafetensorsError {
     /// Reading or writing the file failed.
-    Io(std::io::Error),
-    /// The bytes are not a valid safetensors file (or could not be serialised).
-    Format(String),
+    Io {
+        /// `"save"` or `"load"`.
+        op: &'static str,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// The bytes are not a valid safetensors file (`load`), or could not be serialised (`save`).
+    Format {
+        /// `"save"` or `"load"`.
+        op: &'static str,
+        /// The format crate's message.
+        message: String,
+    },
+    /// Two parameters of the model have the same name, so the file would hold one tensor for both.
+    Duplicate {
+        /// `"save"` or `"load"`.
+        op: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// A parameter's tensor could not be read from or made on its device.
+    Tensor {
+        /// `"save"` or `"load"`.
+        op: &'static str,
+        /// The parameter's name.
+        name: String,
+        /// The device's error (boxed: it is large, and this enum is returned by value).
+        error: Box<crate::Error>,
+    },
     /// The model declares a parameter the file does not have.
     Missing {
         /// The parameter's name.
@@ -51,19 +78,33 @@ pub enum LoadError {
     },
 }
 
-impl fmt::Display for LoadError {
+impl fmt::Display for SafetensorsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LoadError::Io(e) => write!(f, "load: {e}"),
-            LoadError::Format(m) => write!(f, "load: not a safetensors file: {m}"),
-            LoadError::Missing { name } => write!(f, "load: the file has no tensor `{name}`"),
-            LoadError::Unexpected { names } => {
+            SafetensorsError::Io { op, error } => write!(f, "{op}: {error}"),
+            SafetensorsError::Format {
+                op: "save",
+                message,
+            } => {
+                write!(f, "save: could not serialise: {message}")
+            }
+            SafetensorsError::Format { op, message } => {
+                write!(f, "{op}: not a safetensors file: {message}")
+            }
+            SafetensorsError::Duplicate { op, name } => {
+                write!(f, "{op}: the model has two parameters named `{name}`")
+            }
+            SafetensorsError::Tensor { op, name, error } => write!(f, "{op}: `{name}`: {error}"),
+            SafetensorsError::Missing { name } => {
+                write!(f, "load: the file has no tensor `{name}`")
+            }
+            SafetensorsError::Unexpected { names } => {
                 write!(
                     f,
                     "load: the file has tensors the model does not declare: {names:?}"
                 )
             }
-            LoadError::DType {
+            SafetensorsError::DType {
                 name,
                 stored,
                 declared,
@@ -71,7 +112,7 @@ impl fmt::Display for LoadError {
                 f,
                 "load: `{name}` is stored as {stored}, the model declares {declared:?}"
             ),
-            LoadError::Shape {
+            SafetensorsError::Shape {
                 name,
                 stored,
                 declared,
@@ -83,11 +124,13 @@ impl fmt::Display for LoadError {
     }
 }
 
-impl std::error::Error for LoadError {}
-
-impl From<std::io::Error> for LoadError {
-    fn from(e: std::io::Error) -> Self {
-        LoadError::Io(e)
+impl std::error::Error for SafetensorsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SafetensorsError::Io { error, .. } => Some(error),
+            SafetensorsError::Tensor { error, .. } => Some(&**error),
+            _ => None,
+        }
     }
 }
 
@@ -109,120 +152,195 @@ const _: () = assert!(
     "safetensors IO assumes a little-endian target"
 );
 
-/// Collects `(name, dtype, shape, bytes)` of every parameter.
-struct Collect(Vec<(String, Dtype, Vec<usize>, Vec<u8>)>);
+/// Collects `(name, dtype, shape, bytes)` of every parameter, or the first problem.
+struct Collect {
+    tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>,
+    names: BTreeSet<String>,
+    error: Option<SafetensorsError>,
+}
 
-impl ParamVisitor for Collect {
-    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+impl Collect {
+    fn collect<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+    ) -> Result<(), SafetensorsError> {
+        first_use(&mut self.names, "save", name)?;
         let value = var.value();
-        let bytes = bytemuck::cast_slice::<T, u8>(&value.to_vec()).to_vec();
-        self.0.push((
+        let elements = value
+            .try_to_vec()
+            .map_err(|error| SafetensorsError::Tensor {
+                op: "save",
+                name: name.to_string(),
+                error: Box::new(error),
+            })?;
+        self.tensors.push((
             name.to_string(),
             file_dtype(T::DTYPE),
             value.dims().to_vec(),
-            bytes,
+            bytemuck::cast_slice::<T, u8>(&elements).to_vec(),
         ));
+        Ok(())
     }
 }
 
-/// The parameters of `params` as the bytes of a safetensors file.
-pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, LoadError> {
-    let mut all = Collect(Vec::new());
+impl ParamVisitor for Collect {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        if self.error.is_none() {
+            self.error = self.collect(name, var).err();
+        }
+    }
+}
+
+/// `SafetensorsError::Duplicate` naming `op` when `name` was seen before (a file holds one tensor per name).
+fn first_use(
+    names: &mut BTreeSet<String>,
+    op: &'static str,
+    name: &str,
+) -> Result<(), SafetensorsError> {
+    if !names.insert(name.to_string()) {
+        return Err(SafetensorsError::Duplicate {
+            op,
+            name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The parameters of `params` as the bytes of a safetensors file. Two parameters with one name are
+/// [`SafetensorsError::Duplicate`].
+pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
+    let mut all = Collect {
+        tensors: Vec::new(),
+        names: BTreeSet::new(),
+        error: None,
+    };
     params.visit_params("", &mut all);
+    if let Some(e) = all.error {
+        return Err(e);
+    }
+    let format = |e: ::safetensors::SafeTensorError| SafetensorsError::Format {
+        op: "save",
+        message: e.to_string(),
+    };
     let views = all
-        .0
+        .tensors
         .iter()
         .map(|(name, dtype, shape, bytes)| {
             TensorView::new(*dtype, shape.clone(), bytes)
                 .map(|v| (name.clone(), v))
-                .map_err(|e| LoadError::Format(e.to_string()))
+                .map_err(format)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    ::safetensors::serialize(views, &None).map_err(|e| LoadError::Format(e.to_string()))
+    ::safetensors::serialize(views, &None).map_err(format)
 }
 
 /// Writes the parameters of `params` to a safetensors file at `path`.
-pub fn save(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), LoadError> {
-    std::fs::write(path, to_bytes(params)?)?;
-    Ok(())
+pub fn save(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), SafetensorsError> {
+    std::fs::write(path, to_bytes(params)?)
+        .map_err(|error| SafetensorsError::Io { op: "save", error })
 }
 
-/// Sets every parameter of `params` from a file, checking names, dtypes and shapes; the first problem is an
-/// error and leaves the parameters checked so far set (load into a fresh model if that matters).
-struct Assign<'a> {
+/// A checked tensor waiting to be assigned to its parameter.
+type Commit<'a> = Box<dyn FnOnce() + 'a>;
+
+/// Checks every parameter of a model against a file and makes its new value, assigning nothing: the
+/// assignments wait in `commits` until every parameter has passed.
+struct Check<'a> {
     file: &'a SafeTensors<'a>,
     seen: BTreeSet<String>,
-    error: Option<LoadError>,
+    commits: Vec<Commit<'a>>,
+    error: Option<SafetensorsError>,
 }
 
-impl ParamVisitor for Assign<'_> {
+impl<'a> Check<'a> {
+    fn value<T: FloatDType, S: Shape, D: Device>(
+        &self,
+        name: &str,
+        var: &Var<T, S, D>,
+    ) -> Result<Tensor<T, S, D>, SafetensorsError> {
+        let named = || name.to_string();
+        let view = self
+            .file
+            .tensor(name)
+            .map_err(|_| SafetensorsError::Missing { name: named() })?;
+        if view.dtype() != file_dtype(T::DTYPE) {
+            return Err(SafetensorsError::DType {
+                name: named(),
+                stored: alloc::format!("{:?}", view.dtype()),
+                declared: T::DTYPE,
+            });
+        }
+        let declared = var.shape().dims().to_vec();
+        if view.shape() != declared.as_slice() {
+            return Err(SafetensorsError::Shape {
+                name: named(),
+                stored: view.shape().to_vec(),
+                declared,
+            });
+        }
+        // Copied into `T`-aligned memory (the file's bytes need not be aligned); the format checked that the
+        // tensor's bytes are its shape's element count times its dtype's size.
+        let mut data = alloc::vec![T::ZERO; var.shape().numel()];
+        bytemuck::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
+        Tensor::from_vec_with_shape(var.shape(), data).map_err(|error| SafetensorsError::Tensor {
+            op: "load",
+            name: named(),
+            error: Box::new(error),
+        })
+    }
+}
+
+impl<'a> ParamVisitor for Check<'a> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
         if self.error.is_some() {
             return;
         }
-        self.seen.insert(name.to_string());
-        let view = match self.file.tensor(name) {
-            Ok(v) => v,
-            Err(_) => {
-                self.error = Some(LoadError::Missing {
-                    name: name.to_string(),
-                });
-                return;
+        match first_use(&mut self.seen, "load", name).and_then(|()| self.value(name, var)) {
+            Ok(value) => {
+                let var = var.clone();
+                // The shape was checked against the parameter's own: `set` cannot refuse it.
+                self.commits.push(Box::new(move || var.set(value)));
             }
-        };
-        if view.dtype() != file_dtype(T::DTYPE) {
-            self.error = Some(LoadError::DType {
-                name: name.to_string(),
-                stored: alloc::format!("{:?}", view.dtype()),
-                declared: T::DTYPE,
-            });
-            return;
-        }
-        let declared = var.shape().dims().to_vec();
-        if view.shape() != declared.as_slice() {
-            self.error = Some(LoadError::Shape {
-                name: name.to_string(),
-                stored: view.shape().to_vec(),
-                declared,
-            });
-            return;
-        }
-        // Copied into `T`-aligned memory (the file's bytes need not be aligned).
-        let mut data = alloc::vec![T::ZERO; var.shape().numel()];
-        bytemuck::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
-        match Tensor::from_vec_with_shape(var.shape(), data) {
-            Ok(t) => var.set(t),
-            Err(e) => self.error = Some(LoadError::Format(e.to_string())),
+            Err(e) => self.error = Some(e),
         }
     }
 }
 
-/// Sets the parameters of `params` from the bytes of a safetensors file.
-pub fn from_bytes(params: &impl Parameters, bytes: &[u8]) -> Result<(), LoadError> {
-    let file = SafeTensors::deserialize(bytes).map_err(|e| LoadError::Format(e.to_string()))?;
-    let mut assign = Assign {
+/// Sets the parameters of `params` from the bytes of a safetensors file. Every parameter is checked (name,
+/// dtype, shape, and that the file has nothing else) and its new value made before any is assigned, so a
+/// failed load leaves the model as it was.
+pub fn from_bytes(params: &impl Parameters, bytes: &[u8]) -> Result<(), SafetensorsError> {
+    let file = SafeTensors::deserialize(bytes).map_err(|e| SafetensorsError::Format {
+        op: "load",
+        message: e.to_string(),
+    })?;
+    let mut check = Check {
         file: &file,
         seen: BTreeSet::new(),
+        commits: Vec::new(),
         error: None,
     };
-    params.visit_params("", &mut assign);
-    if let Some(e) = assign.error {
+    params.visit_params("", &mut check);
+    if let Some(e) = check.error {
         return Err(e);
     }
     let mut unexpected: Vec<String> = file
         .names()
         .into_iter()
-        .filter(|n| !assign.seen.contains(*n))
+        .filter(|n| !check.seen.contains(*n))
         .cloned()
         .collect();
     if !unexpected.is_empty() {
         unexpected.sort();
-        return Err(LoadError::Unexpected { names: unexpected });
+        return Err(SafetensorsError::Unexpected { names: unexpected });
     }
+    check.commits.into_iter().for_each(|commit| commit());
     Ok(())
 }
 
-/// Sets the parameters of `params` from a safetensors file at `path`.
-pub fn load(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), LoadError> {
-    from_bytes(params, &std::fs::read(path)?)
+/// Sets the parameters of `params` from a safetensors file at `path` (see [`from_bytes`]).
+pub fn load(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), SafetensorsError> {
+    let bytes = std::fs::read(path).map_err(|error| SafetensorsError::Io { op: "load", error })?;
+    from_bytes(params, &bytes)
 }

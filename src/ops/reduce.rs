@@ -12,6 +12,9 @@ pub trait ReduceOp<T: WithDType>: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// True when `step` uses the element's index (argmax/argmin); such ops are always walked in index order.
     const USES_INDEX: bool = false;
+    /// True when the op has no value over zero elements (max, min, argmax, argmin): reducing an empty axis is
+    /// then an error (`Error::EmptyAxis`), not `init`'s value.
+    const NEEDS_ELEMENTS: bool = false;
     /// The running state.
     type Acc: Copy + Send + Sync;
     /// The result type.
@@ -149,10 +152,11 @@ fn min_acc<A: Accumulator>(a: A, b: A) -> A {
     }
 }
 
-/// Maximum; NaN propagates. The maximum of nothing is the lowest value (-inf for floats).
+/// Maximum; NaN propagates. An empty axis has none (the tensor ops refuse it; the kernel's state for no
+/// elements is the lowest value, -inf for floats).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Max;
-/// Minimum; NaN propagates. The minimum of nothing is the highest value (+inf for floats).
+/// Minimum; NaN propagates. An empty axis has none (as for [`Max`]; the kernel's state is the highest value).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Min;
 
@@ -160,6 +164,7 @@ macro_rules! extreme_op {
     ($name:ident, $stem:literal, $init:ident, $pick:ident) => {
         impl<T: WithDType> ReduceOp<T> for $name {
             const NAME: &'static str = $stem;
+            const NEEDS_ELEMENTS: bool = true;
             type Acc = T::Acc;
             type Out = T;
             fn init(&self) -> T::Acc {
@@ -197,6 +202,7 @@ macro_rules! arg_op {
         impl<T: WithDType> ReduceOp<T> for $name {
             const NAME: &'static str = $stem;
             const USES_INDEX: bool = true;
+            const NEEDS_ELEMENTS: bool = true;
             type Acc = (T::Acc, usize, bool);
             type Out = u32;
             fn init(&self) -> Self::Acc {

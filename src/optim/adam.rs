@@ -1,10 +1,11 @@
 //! Adam (L2 weight decay folded into the gradient) and AdamW (decoupled weight decay), with bias correction,
 //! as in PyTorch.
 
-use super::{Optimizer, Register, Slot};
+use super::{check_grad, step_all, Optimizer, Register, Slot};
 use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
 use crate::ops::{self, AdamStep};
 use crate::shape::Shape;
@@ -57,6 +58,9 @@ struct AdamSlot<T: FloatDType, S: Shape, D: Device> {
     var: Var<T, S, D>,
     /// First and second moment averages, created at the first step.
     moments: Option<Moments<T, S, D>>,
+    /// Updates made so far (the bias correction's `t`), counted per parameter as in PyTorch: a parameter that
+    /// had no gradient in a step, or whose update failed, does not advance.
+    steps: u64,
 }
 
 /// Adam's running averages of the gradient and of its square.
@@ -66,25 +70,30 @@ struct Moments<T: FloatDType, S: Shape, D: Device> {
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
-    fn step(&mut self, grads: &Gradients, h: &Hyper, t: u64) {
-        let Some(mut g) = grads.try_get(&self.var) else {
+    fn check(&self, grads: &Gradients) -> Result<()> {
+        check_grad("Adam::step", &self.var, grads)
+    }
+
+    fn step(&mut self, grads: &Gradients, h: &Hyper) {
+        let Some(g) = grads.try_get(&self.var) else {
             return;
         };
         let c = &h.config;
-        let Moments { mut m, mut v } = self.moments.take().unwrap_or_else(|| {
+        let Moments { m, v } = self.moments.get_or_insert_with(|| {
             let zeros = Tensor::zeros_with_shape(self.var.shape());
             Moments {
                 m: zeros.clone() + T::ZERO, // each its own buffer, updated in place from then on
                 v: zeros + T::ZERO,
             }
         });
-        let t = t as i32;
-        let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
+        let t = self.steps + 1;
+        let (bc1, bc2) = (1.0 - c.beta1.powi(t as i32), 1.0 - c.beta2.powi(t as i32));
         let (l2, keep) = match h.decay {
             Decay::L2 => (c.weight_decay, 1.0),
             Decay::Decoupled => (0.0, 1.0 - c.lr * c.weight_decay),
         };
-        // One pass where the device has a fused kernel (the CPU does)...
+        // One pass where the device has a fused kernel (the CPU and CUDA do): one kernel updates the parameter
+        // and both moments, or fails before writing.
         let step = AdamStep {
             lr_t: c.lr / bc1,
             beta1: c.beta1,
@@ -96,29 +105,38 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
         };
         if self
             .var
-            .update(|w| w.adam_step_fused(&mut m, &mut v, &g, step))
+            .update_in_place(|w| w.adam_step_fused(m, v, &g, step))
         {
-            self.moments = Some(Moments { m, v });
+            self.steps = t;
             return;
         }
-        // ... otherwise the same step from tensor ops.
-        if l2 != 0.0 {
-            let decay = self.var.value().affine(l2, 0.0);
-            g.assign_same(ops::Add, &decay);
-        }
-        if keep != 1.0 {
-            self.var.update(|w| *w *= T::from_f64(keep));
-        }
-        // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2 (both in place).
-        m *= T::from_f64(c.beta1);
-        m.assign_same(ops::Add, &g.affine(1.0 - c.beta1, 0.0));
-        v *= T::from_f64(c.beta2);
-        v.assign_same(ops::Add, &g.sqr().affine(1.0 - c.beta2, 0.0));
-        // w -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
-        let denom = v.affine(1.0 / bc2, 0.0).sqrt().affine(1.0, c.eps);
-        let delta = m.zip_same(ops::Div, &denom).affine(c.lr / bc1, 0.0);
-        self.var.update(|w| w.assign_same(ops::Sub, &delta));
-        self.moments = Some(Moments { m, v });
+        // ... otherwise the same step from tensor ops, new moments beside the old ones, kept only once the
+        // parameter has its update.
+        let w = self.var.value();
+        let g = if l2 != 0.0 {
+            g.zip_same(ops::Add, &w.affine(l2, 0.0))
+        } else {
+            g
+        };
+        // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2.
+        let m_new = m
+            .affine(c.beta1, 0.0)
+            .zip_same(ops::Add, &g.affine(1.0 - c.beta1, 0.0));
+        let v_new = v
+            .affine(c.beta2, 0.0)
+            .zip_same(ops::Add, &g.sqr().affine(1.0 - c.beta2, 0.0));
+        // w = keep w - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+        let denom = v_new.affine(1.0 / bc2, 0.0).sqrt().affine(1.0, c.eps);
+        let delta = m_new.zip_same(ops::Div, &denom).affine(c.lr / bc1, 0.0);
+        let w_new = if keep != 1.0 {
+            w.affine(keep, 0.0).zip_same(ops::Sub, &delta)
+        } else {
+            w.zip_same(ops::Sub, &delta)
+        };
+        drop(w);
+        self.var.update_in_place(|w| *w = w_new);
+        (*m, *v) = (m_new, v_new);
+        self.steps = t;
     }
 }
 
@@ -126,7 +144,6 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
 pub struct Adam {
     hyper: Hyper,
     slots: Vec<Box<dyn Slot<Hyper>>>,
-    t: u64,
 }
 
 /// AdamW: Adam with decoupled weight decay (`w *= 1 - lr * weight_decay` before the moment step).
@@ -137,6 +154,7 @@ impl ParamVisitor for Register<'_, Hyper> {
         self.slots.push(Box::new(AdamSlot {
             var: var.clone(),
             moments: None,
+            steps: 0,
         }));
     }
 }
@@ -153,7 +171,6 @@ impl Adam {
         Adam {
             hyper: Hyper { config, decay },
             slots,
-            t: 0,
         }
     }
 
@@ -176,11 +193,8 @@ impl AdamW {
 }
 
 impl Optimizer for Adam {
-    fn step(&mut self, grads: &Gradients) {
-        self.t += 1;
-        for slot in &mut self.slots {
-            slot.step(grads, &self.hyper, self.t);
-        }
+    fn try_step(&mut self, grads: &Gradients) -> Result<()> {
+        step_all(&mut self.slots, grads, &self.hyper)
     }
     fn learning_rate(&self) -> f64 {
         self.hyper.config.lr
@@ -191,8 +205,8 @@ impl Optimizer for Adam {
 }
 
 impl Optimizer for AdamW {
-    fn step(&mut self, grads: &Gradients) {
-        self.0.step(grads)
+    fn try_step(&mut self, grads: &Gradients) -> Result<()> {
+        self.0.try_step(grads)
     }
     fn learning_rate(&self) -> f64 {
         self.0.learning_rate()

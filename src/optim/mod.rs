@@ -28,13 +28,21 @@ pub use adam::{Adam, AdamConfig, AdamW};
 pub use sgd::{Sgd, SgdConfig};
 
 use crate::autograd::Gradients;
+use crate::error::Result;
 use alloc::boxed::Box;
 
 /// Updates parameters from gradients.
 pub trait Optimizer {
     /// One update of every registered parameter that has a gradient in `grads` (the others are left as they
-    /// are).
-    fn step(&mut self, grads: &Gradients);
+    /// are). Every gradient is checked against its parameter first: `Error::ShapeMismatch` when one differs, and
+    /// then nothing has changed. Each parameter's update (its value, its state such as momentum, its step count)
+    /// is committed as a whole, so one that fails midway (a device error) leaves that parameter as it was.
+    fn try_step(&mut self, grads: &Gradients) -> Result<()>;
+    /// [`Self::try_step`], panicking with its error.
+    #[track_caller]
+    fn step(&mut self, grads: &Gradients) {
+        crate::tensor::or_panic(self.try_step(grads))
+    }
     /// The current learning rate.
     fn learning_rate(&self) -> f64;
     /// Sets the learning rate for the next steps.
@@ -73,11 +81,12 @@ pub struct Scheduled<O, F> {
 }
 
 impl<O: Optimizer, F: FnMut(usize) -> f64> Optimizer for Scheduled<O, F> {
-    fn step(&mut self, grads: &Gradients) {
+    fn try_step(&mut self, grads: &Gradients) -> Result<()> {
         let lr = (self.schedule)(self.steps);
         self.inner.set_learning_rate(lr);
-        self.inner.step(grads);
+        self.inner.try_step(grads)?;
         self.steps += 1;
+        Ok(())
     }
     fn learning_rate(&self) -> f64 {
         self.inner.learning_rate()
@@ -89,7 +98,34 @@ impl<O: Optimizer, F: FnMut(usize) -> f64> Optimizer for Scheduled<O, F> {
 
 /// One parameter's update rule and state, its types erased so one optimizer holds every shape and dtype.
 trait Slot<H>: Send {
-    fn step(&mut self, grads: &Gradients, hyper: &H, t: u64);
+    /// `Error::ShapeMismatch` when the parameter's gradient in `grads` has another shape than the parameter.
+    fn check(&self, grads: &Gradients) -> Result<()>;
+    /// The update from the parameter's gradient, if it has one. Everything that can fail runs before the
+    /// parameter or the slot's state changes.
+    fn step(&mut self, grads: &Gradients, hyper: &H);
+}
+
+/// Checks every slot, then steps each: a bad gradient anywhere changes nothing.
+fn step_all<H>(slots: &mut [Box<dyn Slot<H>>], grads: &Gradients, hyper: &H) -> Result<()> {
+    for slot in slots.iter() {
+        slot.check(grads)?;
+    }
+    for slot in slots.iter_mut() {
+        slot.step(grads, hyper);
+    }
+    Ok(())
+}
+
+/// `Error::ShapeMismatch` naming `op` when `var`'s gradient in `grads` has another shape than `var`.
+fn check_grad<T: crate::dtype::FloatDType, S: crate::shape::Shape, D: crate::device::Device>(
+    op: &'static str,
+    var: &crate::autograd::Var<T, S, D>,
+    grads: &Gradients,
+) -> Result<()> {
+    match grads.try_get(var) {
+        Some(g) => var.check_shape(op, &g),
+        None => Ok(()),
+    }
 }
 
 /// Registers every parameter of a model as a slot of the optimizer whose hyper-parameters are `H`.

@@ -1,9 +1,10 @@
 //! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's `SGD` rules).
 
-use super::{Optimizer, Register, Slot};
+use super::{check_grad, step_all, Optimizer, Register, Slot};
 use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
 use crate::ops;
 use crate::shape::Shape;
@@ -39,7 +40,6 @@ impl Default for SgdConfig {
 pub struct Sgd {
     config: SgdConfig,
     slots: Vec<Box<dyn Slot<SgdConfig>>>,
-    t: u64,
 }
 
 struct SgdSlot<T: FloatDType, S: Shape, D: Device> {
@@ -48,7 +48,11 @@ struct SgdSlot<T: FloatDType, S: Shape, D: Device> {
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
-    fn step(&mut self, grads: &Gradients, c: &SgdConfig, _: u64) {
+    fn check(&self, grads: &Gradients) -> Result<()> {
+        check_grad("Sgd::step", &self.var, grads)
+    }
+
+    fn step(&mut self, grads: &Gradients, c: &SgdConfig) {
         let Some(g) = grads.try_get(&self.var) else {
             return;
         };
@@ -57,24 +61,26 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
             let decay = self.var.value().affine(c.weight_decay, 0.0);
             d.assign_same(ops::Add, &decay);
         }
+        // The new velocity is computed beside the old one and kept only once the parameter has its update.
+        let mut velocity = None;
         if c.momentum != 0.0 {
-            let v = match self.velocity.take() {
-                None => d.clone() + T::ZERO, // its own buffer, so later steps update it in place
-                Some(mut v) => {
-                    v *= T::from_f64(c.momentum);
-                    v.assign_same(ops::Add, &d);
-                    v
-                }
+            let v = match &self.velocity {
+                None => d.clone() + T::ZERO, // its own buffer
+                Some(v) => v.affine(c.momentum, 0.0).zip_same(ops::Add, &d),
             };
             d = if c.nesterov {
                 d.zip_same(ops::Add, &v.affine(c.momentum, 0.0))
             } else {
                 v.clone()
             };
-            self.velocity = Some(v);
+            velocity = Some(v);
         }
         let delta = d.affine(c.lr, 0.0);
-        self.var.update(|w| w.assign_same(ops::Sub, &delta));
+        self.var
+            .update_in_place(|w| w.assign_same(ops::Sub, &delta));
+        if velocity.is_some() {
+            self.velocity = velocity;
+        }
     }
 }
 
@@ -83,11 +89,7 @@ impl Sgd {
     pub fn new(params: &impl Parameters, config: SgdConfig) -> Self {
         let mut slots = Vec::new();
         params.visit_params("", &mut Register { slots: &mut slots });
-        Sgd {
-            config,
-            slots,
-            t: 0,
-        }
+        Sgd { config, slots }
     }
 
     /// The hyper-parameters.
@@ -106,11 +108,8 @@ impl ParamVisitor for Register<'_, SgdConfig> {
 }
 
 impl Optimizer for Sgd {
-    fn step(&mut self, grads: &Gradients) {
-        self.t += 1;
-        for slot in &mut self.slots {
-            slot.step(grads, &self.config, self.t);
-        }
+    fn try_step(&mut self, grads: &Gradients) -> Result<()> {
+        step_all(&mut self.slots, grads, &self.config)
     }
     fn learning_rate(&self) -> f64 {
         self.config.lr

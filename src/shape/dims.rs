@@ -1,5 +1,6 @@
 //! Dimensions ([`Const`], `usize`), shapes as tuples of dimensions, and the shape-erased [`Dims`] list.
 
+use crate::error::{Error, Result};
 use core::fmt::{self, Debug};
 
 /// The largest rank a tensor can have.
@@ -97,11 +98,77 @@ impl Dims {
     pub fn as_mut_slice(&mut self) -> &mut [usize] {
         &mut self.buf[..self.len]
     }
-    /// Number of elements (1 for rank 0).
+    /// Number of elements (1 for rank 0). Panics if the shape is too large to address (see
+    /// [`Self::checked_numel`]); the library checks every shape where it enters (constructors, reshapes, op
+    /// outputs that can grow), so this panic is a backstop, never a wrapped count.
     #[inline]
+    #[track_caller]
     pub fn numel(&self) -> usize {
-        self.as_slice().iter().product()
+        match self.checked_numel() {
+            Some(n) => n,
+            None => panic!(
+                "{}",
+                Error::ShapeOverflow {
+                    op: "numel",
+                    dims: *self
+                }
+            ),
+        }
     }
+
+    /// Number of elements, or `None` when the shape is too large to address: the product of its non-zero dims
+    /// exceeds [`MAX_ELEMENTS`]. Zero dims are left out of that product because the other dims' products are
+    /// the strides of the dense layout (`(0, 2^40, 2^40)` has no elements, but a stride of 2^80).
+    ///
+    /// ```
+    /// use typed_tensor::shape::Dims;
+    /// assert_eq!(Dims::from_slice(&[2, 3]).checked_numel(), Some(6));
+    /// assert_eq!(Dims::from_slice(&[3, 0x5555_5555_5555_5556]).checked_numel(), None); // 2 when wrapped
+    /// assert_eq!(Dims::from_slice(&[0, 1 << 40, 1 << 40]).checked_numel(), None);
+    /// assert_eq!(Dims::from_slice(&[0, 1 << 20]).checked_numel(), Some(0));
+    /// ```
+    #[inline]
+    pub fn checked_numel(&self) -> Option<usize> {
+        let mut product = 1usize;
+        let mut empty = false;
+        for &d in self.as_slice() {
+            if d == 0 {
+                empty = true;
+            } else {
+                product = product.checked_mul(d).filter(|&p| p <= MAX_ELEMENTS)?;
+            }
+        }
+        Some(if empty { 0 } else { product })
+    }
+
+    /// [`Self::checked_numel`], or `Error::ShapeOverflow` naming `op`.
+    #[inline]
+    pub fn try_numel(&self, op: &'static str) -> Result<usize> {
+        self.checked_numel()
+            .ok_or(Error::ShapeOverflow { op, dims: *self })
+    }
+
+    /// The byte size of a dense buffer of this shape's elements of `elem_size` bytes, or `Error::ShapeOverflow`
+    /// naming `op` when it (or the element count) exceeds `isize::MAX`, the most a Rust allocation can hold.
+    #[inline]
+    pub fn try_bytes(&self, op: &'static str, elem_size: usize) -> Result<usize> {
+        let overflow = || Error::ShapeOverflow { op, dims: *self };
+        let n = self.checked_numel().ok_or_else(overflow)?;
+        n.checked_mul(elem_size)
+            .filter(|&b| b <= MAX_ELEMENTS)
+            .ok_or_else(overflow)
+    }
+}
+
+/// The most elements a shape may have, and the most bytes a buffer may take: `isize::MAX`, as for any Rust
+/// allocation (and every stride and offset then fits the `isize` that pointer arithmetic and `gemm` take).
+pub const MAX_ELEMENTS: usize = isize::MAX as usize;
+
+/// `a + b` for sizes computed from runtime dims (a concatenation's length, a padded size): `None` past
+/// [`MAX_ELEMENTS`].
+#[inline]
+pub(crate) fn checked_size_add(a: usize, b: usize) -> Option<usize> {
+    a.checked_add(b).filter(|&s| s <= MAX_ELEMENTS)
 }
 
 impl core::ops::Deref for Dims {
@@ -152,6 +219,8 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
         + AsRef<[usize]>
         + AsMut<[usize]>
         + 'static;
+    /// True when every dim is a `Const`: all values of the type then have the same sizes.
+    const IS_STATIC: bool = all_static(Self::STATIC_DIMS);
     /// The sizes of the axes.
     fn dims(&self) -> Dims;
     /// Builds the shape from sizes; `None` when the rank differs or a `Const` dim disagrees.
@@ -171,6 +240,18 @@ pub trait ConstShape: Shape + Default {
     const NUMEL: usize;
     /// The shape's value (`Default::default()` in `const` code).
     const SHAPE: Self;
+}
+
+/// True when no entry is a runtime dim.
+pub const fn all_static(dims: [Option<usize>; MAX_RANK]) -> bool {
+    let mut i = 0;
+    while i < MAX_RANK {
+        if dims[i].is_none() {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The product of the static sizes, `None` if any is a runtime dim (for `const` assertions).

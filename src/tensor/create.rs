@@ -1,6 +1,6 @@
 //! Creating tensors and reading them back as arrays.
 
-use super::{device_ok, Tensor};
+use super::{device_ok, or_panic, Tensor};
 use crate::device::{ArrayStorage, Device, Embedded};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
@@ -35,34 +35,59 @@ nested_array!(A B C D E; [[[[[T; E]; D]; C]; B]; A]);
 nested_array!(A B C D E F; [[[[[[T; F]; E]; D]; C]; B]; A]);
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// Every element `value`, for a shape with runtime dims.
+    /// Every element `value`, for a shape with runtime dims. `Error::ShapeOverflow` when the shape is too large
+    /// to address, `Error::OutOfMemory` when the host cannot allocate it (a device's own error on a GPU): a
+    /// request larger than memory is an error, not an abort.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let err = Tensor::<f32, (usize,), Cpu>::try_full_with_shape((1 << 44,), 0.0).unwrap_err(); // 64 TiB
+    /// assert_eq!(err.to_string(), "full: out of memory allocating 70368744177664 bytes");
+    /// ```
     pub fn try_full_with_shape(shape: S, value: T) -> Result<Self> {
-        Ok(Self::from_storage(shape, D::full(shape.numel(), value)?))
+        let n = checked_numel::<T>("full", shape)?;
+        Ok(Self::from_storage(shape, D::full(n, value)?))
     }
     /// Every element `value`, for a shape with runtime dims: `Tensor::<f32, (usize, Const<3>), Cpu>::full_with_shape((5, Const), 1.0)`.
+    /// Panics with [`Self::try_full_with_shape`]'s error.
+    #[track_caller]
     pub fn full_with_shape(shape: S, value: T) -> Self {
-        device_ok(Self::try_full_with_shape(shape, value))
+        or_panic(Self::try_full_with_shape(shape, value))
     }
     /// Zeros, for a shape with runtime dims.
+    #[track_caller]
     pub fn zeros_with_shape(shape: S) -> Self {
         Self::full_with_shape(shape, T::ZERO)
     }
     /// Ones, for a shape with runtime dims.
+    #[track_caller]
     pub fn ones_with_shape(shape: S) -> Self {
         Self::full_with_shape(shape, T::ONE)
     }
 
     /// A tensor holding `data` in row-major order; `Error::LengthMismatch` unless it has exactly
-    /// `shape.numel()` elements.
+    /// `shape.numel()` elements (`Error::ShapeOverflow` when that count does not fit the address space).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let err = Tensor::<f32, (usize, usize), Cpu>::from_slice_with_shape((3, 0x5555_5555_5555_5556), &[1., 2.])
+    ///     .unwrap_err(); // 3 x 0x5555_5555_5555_5556 wraps to 2
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "from_slice: shape [3, 6148914691236517206] is too large to address (more than isize::MAX elements or bytes)"
+    /// );
+    /// ```
     pub fn from_slice_with_shape(shape: S, data: &[T]) -> Result<Self> {
-        check_len::<S>(shape, data.len())?;
+        check_len::<T, S>("from_slice", shape, data.len())?;
         Ok(Self::from_storage(shape, D::from_slice(data)?))
     }
 
     /// A fresh tensor of `shape` whose elements `fill` writes, in row-major order: in place where the device's
-    /// memory is the host's, through a vector elsewhere (so no heap is needed on the embedded device).
-    pub(crate) fn filled_with(shape: S, fill: impl FnOnce(&mut [T])) -> Self {
-        let n = shape.numel();
+    /// memory is the host's, through a vector elsewhere (so no heap is needed on the embedded device). Panics
+    /// with `Error::ShapeOverflow` naming `op` when the shape is too large to address.
+    #[track_caller]
+    pub(crate) fn filled_with(op: &'static str, shape: S, fill: impl FnOnce(&mut [T])) -> Self {
+        let n = or_panic(checked_numel::<T>(op, shape));
         if let Some(mut storage) = D::host_zeros::<T, S>(n) {
             if let Some(elements) = D::host_slice_mut(&mut storage) {
                 fill(&mut elements[..n]);
@@ -86,16 +111,24 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Like [`Self::from_slice_with_shape`], reusing the vector's allocation on the CPU.
     #[cfg(feature = "alloc")]
     pub fn from_vec_with_shape(shape: S, data: Vec<T>) -> Result<Self> {
-        check_len::<S>(shape, data.len())?;
+        check_len::<T, S>("from_vec", shape, data.len())?;
         Ok(Self::from_storage(shape, D::from_vec(data)?))
     }
 }
 
-fn check_len<S: Shape>(shape: S, found: usize) -> Result<()> {
-    let expected = shape.numel();
+/// The element count of a fresh buffer of `shape`, or `Error::ShapeOverflow` naming `op` when the count or the
+/// buffer's bytes exceed `isize::MAX`.
+fn checked_numel<T: WithDType>(op: &'static str, shape: impl Shape) -> Result<usize> {
+    shape.dims().try_bytes(op, core::mem::size_of::<T>())?;
+    Ok(shape.numel())
+}
+
+/// `Error::LengthMismatch` naming `op` unless `shape` holds exactly `found` elements.
+fn check_len<T: WithDType, S: Shape>(op: &'static str, shape: S, found: usize) -> Result<()> {
+    let expected = checked_numel::<T>(op, shape)?;
     if expected != found {
         return Err(Error::LengthMismatch {
-            op: "from_vec",
+            op,
             shape: shape.dims(),
             expected,
             found,
@@ -132,7 +165,7 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(t.to_array(), [[0., 1.], [2., 3.]]);
     /// ```
     pub fn arange() -> Self {
-        Self::filled_with(S::default(), |out| {
+        Self::filled_with("arange", S::default(), |out| {
             for (i, x) in out.iter_mut().enumerate() {
                 *x = T::from_i64(i as i64);
             }
@@ -161,7 +194,7 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// ```
     /// use typed_tensor::prelude::*;
     /// let err = Tensor::<f32, Rank2<2, 3>, Cpu>::from_slice(&[1.0; 5]).unwrap_err();
-    /// assert_eq!(err.to_string(), "from_vec: shape [2, 3] needs 6 elements, found 5");
+    /// assert_eq!(err.to_string(), "from_slice: shape [2, 3] needs 6 elements, found 5");
     /// ```
     pub fn from_slice(data: &[T]) -> Result<Self> {
         Self::from_slice_with_shape(S::default(), data)
@@ -193,7 +226,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::rand`] for a shape with runtime dims.
     pub fn rand_with_shape(shape: S, seed: u64) -> Self {
         let mut rng = SeededRng::new(seed);
-        Self::filled_with(shape, |out| out.fill_with(|| T::from_f64(rng.uniform())))
+        Self::filled_with("rand", shape, |out| {
+            out.fill_with(|| T::from_f64(rng.uniform()))
+        })
     }
 }
 
@@ -206,7 +241,7 @@ impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).
     pub fn randn(seed: u64) -> Self {
         let mut rng = SeededRng::new(seed);
-        Self::filled_with(S::default(), |out| {
+        Self::filled_with("randn", S::default(), |out| {
             out.fill_with(|| T::from_f64(rng.normal()))
         })
     }

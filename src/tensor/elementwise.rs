@@ -30,6 +30,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
     #[inline]
+    #[track_caller]
     pub fn binary<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -46,6 +47,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::binary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
+    #[track_caller]
     fn binary_kernel<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -101,6 +103,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     #[inline]
+    #[track_caller]
     fn compare<S2: Shape>(
         &self,
         op: CmpOp,
@@ -150,6 +153,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.unary(ops::Clamp { lo, hi })
     }
     /// The elementwise maximum (NaN-propagating), with suffix broadcasting.
+    #[track_caller]
     pub fn maximum<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
@@ -160,6 +164,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.binary(ops::Maximum, rhs)
     }
     /// The elementwise minimum (NaN-propagating), with suffix broadcasting.
+    #[track_caller]
     pub fn minimum<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
@@ -176,6 +181,7 @@ macro_rules! cmp_methods {
         impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             $(
                 $(#[$m])*
+                #[track_caller]
                 pub fn $name<S2: Shape>(
                     &self,
                     rhs: &Tensor<T, S2, D>,
@@ -215,6 +221,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// assert_eq!(relu.to_vec(), [0., 2., 0.]);
     /// ```
     #[inline]
+    #[track_caller]
     pub fn where_cond<T: WithDType>(
         &self,
         on_true: &Tensor<T, S, D>,
@@ -228,6 +235,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
 
     /// [`Self::where_cond`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
+    #[track_caller]
     fn where_cond_kernel<T: WithDType>(
         &self,
         on_true: &Tensor<T, S, D>,
@@ -363,6 +371,7 @@ macro_rules! tensor_binop {
             core::ops::$tr<&Tensor<T, S2, D>> for &Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
                 self.binary(ops::$op, rhs)
             }
@@ -371,6 +380,7 @@ macro_rules! tensor_binop {
             core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
                 self.binary(ops::$op, &rhs)
             }
@@ -379,6 +389,7 @@ macro_rules! tensor_binop {
             core::ops::$tr<&Tensor<T, S2, D>> for Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
                 self.binary(ops::$op, rhs)
             }
@@ -387,6 +398,7 @@ macro_rules! tensor_binop {
             core::ops::$tr<Tensor<T, S2, D>> for &Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
                 self.binary(ops::$op, &rhs)
             }

@@ -51,6 +51,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `self = op(self, rhs)` with `rhs` suffix-broadcast onto `self`'s shape (never the other way round: the
     /// result must keep `self`'s type). Panics if runtime-sized dims disagree; see [`Self::try_binary_assign`].
+    #[track_caller]
     pub fn binary_assign<S2: Shape, Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Tensor<T, S2, D>)
     where
         S: BroadcastShapes<S2, Output = S>,
@@ -125,6 +126,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `out = op(self, rhs)` (suffix broadcasting as in [`Self::binary`]), reusing `out`'s buffer when `out` alone
     /// holds it densely. Panics if runtime-sized dims disagree; see [`Self::try_binary_into`].
+    #[track_caller]
     pub fn binary_into<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -172,6 +174,7 @@ macro_rules! binary_into_methods {
         impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             $(
                 $(#[$m])*
+                #[track_caller]
                 pub fn $name<S2: Shape>(
                     &self,
                     rhs: &Tensor<T, S2, D>,
@@ -202,6 +205,7 @@ macro_rules! assign_ops {
         impl<T: WithDType, S: Shape + BroadcastShapes<S2, Output = S>, S2: Shape, D: Device>
             core::ops::$tr<&Tensor<T, S2, D>> for Tensor<T, S, D>
         {
+            #[track_caller]
             fn $method(&mut self, rhs: &Tensor<T, S2, D>) {
                 self.binary_assign(ops::$op, rhs)
             }
@@ -209,6 +213,7 @@ macro_rules! assign_ops {
         impl<T: WithDType, S: Shape + BroadcastShapes<S2, Output = S>, S2: Shape, D: Device>
             core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
         {
+            #[track_caller]
             fn $method(&mut self, rhs: Tensor<T, S2, D>) {
                 self.binary_assign(ops::$op, &rhs)
             }

@@ -19,7 +19,7 @@
 //! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
 //! ```
 
-use super::{or_panic, Tensor};
+use super::{check_output, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
@@ -38,6 +38,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let axis = S::INDEX;
         let idx_layout = self.index_select_layout(axis, indices);
         let out = *idx_layout.dims();
+        check_output::<T>("index_select", &out)?;
         let storage = D::gather(
             "index_select",
             (self.buffer(), &self.layout()),
@@ -236,6 +237,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         out[..r].copy_from_slice(&id_dims);
         out[r] = e;
         let out = Dims::from_slice(&out[..=r]);
+        check_output::<T>("embedding", &out)?;
         // Gather along axis 0: the table varies along axis 0 (rows, bounded by V) and the last axis only; the
         // ids vary along every axis but the last.
         let mut table_dims = out;

@@ -19,13 +19,14 @@
 //! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
 //! ```
 
-use super::{device_ok, or_panic, Tensor};
+use super::{check_output, device_ok, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{
-    concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape, MAX_RANK,
+    checked_size_add, concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
+    MAX_RANK,
 };
 use core::marker::PhantomData;
 
@@ -84,6 +85,7 @@ impl<S: HasAxis<Ax>, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usi
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `self` then `other` along `Ax`; `OUT` is the joined size (a `const` assertion for static dims). Panics
     /// when runtime-sized dims disagree; see [`Self::try_cat`].
+    #[track_caller]
     pub fn cat<Ax, const OUT: usize, S2: Shape>(
         &self,
         other: &Tensor<T, S2, D>,
@@ -129,14 +131,25 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if a.len() != b.len() || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax]) {
             return Err(Error::shape_mismatch("cat", a, b));
         }
-        if a[axis] + b[axis] != OUT {
+        let joined = checked_size_add(a[axis], b[axis]).ok_or_else(|| {
+            let mut both = a;
+            both.as_mut_slice()[axis] = usize::MAX; // a size past any address space, for the message
+            Error::ShapeOverflow {
+                op: "cat",
+                dims: both,
+            }
+        })?;
+        if joined != OUT {
             return Err(Error::AxisSize {
                 op: "cat",
                 axis,
                 expected: OUT,
-                found: a[axis] + b[axis],
+                found: joined,
             });
         }
+        let mut out = a;
+        out.as_mut_slice()[axis] = OUT;
+        check_output::<T>("cat", &out)?;
         let storage = D::concat(
             &[
                 (self.buffer(), &self.layout()),
@@ -144,13 +157,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             ],
             axis,
         )?;
-        let mut out = a;
-        out.as_mut_slice()[axis] = OUT;
         Ok(Tensor::from_storage(shape_of("cat", &out), storage))
     }
 
     /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see
     /// [`Self::try_stack`].
+    #[track_caller]
     pub fn stack<Ax, const N: usize>(
         parts: &[Self; N],
     ) -> Tensor<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>
@@ -175,11 +187,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return Err(Error::shape_mismatch("stack", first, other.dims()));
         }
         let layouts: [Layout; N] = core::array::from_fn(|i| parts[i].layout().unsqueeze(axis));
+        let mut out = *layouts[0].dims();
+        out.as_mut_slice()[axis] = N;
+        check_output::<T>("stack", &out)?;
         let views: [(&D::Buffer<T>, &Layout); N] =
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
         let storage = D::concat(&views, axis)?;
-        let mut out = *layouts[0].dims();
-        out.as_mut_slice()[axis] = N;
         Ok(Tensor::from_storage(shape_of("stack", &out), storage))
     }
 
@@ -187,6 +200,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `const` assertion for a static axis; a runtime-sized one panics, see [`Self::try_split`]). This is both
     /// PyTorch's `split(LEN)` and its `chunk(N)`, with both counts in the type.
     #[doc(alias = "chunk")]
+    #[track_caller]
     pub fn split<Ax, const LEN: usize, const N: usize>(&self) -> Pieces<T, S, Ax, D, LEN, N>
     where
         S: HasAxis<Ax>,
@@ -245,11 +259,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let n = self.dims()[axis];
         // The positions to read, typed with the axis's own dim (static where the axis is).
         let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(n).expect("the axis's own size");
-        let idx = Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with((dim,), |out| {
-            for (i, p) in out.iter_mut().enumerate() {
-                *p = (n - 1 - i) as u32;
-            }
-        });
+        let idx =
+            Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), |out| {
+                for (i, p) in out.iter_mut().enumerate() {
+                    *p = (n - 1 - i) as u32;
+                }
+            });
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
@@ -289,6 +304,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
     /// static axis; a runtime-sized one panics, see [`Self::try_pad`]).
+    #[track_caller]
     pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
         &self,
     ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
@@ -328,6 +344,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 found: dims[axis],
             });
         }
+        let mut out = dims;
+        out.as_mut_slice()[axis] = OUT;
+        check_output::<T>("pad", &out)?;
         // The zero slabs are one stored zero seen with stride 0.
         let zero = D::full::<T, ()>(1, T::ZERO)?;
         let slab = |len: usize| {
@@ -344,8 +363,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             ],
             axis,
         )?;
-        let mut out = dims;
-        out.as_mut_slice()[axis] = OUT;
         Ok(Tensor::from_storage(shape_of("pad", &out), storage))
     }
 }

@@ -16,7 +16,7 @@
 //! assert_eq!(v.matmul(&v).to_scalar(), 2.0);
 //! ```
 
-use super::{device_ok, Tensor};
+use super::{check_output, device_ok, Tensor};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
@@ -94,6 +94,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The matrix product; the output shape comes from [`MatMulShape`]. Panics if runtime-sized (`usize`)
     /// inner or batch dims disagree; see [`Self::try_matmul`].
     #[inline]
+    #[track_caller]
     pub fn matmul<S2: Shape>(
         &self,
         rhs: &Tensor<T, S2, D>,
@@ -147,6 +148,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             n += 1;
         }
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
+        // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
+        check_output::<T>("matmul", &shape.dims())?;
         let p = self.prepare_matmul(rhs)?;
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let storage = D::matmul((a.buffer(), &la), (b.buffer(), &lb))?;

@@ -9,9 +9,14 @@
 //! What the types prove is never checked at run time. Runtime data has fallible forms: `from_vec`/`from_slice`
 //! return `Result`, `.i()` panics on an index out of range where `.try_i()` returns the error, and runtime-sized
 //! (`usize`) dims that disagree panic with the op and the sizes, where a `try_` twin (`try_matmul`, `try_cat`,
-//! `try_split`, `try_reshape`, ...) returns the same message as an [`Error`](crate::Error). Device failures (a GPU out of memory) surface
-//! as `Result` from the `try_` methods and from `to_device`; the infallible ops (`+`, `exp`, ...) panic with the
-//! device's message, since `std::ops` cannot return errors.
+//! `try_split`, `try_reshape`, `try_max`, ...) returns the same message as an [`Error`](crate::Error). Device
+//! failures (a GPU out of memory) surface as `Result` from the `try_` methods and from `to_device`; the infallible
+//! ops (`+`, `exp`, ...) panic with the device's message, since `std::ops` cannot return errors. Every panicking
+//! form carries `#[track_caller]`: the panic names the caller's line.
+//!
+//! Sizes are checked where they come into being: a shape with more than `isize::MAX` elements, or a buffer of
+//! more than `isize::MAX` bytes, is `Error::ShapeOverflow` from the constructor, broadcast or op that would make
+//! it (matmul, joins, `index_select`, `embedding`), never a wrapped count (README, "Policies").
 
 mod along_axis;
 mod conv;
@@ -81,6 +86,16 @@ impl<T: WithDType, S: Shape, D: Device> Clone for Tensor<T, S, D> {
 /// gradient, say): only autograd uses it, which runs on devices whose storage ignores its shape.
 #[cfg(feature = "std")]
 pub(crate) type Flat = (usize,);
+
+/// `Error::ShapeOverflow` naming `op` when a fresh output of `dims` (elements of `T`) would not fit the address
+/// space: for ops whose output can hold more elements than any operand (products, joins, broadcast views).
+#[inline]
+pub(crate) fn check_output<T: WithDType>(
+    op: &'static str,
+    dims: &crate::shape::Dims,
+) -> Result<()> {
+    dims.try_bytes(op, core::mem::size_of::<T>()).map(|_| ())
+}
 
 /// Unwraps the result of a `try_` method in its panicking twin: the panic message is the error's.
 #[track_caller]

@@ -17,22 +17,58 @@
 //! products wrap in the element type. `argmax`/`argmin` give `u32` positions within the reduced axes (flattened
 //! row-major when several axes are reduced), the first one on ties; NaN counts as the largest and the smallest.
 
-use super::{device_ok, Tensor};
+use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
+use crate::error::{Error, Result};
 use crate::ops::{self, ReduceOp};
 use crate::shape::{Dims, ReduceShape, Shape, MAX_RANK};
+use core::marker::PhantomData;
+
+/// The build-time check that an op with no value over zero elements (`max`, `argmax`, ...) does not reduce a
+/// static axis of size 0; a runtime-sized one is checked when the op runs (`Error::EmptyAxis`).
+struct NonEmpty<T, S, Op>(PhantomData<(T, S, Op)>);
+impl<T: WithDType, S: Shape, Op: ReduceOp<T>> NonEmpty<T, S, Op> {
+    const fn ok(reduced: &[bool; MAX_RANK]) -> bool {
+        let mut ax = 0;
+        while ax < S::RANK {
+            if reduced[ax] && matches!(S::STATIC_DIMS[ax], Some(0)) {
+                return false;
+            }
+            ax += 1;
+        }
+        true
+    }
+}
+struct NonEmptyAxes<T, S, Axes, Op>(PhantomData<(T, S, Axes, Op)>);
+impl<T: WithDType, S: ReduceShape<Axes>, Axes, Op: ReduceOp<T>> NonEmptyAxes<T, S, Axes, Op> {
+    const OK: () = assert!(
+        !Op::NEEDS_ELEMENTS || NonEmpty::<T, S, Op>::ok(&S::REDUCED),
+        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
+    );
+}
+impl<T: WithDType, S: Shape, Op: ReduceOp<T>> NonEmpty<T, S, Op> {
+    const OK_ALL: () = assert!(
+        !Op::NEEDS_ELEMENTS || Self::ok(&[true; MAX_RANK]),
+        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
+    );
+}
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Runs `op` over the `reduced` axes; `Out` is the shape the types promise (reduced axes removed, or kept
-    /// as size 1).
+    /// as size 1). `Error::EmptyAxis` when the op needs elements and a reduced axis has none.
     fn reduce_with<Op: ReduceOp<T>, Out: Shape>(
         &self,
         op: Op,
         reduced: &[bool; MAX_RANK],
         keepdim: bool,
-    ) -> Tensor<Op::Out, Out, D> {
+    ) -> Result<Tensor<Op::Out, Out, D>> {
         let dims = self.dims();
+        if Op::NEEDS_ELEMENTS {
+            if let Some(axis) = (0..dims.len()).find(|&ax| reduced[ax] && dims[ax] == 0) {
+                return Err(Error::EmptyAxis { op: Op::NAME, axis });
+            }
+        }
         let mut out = [0; MAX_RANK];
         let mut n = 0;
         for ax in 0..dims.len() {
@@ -45,20 +81,23 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
         if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
-            return out;
+            return Ok(out);
         }
-        let storage = device_ok(D::reduce(op, self.buffer(), &self.layout(), reduced));
-        Tensor::from_storage(shape, storage)
+        let storage = D::reduce(op, self.buffer(), &self.layout(), reduced)?;
+        Ok(Tensor::from_storage(shape, storage))
     }
 
-    fn reduce_axes<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, S::Output, D>
+    fn reduce_axes<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, S::Output, D>>
     where
         S: ReduceShape<Axes>,
     {
         self.reduce_with(op, &S::REDUCED, false)
     }
 
-    fn reduce_axes_keepdim<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, S::KeepDim, D>
+    fn reduce_axes_keepdim<Axes, Op: ReduceOp<T>>(
+        &self,
+        op: Op,
+    ) -> Result<Tensor<Op::Out, S::KeepDim, D>>
     where
         S: ReduceShape<Axes>,
     {
@@ -66,45 +105,86 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     #[inline]
-    fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, (), D> {
+    fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
         if let Some(out) = self.reduce_all_tiny(op) {
-            return out;
+            return Ok(out);
         }
         self.reduce_all_kernel(op)
     }
 
     /// [`Self::reduce_all`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
-    fn reduce_all_kernel<Op: ReduceOp<T>>(&self, op: Op) -> Tensor<Op::Out, (), D> {
+    fn reduce_all_kernel<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
         self.reduce_with(op, &[true; MAX_RANK], false)
     }
 }
 
+// Each public form names the build-time check itself, so that a failing one is reported at the user's call.
 macro_rules! reduce_methods {
-    ($bound:ident; $($(#[$m:meta])* $name:ident, $keep:ident, $all:ident => $op:expr, $out:ty;)*) => {
+    ($bound:ident; $($(#[$m:meta])* $name:ident, $keep:ident, $all:ident => $op:expr, $opty:ty, $out:ty;)*) => {
         impl<T: $bound, S: Shape, D: Device> Tensor<T, S, D> {
             $(
                 $(#[$m])*
+                #[track_caller]
                 pub fn $name<Axes>(&self) -> Tensor<$out, <S as ReduceShape<Axes>>::Output, D>
                 where
                     S: ReduceShape<Axes>,
                 {
-                    self.reduce_axes::<Axes, _>($op)
+                    let () = NonEmptyAxes::<T, S, Axes, $opty>::OK;
+                    or_panic(self.reduce_axes::<Axes, _>($op))
                 }
                 $(#[$m])*
                 ///
                 /// Keeps the reduced axes with size 1, so the result broadcasts back against the input.
+                #[track_caller]
                 pub fn $keep<Axes>(&self) -> Tensor<$out, <S as ReduceShape<Axes>>::KeepDim, D>
                 where
                     S: ReduceShape<Axes>,
                 {
-                    self.reduce_axes_keepdim::<Axes, _>($op)
+                    let () = NonEmptyAxes::<T, S, Axes, $opty>::OK;
+                    or_panic(self.reduce_axes_keepdim::<Axes, _>($op))
                 }
                 $(#[$m])*
                 ///
                 /// Over every element, to a rank-0 tensor.
                 #[inline]
+                #[track_caller]
                 pub fn $all(&self) -> Tensor<$out, (), D> {
+                    let () = NonEmpty::<T, S, $opty>::OK_ALL;
+                    or_panic(self.reduce_all($op))
+                }
+            )*
+        }
+    };
+}
+
+/// The `try_` forms of the reductions that have no value over zero elements: `Error::EmptyAxis` when a reduced
+/// runtime-sized axis is empty (a static empty axis fails the build), and device errors.
+macro_rules! try_reduce_methods {
+    ($($name:ident, $try:ident, $try_keep:ident, $try_all:ident => $op:expr, $opty:ty, $out:ty;)*) => {
+        impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                #[doc = concat!("[`Self::", stringify!($name), "`], returning `Error::EmptyAxis` for an empty runtime-sized axis (and device errors).")]
+                pub fn $try<Axes>(&self) -> Result<Tensor<$out, <S as ReduceShape<Axes>>::Output, D>>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    let () = NonEmptyAxes::<T, S, Axes, $opty>::OK;
+                    self.reduce_axes::<Axes, _>($op)
+                }
+                #[doc = concat!("[`Self::", stringify!($try), "`] keeping the reduced axes with size 1.")]
+                pub fn $try_keep<Axes>(
+                    &self,
+                ) -> Result<Tensor<$out, <S as ReduceShape<Axes>>::KeepDim, D>>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    let () = NonEmptyAxes::<T, S, Axes, $opty>::OK;
+                    self.reduce_axes_keepdim::<Axes, _>($op)
+                }
+                #[doc = concat!("[`Self::", stringify!($try), "`] over every element, to a rank-0 tensor.")]
+                pub fn $try_all(&self) -> Result<Tensor<$out, (), D>> {
+                    let () = NonEmpty::<T, S, $opty>::OK_ALL;
                     self.reduce_all($op)
                 }
             )*
@@ -113,29 +193,39 @@ macro_rules! reduce_methods {
 }
 
 reduce_methods!(WithDType;
-    /// Sum over `Axes` (integers wrap).
-    sum, sum_keepdim, sum_all => ops::Sum, T;
-    /// Product over `Axes` (integers wrap).
-    prod, prod_keepdim, prod_all => ops::Prod, T;
-    /// Maximum over `Axes` (NaN propagates; the lowest value for an empty axis).
-    max, max_keepdim, max_all => ops::Max, T;
-    /// Minimum over `Axes` (NaN propagates; the highest value for an empty axis).
-    min, min_keepdim, min_all => ops::Min, T;
-    /// Position of the maximum within `Axes`.
-    argmax, argmax_keepdim, argmax_all => ops::ArgMax, u32;
-    /// Position of the minimum within `Axes`.
-    argmin, argmin_keepdim, argmin_all => ops::ArgMin, u32;
+    /// Sum over `Axes` (integers wrap in the element type; 0 over an empty axis).
+    sum, sum_keepdim, sum_all => ops::Sum, ops::Sum, T;
+    /// Product over `Axes` (integers wrap; 1 over an empty axis).
+    prod, prod_keepdim, prod_all => ops::Prod, ops::Prod, T;
+    /// Maximum over `Axes` (NaN propagates). An empty axis has no maximum: a static one fails the build, a
+    /// runtime-sized one panics (see `try_max`).
+    max, max_keepdim, max_all => ops::Max, ops::Max, T;
+    /// Minimum over `Axes` (NaN propagates). An empty axis has no minimum, as for `max`.
+    min, min_keepdim, min_all => ops::Min, ops::Min, T;
+    /// Position of the maximum within `Axes` (the first on ties; the first NaN if any). An empty axis has
+    /// none, as for `max`.
+    argmax, argmax_keepdim, argmax_all => ops::ArgMax, ops::ArgMax, u32;
+    /// Position of the minimum within `Axes` (the first on ties; the first NaN if any). An empty axis has
+    /// none, as for `max`.
+    argmin, argmin_keepdim, argmin_all => ops::ArgMin, ops::ArgMin, u32;
+);
+
+try_reduce_methods!(
+    max, try_max, try_max_keepdim, try_max_all => ops::Max, ops::Max, T;
+    min, try_min, try_min_keepdim, try_min_all => ops::Min, ops::Min, T;
+    argmax, try_argmax, try_argmax_keepdim, try_argmax_all => ops::ArgMax, ops::ArgMax, u32;
+    argmin, try_argmin, try_argmin_keepdim, try_argmin_all => ops::ArgMin, ops::ArgMin, u32;
 );
 
 reduce_methods!(FloatDType;
-    /// Arithmetic mean over `Axes`.
-    mean, mean_keepdim, mean_all => ops::Mean, T;
-    /// Unbiased variance over `Axes` (divides by n - 1, PyTorch's default).
-    var, var_keepdim, var_all => ops::Var { correction: 1 }, T;
-    /// Population variance over `Axes` (divides by n).
-    var_population, var_population_keepdim, var_population_all => ops::Var { correction: 0 }, T;
-    /// `ln(sum(exp(x)))` over `Axes`, computed with a running maximum (no overflow).
-    logsumexp, logsumexp_keepdim, logsumexp_all => ops::LogSumExp, T;
-    /// Euclidean norm `sqrt(sum(x^2))` over `Axes`.
-    norm, norm_keepdim, norm_all => ops::Norm, T;
+    /// Arithmetic mean over `Axes` (NaN over an empty axis: 0 / 0).
+    mean, mean_keepdim, mean_all => ops::Mean, ops::Mean, T;
+    /// Unbiased variance over `Axes` (divides by n - 1, PyTorch's default; NaN for fewer than 2 elements).
+    var, var_keepdim, var_all => ops::Var { correction: 1 }, ops::Var, T;
+    /// Population variance over `Axes` (divides by n; NaN over an empty axis).
+    var_population, var_population_keepdim, var_population_all => ops::Var { correction: 0 }, ops::Var, T;
+    /// `ln(sum(exp(x)))` over `Axes`, computed with a running maximum (no overflow; -inf over an empty axis).
+    logsumexp, logsumexp_keepdim, logsumexp_all => ops::LogSumExp, ops::LogSumExp, T;
+    /// Euclidean norm `sqrt(sum(x^2))` over `Axes` (0 over an empty axis).
+    norm, norm_keepdim, norm_all => ops::Norm, ops::Norm, T;
 );

@@ -73,6 +73,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let b: Tensor<f32, Rank3<3, 1, 2>, Cpu> = a.reshape();
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
+    #[track_caller]
     pub fn reshape<S2: ConstShape>(&self) -> Tensor<T, S2, D> {
         let () = SameNumel::<S, S2>::OK;
         or_panic(self.reshape_checked())
@@ -159,6 +160,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let b: Tensor<f32, Rank2<2, 2>, Cpu> = a.narrow::<Axis<1>, 3, 2>();
     /// assert_eq!(b.to_array(), [[3., 4.], [8., 9.]]);
     /// ```
+    #[track_caller]
     pub fn narrow<Ax, const START: usize, const LEN: usize>(
         &self,
     ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>
@@ -203,6 +205,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let b: Tensor<f32, Rank3<2, 2, 3>, Cpu> = col.broadcast();
     /// assert_eq!(b.to_array()[1], [[1., 1., 1.], [2., 2., 2.]]);
     /// ```
+    #[track_caller]
     pub fn broadcast<Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
     where
         S: BroadcastTo<Dst>,
@@ -213,6 +216,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::broadcast`] to a shape with runtime dims (checked at run time: panics when a dim is neither the
     /// target's nor 1; see [`Self::try_broadcast_with_shape`]).
+    #[track_caller]
     pub fn broadcast_with_shape<Dst: Shape>(&self, dst: Dst) -> Tensor<T, Dst, D>
     where
         S: BroadcastTo<Dst>,
@@ -248,6 +252,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims; a runtime-sized axis
     /// panics, see [`Self::try_squeeze`]).
+    #[track_caller]
     pub fn squeeze<Ax>(&self) -> Tensor<T, <S as HasAxis<Ax>>::Removed, D>
     where
         S: HasAxis<Ax>,

@@ -139,14 +139,18 @@ pub fn random<T: FloatDType, S: ConstShape, D: Device>(seed: u64) -> Tensor<T, S
     Tensor::from_vec(values.into_iter().map(T::from_f64).collect()).unwrap()
 }
 
-/// The message `f` panics with (it must panic, with a formatted message).
+/// The message `f` panics with (it must panic).
 #[allow(dead_code)] // not every test binary checks panics
 pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(_) => panic!("expected a panic"),
-        Err(payload) => *payload
-            .downcast::<String>()
-            .expect("a formatted panic message"),
+        Err(payload) => match payload.downcast::<String>() {
+            Ok(message) => *message,
+            Err(payload) => payload
+                .downcast_ref::<&str>()
+                .expect("a panic message")
+                .to_string(),
+        },
     }
 }
 
@@ -207,4 +211,28 @@ macro_rules! embedded_tests {
             )*
         }
     };
+}
+
+/// The message `f` panics with and the file and line the panic reports (its `#[track_caller]` location).
+#[allow(dead_code)] // not every test binary checks panics
+pub fn panic_location<R>(f: impl FnOnce() -> R) -> (String, String, u32) {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Some(at) = info.location() {
+                LAST.with(|last| *last.borrow_mut() = Some((at.file().to_owned(), at.line())));
+            }
+            previous(info);
+        }));
+    });
+    let message = panic_message(f);
+    let (file, line) = LAST
+        .with(|last| last.borrow_mut().take())
+        .expect("the panic hook saw a location");
+    (message, file, line)
 }

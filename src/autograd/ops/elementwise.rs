@@ -45,6 +45,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `self + rhs` (the method behind `+`).
+    #[track_caller]
     pub fn add<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -58,6 +59,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `self - rhs`.
+    #[track_caller]
     pub fn sub<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -71,6 +73,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `self * rhs`.
+    #[track_caller]
     pub fn mul<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -87,6 +90,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `self / rhs`.
+    #[track_caller]
     pub fn div<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -103,6 +107,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// The elementwise maximum; where both are equal each gets half the gradient (as PyTorch does).
+    #[track_caller]
     pub fn maximum<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -116,6 +121,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// The elementwise minimum; ties split the gradient.
+    #[track_caller]
     pub fn minimum<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,
@@ -315,6 +321,7 @@ macro_rules! traced_binop {
             for &Traced<T, S, D>
         {
             type Output = Traced<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: $rhs) -> Self::Output {
                 Traced::$method(self, &rhs)
             }
@@ -323,6 +330,7 @@ macro_rules! traced_binop {
             for Traced<T, S, D>
         {
             type Output = Traced<T, <S as BroadcastShapes<S2>>::Output, D>;
+            #[track_caller]
             fn $method(self, rhs: $rhs) -> Self::Output {
                 Traced::$method(&self, &rhs)
             }

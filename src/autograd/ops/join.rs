@@ -10,6 +10,7 @@ use crate::tensor::Tensor;
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// `self` and `other` laid end to end along `Ax` (see [`Tensor::cat`]).
+    #[track_caller]
     pub fn cat<Ax, const OUT: usize, R>(
         &self,
         other: &R,
@@ -30,6 +31,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `N` values of one shape stacked along a new axis `Ax` (see [`Tensor::stack`]).
+    #[track_caller]
     pub fn stack<Ax, const N: usize>(
         parts: &[Self; N],
     ) -> Traced<T, <S as InsertAxis<Ax>>::Output<Const<N>>, D>

@@ -8,6 +8,7 @@ use crate::shape::{MatMulShape, Shape};
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The matrix product (see [`Tensor::matmul`](crate::Tensor::matmul) for the shape forms).
+    #[track_caller]
     pub fn matmul<R>(&self, rhs: &R) -> Traced<T, <S as MatMulShape<R::Shape>>::Output, D>
     where
         R: Traceable<Elem = T, Device = D>,

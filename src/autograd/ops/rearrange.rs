@@ -27,6 +27,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax` (see [`Tensor::pad`]).
+    #[track_caller]
     pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
         &self,
     ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
@@ -40,6 +41,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// `N` consecutive pieces of `LEN` entries along `Ax` (see [`Tensor::split`]).
+    #[track_caller]
     pub fn split<Ax, const LEN: usize, const N: usize>(
         &self,
     ) -> [Traced<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N]
@@ -57,6 +59,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// `on_true` where `mask` is non-zero, `on_false` elsewhere; each side's gradient is the output's where it
     /// was picked.
+    #[track_caller]
     pub fn where_cond<R>(mask: &Tensor<u8, S, D>, on_true: &Self, on_false: &R) -> Self
     where
         R: Traceable<Elem = T, Shape = S, Device = D>,

@@ -11,6 +11,7 @@ use crate::shape::{
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The same elements with another static shape of the same element count.
+    #[track_caller]
     pub fn reshape<S2: ConstShape>(&self) -> Traced<T, S2, D> {
         let shape = self.value.shape();
         self.unary_op(self.value.reshape::<S2>(), move |g| g.relabel(shape))
@@ -46,6 +47,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// Keeps `LEN` entries of axis `Ax` from `START`; the gradient is zero outside them.
+    #[track_caller]
     pub fn narrow<Ax, const START: usize, const LEN: usize>(
         &self,
     ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>
@@ -59,6 +61,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// Views with shape `Dst` (new leading axes, size-1 axes stretched); the gradient is summed back.
+    #[track_caller]
     pub fn broadcast<Dst: ConstShape>(&self) -> Traced<T, Dst, D>
     where
         S: BroadcastTo<Dst>,
@@ -68,6 +71,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// Removes axis `Ax`, which has size 1.
+    #[track_caller]
     pub fn squeeze<Ax>(&self) -> Traced<T, <S as HasAxis<Ax>>::Removed, D>
     where
         S: HasAxis<Ax>,

@@ -9,16 +9,21 @@ use alloc::borrow::Cow;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-/// A fresh vector of `n` elements written by `fill`, which must initialise all of them.
+/// A fresh vector of `n` elements written by `fill`.
+///
+/// # Safety
+///
+/// `fill` must write an initialised value to every one of the `n` slots it receives (the host loops write one
+/// per element of their view, so a view of `n` elements fills them all).
 #[inline(always)]
-pub(super) fn collect_into<U: bytemuck::Pod>(
+pub(super) unsafe fn collect_into<U: bytemuck::Pod>(
     n: usize,
     fill: impl FnOnce(&mut [MaybeUninit<U>]),
 ) -> Vec<U> {
     let mut out = pool::with_capacity(n);
     fill(&mut out.spare_capacity_mut()[..n]);
-    // Safety: `fill` wrote all `n` elements (every caller's loop covers the whole output); if it panicked we
-    // never get here and the vector drops as empty.
+    // SAFETY: `fill` wrote all `n` elements (the contract); if it panicked we never get here and the vector
+    // drops as empty.
     unsafe { out.set_len(n) };
     out
 }
@@ -30,7 +35,8 @@ pub(super) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
     layout: &Layout,
     f: impl Fn(T) -> U + Sync,
 ) -> Vec<U> {
-    collect_into(layout.numel(), |out| map_view_into(out, src, layout, f))
+    // SAFETY: `map_view_into` writes one value per element of the view: all `layout.numel()` slots.
+    unsafe { collect_into(layout.numel(), |out| map_view_into(out, src, layout, f)) }
 }
 
 /// A view's elements as a dense row-major slice: borrowed when the view is already dense, else copied.
@@ -48,7 +54,8 @@ pub(super) fn map_view_storage<T: WithDType, U: WithDType>(
     layout: &Layout,
     f: impl Fn(T) -> U + Sync,
 ) -> CpuStorage<U> {
-    CpuStorage::collect(layout.numel(), |out| map_view_into(out, src, layout, f))
+    // SAFETY: `map_view_into` writes one value per element of the view: all `layout.numel()` slots.
+    unsafe { CpuStorage::collect(layout.numel(), |out| map_view_into(out, src, layout, f)) }
 }
 
 /// `f` over pairs of two views with the same dims (already broadcast), into a fresh storage.
@@ -58,5 +65,6 @@ pub(super) fn zip_views_storage<T: WithDType, U: WithDType>(
     b: (&[T], &Layout),
     f: impl Fn(T, T) -> U + Sync,
 ) -> CpuStorage<U> {
-    CpuStorage::collect(a.1.numel(), |out| zip_views_into(out, a, b, f))
+    // SAFETY: `zip_views_into` writes one value per element of the (common) view: all `a.1.numel()` slots.
+    unsafe { CpuStorage::collect(a.1.numel(), |out| zip_views_into(out, a, b, f)) }
 }

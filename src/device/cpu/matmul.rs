@@ -5,6 +5,7 @@
 use crate::device::host::matmul::direct;
 use crate::dtype::{DType, FloatDType};
 use crate::layout::Layout;
+use crate::shape::Dims;
 use alloc::vec::Vec;
 
 /// Up to this many multiply-adds the direct loop wins over gemm's setup (benches/matmul.rs, 2026-11-22: at 4x4x4
@@ -17,7 +18,7 @@ pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
 /// `[B, M, K] x [B, K, N] -> [B, M, N]`, contiguous output; large products use every core.
 pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<T> {
     let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
-    let mut out = super::pool::filled(batch * m * n, T::ZERO);
+    let mut out = super::pool::filled(Dims::from_slice(&[batch, m, n]).numel(), T::ZERO);
     matmul_into(a, la, b, lb, &mut out, Threads::IfLarge);
     out
 }
@@ -45,12 +46,14 @@ pub(super) fn matmul_into<T: FloatDType>(
     if out.is_empty() {
         return;
     }
-    if m * n * k <= SMALL_MACS {
+    // A count of multiply-adds for choosing the path only: saturating, since a huge product is no small one.
+    let macs = m.saturating_mul(n).saturating_mul(k);
+    if macs <= SMALL_MACS {
         direct(a, la, b, lb, out);
         return;
     }
     #[cfg(feature = "std")]
-    let parallelism = if threads == Threads::IfLarge && m * n * k >= PARALLEL_MACS {
+    let parallelism = if threads == Threads::IfLarge && macs >= PARALLEL_MACS {
         gemm::Parallelism::Rayon(0)
     } else {
         gemm::Parallelism::None
@@ -124,14 +127,35 @@ fn gemm_batched<E>(
 {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
     let (sa, sb) = (la.strides(), lb.strides());
-    // Every index gemm forms is `offset + i * row_stride + j * col_stride` with i, j inside the view's dims,
-    // which `storage_extent` bounds; the destination is a dense m x n block of `out`.
-    assert!(la.storage_extent() <= a.len() && lb.storage_extent() <= b.len());
+    // Every index gemm forms is `offset + p * batch_stride + i * row_stride + j * col_stride` with p, i, j inside
+    // the view's dims, which `storage_extent` bounds (checked: a layout whose extent overflows is refused, not
+    // wrapped into a small one); the destination is a dense m x n block of `out`. Both operands agree on the
+    // batch and the inner size, and no dim is 0 (empty products never get here), so every offset is inside its
+    // buffer. These are the kernel's own preconditions: a layout built by hand that breaks them panics here
+    // rather than reaching gemm.
+    let fits = |l: &Layout, len: usize| l.storage_extent().is_some_and(|e| e <= len);
+    assert!(
+        fits(la, a.len()) && fits(lb, b.len()),
+        "matmul: an operand's layout reaches past its buffer"
+    );
+    assert!(
+        lb.dims()[0] == batch && lb.dims()[1] == k && m > 0 && n > 0 && k > 0,
+        "matmul: operand dims [{batch}, {m}, {k}] and {:?} do not chain into a non-empty product",
+        lb.dims()
+    );
+    let block = m.checked_mul(n).filter(|&mn| {
+        mn.checked_mul(batch)
+            .is_some_and(|total| total <= out.len())
+    });
+    let block = block.expect("matmul: the output buffer is smaller than [batch, m, n]");
+    // gemm takes strides as `isize`: every stride here is below the operand's extent, which fits a buffer.
     for p in 0..batch {
-        let dst = &mut out[p * m * n..(p + 1) * m * n];
+        let dst = &mut out[p * block..(p + 1) * block];
         let a_off = la.offset() + p * sa[0];
         let b_off = lb.offset() + p * sb[0];
-        // Safety: see the assertion above.
+        // SAFETY: `a_off` and `b_off` plus every `i * row_stride + j * col_stride` gemm forms stay below the
+        // operands' extents, which the assertions above bound by their lengths; `dst` holds exactly the m x n
+        // elements gemm writes with row stride `n` and column stride 1.
         unsafe {
             gemm::gemm(
                 m,
@@ -155,5 +179,80 @@ fn gemm_batched<E>(
                 parallelism,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // These run under Miri in CI (`.ci/run`), which checks the pointer arithmetic handed to gemm.
+    use super::*;
+    use alloc::vec;
+
+    /// `[B, M, K] x [B, K, N]` by the definition, reading both operands through their layouts.
+    fn naive(a: &[f64], la: &Layout, b: &[f64], lb: &Layout) -> Vec<f64> {
+        let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
+        let at = |l: &Layout, x: &[f64], i: [usize; 3]| {
+            let s = l.strides();
+            x[l.offset() + i[0] * s[0] + i[1] * s[1] + i[2] * s[2]]
+        };
+        let mut out = vec![0.0; batch * m * n];
+        for p in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    out[(p * m + i) * n + j] = (0..k)
+                        .map(|q| at(la, a, [p, i, q]) * at(lb, b, [p, q, j]))
+                        .sum();
+                }
+            }
+        }
+        out
+    }
+
+    fn values(n: usize) -> Vec<f64> {
+        (0..n).map(|i| ((i * 7) % 11) as f64 - 5.0).collect()
+    }
+
+    #[test]
+    fn products_through_gemm_and_the_direct_loop_match_the_definition() {
+        // 2 x 3 x 4 takes the direct loop, 2 x 9 x 9 x 9 (729 multiply-adds a batch) takes gemm; the right
+        // operand is a transposed view, the left one a view at an offset, and one is shared by the batch.
+        for (batch, m, k, n) in [(1, 2, 3, 4), (2, 9, 9, 9)] {
+            let a = values(3 + batch * m * k);
+            let b = values(batch * n * k);
+            let la = Layout::from_parts(Dims::from_slice(&[batch, m, k]), &[m * k, k, 1], 3);
+            let lb = Layout::from_parts(Dims::from_slice(&[batch, k, n]), &[n * k, 1, k], 0);
+            let want = naive(&a, &la, &b, &lb);
+            assert_eq!(matmul(&a, &la, &b, &lb), want, "{batch}x{m}x{k}x{n}");
+            let shared = Layout::from_parts(Dims::from_slice(&[batch, k, n]), &[0, 1, k], 0);
+            assert_eq!(
+                matmul(&a, &la, &b, &shared),
+                naive(&a, &la, &b, &shared),
+                "shared right operand"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "reaches past its buffer")]
+    fn a_layout_whose_extent_wraps_is_refused_before_gemm() {
+        let a = [1.0f64; 2];
+        let b = values(2 * 300);
+        // The last index, 2^64 + 1, wrapped to 1 (inside the 2-element buffer) before the extent was checked.
+        let la = Layout::from_parts(Dims::from_slice(&[1, 2, 2]), &[0, 1 << 63, 1 << 63], 0);
+        let lb = Layout::contiguous(Dims::from_slice(&[1, 2, 300]));
+        matmul(&a, &la, &b, &lb);
+    }
+
+    #[test]
+    #[should_panic(expected = "reaches past its buffer")]
+    fn a_layout_past_the_end_is_refused_before_gemm() {
+        let a = values(9 * 9);
+        let la = Layout::from_parts(Dims::from_slice(&[1, 9, 9]), &[0, 9, 1], 1); // one element too far
+        matmul(
+            &a,
+            &la,
+            &a,
+            &Layout::contiguous(Dims::from_slice(&[1, 9, 9])),
+        );
     }
 }

@@ -30,6 +30,15 @@ use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, Reduc
 use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::vec::Vec;
 
+/// The error of an allocation of `n` elements of `T` that the allocator refused.
+#[cold]
+fn out_of_memory<T>(op: &'static str, n: usize) -> crate::error::Error {
+    crate::error::Error::OutOfMemory {
+        op,
+        bytes: n.saturating_mul(core::mem::size_of::<T>()),
+    }
+}
+
 /// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cpu;
@@ -56,11 +65,11 @@ impl Kernels for Cpu {
     }
 
     fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::full(n, value))
+        CpuStorage::try_full(n, value).ok_or_else(|| out_of_memory::<T>("full", n))
     }
 
     fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_slice(data))
+        CpuStorage::try_from_slice(data).ok_or_else(|| out_of_memory::<T>("from_slice", data.len()))
     }
 
     fn from_vec<T: WithDType, S: Shape>(data: Vec<T>) -> Result<CpuStorage<T>> {
@@ -355,7 +364,10 @@ mod kernels {
         out: &mut CpuStorage<T>,
     ) {
         match out.get_mut() {
-            Some(o) => map_view_into(as_slots(&mut o[..ls.numel()]), src, ls, |x| op.apply(x)),
+            // SAFETY: `map_view_into` writes only computed values.
+            Some(o) => map_view_into(unsafe { as_slots(&mut o[..ls.numel()]) }, src, ls, |x| {
+                op.apply(x)
+            }),
             None => *out = unary(op, src, ls),
         }
     }
@@ -367,9 +379,13 @@ mod kernels {
         out: &mut CpuStorage<T>,
     ) {
         match out.get_mut() {
-            Some(o) => zip_views_into(as_slots(&mut o[..la.numel()]), (a, la), (b, lb), |x, y| {
-                op.apply(x, y)
-            }),
+            // SAFETY: `zip_views_into` writes only computed values.
+            Some(o) => zip_views_into(
+                unsafe { as_slots(&mut o[..la.numel()]) },
+                (a, la),
+                (b, lb),
+                |x, y| op.apply(x, y),
+            ),
             None => *out = binary(op, (a, la), (b, lb)),
         }
     }
@@ -426,9 +442,13 @@ mod kernels {
         axis: usize,
     ) -> Result<CpuStorage<T>> {
         let mut err = Ok(());
-        let out = collect_into(li.numel(), |out| {
-            err = indexing::gather_into(op, out, (src, ls), (idx, li), axis)
-        });
+        // SAFETY: `gather_into` writes every one of the index view's `li.numel()` positions (zero for a bad
+        // index, whose error is returned instead of the buffer).
+        let out = unsafe {
+            collect_into(li.numel(), |out| {
+                err = indexing::gather_into(op, out, (src, ls), (idx, li), axis)
+            })
+        };
         err.map(|()| CpuStorage::from_output(out))
     }
 
@@ -477,6 +497,7 @@ mod kernels {
         (t, lt): (&CpuStorage<T>, &Layout),
         (f, lf): (&CpuStorage<T>, &Layout),
     ) -> CpuStorage<T> {
-        CpuStorage::collect(lm.numel(), |out| where_into(out, (m, lm), (t, lt), (f, lf)))
+        // SAFETY: `where_into` writes one value per element of the (common) view: all `lm.numel()` slots.
+        unsafe { CpuStorage::collect(lm.numel(), |out| where_into(out, (m, lm), (t, lt), (f, lf))) }
     }
 }

@@ -39,6 +39,50 @@ pub(super) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
     alloc::vec![value; n]
 }
 
+/// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
+/// constructors' path: a request larger than memory is an error, not the end of the process).
+pub(super) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+    #[cfg(feature = "std")]
+    if let Some(v) = cached::take(n) {
+        return Some(v);
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    Some(v)
+}
+
+/// [`filled`] that returns `None` instead of aborting when the allocator refuses.
+pub(super) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>> {
+    #[cfg(feature = "std")]
+    if let Some(mut v) = cached::take(n) {
+        v.resize(n, value);
+        return Some(v);
+    }
+    if bytemuck::bytes_of(&value).iter().all(|&b| b == 0) {
+        // Zeroed pages from the allocator, as `vec![0; n]` asks for: nothing is written until first touch.
+        return try_zeroed(n);
+    }
+    let mut v = try_with_capacity(n)?;
+    v.resize(n, value);
+    Some(v)
+}
+
+/// `n` zeros straight from the allocator's zeroed memory, or `None` when it refuses.
+fn try_zeroed<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+    let layout = alloc::alloc::Layout::array::<T>(n).ok()?;
+    if layout.size() == 0 {
+        return Some(alloc::vec![T::zeroed(); n]); // no allocation (n is 0, or `T` has no bytes)
+    }
+    // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` requires.
+    let ptr = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` elements of `T` (what a vector of
+    // capacity `n` uses), and all `n` elements are initialised: zero bytes are a valid `T` (`Pod`).
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
 /// Hands a buffer that is no longer needed to the cache (or to the allocator).
 #[inline]
 pub(super) fn recycle<T: bytemuck::Pod>(v: Vec<T>) {
@@ -66,12 +110,12 @@ mod cached {
         layout: Layout,
     }
 
-    // Safety: a block is an allocation nothing else refers to; any thread may reuse or free it.
+    // SAFETY: a block is an allocation nothing else refers to; any thread may reuse or free it.
     unsafe impl Send for Block {}
 
     impl Block {
         fn free(self) {
-            // Safety: `ptr` was allocated by the global allocator with `layout` (a vector's buffer) and is
+            // SAFETY: `ptr` was allocated by the global allocator with `layout` (a vector's buffer) and is
             // owned by this block alone.
             unsafe { dealloc(self.ptr, self.layout) }
         }
@@ -142,7 +186,7 @@ mod cached {
         }
         let layout = Layout::from_size_align(bytes, align_of::<T>()).ok()?;
         let block = lock().take(layout)?;
-        // Safety: the block was a `Vec` buffer allocated with `layout`, `n` elements of `T`'s size and alignment
+        // SAFETY: the block was a `Vec` buffer allocated with `layout`, `n` elements of `T`'s size and alignment
         // (whatever its earlier element type, the bytes and the alignment are the same). Length 0: nothing is
         // read before it is written.
         Some(unsafe { Vec::from_raw_parts(block.ptr.cast::<T>(), 0, n) })
@@ -345,5 +389,32 @@ mod tests {
         Cpu::empty_cache();
         assert_eq!(Cpu::memory_stats().cached, 0);
         drop((wide, bytes));
+    }
+
+    #[test]
+    fn fallible_forms_fill_like_the_others() {
+        // Zeros come from zeroed memory, other values are written; sizes under the cache's floor take the
+        // allocator's path, the one Miri checks (`from_raw_parts` over `alloc_zeroed`).
+        for n in [0, 1, 1000] {
+            let z: Vec<u16> = try_filled(n, 0).unwrap();
+            assert_eq!((z.len(), z.capacity()), (n, n));
+            assert!(z.iter().all(|&x| x == 0));
+            let f: Vec<f32> = try_filled(n, -2.5).unwrap();
+            assert!(f.len() == n && f.iter().all(|&x| x == -2.5));
+            let e: Vec<i64> = try_with_capacity(n).unwrap();
+            assert!(e.is_empty() && e.capacity() >= n);
+            recycle(z);
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // Miri reports a request this large as resource exhaustion, not as a null pointer
+    fn fallible_forms_return_none_when_the_allocator_refuses() {
+        // 2^46 f32: 256 TiB, past any user address space, whatever the overcommit policy.
+        assert!(try_with_capacity::<f32>(1 << 46).is_none());
+        assert!(try_filled::<f32>(1 << 46, 0.0).is_none());
+        assert!(try_filled::<f32>(1 << 46, 1.0).is_none());
+        // Past isize::MAX bytes: the layout itself is refused.
+        assert!(try_filled::<u64>(usize::MAX / 4, 0).is_none());
     }
 }

@@ -99,9 +99,12 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
         .is_some_and(|ax| !reduced[ax]);
 
     if !(innermost_kept && !Op::USES_INDEX && count > 0) {
-        return collect_into(outer.numel(), |out| {
-            reduce_rows_into(&op, src, layout, reduced, out)
-        });
+        // SAFETY: `reduce_rows_into` writes one value per output position: all `outer.numel()` slots.
+        return unsafe {
+            collect_into(outer.numel(), |out| {
+                reduce_rows_into(&op, src, layout, reduced, out)
+            })
+        };
     }
     // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
     let mut acc_strides = [0; MAX_RANK];

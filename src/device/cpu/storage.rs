@@ -89,7 +89,7 @@ impl<T: WithDType> CpuStorage<T> {
     /// Whether `n` elements of `T` fit inline.
     #[inline]
     const fn fits_inline(n: usize) -> bool {
-        n * core::mem::size_of::<T>() <= INLINE_BYTES
+        n <= INLINE_BYTES / core::mem::size_of::<T>()
     }
 
     /// A fresh buffer of `n` elements (zeros until `fill` writes them), built once in its final form.
@@ -110,14 +110,20 @@ impl<T: WithDType> CpuStorage<T> {
         }
     }
 
-    /// A fresh buffer of `n` elements written by `fill`, which must initialise all of them: the kernels' output
-    /// path (inline when small, so a small result never touches the heap; an uninitialised vector otherwise).
+    /// A fresh buffer of `n` elements written by `fill`: the kernels' output path (inline when small, so a small
+    /// result never touches the heap; an uninitialised vector otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `fill` must write an initialised value to every one of the `n` slots it receives.
     #[inline(always)]
-    pub(crate) fn collect(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
+    pub(crate) unsafe fn collect(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
         if Self::fits_inline(n) {
-            Self::filled_by(n, |out| fill(as_slots(out)))
+            // SAFETY: `fill` writes only initialised values (the contract).
+            Self::filled_by(n, |out| fill(unsafe { as_slots(out) }))
         } else {
-            CpuStorage(HeapBuffer::shared(collect_into(n, fill)))
+            // SAFETY: `fill` initialises all `n` slots (the contract).
+            CpuStorage(HeapBuffer::shared(unsafe { collect_into(n, fill) }))
         }
     }
 
@@ -163,6 +169,24 @@ impl<T: WithDType> CpuStorage<T> {
         } else {
             CpuStorage(HeapBuffer::shared(pool::filled(n, value)))
         }
+    }
+
+    /// [`Self::full`], or `None` when the allocator refuses the buffer (no abort).
+    pub(crate) fn try_full(n: usize, value: T) -> Option<Self> {
+        if Self::fits_inline(n) {
+            return Some(Self::full(n, value));
+        }
+        Some(CpuStorage(HeapBuffer::shared(pool::try_filled(n, value)?)))
+    }
+
+    /// [`Self::from_slice`], or `None` when the allocator refuses the buffer (no abort).
+    pub(crate) fn try_from_slice(data: &[T]) -> Option<Self> {
+        if Self::fits_inline(data.len()) {
+            return Some(Self::from_slice(data));
+        }
+        let mut v = pool::try_with_capacity(data.len())?;
+        v.extend_from_slice(data);
+        Some(CpuStorage(HeapBuffer::shared(v)))
     }
 
     /// True when the elements live inside the tensor (no heap allocation).

@@ -52,6 +52,8 @@ impl Cache {
     fn release(&mut self) {
         for (_, ptrs) in core::mem::take(&mut self.free) {
             for ptr in ptrs {
+                // SAFETY: `ptr` came from `cuMemAlloc_v2` in this context and sits in the free list, so no buffer
+                // refers to it any more; it leaves the list here and is freed once.
                 let _ = unsafe { cu::cuMemFree_v2(ptr) };
             }
         }
@@ -227,11 +229,14 @@ impl DeviceBytes {
             return Ok(DeviceBytes { ptr, size });
         }
         let mut ptr: cu::CUdeviceptr = 0;
+        // SAFETY: the driver writes one device address to `ptr`, a valid `CUdeviceptr` on our stack; the
+        // context is current (`state` made it so).
         let mut code = unsafe { cu::cuMemAlloc_v2(&mut ptr, size) };
         if code == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY && cache.cached > 0 {
             // Out of memory with buffers cached: give them back and try once more.
             let _ = st.stream.synchronize();
             cache.release();
+            // SAFETY: as for the first attempt.
             code = unsafe { cu::cuMemAlloc_v2(&mut ptr, size) };
         }
         check(op, code)?;
@@ -270,8 +275,10 @@ impl<T> Clone for CudaStorage<T> {
 
 impl<T: WithDType> CudaStorage<T> {
     fn alloc(op: &'static str, len: usize) -> Result<Self> {
+        // Checked: a wrapped byte count would allocate a small buffer that kernels then write `len` elements to.
+        let bytes = Dims::from_slice(&[len]).try_bytes(op, size_of::<T>())?;
         Ok(CudaStorage {
-            bytes: Arc::new(DeviceBytes::alloc(op, len * size_of::<T>())?),
+            bytes: Arc::new(DeviceBytes::alloc(op, bytes)?),
             len,
             _t: PhantomData,
         })
@@ -396,6 +403,10 @@ fn launch_grid(
         .get_function(&sig.name)
         .map_err(|e| cuda_err(op, format!("kernel {}: {e}", sig.name)))?;
     let ptrs: Vec<*mut c_void> = args.iter_mut().map(Arg::ptr).collect();
+    // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a live argument of the size the PTX entry
+    // declares (checked against the catalog above; `args` outlives the launch, which copies them). Device
+    // addresses among them point into buffers of at least the elements the kernel indexes: every caller sizes
+    // its output by the launch's element count and passes input views of tensors over their own buffers.
     unsafe { st.stream.launch(&func, grid, block, 0, &ptrs) }
         .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
 }
@@ -613,6 +624,7 @@ impl IndexError {
     fn new(op: &'static str) -> Result<Self> {
         let flag = CudaStorage::<i64>::alloc(op, 1)?;
         // All bits set (u64::MAX to the kernels, which take an unsigned atomic minimum): no bad index.
+        // SAFETY: `flag` is a fresh allocation of one i64, that is two 32-bit words.
         check(op, unsafe {
             cu::cuMemsetD32_v2(flag.ptr_at(0), u32::MAX, 2)
         })?;
@@ -640,7 +652,7 @@ impl IndexError {
         Err(Error::IndexOutOfRange {
             op,
             axis,
-            index: bad[0].to_index().unwrap_or(usize::MAX),
+            index: bad[0].to_signed(),
             size,
         })
     }
@@ -666,9 +678,25 @@ fn read_back<T: WithDType>(
     if out.is_empty() {
         return Ok(());
     }
+    // The copy reads `out.len()` elements from `offset` on: they must lie inside the buffer.
+    if offset
+        .checked_add(out.len())
+        .is_none_or(|end| end > s.len())
+    {
+        return Err(cuda_err(
+            op,
+            format!(
+                "reading {} elements from {offset} on, past the end of a buffer of {}",
+                out.len(),
+                s.len()
+            ),
+        ));
+    }
     let st = state(op)?;
     st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+    // SAFETY: the source range, `out.len()` elements from `offset`, lies inside `s` (checked above), and the
+    // destination is `out`'s own bytes, exclusively borrowed; the stream was synchronised, so the data is final.
     check(op, unsafe {
         cu::cuMemcpyDtoH_v2(
             bytes.as_mut_ptr() as *mut c_void,
@@ -698,6 +726,8 @@ impl Cuda {
         let out = CudaStorage::<T>::alloc("from_slice", data.len())?;
         if !data.is_empty() {
             let bytes: &[u8] = bytemuck::cast_slice(data);
+            // SAFETY: `out` is a fresh allocation of `data.len()` elements, exactly `bytes.len()` bytes, and
+            // `bytes` is `data`'s own memory, borrowed for the call.
             check("from_slice", unsafe {
                 cu::cuMemcpyHtoD_v2(out.ptr_at(0), bytes.as_ptr() as *const c_void, bytes.len())
             })?;

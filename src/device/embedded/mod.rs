@@ -109,7 +109,8 @@ impl Kernels for Embedded {
     #[cfg(feature = "alloc")]
     fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {
         let mut out = alloc::vec![T::ZERO; layout.numel()];
-        map_view_into(as_slots(&mut out), buffer, layout, |x| x);
+        // SAFETY: `map_view_into` writes only the view's elements.
+        map_view_into(unsafe { as_slots(&mut out) }, buffer, layout, |x| x);
         Ok(out)
     }
 
@@ -118,9 +119,8 @@ impl Kernels for Embedded {
         buffer: &[T],
         layout: &Layout,
     ) -> Result<ArrayStorage<T, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            map_view_into(out, buffer, layout, |x| x)
-        }))
+        // SAFETY: the host loop `map_view_into` writes only computed values.
+        Ok(unsafe { ArrayStorage::collect(|out| map_view_into(out, buffer, layout, |x| x)) })
     }
 
     #[inline]
@@ -128,9 +128,12 @@ impl Kernels for Embedded {
         buffer: &[T],
         layout: &Layout,
     ) -> Result<ArrayStorage<U, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            map_view_into(out, buffer, layout, cast::<T, U>)
-        }))
+        // SAFETY: the host loop `map_view_into` writes only computed values.
+        Ok(
+            unsafe {
+                ArrayStorage::collect(|out| map_view_into(out, buffer, layout, cast::<T, U>))
+            },
+        )
     }
 
     #[inline]
@@ -139,9 +142,10 @@ impl Kernels for Embedded {
         buffer: &[T],
         layout: &Layout,
     ) -> Result<ArrayStorage<T, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            map_view_into(out, buffer, layout, |x| op.apply(x))
-        }))
+        // SAFETY: the host loop `map_view_into` writes only computed values.
+        Ok(unsafe {
+            ArrayStorage::collect(|out| map_view_into(out, buffer, layout, |x| op.apply(x)))
+        })
     }
 
     #[inline]
@@ -150,9 +154,10 @@ impl Kernels for Embedded {
         lhs: (&[T], &Layout),
         rhs: (&[T], &Layout),
     ) -> Result<ArrayStorage<T, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y))
-        }))
+        // SAFETY: the host loop `zip_views_into` writes only computed values.
+        Ok(unsafe {
+            ArrayStorage::collect(|out| zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y)))
+        })
     }
 
     #[inline]
@@ -162,7 +167,8 @@ impl Kernels for Embedded {
         out: &mut ArrayStorage<T, S>,
     ) -> Result<()> {
         let out = &mut out.as_mut_slice()[..ls.numel()];
-        map_view_into(as_slots(out), src, ls, |x| op.apply(x));
+        // SAFETY: `map_view_into` writes only computed values.
+        map_view_into(unsafe { as_slots(out) }, src, ls, |x| op.apply(x));
         Ok(())
     }
 
@@ -174,7 +180,8 @@ impl Kernels for Embedded {
         out: &mut ArrayStorage<T, S>,
     ) -> Result<()> {
         let out = &mut out.as_mut_slice()[..lhs.1.numel()];
-        zip_views_into(as_slots(out), lhs, rhs, |x, y| op.apply(x, y));
+        // SAFETY: `zip_views_into` writes only computed values.
+        zip_views_into(unsafe { as_slots(out) }, lhs, rhs, |x, y| op.apply(x, y));
         Ok(())
     }
 
@@ -205,9 +212,10 @@ impl Kernels for Embedded {
         lhs: (&[T], &Layout),
         rhs: (&[T], &Layout),
     ) -> Result<ArrayStorage<u8, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y) as u8)
-        }))
+        // SAFETY: the host loop `zip_views_into` writes only computed values.
+        Ok(unsafe {
+            ArrayStorage::collect(|out| zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y) as u8))
+        })
     }
 
     #[inline]
@@ -217,9 +225,10 @@ impl Kernels for Embedded {
         layout: &Layout,
         reduced: &[bool; MAX_RANK],
     ) -> Result<ArrayStorage<Op::Out, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            reduce::reduce_rows_into(&op, buffer, layout, reduced, out)
-        }))
+        // SAFETY: the host loop `reduce_rows_into` writes only computed values.
+        Ok(unsafe {
+            ArrayStorage::collect(|out| reduce::reduce_rows_into(&op, buffer, layout, reduced, out))
+        })
     }
 
     #[inline]
@@ -239,7 +248,8 @@ impl Kernels for Embedded {
         idx: (&[I], &Layout),
         axis: usize,
     ) -> Result<ArrayStorage<T, S>> {
-        ArrayStorage::try_collect(|out| indexing::gather_into(op, out, src, idx, axis))
+        // SAFETY: `gather_into` writes only values (a bad index's position gets zero).
+        unsafe { ArrayStorage::try_collect(|out| indexing::gather_into(op, out, src, idx, axis)) }
     }
 
     #[inline]
@@ -309,8 +319,7 @@ impl Kernels for Embedded {
         on_true: (&[T], &Layout),
         on_false: (&[T], &Layout),
     ) -> Result<ArrayStorage<T, S>> {
-        Ok(ArrayStorage::collect(|out| {
-            where_into(out, mask, on_true, on_false)
-        }))
+        // SAFETY: the host loop `where_into` writes only computed values.
+        Ok(unsafe { ArrayStorage::collect(|out| where_into(out, mask, on_true, on_false)) })
     }
 }

@@ -80,22 +80,32 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
     }
 
     /// A fresh storage whose elements `fill` writes (every one of them).
+    ///
+    /// # Safety
+    ///
+    /// `fill` must write only initialised values into the slots (the host loops do). The storage is zeroed
+    /// first, so slots it leaves alone stay valid zeros; for the small arrays of this device the compiler folds
+    /// the zeros into the writes that follow.
     #[inline(always)]
-    pub(super) fn collect(fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
-        // Zeroing first keeps this safe; for the small arrays of this device the compiler folds the zeros into
-        // the writes that follow, and a kernel's loop costs far more than a memset anyway.
+    pub(super) unsafe fn collect(fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
         let mut out = Self::zeroed();
-        fill(as_slots(out.as_mut_slice()));
+        // SAFETY: `fill` writes only initialised values (the contract).
+        fill(unsafe { as_slots(out.as_mut_slice()) });
         out
     }
 
     /// A fresh storage written by `fill`, which may fail (its partial writes are dropped with it).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::collect`]: `fill` writes only initialised values.
     #[inline(always)]
-    pub(super) fn try_collect<E>(
+    pub(super) unsafe fn try_collect<E>(
         fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), E>,
     ) -> Result<Self, E> {
         let mut out = Self::zeroed();
-        fill(as_slots(out.as_mut_slice()))?;
+        // SAFETY: `fill` writes only initialised values (the contract).
+        fill(unsafe { as_slots(out.as_mut_slice()) })?;
         Ok(out)
     }
 }

@@ -84,11 +84,11 @@ pub(crate) fn simd<K: DenseLoop>(k: K) {
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     {
         if std::is_x86_feature_detected!("avx512f") {
-            // Safety: the feature was detected on this CPU.
+            // SAFETY: the feature was detected on this CPU.
             return unsafe { run_avx512(k) };
         }
         if std::is_x86_feature_detected!("avx2") {
-            // Safety: the feature was detected on this CPU.
+            // SAFETY: the feature was detected on this CPU.
             return unsafe { run_avx2(k) };
         }
     }
@@ -229,10 +229,16 @@ pub(crate) fn zip_views_into<T: WithDType, U: Send>(
     });
 }
 
-/// Views initialised elements as slots to overwrite: every caller writes only valid values into them.
-pub(crate) fn as_slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
-    // Safety: `MaybeUninit<T>` has `T`'s layout, and the slots only ever receive initialised values, so the
-    // slice stays initialised for its owner.
+/// Views initialised elements as slots for the host loops (which write through `MaybeUninit` so that they can
+/// fill fresh, uninitialised buffers too).
+///
+/// # Safety
+///
+/// The caller must write only initialised values into the slots (never `MaybeUninit::uninit()`): `out`'s owner
+/// reads them as `T` afterwards. The host loops (`map_view_into`, `zip_views_into`, ...) only ever `write` a
+/// computed value.
+pub(crate) unsafe fn as_slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the caller keeps the elements initialised (the contract).
     unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) }
 }
 

@@ -14,8 +14,7 @@ fn position<I: IndexDType>(op: &'static str, axis: usize, idx: I, size: usize) -
         _ => Err(Error::IndexOutOfRange {
             op,
             axis,
-            // A negative index is reported as usize::MAX: past any axis.
-            index: idx.to_index().unwrap_or(usize::MAX),
+            index: idx.to_signed(),
             size,
         }),
     }
