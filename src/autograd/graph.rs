@@ -179,10 +179,17 @@ impl Gradients {
         &self,
         var: &Var<T, S, D>,
     ) -> Option<Tensor<T, S, D>> {
+        self.peek(var).cloned()
+    }
+
+    /// The gradient of `var`, borrowed (for checks that need no handle of their own).
+    pub(crate) fn peek<T: FloatDType, S: Shape, D: Device>(
+        &self,
+        var: &Var<T, S, D>,
+    ) -> Option<&Tensor<T, S, D>> {
         self.by_id.get(&var.id()).map(|g| {
             g.downcast_ref::<Tensor<T, S, D>>()
                 .expect("typed-tensor internal error: a Var's gradient has another type")
-                .clone()
         })
     }
 

@@ -122,8 +122,8 @@ fn check_grad<T: crate::dtype::FloatDType, S: crate::shape::Shape, D: crate::dev
     var: &crate::autograd::Var<T, S, D>,
     grads: &Gradients,
 ) -> Result<()> {
-    match grads.try_get(var) {
-        Some(g) => var.check_shape(op, &g),
+    match grads.peek(var) {
+        Some(g) => var.check_shape(op, g),
         None => Ok(()),
     }
 }
