@@ -55,7 +55,7 @@ pub(crate) fn reduce_rows_into<T: WithDType, Op: ReduceOp<T>>(
 /// A reduction of a tiny dense row-major input of `dims` into `out` (one element per output, at most `CAP`), on
 /// the calling thread with its accumulators on the stack: no heap and no layouts. It takes the CPU kernel's
 /// walk, element for element (the same rows, merged the same way as [`for_each_row`] merges them, folded by the
-/// same `step` and `fold_slice` calls), so the results have the same bits; tests/ops.rs checks every dtype.
+/// same `step` and `fold_slice` calls), so the results have the same bits; tests/suite/ops.rs checks every dtype.
 #[inline(always)]
 pub(crate) fn reduce_small<T: WithDType, Op: ReduceOp<T>, const CAP: usize>(
     op: Op,

@@ -2,9 +2,7 @@
 //! ops on every view kind and dtype; buffers reused only when nothing else can observe the write; large inputs
 //! (split across threads on the CPU) against element-by-element references.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::ops::{self, Exp, Neg};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::BroadcastShapes;

@@ -1,9 +1,7 @@
 //! softmax, log_softmax, layer_norm, rms_norm along each axis of strided views, for every float dtype, against
 //! f64 references; a large tensor takes the threaded path.
 
-mod common;
-
-use common::{tolerance, views, Mat, M, N};
+use crate::common::{tolerance, views, Mat, M, N};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::HasAxis;
 

@@ -1,9 +1,7 @@
 //! matmul in every shape form, for f32/f64/f16/bf16, on contiguous and strided operands, against a naive f64
 //! reference; small sizes take the direct loop, larger ones gemm.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::prelude::*;
 
 /// Naive `[B, M, K] x [B, K, N]` in f64 over row-major buffers.

@@ -1,8 +1,6 @@
 //! cat, stack, split, flip, roll and pad against naive references on strided views, for every dtype.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::prelude::*;
 
 fn join_ops<T: WithDType, D: Device>() {

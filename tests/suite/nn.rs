@@ -1,9 +1,7 @@
 //! Layers: forward values against the functional ops, traced and plain forward passes agreeing, gradients of
 //! parameters by finite differences, parameter names, dropout statistics.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::nn::{
     AvgPool2d, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, Module,

@@ -1,9 +1,7 @@
 //! index_select, gather, scatter_add and embedding against naive references, with u32 and i64 indices, on
 //! strided sources and strided index tensors, for every dtype; bad indices give the documented error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::prelude::*;
 use typed_tensor::Error;
 

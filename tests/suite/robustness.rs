@@ -2,9 +2,7 @@
 //! drop recursively, parameters resized behind the optimizer's back, crafted files and names, and where a
 //! runtime panic points. Each case failed (or crashed the process) before the fix it names.
 
-mod common;
-
-use common::{panic_location, panic_message};
+use crate::common::{panic_location, panic_message};
 use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::device::{CpuStorage, Kernels};
 use typed_tensor::layout::Layout;
@@ -527,7 +525,7 @@ fn loader_survives_mutated_files() {
     };
     let target = model(7);
     let before = snapshot(&target);
-    let mut rng = common::Rng::new(18);
+    let mut rng = crate::common::Rng::new(18);
     let mut loaded = 0;
     let mut errors = std::collections::BTreeMap::<String, usize>::new();
     for case in 0..4000 {
@@ -615,7 +613,7 @@ fn loader_survives_mutated_files() {
 /// A well-formed file that differs from `valid` in one tensor: renamed, dropped, added, stored with another
 /// dtype or another shape (so that the loader's own checks, not the format's, must catch it).
 #[cfg(feature = "safetensors")]
-fn semantic_edit(valid: &[u8], rng: &mut common::Rng) -> Vec<u8> {
+fn semantic_edit(valid: &[u8], rng: &mut crate::common::Rng) -> Vec<u8> {
     use safetensors::tensor::{Dtype, SafeTensors, TensorView};
     let file = SafeTensors::deserialize(valid).unwrap();
     let mut tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = file

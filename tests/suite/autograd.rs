@@ -1,9 +1,7 @@
 //! Autograd: every differentiable op's gradient against central finite differences in f64 (random inputs,
 //! strided views included), known values, and the graph's bookkeeping (shared parameters, constants, reuse).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Gradients, Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};

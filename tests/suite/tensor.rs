@@ -1,7 +1,6 @@
 //! The tensor core: creation, extraction, views, indexing, runtime-sized dims, errors and printing.
 
-mod common;
-use common::panic_message;
+use crate::common::panic_message;
 
 use typed_tensor::prelude::*;
 use typed_tensor::Error;
@@ -77,7 +76,7 @@ fn views<D: Device>() {
     let t = a.transpose::<Axis<0>, Axis<2>>();
     let _: &Tensor<f32, Rank3<4, 3, 2>, D> = &t;
     // A strided view where views share the buffer, a dense copy on the embedded device.
-    assert_eq!(t.is_contiguous(), !common::views_share::<D>());
+    assert_eq!(t.is_contiguous(), !crate::common::views_share::<D>());
     let want: Vec<f32> = (0..24)
         .map(|k| v[(k % 2) * 12 + ((k / 2) % 3) * 4 + k / 6])
         .collect();

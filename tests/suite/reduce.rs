@@ -1,9 +1,7 @@
 //! Reductions against naive f64 references, over every axis set of strided (5, 7) views and a rank-3 tensor,
 //! for every dtype each reduction supports.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::prelude::*;
 use typed_tensor::shape::ReduceShape;
 
@@ -279,7 +277,7 @@ fn known_values_and_edge_cases<D: Device>() {
     );
     // 16M f32 ones: exact thanks to the blocked accumulation (a 64 MB tensor: not on the embedded device, whose
     // tensors are arrays on the stack).
-    if common::views_share::<D>() {
+    if crate::common::views_share::<D>() {
         let big = Tensor::<f32, Rank1<{ 1 << 24 }>, D>::ones();
         assert_eq!(big.sum_all().to_scalar(), 16_777_216.0);
     }

@@ -1,9 +1,7 @@
 //! Elementwise ops against naive f64 references, on contiguous and strided views, for every dtype they support,
 //! on every device.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::dtype::cast;
 use typed_tensor::prelude::*;
 

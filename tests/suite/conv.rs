@@ -2,9 +2,7 @@
 //! with stride, padding, dilation and groups, on contiguous and strided (channels-last permuted) inputs, for
 //! every float dtype.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::{Conv, Pool2d};

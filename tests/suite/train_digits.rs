@@ -7,7 +7,7 @@ use typed_tensor::prelude::*;
 // `examples/embedded_inference.rs` includes `examples/train_digits.rs` as its module `train_digits`: one copy
 // of both examples here.
 #[allow(dead_code)] // the examples' `main`s are not called here
-#[path = "../examples/embedded_inference.rs"]
+#[path = "../../examples/embedded_inference.rs"]
 mod embedded_inference;
 use embedded_inference::train_digits;
 

@@ -1,9 +1,7 @@
 //! Optimizers against reference loops of PyTorch's update rules (f64, several steps), multi-parameter models,
 //! learning-rate schedules, and in-place parameter updates.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use typed_tensor::autograd::Var;
 use typed_tensor::optim::{Adam, AdamConfig, AdamW, Optimizer, Sgd, SgdConfig};
 use typed_tensor::prelude::*;
