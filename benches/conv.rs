@@ -25,33 +25,34 @@ fn conv(c: &mut Criterion) {
     let mut g = c.benchmark_group("conv2d_8x64x56x56_3x3");
     g.throughput(Throughput::Elements(flops)).sample_size(10);
 
-    // The equivalent GEMMs on preallocated buffers: (C, K) x (K, L) for each image.
+    // The equivalent GEMMs on preallocated buffers: (C, K) x (K, L) for each image, through gemm's f32 kernel as
+    // its `gemm::gemm` facade calls it for a row-major destination (the transpose, out^T = col^T wm^T).
     let (wm, col) = (w.to_vec(), vec![0.5f32; K * L]);
     let mut out = vec![0.0f32; C * L];
     g.bench_function("im2col_gemm_baseline", |bch| {
         bch.iter(|| {
             for _ in 0..B {
                 unsafe {
-                    gemm::gemm(
-                        C,
+                    gemm_f32::gemm::f32::get_gemm_fn()(
                         L,
+                        C,
                         K,
                         out.as_mut_ptr(),
-                        1,
                         L as isize,
+                        1,
                         false,
-                        wm.as_ptr(),
-                        1,
-                        K as isize,
                         col.as_ptr(),
-                        1,
                         L as isize,
+                        1,
+                        wm.as_ptr(),
+                        K as isize,
+                        1,
                         0.0,
                         1.0,
                         false,
                         false,
                         false,
-                        gemm::Parallelism::Rayon(0),
+                        gemm_common::Parallelism::Rayon(0),
                     )
                 }
             }

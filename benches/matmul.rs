@@ -1,6 +1,6 @@
 //! matmul against same-run baselines: `cargo bench --bench matmul` (set `RAYON_NUM_THREADS=1` for one thread).
 //!
-//! - large f32 (1024^3, 2048^3): `Tensor::matmul` vs a direct `gemm::gemm` call (x86-v4 kernels) and a direct
+//! - large f32 (1024^3, 2048^3): `Tensor::matmul` vs a direct call of gemm's f32 kernel (x86-v4) and a direct
 //!   `matrixmultiply::sgemm` call on preallocated buffers; criterion's throughput is in "elements" = FLOPs.
 //! - small static shapes (4x4, 16x16): `Tensor::matmul` (output included) on `Cpu` and on `Embedded` vs
 //!   nalgebra's `SMatrix` product, the target's baseline, and a fixed-size stack-array loop.
@@ -12,28 +12,29 @@ use std::hint::black_box;
 use typed_tensor::prelude::*;
 
 fn direct_gemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-    // Row-major n x n: column stride 1, row stride n.
+    // gemm's f32 kernel as its `gemm::gemm` facade calls it for row-major n x n operands: the transposed
+    // product c^T = b^T a^T, whose destination is column-major (column stride n, row stride 1).
     unsafe {
-        gemm::gemm(
+        gemm_f32::gemm::f32::get_gemm_fn()(
             n,
             n,
             n,
             c.as_mut_ptr(),
-            1,
             n as isize,
+            1,
             false,
-            a.as_ptr(),
-            1,
-            n as isize,
             b.as_ptr(),
-            1,
             n as isize,
+            1,
+            a.as_ptr(),
+            n as isize,
+            1,
             0.0,
             1.0,
             false,
             false,
             false,
-            gemm::Parallelism::Rayon(0),
+            gemm_common::Parallelism::Rayon(0),
         )
     }
 }

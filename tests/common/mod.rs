@@ -198,7 +198,8 @@ macro_rules! device_tests {
 }
 
 /// Runs `$body::<Embedded>()` as one test each, for the generic bodies whose shapes are all static (the embedded
-/// device has no runtime dims) and small enough for a test thread's stack (its tensors are arrays held by value).
+/// device has no runtime dims). Its tensors are arrays held by value, and the test build is unoptimised (opt-level
+/// 0 gives every temporary its own stack slot), so each body runs on a thread with [`EMBEDDED_STACK`] bytes.
 #[macro_export]
 macro_rules! embedded_tests {
     ($($name:ident => $body:ident;)*) => {
@@ -206,11 +207,28 @@ macro_rules! embedded_tests {
             $(
                 #[test]
                 fn $name() {
-                    super::$body::<typed_tensor::device::Embedded>();
+                    $crate::common::on_stack(
+                        $crate::common::EMBEDDED_STACK,
+                        super::$body::<typed_tensor::device::Embedded>,
+                    );
                 }
             )*
         }
     };
+}
+
+/// The stack of an embedded-device test thread: the largest body needs about 8 MiB unoptimised.
+#[allow(dead_code)] // not every test binary runs embedded bodies
+pub const EMBEDDED_STACK: usize = 32 << 20;
+
+/// Runs `f` on a new thread with `bytes` of stack and returns its result; a panic in `f` is the caller's panic.
+#[allow(dead_code)] // not every test binary needs it
+pub fn on_stack<R: Send + 'static>(bytes: usize, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let worker = std::thread::Builder::new().stack_size(bytes).spawn(f);
+    match worker.expect("spawn a test thread").join() {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// The message `f` panics with and the file and line the panic reports (its `#[track_caller]` location).

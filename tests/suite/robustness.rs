@@ -207,12 +207,7 @@ fn cpu_matmul_kernel_refuses_layouts_past_the_buffer() {
 /// Runs `f` on a thread with a 2 MiB stack (the default for spawned threads): recursion over a long graph
 /// overflowed it and aborted the whole process.
 fn on_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
+    crate::common::on_stack(2 << 20, f)
 }
 
 const CHAIN: usize = 1_000_000;

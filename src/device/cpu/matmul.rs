@@ -7,6 +7,7 @@ use crate::dtype::{DType, FloatDType};
 use crate::layout::Layout;
 use crate::shape::Dims;
 use alloc::vec::Vec;
+use gemm_common::Parallelism;
 
 /// Up to this many multiply-adds the direct loop wins over gemm's setup (benches/matmul.rs, 2026-11-22: at 4x4x4
 /// the loop takes 0.43 us per call and gemm 0.97 us; at 16x16x16 the loop takes 6.1 us and gemm 0.86 us).
@@ -54,14 +55,14 @@ pub(super) fn matmul_into<T: FloatDType>(
     }
     #[cfg(feature = "std")]
     let parallelism = if threads == Threads::IfLarge && macs >= PARALLEL_MACS {
-        gemm::Parallelism::Rayon(0)
+        Parallelism::Rayon(0)
     } else {
-        gemm::Parallelism::None
+        Parallelism::None
     };
     #[cfg(not(feature = "std"))]
     let parallelism = {
         let _ = threads;
-        gemm::Parallelism::None
+        Parallelism::None
     };
     match T::DTYPE {
         DType::F32 => gemm_batched::<f32>(
@@ -115,16 +116,79 @@ fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
     (wide, Layout::from_parts(*l.dims(), &strides, 0))
 }
 
-fn gemm_batched<E>(
+/// The element types the per-type gemm crates multiply, each with the kernel gemm picks for this CPU (AVX-512,
+/// FMA or scalar, detected once). The `gemm` facade crate does this dispatch by `TypeId`; calling the per-type
+/// crates ourselves keeps its complex-number kernels out of the build.
+trait GemmElement: Copy + 'static {
+    /// `gemm_basic`'s signature: `dst = alpha * dst + beta * lhs * rhs` over an m x n destination, strides in
+    /// elements (`_cs` column, `_rs` row), no conjugation.
+    ///
+    /// # Safety
+    ///
+    /// Every element `p + i * rs + j * cs` of the three matrices (i, j inside their dims) is inside its
+    /// allocation, `dst`'s elements are distinct and writable, and no dim is 0.
+    unsafe fn gemm(
+        m: usize,
+        n: usize,
+        k: usize,
+        dst: (*mut Self, isize, isize),
+        lhs: (*const Self, isize, isize),
+        rhs: (*const Self, isize, isize),
+        parallelism: Parallelism,
+    );
+}
+
+macro_rules! gemm_element {
+    ($t:ty, $kernel:path) => {
+        impl GemmElement for $t {
+            unsafe fn gemm(
+                m: usize,
+                n: usize,
+                k: usize,
+                (dst, dst_cs, dst_rs): (*mut Self, isize, isize),
+                (lhs, lhs_cs, lhs_rs): (*const Self, isize, isize),
+                (rhs, rhs_cs, rhs_rs): (*const Self, isize, isize),
+                parallelism: Parallelism,
+            ) {
+                // SAFETY: the caller's contract is gemm_basic's (read_dst false: dst is only written).
+                unsafe {
+                    $kernel()(
+                        m,
+                        n,
+                        k,
+                        dst,
+                        dst_cs,
+                        dst_rs,
+                        false,
+                        lhs,
+                        lhs_cs,
+                        lhs_rs,
+                        rhs,
+                        rhs_cs,
+                        rhs_rs,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        parallelism,
+                    )
+                }
+            }
+        }
+    };
+}
+gemm_element!(f32, gemm_f32::gemm::f32::get_gemm_fn);
+gemm_element!(f64, gemm_f64::gemm::f64::get_gemm_fn);
+
+fn gemm_batched<E: GemmElement>(
     a: &[E],
     la: &Layout,
     b: &[E],
     lb: &Layout,
     out: &mut [E],
-    parallelism: gemm::Parallelism,
-) where
-    E: Copy + 'static + num_traits::Zero + num_traits::One,
-{
+    parallelism: Parallelism,
+) {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
     let (sa, sb) = (la.strides(), lb.strides());
     // Every index gemm forms is `offset + p * batch_stride + i * row_stride + j * col_stride` with p, i, j inside
@@ -153,29 +217,19 @@ fn gemm_batched<E>(
         let dst = &mut out[p * block..(p + 1) * block];
         let a_off = la.offset() + p * sa[0];
         let b_off = lb.offset() + p * sb[0];
+        // gemm's microkernels prefer a column-major destination, so (as the `gemm` facade does for a row-major
+        // one) compute the transpose: dst^T (n x m, column stride n, row stride 1) = b^T a^T.
         // SAFETY: `a_off` and `b_off` plus every `i * row_stride + j * col_stride` gemm forms stay below the
         // operands' extents, which the assertions above bound by their lengths; `dst` holds exactly the m x n
-        // elements gemm writes with row stride `n` and column stride 1.
+        // elements written with row stride `n` and column stride 1; no dim is 0 (asserted above).
         unsafe {
-            gemm::gemm(
-                m,
+            E::gemm(
                 n,
+                m,
                 k,
-                dst.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                a.as_ptr().add(a_off),
-                sa[2] as isize,
-                sa[1] as isize,
-                b.as_ptr().add(b_off),
-                sb[2] as isize,
-                sb[1] as isize,
-                E::zero(),
-                E::one(),
-                false,
-                false,
-                false,
+                (dst.as_mut_ptr(), n as isize, 1),
+                (b.as_ptr().add(b_off), sb[1] as isize, sb[2] as isize),
+                (a.as_ptr().add(a_off), sa[1] as isize, sa[2] as isize),
                 parallelism,
             );
         }
