@@ -15,8 +15,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
     #[inline]
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        if let Some(out) = self.unary_tiny(op) {
-            return out;
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.unary_tiny(op) {
+                return out;
+            }
         }
         self.unary_kernel(op)
     }
@@ -39,8 +41,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(out) = self.binary_tiny(op, rhs) {
-            return out;
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.binary_tiny(op, rhs) {
+                return out;
+            }
         }
         self.binary_kernel(op, rhs)
     }
@@ -112,8 +116,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(out) = self.compare_tiny(op, rhs) {
-            return out;
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.compare_tiny(op, rhs) {
+                return out;
+            }
         }
         if let Some(shape) = same_dims_shape(self, rhs) {
             let (la, lb) = (self.layout(), rhs.layout());
@@ -128,8 +134,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
     fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
-        if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
-            return out;
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
+                return out;
+            }
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         let (x, s) = ((self.buffer(), &self.layout()), (D::buffer(&scalar), &ls));
@@ -227,8 +235,10 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,
     ) -> Tensor<T, S, D> {
-        if let Some(out) = self.where_cond_tiny(on_true, on_false) {
-            return out;
+        if Tensor::<T, S, D>::MAYBE_TINY {
+            if let Some(out) = self.where_cond_tiny(on_true, on_false) {
+                return out;
+            }
         }
         self.where_cond_kernel(on_true, on_false)
     }

@@ -38,7 +38,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.to_vec(), [1.0, 1.0f32.exp()]);
     /// ```
     pub fn unary_assign<Op: UnaryOp<T>>(&mut self, op: Op) {
-        if self.unary_assign_tiny(op) {
+        if Self::MAYBE_TINY && self.unary_assign_tiny(op) {
             return;
         }
         if self.is_dense_from_start() {
@@ -68,7 +68,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2, Output = S>,
     {
-        if self.binary_assign_tiny(op, rhs) {
+        if Self::MAYBE_TINY && self.binary_assign_tiny(op, rhs) {
             return Ok(());
         }
         let (shape, _, lb): (S, _, _) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
@@ -86,7 +86,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `self = op(self, value)`.
     fn scalar_assign<Op: BinaryOp<T>>(&mut self, op: Op, value: T) {
-        if self.scalar_assign_tiny(op, value) {
+        if Self::MAYBE_TINY && self.scalar_assign_tiny(op, value) {
             return;
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
@@ -109,9 +109,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
         // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
-        if let Some(fresh) = self.unary_tiny(op) {
-            *out = fresh;
-            return;
+        if Self::MAYBE_TINY {
+            if let Some(fresh) = self.unary_tiny(op) {
+                *out = fresh;
+                return;
+            }
         }
         if out.is_dense_from_start() && out.dims() == self.dims() {
             device_ok(D::unary_into(
@@ -148,9 +150,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(fresh) = self.binary_tiny(op, rhs) {
-            *out = fresh;
-            return Ok(());
+        if Self::MAYBE_TINY {
+            if let Some(fresh) = self.binary_tiny(op, rhs) {
+                *out = fresh;
+                return Ok(());
+            }
         }
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;

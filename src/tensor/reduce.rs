@@ -80,8 +80,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
-        if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
-            return Ok(out);
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
+                return Ok(out);
+            }
         }
         let storage = D::reduce(op, self.buffer(), &self.layout(), reduced)?;
         Ok(Tensor::from_storage(shape, storage))
@@ -106,8 +108,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     #[inline]
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
-        if let Some(out) = self.reduce_all_tiny(op) {
-            return Ok(out);
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.reduce_all_tiny(op) {
+                return Ok(out);
+            }
         }
         self.reduce_all_kernel(op)
     }

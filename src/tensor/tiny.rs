@@ -46,6 +46,13 @@ const fn same_static_dims<A: Shape, B: Shape>() -> bool {
 const TINY_REDUCE_OUTPUTS: usize = 16;
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Whether a tensor of this type can take a tiny path: its shape is static and its elements fit in
+    /// [`INLINE_BYTES`]. Every tiny call site tests it first, as `if Self::MAYBE_TINY`: a constant condition, so
+    /// for every other type rustc drops the branch after monomorphisation and never generates the tiny path's
+    /// code (a `const { .. }?` inside the path did not: the 49-layer MLP of tools/compile-bench instantiated
+    /// `unary_tiny` 199 times for shapes that are never tiny).
+    pub(super) const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some();
+
     /// The elements of a dense view, in order, when the device's memory is the host's.
     #[inline(always)]
     pub(super) fn host_dense(&self) -> Option<&[T]> {
@@ -314,5 +321,25 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
             *o = if m != 0 { t } else { f };
         }
         Some(out)
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+    use crate::device::Cpu;
+    use crate::shape::{Const, Rank0, Rank1, Rank2};
+
+    #[test]
+    fn the_gate_admits_static_shapes_that_fit_inline_and_nothing_else() {
+        // Checked when the test builds. 16 f32 = 64 bytes: tiny; one element more, a wider dtype or a runtime
+        // dim: the kernels.
+        const { assert!(Tensor::<f32, Rank2<4, 4>, Cpu>::MAYBE_TINY) };
+        const { assert!(Tensor::<f32, Rank0, Cpu>::MAYBE_TINY) };
+        const { assert!(Tensor::<u8, Rank1<64>, Cpu>::MAYBE_TINY) };
+        const { assert!(!Tensor::<f32, Rank1<17>, Cpu>::MAYBE_TINY) };
+        const { assert!(!Tensor::<f64, Rank2<4, 4>, Cpu>::MAYBE_TINY) };
+        const { assert!(!Tensor::<f32, (usize, Const<4>), Cpu>::MAYBE_TINY) };
+        const { assert!(!Tensor::<f32, Rank2<8, 16>, Cpu>::MAYBE_TINY) };
     }
 }
