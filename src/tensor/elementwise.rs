@@ -95,8 +95,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some(out) = self.binary_tiny(op, rhs) {
-            return Ok(out);
+        if Self::MAYBE_TINY {
+            if let Some(out) = self.binary_tiny(op, rhs) {
+                return Ok(out);
+            }
         }
         if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
             return Ok(Tensor::from_storage(shape, storage?));

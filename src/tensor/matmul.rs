@@ -52,6 +52,64 @@ fn as_batched(l: &Layout, side: Side) -> Option<Layout> {
     ))
 }
 
+/// Whether two operands' batch dims agree where both have them at the same rank (runtime-sized ones; static ones
+/// agree by type).
+fn batch_dims_agree(da: &[usize], db: &[usize]) -> bool {
+    !(da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2])
+}
+
+/// The kernel's `[B, M, K]` and `[B, K, N]` layouts of two operands whose batch axes merge ([`as_batched`]): a
+/// single matrix against a batch is shared by every batch entry (stride 0, and `shared` says which). `None` when
+/// the inner or batch dims do not chain.
+fn batched_pair(a: &Layout, b: &Layout) -> Option<([Layout; 2], [bool; 2])> {
+    let mut la = as_batched(a, Side::Lhs)?;
+    let mut lb = as_batched(b, Side::Rhs)?;
+    if la.dims()[2] != lb.dims()[1] {
+        return None;
+    }
+    let batch = la.dims()[0].max(lb.dims()[0]);
+    let mut shared = [false; 2];
+    for (l, shared) in [&mut la, &mut lb].into_iter().zip(&mut shared) {
+        if l.dims()[0] != batch {
+            if l.dims()[0] != 1 {
+                return None;
+            }
+            *shared = true;
+            let (d, s) = (l.dims(), l.strides());
+            *l = Layout::from_parts(
+                Dims::from_slice(&[batch, d[1], d[2]]),
+                &[0, s[1], s[2]],
+                l.offset(),
+            );
+        }
+    }
+    Some(([la, lb], shared))
+}
+
+/// The dims of `da x db`'s output: the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is
+/// one); the second value is the rank.
+fn matmul_output_dims(da: &[usize], db: &[usize]) -> ([usize; 4], usize) {
+    let mut out = [0; 4];
+    let mut n = 0;
+    let lhs_keep = if da.len() == 1 { 0 } else { da.len() - 1 };
+    for &x in &da[..lhs_keep] {
+        out[n] = x;
+        n += 1;
+    }
+    if db.len() > 1 {
+        out[n] = db[db.len() - 1];
+        n += 1;
+    }
+    (out, n)
+}
+
+/// `[M, K, N]` of a product the unrolled static path takes (static matrix or vector operands up to 16 x 16, no
+/// batch), else `None`. The callers test it as a constant `if` condition, so for other shapes rustc never
+/// generates the static path's code.
+const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
+    crate::device::host::matmul::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
+}
+
 /// An operand as the kernel reads it: the tensor itself, or a contiguous copy where its batch axes could not be
 /// merged. Borrowing matters on a device where a clone copies the elements (the embedded one).
 enum Operand<'a, T: FloatDType, S: Shape, D: Device> {
@@ -102,8 +160,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if let Some(out) = self.matmul_static(rhs) {
-            return out;
+        if const { static_matmul_dims::<S, S2>().is_some() } {
+            if let Some(out) = self.matmul_static(rhs) {
+                return out;
+            }
         }
         device_ok(self.matmul_general(rhs))
     }
@@ -117,8 +177,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if let Some(out) = self.matmul_static(rhs) {
-            return Ok(out);
+        if const { static_matmul_dims::<S, S2>().is_some() } {
+            if let Some(out) = self.matmul_static(rhs) {
+                return Ok(out);
+            }
         }
         self.matmul_general(rhs)
     }
@@ -134,19 +196,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: MatMulShape<S2>,
     {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
-        let (da, db) = (self.dims(), rhs.dims());
-        // The output keeps the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is one).
-        let mut out = [0; 4];
-        let mut n = 0;
-        let lhs_keep = if da.len() == 1 { 0 } else { da.len() - 1 };
-        for &x in &da[..lhs_keep] {
-            out[n] = x;
-            n += 1;
-        }
-        if db.len() > 1 {
-            out[n] = db[db.len() - 1];
-            n += 1;
-        }
+        let (out, n) = matmul_output_dims(&self.dims(), &rhs.dims());
         let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
         // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
         check_output::<T>("matmul", &shape.dims())?;
@@ -167,14 +217,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        let [m, _, n] = const {
-            crate::device::host::matmul::static_dims(
-                S::STATIC_DIMS,
-                S::RANK,
-                S2::STATIC_DIMS,
-                S2::RANK,
-            )
-        }?;
+        let [m, _, n] = const { static_matmul_dims::<S, S2>() }?;
         let (a, b) = (self.host_dense()?, rhs.host_dense()?);
         // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
         let dims = match (S::RANK, S2::RANK) {
@@ -190,48 +233,28 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
-    /// cannot merge), with which one is a single matrix shared by the whole batch.
+    /// cannot merge), with which one is a single matrix shared by the whole batch. The layout work is
+    /// [`batched_pair`]'s, compiled once for every shape.
     fn prepare_matmul<'a, S2: Shape>(
         &'a self,
         rhs: &'a Tensor<T, S2, D>,
     ) -> Result<Prepared<'a, T, S, S2, D>> {
         let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
-        let (da, db) = (self.dims(), rhs.dims());
-        if da.len() == db.len() && da.len() >= 3 && da[..da.len() - 2] != db[..db.len() - 2] {
-            return Err(mismatch()); // batch dims (runtime-sized ones; static ones agree by type)
+        if !batch_dims_agree(&self.dims(), &rhs.dims()) {
+            return Err(mismatch());
         }
         // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
         let (a, b) = (
             Operand::new(self, as_batched(&self.layout(), Side::Lhs).is_none()),
             Operand::new(rhs, as_batched(&rhs.layout(), Side::Rhs).is_none()),
         );
-        let mut la = as_batched(&a.layout(), Side::Lhs).ok_or_else(mismatch)?;
-        let mut lb = as_batched(&b.layout(), Side::Rhs).ok_or_else(mismatch)?;
-        if la.dims()[2] != lb.dims()[1] {
-            return Err(mismatch());
-        }
-        // A single matrix against a batch is shared by every batch entry (stride 0).
-        let batch = la.dims()[0].max(lb.dims()[0]);
-        let mut shared = [false; 2];
-        for (l, shared) in [&mut la, &mut lb].into_iter().zip(&mut shared) {
-            if l.dims()[0] != batch {
-                if l.dims()[0] != 1 {
-                    return Err(mismatch());
-                }
-                *shared = true;
-                let (d, s) = (l.dims(), l.strides());
-                *l = Layout::from_parts(
-                    Dims::from_slice(&[batch, d[1], d[2]]),
-                    &[0, s[1], s[2]],
-                    l.offset(),
-                );
-            }
-        }
+        let ([lhs_layout, rhs_layout], shared) =
+            batched_pair(&a.layout(), &b.layout()).ok_or_else(mismatch)?;
         Ok(Prepared {
             lhs: a,
             rhs: b,
-            lhs_layout: la,
-            rhs_layout: lb,
+            lhs_layout,
+            rhs_layout,
             shared,
         })
     }
