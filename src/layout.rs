@@ -20,11 +20,7 @@ impl Layout {
     #[inline]
     pub fn contiguous(dims: Dims) -> Self {
         let mut strides = [0; MAX_RANK];
-        let mut acc = 1;
-        for i in (0..dims.len()).rev() {
-            strides[i] = acc;
-            acc *= dims[i];
-        }
+        row_major_strides(&dims, &mut strides[..dims.len()]);
         Layout {
             dims,
             strides,
@@ -112,14 +108,7 @@ impl Layout {
     /// True when the elements are row-major and dense (size-1 axes may have any stride).
     #[inline]
     pub fn is_contiguous(&self) -> bool {
-        let mut acc = 1;
-        for i in (0..self.rank()).rev() {
-            if self.dims[i] != 1 && self.strides[i] != acc {
-                return false;
-            }
-            acc *= self.dims[i];
-        }
-        true
+        is_row_major(&self.dims, &self.strides[..self.rank()])
     }
 
     /// The contiguous range of storage this view covers, when it is contiguous.
@@ -297,14 +286,33 @@ pub trait ViewOf<S: Shape>: Copy + fmt::Debug + Send + Sync + 'static {
 /// The row-major strides of `shape`, then offset 0: the view of a fresh buffer (constants for a static shape).
 #[inline(always)]
 pub(crate) fn contiguous_parts<S: Shape>(shape: &S) -> S::View {
-    let dims = shape.dims();
     let mut view = S::View::default();
+    row_major_strides(&shape.dims(), &mut view.as_mut()[..S::RANK]);
+    view
+}
+
+/// The dense row-major strides of `dims` into `strides` (as long as `dims`). Shape-free, so that
+/// [`contiguous_parts`] and [`Layout::contiguous`] share one body instead of one per shape.
+#[inline]
+pub(crate) fn row_major_strides(dims: &[usize], strides: &mut [usize]) {
     let mut acc = 1;
-    for (s, &d) in view.as_mut()[..S::RANK].iter_mut().zip(dims.iter()).rev() {
+    for (s, &d) in strides.iter_mut().zip(dims).rev() {
         *s = acc;
         acc *= d;
     }
-    view
+}
+
+/// Whether `strides` are the dense row-major strides of `dims` (axes of size 1 may have any stride).
+#[inline]
+pub(crate) fn is_row_major(dims: &[usize], strides: &[usize]) -> bool {
+    let mut acc = 1;
+    for (&d, &s) in dims.iter().zip(strides).rev() {
+        if d != 1 && s != acc {
+            return false;
+        }
+        acc *= d;
+    }
+    true
 }
 
 /// Strides and offset: the view record of devices whose tensors share buffers.

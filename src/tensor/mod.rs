@@ -108,11 +108,21 @@ pub(crate) fn or_panic<R>(r: Result<R>) -> R {
 
 /// Unwraps a device result in an infallible op: device failures are the only errors left there.
 #[track_caller]
+#[inline]
 pub(crate) fn device_ok<R>(r: Result<R>) -> R {
     match r {
         Ok(v) => v,
-        Err(e) => panic!("typed-tensor: {e}"),
+        Err(e) => device_failed(e),
     }
+}
+
+/// [`device_ok`]'s panic, out of line and not generic: the message is formatted by one function, not one per
+/// result type.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn device_failed(e: crate::error::Error) -> ! {
+    panic!("typed-tensor: {e}")
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -190,20 +200,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return true;
         }
         let parts = self.view_parts();
-        let mut acc = 1;
-        for (&d, &s) in self
-            .shape
-            .dims()
-            .iter()
-            .zip(&parts.as_ref()[..S::RANK])
-            .rev()
-        {
-            if d != 1 && s != acc {
-                return false;
-            }
-            acc *= d;
-        }
-        true
+        crate::layout::is_row_major(&self.shape.dims(), &parts.as_ref()[..S::RANK])
     }
 
     /// The storage range of this view when it is contiguous (see [`Layout::contiguous_range`]).
