@@ -356,12 +356,22 @@ fn same_dims_shape<Out: Shape, T: WithDType, U: WithDType, A: Shape, B: Shape, D
 }
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
-/// with both layouts broadcast to it.
+/// with both layouts broadcast to it. [`broadcast_layouts`] does the layout work, compiled once for every shape.
+#[inline]
 pub(super) fn broadcast_pair<Out: Shape>(
     op: &'static str,
     a: &Layout,
     b: &Layout,
 ) -> Result<(Out, Layout, Layout)> {
+    let (la, lb) = broadcast_layouts(op, a, b)?;
+    let shape =
+        Out::from_dims(la.dims()).ok_or_else(|| Error::shape_mismatch(op, *a.dims(), *b.dims()))?;
+    Ok((shape, la, lb))
+}
+
+/// [`broadcast_pair`]'s shape-free part: both layouts broadcast to the longer operand's dims, which the shorter
+/// one's must end.
+fn broadcast_layouts(op: &'static str, a: &Layout, b: &Layout) -> Result<(Layout, Layout)> {
     let (da, db) = (a.dims(), b.dims());
     let (big, small) = if da.len() >= db.len() {
         (da, db)
@@ -372,8 +382,7 @@ pub(super) fn broadcast_pair<Out: Shape>(
         return Err(Error::shape_mismatch(op, *da, *db));
     }
     let out = *big;
-    let shape = Out::from_dims(&out).ok_or_else(|| Error::shape_mismatch(op, *da, *db))?;
-    Ok((shape, a.broadcast_as(op, &out)?, b.broadcast_as(op, &out)?))
+    Ok((a.broadcast_as(op, &out)?, b.broadcast_as(op, &out)?))
 }
 
 // `std::ops` for tensors: all four owned/borrowed combinations, same shape or suffix broadcast.
