@@ -21,30 +21,9 @@ pub struct PtxModule {
     pub min_capability: u32,
 }
 
-/// The module compiled from `ptx/{name}.cu`, for GPUs of compute capability `cc` and newer.
-macro_rules! ptx_module {
-    ($name:literal, $cc:literal) => {
-        PtxModule {
-            name: $name,
-            ptx: include_str!(concat!(env!("OUT_DIR"), "/", $name, ".ptx")),
-            min_capability: $cc,
-        }
-    };
-}
-
-/// Every compiled module.
-pub const PTX_MODULES: [PtxModule; 10] = [
-    ptx_module!("copy", 70),
-    ptx_module!("unary", 70),
-    ptx_module!("binary", 70),
-    ptx_module!("reduce", 70),
-    ptx_module!("along_axis", 70),
-    ptx_module!("matmul", 70),
-    ptx_module!("matmul_sm80", 80),
-    ptx_module!("indexing", 70),
-    ptx_module!("conv", 70),
-    ptx_module!("optim", 70),
-];
+// `PTX_MODULES`, the table build.rs writes from the `ptx/*.cu` files it compiled (a file's first line
+// `// nvcc-arch: compute_80` makes its module need compute capability 8.0).
+include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
 /// Unary ops instantiated for every dtype.
 pub const UNARY_ALL: &[&str] = &["sqr", "clamp"];
