@@ -65,7 +65,9 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
         let mut velocity = None;
         if c.momentum != 0.0 {
             let v = match &self.velocity {
-                None => d.clone() + T::ZERO, // its own buffer
+                // The first velocity is the step itself; velocities are never updated in place, so it may
+                // share the gradient's buffer.
+                None => d.clone(),
                 Some(v) => v.affine(c.momentum, 0.0).zip_same(ops::Add, &d),
             };
             d = if c.nesterov {
