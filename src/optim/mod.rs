@@ -27,8 +27,11 @@ mod sgd;
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use sgd::{Sgd, SgdConfig};
 
-use crate::autograd::Gradients;
+use crate::autograd::{Gradients, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
 use crate::error::Result;
+use crate::shape::Shape;
 use alloc::boxed::Box;
 
 /// Updates parameters from gradients.
@@ -117,9 +120,9 @@ fn step_all<H>(slots: &mut [Box<dyn Slot<H>>], grads: &Gradients, hyper: &H) -> 
 }
 
 /// `Error::ShapeMismatch` naming `op` when `var`'s gradient in `grads` has another shape than `var`.
-fn check_grad<T: crate::dtype::FloatDType, S: crate::shape::Shape, D: crate::device::Device>(
+fn check_grad<T: FloatDType, S: Shape, D: Device>(
     op: &'static str,
-    var: &crate::autograd::Var<T, S, D>,
+    var: &Var<T, S, D>,
     grads: &Gradients,
 ) -> Result<()> {
     match grads.peek(var) {

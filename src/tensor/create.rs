@@ -1,6 +1,6 @@
 //! Creating tensors and reading them back as arrays.
 
-use super::{device_ok, or_panic, Tensor};
+use super::{check_output, device_ok, or_panic, Tensor};
 use crate::device::{ArrayStorage, Device, Embedded};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
@@ -119,7 +119,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 /// The element count of a fresh buffer of `shape`, or `Error::ShapeOverflow` naming `op` when the count or the
 /// buffer's bytes exceed `isize::MAX`.
 fn checked_numel<T: WithDType>(op: &'static str, shape: impl Shape) -> Result<usize> {
-    shape.dims().try_bytes(op, core::mem::size_of::<T>())?;
+    check_output::<T>(op, &shape.dims())?;
     Ok(shape.numel())
 }
 

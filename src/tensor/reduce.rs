@@ -29,6 +29,11 @@ use core::marker::PhantomData;
 /// static axis of size 0; a runtime-sized one is checked when the op runs (`Error::EmptyAxis`).
 struct NonEmpty<T, S, Op>(PhantomData<(T, S, Op)>);
 impl<T: WithDType, S: Shape, Op: ReduceOp<T>> NonEmpty<T, S, Op> {
+    const OK_ALL: () = assert!(
+        !Op::NEEDS_ELEMENTS || Self::ok(&[true; MAX_RANK]),
+        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
+    );
+
     const fn ok(reduced: &[bool; MAX_RANK]) -> bool {
         let mut ax = 0;
         while ax < S::RANK {
@@ -44,12 +49,6 @@ struct NonEmptyAxes<T, S, Axes, Op>(PhantomData<(T, S, Axes, Op)>);
 impl<T: WithDType, S: ReduceShape<Axes>, Axes, Op: ReduceOp<T>> NonEmptyAxes<T, S, Axes, Op> {
     const OK: () = assert!(
         !Op::NEEDS_ELEMENTS || NonEmpty::<T, S, Op>::ok(&S::REDUCED),
-        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
-    );
-}
-impl<T: WithDType, S: Shape, Op: ReduceOp<T>> NonEmpty<T, S, Op> {
-    const OK_ALL: () = assert!(
-        !Op::NEEDS_ELEMENTS || Self::ok(&[true; MAX_RANK]),
         "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
     );
 }
