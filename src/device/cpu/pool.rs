@@ -20,23 +20,23 @@ pub use cached::MemoryStats;
 /// An empty vector with room for exactly `n` elements: a cached buffer of that size when there is one.
 #[inline]
 pub(super) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
-    try_with_capacity(n).unwrap_or_else(|| allocation_failed::<T>(n))
+    #[cfg(feature = "std")]
+    if let Some(v) = cached::take(n) {
+        return v;
+    }
+    Vec::with_capacity(n)
 }
 
 /// `n` copies of `value`, in a cached buffer when there is one.
 #[inline]
 pub(super) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
-    try_filled(n, value).unwrap_or_else(|| allocation_failed::<T>(n))
-}
-
-/// What `Vec` does when it cannot get a buffer of `n` elements: a panic when the size cannot even be expressed,
-/// the allocation-error handler (an abort) when the allocator refused it.
-#[cold]
-fn allocation_failed<T>(n: usize) -> ! {
-    match alloc::alloc::Layout::array::<T>(n) {
-        Ok(layout) => alloc::alloc::handle_alloc_error(layout),
-        Err(_) => panic!("capacity overflow"),
+    #[cfg(feature = "std")]
+    if let Some(mut v) = cached::take(n) {
+        v.resize(n, value);
+        return v;
     }
+    // `vec!` asks the allocator for zeroed pages when `value` is zero, which costs nothing until first touch.
+    alloc::vec![value; n]
 }
 
 /// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
@@ -59,7 +59,7 @@ pub(super) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>>
         return Some(v);
     }
     if bytemuck::bytes_of(&value).iter().all(|&b| b == 0) {
-        // Zeroed pages from the allocator, as `vec![0; n]` asks for: they cost nothing until first touch.
+        // Zeroed pages from the allocator, as `vec![0; n]` asks for: nothing is written until first touch.
         return try_zeroed(n);
     }
     let mut v = try_with_capacity(n)?;
