@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Miri over the unit tests of the code around the crate's `unsafe`: layouts and their extents, the CPU storage
-# (inline buffers, `collect`'s uninitialised vectors), the matmul kernel (the pointers handed to gemm) and the
+# (inline buffers, outputs handed to kernels), the matmul kernel (the pointers handed to gemm) and the
 # buffer cache (raw allocations re-adopted as vectors). Needs a nightly toolchain with the miri component; where
 # there is none and it cannot be installed, it says why and skips (the library itself builds on stable).
 set -euo pipefail

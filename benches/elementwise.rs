@@ -192,10 +192,35 @@ fn small_add<const R: usize, const C: usize>(c: &mut Criterion) {
     g.finish();
 }
 
+/// Mid-sized operands (64 KiB each, under the CPU buffer cache's 128 KiB floor): a fresh output comes from the
+/// system allocator every call, so this is where the cost of handing a kernel an initialised destination shows.
+fn mid_add(c: &mut Criterion) {
+    const N: usize = 16 * 1024;
+    let a = Tensor::<f32, Rank1<N>, Cpu>::rand(1);
+    let b = Tensor::<f32, Rank1<N>, Cpu>::rand(2);
+    let (va, vb) = (a.to_vec(), b.to_vec());
+    let mut g = c.benchmark_group("mid_add_16k");
+    g.throughput(Throughput::Bytes((3 * N * 4) as u64));
+    g.bench_function("plain_loop_fresh_vec", |bch| {
+        bch.iter(|| {
+            let (x, y) = (black_box(&va), black_box(&vb));
+            black_box(x.iter().zip(y).map(|(p, q)| p + q).collect::<Vec<f32>>())
+        })
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| black_box(black_box(&a) + black_box(&b)))
+    });
+    g.bench_function("tensor_exp", |bch| {
+        bch.iter(|| black_box(black_box(&a).exp()))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     copy_and_add,
     math,
+    mid_add,
     small_add::<4, 4>,
     small_add::<8, 8>
 );

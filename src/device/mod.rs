@@ -4,8 +4,9 @@
 //! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). [`Device`] is what user
 //! code names (`D: Device` is the only bound a device-generic model needs). Its supertrait [`Kernels`] holds the
 //! storage types and every kernel family (fill, copy, cast, unary, binary, compare, where, reduce, ...), each
-//! generic over the element type and reading shape-erased buffers through a [`Layout`]; only the output's storage
-//! type names its shape, for the device whose storage is sized by it. `Kernels` stays out of the prelude so its
+//! generic over the element type, reading shape-erased buffers through a [`Layout`] and writing into a
+//! destination buffer the tensor layer allocated (only storage names a shape, for the device whose storage is sized
+//! by it). `Kernels` stays out of the prelude so its
 //! method names never show up in a user's method-not-found errors. Device state (a CUDA context, say) lives in a
 //! lazily initialised global so the type stays zero-sized. The loops that `Cpu` and `Embedded` share over host
 //! memory are in `host`.
@@ -19,7 +20,6 @@ pub(crate) mod host;
 
 #[cfg(feature = "std")]
 pub use cpu::CpuMemoryStats;
-#[cfg(feature = "alloc")]
 #[cfg(feature = "alloc")]
 pub use cpu::{Cpu, CpuStorage};
 #[cfg(feature = "cuda")]
@@ -42,19 +42,49 @@ pub const INLINE_BYTES: usize = 64;
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter.
 pub trait Device: Kernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static {}
 
-/// The storage and kernels of a device. Kernels write fresh, contiguous output; inputs are read through their
-/// layouts.
+/// An elementwise kernel's operand: a buffer read through a layout, or the kernel's own destination (the in-place
+/// forms: `x += y`, `x.unary_assign(op)`).
+pub enum Operand<'a, B: ?Sized> {
+    /// A buffer read through a layout whose dims are the output's (broadcast already applied).
+    View(&'a B, &'a Layout),
+    /// The destination's own first elements, dense row-major with these dims: each element is read before it is
+    /// written.
+    Out(&'a Dims),
+}
+
+impl<B: ?Sized> Clone for Operand<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: ?Sized> Copy for Operand<'_, B> {}
+
+impl<B: ?Sized> Operand<'_, B> {
+    /// The output's element count.
+    #[inline]
+    pub fn numel(&self) -> usize {
+        match self {
+            Operand::View(_, layout) => layout.numel(),
+            Operand::Out(dims) => dims.numel(),
+        }
+    }
+}
+
+/// The storage and kernels of a device.
 ///
-/// Kernels read shape-erased [`Self::Buffer`]s through runtime [`Layout`]s, so their work is compiled once per
-/// element type and op, not per shape. Their outputs are [`Self::Storage`]s typed by the output's shape: the heap
-/// and GPU devices ignore the shape (their storage is the buffer), while a device that keeps every tensor in a
-/// fixed-size array sizes the array by it. Generic code passes the shape along and rarely names it: it is
-/// inferred from the tensor the storage goes into.
+/// Kernels read shape-erased [`Self::Buffer`]s through runtime [`Layout`]s and write their result, dense and
+/// row-major, into the first elements of a destination buffer the caller allocated ([`Self::alloc`]) or owns
+/// alone ([`Self::buffer_mut`]): destination passing, so no kernel names a shape and each is compiled once per
+/// element type and op. Only storage names its shape ([`Self::Storage`]): the heap and GPU devices ignore it
+/// (their storage is the buffer), while a device that keeps every tensor in a fixed-size array sizes the array
+/// by it. The tensor layer allocates, picks the destination (a fresh storage, or an `_into` / in-place target it
+/// alone holds) and calls the kernel; devices hold no policy about reuse.
 ///
 /// Every method returns `Result` because a device can fail at run time (a GPU out of memory); the CPU never
 /// does. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
 pub trait Kernels {
-    /// What the kernels read: a buffer of `T` elements, whatever the shape of the tensor that owns it.
+    /// What the kernels read and write: a buffer of `T` elements, whatever the shape of the tensor that owns it.
     type Buffer<T: WithDType>: ?Sized + Send + Sync;
     /// What a tensor of shape `S` owns: its buffer. Cloning shares it where the device can.
     type Storage<T: WithDType, S: Shape>: Clone + Send + Sync;
@@ -66,6 +96,14 @@ pub trait Kernels {
 
     /// The buffer a storage holds.
     fn buffer<T: WithDType, S: Shape>(storage: &Self::Storage<T, S>) -> &Self::Buffer<T>;
+    /// The buffer a storage holds, for writing, when no other storage shares it (`None` otherwise): a kernel may
+    /// write there without any other tensor seeing the change.
+    fn buffer_mut<T: WithDType, S: Shape>(
+        storage: &mut Self::Storage<T, S>,
+    ) -> Option<&mut Self::Buffer<T>>;
+    /// A fresh storage of `n` elements for a kernel to write (their values before that are unspecified), held by
+    /// nothing else. `op` names the operation in an out-of-memory error.
+    fn alloc<T: WithDType, S: Shape>(op: &'static str, n: usize) -> Result<Self::Storage<T, S>>;
     /// The storage and view of a tensor of shape `S` that sees `storage` (another tensor's) through `layout`, whose
     /// dims are `S`'s: the same buffer, shared, where views share buffers; a dense copy of the view otherwise.
     #[allow(clippy::type_complexity)] // a storage and its view record, both of shape `S`
@@ -131,182 +169,156 @@ pub trait Kernels {
             device: Self::NAME,
         })
     }
-    /// A contiguous copy of a view.
-    fn copy_strided<T: WithDType, S: Shape>(
-        buffer: &Self::Buffer<T>,
-        layout: &Layout,
-    ) -> Result<Self::Storage<T, S>>;
-    /// Every element converted with [`crate::dtype::cast`].
-    fn cast<T: WithDType, U: WithDType, S: Shape>(
-        buffer: &Self::Buffer<T>,
-        layout: &Layout,
-    ) -> Result<Self::Storage<U, S>>;
-    /// `op` on every element.
-    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        buffer: &Self::Buffer<T>,
-        layout: &Layout,
-    ) -> Result<Self::Storage<T, S>>;
-    /// `op` on every pair.
-    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&Self::Buffer<T>, &Layout),
-        rhs: (&Self::Buffer<T>, &Layout),
-    ) -> Result<Self::Storage<T, S>>;
-    /// [`Self::unary`] written into `out`, whose first `src.numel()` elements become the result (contiguous).
-    /// A device writes in place when no other tensor shares `out`; otherwise, and by default, `out` is replaced
-    /// by a fresh buffer.
-    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
+
+    // The kernels. Each writes the first `n` elements of `out`, dense row-major, where `n` is the element count of
+    // the output its inputs describe; `out` holds at least that many.
+
+    /// The elements of a view, densely.
+    fn copy<T: WithDType>(
         src: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Storage<T, S>,
-    ) -> Result<()> {
-        *out = Self::unary(op, src.0, src.1)?;
-        Ok(())
-    }
-    /// [`Self::binary`] written into `out`, as in [`Self::unary_into`].
-    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// Every element converted with [`crate::dtype::cast`].
+    fn cast<T: WithDType, U: WithDType>(
+        src: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Buffer<U>,
+    ) -> Result<()>;
+    /// `op` on every element (of `out` itself for [`Operand::Out`]).
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
-        lhs: (&Self::Buffer<T>, &Layout),
+        src: Operand<'_, Self::Buffer<T>>,
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// `op` on every pair (`lhs` may be `out` itself: [`Operand::Out`] with `rhs`'s dims).
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: Operand<'_, Self::Buffer<T>>,
         rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Storage<T, S>,
-    ) -> Result<()> {
-        *out = Self::binary(op, lhs, rhs)?;
-        Ok(())
-    }
-    /// `dst = op(dst)` over a dense row-major buffer with `dims`, in place where nothing else shares it (a fresh
-    /// buffer otherwise, and by default).
-    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        dst: &mut Self::Storage<T, S>,
-        dims: &Dims,
-    ) -> Result<()> {
-        *dst = Self::unary(op, Self::buffer(dst), &Layout::contiguous(*dims))?;
-        Ok(())
-    }
-    /// `dst = op(dst, rhs)` over a dense row-major buffer with the dims of `rhs`'s (already broadcast) layout, in
-    /// place as in [`Self::unary_assign`].
-    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        dst: &mut Self::Storage<T, S>,
-        rhs: (&Self::Buffer<T>, &Layout),
-    ) -> Result<()> {
-        let ld = Layout::contiguous(*rhs.1.dims());
-        *dst = Self::binary(op, (Self::buffer(dst), &ld), rhs)?;
-        Ok(())
-    }
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
     /// A `u8` mask, 1 where `op` holds.
-    fn compare<T: WithDType, S: Shape>(
+    fn compare<T: WithDType>(
         op: CmpOp,
         lhs: (&Self::Buffer<T>, &Layout),
         rhs: (&Self::Buffer<T>, &Layout),
-    ) -> Result<Self::Storage<u8, S>>;
-    /// `op` over the axes marked in `reduced`; the output is contiguous over the other axes, in order.
-    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
+        out: &mut Self::Buffer<u8>,
+    ) -> Result<()>;
+    /// `on_true` where the mask is non-zero, `on_false` elsewhere.
+    fn where_cond<T: WithDType>(
+        mask: (&Self::Buffer<u8>, &Layout),
+        on_true: (&Self::Buffer<T>, &Layout),
+        on_false: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// `op` over the axes marked in `reduced`; the output is the other axes, in order.
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
         op: Op,
-        buffer: &Self::Buffer<T>,
-        layout: &Layout,
+        src: (&Self::Buffer<T>, &Layout),
         reduced: &[bool; MAX_RANK],
-    ) -> Result<Self::Storage<Op::Out, S>>;
-    /// The parts laid end to end along `axis` (their other dims agree); contiguous output.
-    fn concat<T: WithDType, S: Shape>(
+        out: &mut Self::Buffer<Op::Out>,
+    ) -> Result<()>;
+    /// The parts laid end to end along `axis` (their other dims agree).
+    fn concat<T: WithDType>(
         parts: &[(&Self::Buffer<T>, &Layout)],
         axis: usize,
-    ) -> Result<Self::Storage<T, S>>;
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
     /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
     /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
-    fn gather<T: WithDType, I: IndexDType, S: Shape>(
+    fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
         src: (&Self::Buffer<T>, &Layout),
         idx: (&Self::Buffer<I>, &Layout),
         axis: usize,
-    ) -> Result<Self::Storage<T, S>>;
-    /// A contiguous copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for
-    /// every position `p` of the index view (duplicates accumulate).
-    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// A dense copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for every
+    /// position `p` of the index view (duplicates accumulate).
+    fn scatter_add<T: WithDType, I: IndexDType>(
         op: &'static str,
         dst: (&Self::Buffer<T>, &Layout),
         idx: (&Self::Buffer<I>, &Layout),
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-    ) -> Result<Self::Storage<T, S>>;
-    /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm); contiguous output.
-    fn along_axis<T: FloatDType, S: Shape>(
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm).
+    fn along_axis<T: FloatDType>(
         op: AlongAxis,
-        buffer: &Self::Buffer<T>,
-        layout: &Layout,
+        src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-    ) -> Result<Self::Storage<T, S>>;
-    /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; contiguous
-    /// `(N, C_out, OH, OW)` output.
-    fn conv2d<T: FloatDType, S: Shape>(
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
+    /// batch stride 0); the output is `[B, M, N]`. Low-precision types accumulate in f32.
+    fn matmul<T: FloatDType>(
+        lhs: (&Self::Buffer<T>, &Layout),
+        rhs: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
+    /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; `(N, C_out, OH, OW)`
+    /// output.
+    fn conv2d<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
         weight: (&Self::Buffer<T>, &Layout),
         params: Conv2dParams,
-    ) -> Result<Self::Storage<T, S>>;
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
     /// Transposed 2-D convolution (the gradient of `conv2d` with respect to its input) of an `(N, C, H, W)` input
-    /// with a `(C, C_out / groups, KH, KW)` weight; contiguous `(N, C_out, OH, OW)` output with
+    /// with a `(C, C_out / groups, KH, KW)` weight; `(N, C_out, OH, OW)` output with
     /// `OH = (H - 1) stride - 2 padding + dilation (KH - 1) + 1`.
-    fn conv_transpose2d<T: FloatDType, S: Shape>(
+    fn conv_transpose2d<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
         weight: (&Self::Buffer<T>, &Layout),
         params: Conv2dParams,
-    ) -> Result<Self::Storage<T, S>>;
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
     /// 2-D pooling of an `(N, C, H, W)` input with square `kernel` windows (`params.groups` is ignored).
-    fn pool2d<T: FloatDType, S: Shape>(
+    fn pool2d<T: FloatDType>(
         pool: Pool,
         input: (&Self::Buffer<T>, &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<Self::Storage<T, S>>;
-    /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
-    /// batch stride 0); the output is contiguous `[B, M, N]`. Low-precision types accumulate in f32.
-    fn matmul<T: FloatDType, S: Shape>(
-        lhs: (&Self::Buffer<T>, &Layout),
-        rhs: (&Self::Buffer<T>, &Layout),
-    ) -> Result<Self::Storage<T, S>>;
+        out: &mut Self::Buffer<T>,
+    ) -> Result<()>;
     /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
-    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient. `Ok(None)` when the device has
-    /// no kernel (the default): the caller composes it from convolutions.
-    fn conv2d_weight_grad<T: FloatDType, S: Shape>(
+    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient. `Ok(false)`, with `out`
+    /// untouched, when the device has no kernel (the default): the caller composes it from convolutions.
+    fn conv2d_weight_grad<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
         grad: (&Self::Buffer<T>, &Layout),
         kernel: [usize; 2],
         params: Conv2dParams,
-    ) -> Result<Option<Self::Storage<T, S>>> {
-        let _ = (input, grad, kernel, params);
-        Ok(None)
+        out: &mut Self::Buffer<T>,
+    ) -> Result<bool> {
+        let _ = (input, grad, kernel, params, out);
+        Ok(false)
     }
     /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
-    /// maximum (`out`, the forward result) gets the window's `grad`. `Ok(None)` when the device has no kernel (the
-    /// default): the caller composes it from convolutions.
-    fn max_pool2d_backward<T: FloatDType, S: Shape>(
+    /// maximum (`out_fwd`, the forward result) gets the window's `grad`. `Ok(false)` when the device has no kernel
+    /// (the default): the caller composes it from convolutions.
+    fn max_pool2d_backward<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
-        out: (&Self::Buffer<T>, &Layout),
+        out_fwd: (&Self::Buffer<T>, &Layout),
         grad: (&Self::Buffer<T>, &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<Option<Self::Storage<T, S>>> {
-        let _ = (input, out, grad, kernel, params);
-        Ok(None)
+        out: &mut Self::Buffer<T>,
+    ) -> Result<bool> {
+        let _ = (input, out_fwd, grad, kernel, params, out);
+        Ok(false)
     }
-    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place) from `grad`, all of `grad`'s numel.
-    /// Returns `Ok(false)` when the device has no fused kernel or cannot write in place (a buffer is shared, the
-    /// gradient strided): the optimizer then composes the step from tensor ops. The default has none.
-    fn adam_step<T: FloatDType, S: Shape>(
-        w: &mut Self::Storage<T, S>,
-        m: &mut Self::Storage<T, S>,
-        v: &mut Self::Storage<T, S>,
+    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place) from a dense `grad`, all of `grad`'s
+    /// numel. Returns `Ok(false)` when the device has no fused kernel (the default): the optimizer then composes
+    /// the step from tensor ops.
+    fn adam_step<T: FloatDType>(
+        w: &mut Self::Buffer<T>,
+        m: &mut Self::Buffer<T>,
+        v: &mut Self::Buffer<T>,
         grad: (&Self::Buffer<T>, &Layout),
         step: AdamStep,
     ) -> Result<bool> {
         let _ = (w, m, v, grad, step);
         Ok(false)
     }
-    /// `on_true` where the mask is non-zero, `on_false` elsewhere.
-    fn where_cond<T: WithDType, S: Shape>(
-        mask: (&Self::Buffer<u8>, &Layout),
-        on_true: (&Self::Buffer<T>, &Layout),
-        on_false: (&Self::Buffer<T>, &Layout),
-    ) -> Result<Self::Storage<T, S>>;
 }

@@ -14,7 +14,7 @@
 //! assert!((y.i((0, 1)).to_scalar() - 1.0).abs() < 1e-6);
 //! ```
 
-use super::{device_ok, Tensor};
+use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::AlongAxis;
@@ -37,8 +37,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::along`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
     fn along_kernel(&self, op: AlongAxis, axis: usize) -> Self {
-        let storage = device_ok(D::along_axis(op, self.buffer(), &self.layout(), axis));
-        Self::from_storage(self.shape, storage)
+        let src = (self.buffer(), &self.layout());
+        Self::written_by(self.shape, op.name(), |out| {
+            D::along_axis(op, src, axis, out)
+        })
     }
 
     /// `exp(x - max) / sum(exp(x - max))` along `Ax`.

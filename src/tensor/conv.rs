@@ -17,7 +17,7 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
-use super::{device_ok, Tensor};
+use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{Conv2dParams, Pool};
@@ -110,12 +110,11 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             );
         };
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
-        let storage = device_ok(D::conv2d(
-            (self.buffer(), &self.layout()),
-            (weight.buffer(), &weight.layout()),
-            params,
-        ));
-        Tensor::from_storage(Default::default(), storage)
+        let (lx, lw) = (self.layout(), weight.layout());
+        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
+        Tensor::written_by(Default::default(), "conv2d", |out| {
+            D::conv2d(x, w, params, out)
+        })
     }
 
     /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`, no output padding) with a
@@ -149,12 +148,11 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             );
         };
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
-        let storage = device_ok(D::conv_transpose2d(
-            (self.buffer(), &self.layout()),
-            (weight.buffer(), &weight.layout()),
-            params,
-        ));
-        Tensor::from_storage(Default::default(), storage)
+        let (lx, lw) = (self.layout(), weight.layout());
+        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
+        Tensor::written_by(Default::default(), "conv_transpose2d", |out| {
+            D::conv_transpose2d(x, w, params, out)
+        })
     }
 
     /// Nearest-neighbour upsampling by the integer factor `OH / H` (= `OW / W`): each pixel becomes a block. Runs
@@ -177,8 +175,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             &[s[0], s[1], s[2], 0, s[3], 0],
             self.offset(),
         );
-        let storage = device_ok(D::copy_strided(self.buffer(), &view));
-        Tensor::from_storage(Default::default(), storage)
+        let src = (self.buffer(), &view);
+        Tensor::written_by(Default::default(), "upsample_nearest2d", |out| {
+            D::copy(src, out)
+        })
     }
 
     /// Max pooling over `KERNEL x KERNEL` windows.
@@ -227,13 +227,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             );
         };
         let params = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-        let storage = device_ok(D::pool2d(
-            pool,
-            (self.buffer(), &self.layout()),
-            KERNEL,
-            params,
-        ));
-        Tensor::from_storage(Default::default(), storage)
+        let x = (self.buffer(), &self.layout());
+        Tensor::written_by(Default::default(), "pool2d", |out| {
+            D::pool2d(pool, x, KERNEL, params, out)
+        })
     }
 }
 
@@ -274,11 +271,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
             dilation: [1, DILATION],
             groups: GROUPS,
         };
-        let storage = device_ok(D::conv2d(
-            (x.buffer(), &x.layout()),
-            (w.buffer(), &w.layout()),
-            params,
-        ));
-        Tensor::from_storage(Default::default(), storage)
+        let (lx, lw) = (x.layout(), w.layout());
+        let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
+        Tensor::written_by(Default::default(), "conv1d", |out| {
+            D::conv2d(x, w, params, out)
+        })
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
-use super::{device_ok, Tensor};
+use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
@@ -42,12 +42,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
                 .expect("typed-tensor internal error: gradient convolution window does not fit")
         };
-        let storage = device_ok(D::conv2d(
-            (self.buffer(), &self.layout()),
-            (weight.buffer(), &weight.layout()),
-            p,
-        ));
-        Tensor::from_storage((n, co, size(h, kh, 0), size(w, kw, 1)), storage)
+        let (lx, lw) = (self.layout(), weight.layout());
+        let (x, w_) = ((self.buffer(), &lx), (weight.buffer(), &lw));
+        let shape = (n, co, size(h, kh, 0), size(w, kw, 1));
+        Tensor::written_by(shape, "conv2d", |out| D::conv2d(x, w_, p, out))
     }
 
     /// The transposed convolution of this `(N, C_out, OH, OW)` gradient with a conv2d weight `(C_out, C / G, KH,
@@ -64,25 +62,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         if p.transposed_output_hw([oh, ow], [kh, kw]) == [h, w] {
             // The forward pass read every input row and column: the padded transposed convolution is the
             // gradient, with no crop.
-            let storage = device_ok(D::conv_transpose2d(
-                (self.buffer(), &self.layout()),
-                (weight.buffer(), &weight.layout()),
-                p,
-            ));
-            return Tensor::from_storage(input, storage);
+            return self.conv_transpose2d_dyn(weight, p, input);
         }
         let unpadded = Conv2dParams {
             padding: [0, 0],
             ..p
         };
-        let storage = device_ok(D::conv_transpose2d(
-            (self.buffer(), &self.layout()),
-            (weight.buffer(), &weight.layout()),
-            unpadded,
-        ));
         let full_h = Conv2dParams::transposed_out_size(oh, kh, p.stride[0], 0, p.dilation[0]);
         let full_w = Conv2dParams::transposed_out_size(ow, kw, p.stride[1], 0, p.dilation[1]);
-        let full = Tensor::<T, Dyn4, D>::from_storage((n, cog * p.groups, full_h, full_w), storage);
+        let full = self.conv_transpose2d_dyn(weight, unpadded, (n, cog * p.groups, full_h, full_w));
         debug_assert_eq!(cog * p.groups, c);
         // Input row r was read as full row r + padding; rows past the full output were never read.
         let take_h = full_h.saturating_sub(p.padding[0]).min(h);
@@ -96,6 +84,21 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             .embed_in(input, 3, 0)
     }
 
+    /// conv_transpose2d of this 4-D view with a 4-D weight view under runtime parameters, into `shape` (its
+    /// output dims).
+    fn conv_transpose2d_dyn<S2: Shape>(
+        &self,
+        weight: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        shape: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let (lx, lw) = (self.layout(), weight.layout());
+        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
+        Tensor::written_by(shape, "conv_transpose2d", |out| {
+            D::conv_transpose2d(x, w, p, out)
+        })
+    }
+
     /// The gradient of a conv2d weight of dims `weight` from the input (this tensor) and the output's gradient
     /// `grad`: the device's kernel where it has one (the CPU's), else composed from convolutions.
     pub(crate) fn conv2d_weight_grad<S2: Shape>(
@@ -105,13 +108,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         weight: Dyn4,
     ) -> Tensor<T, Dyn4, D> {
         let (_, _, kh, kw) = weight;
-        if let Some(storage) = device_ok(D::conv2d_weight_grad(
-            (self.buffer(), &self.layout()),
-            (grad.buffer(), &grad.layout()),
-            [kh, kw],
-            p,
-        )) {
-            return Tensor::from_storage(weight, storage);
+        let (lx, lg) = (self.layout(), grad.layout());
+        let (x, g) = ((self.buffer(), &lx), (grad.buffer(), &lg));
+        let mut kernel = false;
+        let dw = Tensor::written_by(weight, "conv2d_weight_grad", |out| {
+            kernel = D::conv2d_weight_grad(x, g, [kh, kw], p, out)?;
+            Ok(())
+        });
+        if kernel {
+            return dw;
         }
         self.conv2d_weight_grad_composed(grad, p, weight)
     }
@@ -156,8 +161,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             .zip(&layouts)
             .map(|(t, l)| (t.buffer(), l))
             .collect();
-        let storage = device_ok(D::concat(&views, 0));
-        Tensor::from_storage(weight, storage)
+        Tensor::written_by(weight, "conv2d_weight_grad", |out| {
+            D::concat(&views, 0, out)
+        })
     }
 
     /// The gradient of `max_pool2d` (this tensor is its input, `out` its output, `grad` the output's gradient):
@@ -170,14 +176,19 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         p: Conv2dParams,
     ) -> Tensor<T, Dyn4, D> {
         let [n, c, h, w] = self.dims4();
-        if let Some(storage) = device_ok(D::max_pool2d_backward(
-            (self.buffer(), &self.layout()),
-            (out.buffer(), &out.layout()),
-            (grad.buffer(), &grad.layout()),
-            kernel,
-            p,
-        )) {
-            return Tensor::from_storage((n, c, h, w), storage);
+        let (lx, ly, lg) = (self.layout(), out.layout(), grad.layout());
+        let (x, y, g) = (
+            (self.buffer(), &lx),
+            (out.buffer(), &ly),
+            (grad.buffer(), &lg),
+        );
+        let mut has_kernel = false;
+        let dx = Tensor::written_by((n, c, h, w), "max_pool2d_backward", |dst| {
+            has_kernel = D::max_pool2d_backward(x, y, g, kernel, p, dst)?;
+            Ok(())
+        });
+        if has_kernel {
+            return dx;
         }
         self.max_pool2d_grad_composed(out, grad, kernel, p)
     }
@@ -253,8 +264,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut reduced = [false; crate::shape::MAX_RANK];
         reduced[3] = true;
         reduced[5] = true;
-        let storage = device_ok(D::reduce(crate::ops::Sum, g.buffer(), &blocks, &reduced));
-        Tensor::from_storage(input, storage)
+        let src = (g.buffer(), &blocks);
+        Tensor::written_by(input, "sum", |out| {
+            D::reduce(crate::ops::Sum, src, &reduced, out)
+        })
     }
 }
 

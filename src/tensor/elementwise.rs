@@ -3,8 +3,8 @@
 //! Which methods exist depends on the element type (see [`crate::dtype`]): `exp` on a `u8` tensor does not
 //! compile.
 
-use super::{device_ok, Tensor};
-use crate::device::Device;
+use super::{device_ok, fresh, Tensor};
+use crate::device::{Device, Operand};
 use crate::dtype::{FloatDType, SignedDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -26,8 +26,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::unary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
     fn unary_kernel<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        let storage = device_ok(D::unary(op, self.buffer(), &self.layout()));
-        Self::from_storage(self.shape, storage)
+        let layout = self.layout();
+        let src = Operand::View(self.buffer(), &layout);
+        Self::written_by(self.shape, Op::NAME, |out| D::unary(op, src, out))
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
@@ -80,10 +81,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let shape = same_dims_shape(self, rhs)?;
         let (la, lb) = (self.layout(), rhs.layout());
-        Some((
-            shape,
-            D::binary(op, (self.buffer(), &la), (rhs.buffer(), &lb)),
-        ))
+        let lhs = Operand::View(self.buffer(), &la);
+        let storage = fresh::<T, _, D>(Op::NAME, la.numel(), |out| {
+            D::binary(op, lhs, (rhs.buffer(), &lb), out)
+        });
+        Some((shape, storage))
     }
 
     /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
@@ -104,8 +106,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return Ok(Tensor::from_storage(shape, storage?));
         }
         let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        let storage = D::binary(op, (self.buffer(), &la), (rhs.buffer(), &lb))?;
-        Ok(Tensor::from_storage(shape, storage))
+        let lhs = Operand::View(self.buffer(), &la);
+        Tensor::try_written_by(shape, Op::NAME, |out| {
+            D::binary(op, lhs, (rhs.buffer(), &lb), out)
+        })
     }
 
     #[inline]
@@ -123,28 +127,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 return out;
             }
         }
-        if let Some(shape) = same_dims_shape(self, rhs) {
-            let (la, lb) = (self.layout(), rhs.layout());
-            let storage = D::compare(op, (self.buffer(), &la), (rhs.buffer(), &lb));
-            return Tensor::from_storage(shape, device_ok(storage));
-        }
-        let (shape, la, lb) = device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout()));
-        let storage = device_ok(D::compare(op, (self.buffer(), &la), (rhs.buffer(), &lb)));
-        Tensor::from_storage(shape, storage)
+        let (shape, la, lb) = match same_dims_shape(self, rhs) {
+            Some(shape) => (shape, self.layout(), rhs.layout()),
+            None => device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout())),
+        };
+        let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
+        Tensor::written_by(shape, op.name(), |out| D::compare(op, lhs, rhs, out))
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
-    fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
+    pub(super) fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
         if Self::MAYBE_TINY {
             if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
                 return out;
             }
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
-        let (x, s) = ((self.buffer(), &self.layout()), (D::buffer(&scalar), &ls));
+        let layout = self.layout();
+        let (x, s) = ((self.buffer(), &layout), (D::buffer(&scalar), &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
-        Self::from_storage(self.shape, device_ok(D::binary(op, a, b)))
+        Self::written_by(self.shape, Op::NAME, |out| {
+            D::binary(op, Operand::View(a.0, a.1), b, out)
+        })
     }
 
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
@@ -262,12 +267,15 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
                 );
             }
         }
-        let storage = device_ok(D::where_cond(
-            (self.buffer(), &self.layout()),
-            (on_true.buffer(), &on_true.layout()),
-            (on_false.buffer(), &on_false.layout()),
-        ));
-        Tensor::from_storage(self.shape, storage)
+        let (lm, lt, lf) = (self.layout(), on_true.layout(), on_false.layout());
+        let (mask, t, f) = (
+            (self.buffer(), &lm),
+            (on_true.buffer(), &lt),
+            (on_false.buffer(), &lf),
+        );
+        Tensor::written_by(self.shape, "where_cond", |out| {
+            D::where_cond(mask, t, f, out)
+        })
     }
 }
 

@@ -3,8 +3,8 @@
 //! shape of the same size, and summing a broadcast gradient back to its operand's shape. Dims are checked with
 //! debug assertions only: callers derive them from the forward op.
 
-use super::{device_ok, Flat, Tensor};
-use crate::device::Device;
+use super::{device_ok, fresh, Flat, Tensor};
+use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::layout::Layout;
 use crate::ops::{self, BinaryOp};
@@ -35,12 +35,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, rhs)` for two tensors of one shape.
     pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
         debug_assert_eq!(self.dims(), rhs.dims());
-        let storage = device_ok(D::binary(
-            op,
-            (self.buffer(), &self.layout()),
-            (rhs.buffer(), &rhs.layout()),
-        ));
-        Self::from_storage(self.shape, storage)
+        let (la, lb) = (self.layout(), rhs.layout());
+        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
+        Self::written_by(self.shape, Op::NAME, |out| D::binary(op, lhs, rhs, out))
     }
 
     /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
@@ -48,14 +45,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
         debug_assert_eq!(self.dims(), rhs.dims());
         if self.is_dense_from_start() {
-            device_ok(D::binary_assign(
-                op,
-                &mut self.storage,
-                (rhs.buffer(), &rhs.layout()),
-            ));
-        } else {
-            *self = self.zip_same(op, rhs);
+            let lb = rhs.layout();
+            if let Some(out) = D::buffer_mut(&mut self.storage) {
+                let dims = *lb.dims();
+                return device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
+            }
         }
+        *self = self.zip_same(op, rhs);
     }
 
     /// The same elements (row-major) under `shape`, which has as many; copies only a strided view.
@@ -98,8 +94,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         for ax in 0..from.len() {
             reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
         }
-        let storage = device_ok(D::reduce(ops::Sum, self.buffer(), &self.layout(), &reduced));
-        Tensor::from_storage(shape, storage)
+        let src = (self.buffer(), &self.layout());
+        Tensor::written_by(shape, "sum", |out| D::reduce(ops::Sum, src, &reduced, out))
     }
 
     /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
@@ -114,23 +110,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, for two tensors of one shape.
     pub(crate) fn mask_same(&self, op: ops::CmpOp, rhs: &Self) -> Self {
         debug_assert_eq!(self.dims(), rhs.dims());
-        let storage = device_ok(D::compare(
-            op,
-            (self.buffer(), &self.layout()),
-            (rhs.buffer(), &rhs.layout()),
-        ));
-        Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
+        let (la, lb) = (self.layout(), rhs.layout());
+        let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
+        Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| D::compare(op, lhs, rhs, out))
+            .to_dtype::<T>()
     }
 
     /// A 0/1 tensor of `T`, 1 where `op(self, value)` holds.
     pub(crate) fn mask_scalar(&self, op: ops::CmpOp, value: T) -> Self {
         let (scalar, ls) = self.scalar_operand(op.name(), value);
-        let storage = device_ok(D::compare(
-            op,
-            (self.buffer(), &self.layout()),
-            (D::buffer(&scalar), &ls),
-        ));
-        Tensor::<u8, S, D>::from_storage(self.shape, storage).to_dtype::<T>()
+        let la = self.layout();
+        let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&scalar), &ls));
+        Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| D::compare(op, lhs, rhs, out))
+            .to_dtype::<T>()
     }
 }
 
@@ -148,12 +140,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         reduced: &[bool; MAX_RANK],
     ) -> Self {
         // The sums have a runtime shape (the kept axes); autograd runs on devices whose storage ignores it.
-        let sums = device_ok(D::reduce::<T, Flat, _>(
-            op,
-            self.buffer(),
-            &self.layout(),
-            reduced,
-        ));
+        let (la, n) = (self.layout(), spread_count(&self.dims(), reduced));
+        let sums = device_ok(fresh::<T, Flat, D>(Op::NAME, n, |out| {
+            D::reduce(op, (self.buffer(), &la), reduced, out)
+        }));
         let layout = spread_layout(self.dims(), reduced, 0);
         Tensor::from_view(self.shape, layout, &sums)
     }
@@ -189,8 +179,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some((s, l)) = &after {
             parts.push((D::buffer(s), l));
         }
-        let storage = device_ok(D::concat(&parts, axis));
-        Tensor::from_storage(shape, storage)
+        Tensor::written_by(shape, "narrow", |out| D::concat(&parts, axis, out))
     }
 }
 
@@ -243,14 +232,17 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             &[1],
             g.contiguous_range().map_or(0, |r| r.start),
         );
-        let storage = device_ok(D::scatter_add(
-            "index",
-            (D::buffer(&zeros), &flat(shape.numel())),
-            (D::buffer(&idx), &flat(n)),
-            (g.buffer(), &lg),
-            0,
-        ));
-        Tensor::from_storage(shape, storage)
+        let (lz, li) = (flat(shape.numel()), flat(n));
+        Tensor::written_by(shape, "index", |out| {
+            D::scatter_add(
+                "index",
+                (D::buffer(&zeros), &lz),
+                (D::buffer(&idx), &li),
+                (g.buffer(), &lg),
+                0,
+                out,
+            )
+        })
     }
 }
 
@@ -268,12 +260,14 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             return false;
         }
         let grad = grad.contiguous(); // a transposed-weight gradient, say: one copy beats the composed step
-        device_ok(D::adam_step(
-            &mut self.storage,
-            &mut m.storage,
-            &mut v.storage,
-            (grad.buffer(), &grad.layout()),
-            step,
-        ))
+                                      // In place only: every buffer must be this step's alone.
+        let (Some(w), Some(m), Some(v)) = (
+            D::buffer_mut(&mut self.storage),
+            D::buffer_mut(&mut m.storage),
+            D::buffer_mut(&mut v.storage),
+        ) else {
+            return false;
+        };
+        device_ok(D::adam_step(w, m, v, (grad.buffer(), &grad.layout()), step))
     }
 }

@@ -21,7 +21,7 @@
 
 use super::elementwise::broadcast_pair;
 use super::{device_ok, Tensor};
-use crate::device::Device;
+use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::ops::{self, BinaryOp, UnaryOp};
@@ -43,10 +43,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         if self.is_dense_from_start() {
             let dims = self.dims();
-            device_ok(D::unary_assign(op, &mut self.storage, &dims));
-        } else {
-            *self = self.unary(op);
+            if let Some(out) = D::buffer_mut(&mut self.storage) {
+                return device_ok(D::unary(op, Operand::Out(&dims), out));
+            }
         }
+        *self = self.unary(op);
     }
 
     /// `self = op(self, rhs)` with `rhs` suffix-broadcast onto `self`'s shape (never the other way round: the
@@ -77,11 +78,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
         if self.is_dense_from_start() {
-            D::binary_assign(op, &mut self.storage, (rhs.buffer(), &lb))
-        } else {
-            *self = self.try_binary(op, rhs)?;
-            Ok(())
+            let dims = shape.dims();
+            if let Some(out) = D::buffer_mut(&mut self.storage) {
+                return D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out);
+            }
         }
+        *self = self.try_binary(op, rhs)?;
+        Ok(())
     }
 
     /// `self = op(self, value)`.
@@ -89,21 +92,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if Self::MAYBE_TINY && self.scalar_assign_tiny(op, value) {
             return;
         }
-        let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         if self.is_dense_from_start() {
-            device_ok(D::binary_assign(
-                op,
-                &mut self.storage,
-                (D::buffer(&scalar), &ls),
-            ));
-        } else {
-            let storage = device_ok(D::binary(
-                op,
-                (self.buffer(), &self.layout()),
-                (D::buffer(&scalar), &ls),
-            ));
-            *self = Self::from_storage(self.shape, storage);
+            let (scalar, ls) = self.scalar_operand(Op::NAME, value);
+            let dims = self.dims();
+            if let Some(out) = D::buffer_mut(&mut self.storage) {
+                let rhs = (D::buffer(&scalar), &ls);
+                return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
+            }
         }
+        *self = self.scalar_op(op, value, false);
     }
 
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
@@ -116,14 +113,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             }
         }
         if out.is_dense_from_start() && out.dims() == self.dims() {
-            device_ok(D::unary_into(
-                op,
-                (self.buffer(), &self.layout()),
-                &mut out.storage,
-            ));
-        } else {
-            *out = self.unary(op);
+            if let Some(buf) = D::buffer_mut(&mut out.storage) {
+                let layout = self.layout();
+                return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
+            }
         }
+        *out = self.unary(op);
     }
 
     /// `out = op(self, rhs)` (suffix broadcasting as in [`Self::binary`]), reusing `out`'s buffer when `out` alone
@@ -159,16 +154,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         if out.is_dense_from_start() && out.dims() == shape.dims() {
-            D::binary_into(
-                op,
-                (self.buffer(), &la),
-                (rhs.buffer(), &lb),
-                &mut out.storage,
-            )
-        } else {
-            *out = self.try_binary(op, rhs)?;
-            Ok(())
+            if let Some(buf) = D::buffer_mut(&mut out.storage) {
+                let lhs = Operand::View(self.buffer(), &la);
+                return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
+            }
         }
+        *out = self.try_binary(op, rhs)?;
+        Ok(())
     }
 }
 

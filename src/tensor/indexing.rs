@@ -39,15 +39,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let idx_layout = self.index_select_layout(axis, indices);
         let out = *idx_layout.dims();
         check_output::<T>("index_select", &out)?;
-        let storage = D::gather(
-            "index_select",
-            (self.buffer(), &self.layout()),
-            (indices.buffer(), &idx_layout),
-            axis,
-        )?;
         let shape = Shape::from_dims(&out)
             .ok_or_else(|| Error::shape_mismatch("index_select", self.dims(), out))?;
-        Ok(Tensor::from_storage(shape, storage))
+        let (src, idx) = (
+            (self.buffer(), &self.layout()),
+            (indices.buffer(), &idx_layout),
+        );
+        Tensor::try_written_by(shape, "index_select", |dst| {
+            D::gather("index_select", src, idx, axis, dst)
+        })
     }
 
     /// The index vector seen with the output's dims of an index_select along `axis`: it varies along `axis` only.
@@ -111,15 +111,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         axis: usize,
     ) -> Self {
         let zeros = or_panic(D::full::<T, S>(self.numel(), T::ZERO));
-        let lz = Layout::contiguous(self.dims());
-        let storage = or_panic(D::scatter_add(
-            op,
-            (D::buffer(&zeros), &lz),
-            idx,
-            (grad.buffer(), &grad.layout()),
-            axis,
-        ));
-        Tensor::from_storage(self.shape, storage)
+        let (lz, lg) = (Layout::contiguous(self.dims()), grad.layout());
+        let (dst, src) = ((D::buffer(&zeros), &lz), (grad.buffer(), &lg));
+        or_panic(Self::try_written_by(self.shape, op, |out| {
+            D::scatter_add(op, dst, idx, src, axis, out)
+        }))
     }
 
     /// [`Self::try_index_select`], panicking with the error's message on a bad index.
@@ -144,13 +140,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: AgreeExceptAxis<S2, Ax>,
     {
         check_other_axes("gather", &self.dims(), &indices.dims(), S::INDEX)?;
-        let storage = D::gather(
-            "gather",
-            (self.buffer(), &self.layout()),
-            (indices.buffer(), &indices.layout()),
-            S::INDEX,
-        )?;
-        Ok(Tensor::from_storage(indices.shape, storage))
+        let (ls, li) = (self.layout(), indices.layout());
+        let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
+        Tensor::try_written_by(indices.shape, "gather", |out| {
+            D::gather("gather", src, idx, S::INDEX, out)
+        })
     }
 
     /// [`Self::try_gather`], panicking with the error's message on a bad index.
@@ -183,14 +177,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 src.dims(),
             ));
         }
-        let storage = D::scatter_add(
-            "scatter_add",
-            (self.buffer(), &self.layout()),
-            (indices.buffer(), &indices.layout()),
-            (src.buffer(), &src.layout()),
-            S::INDEX,
-        )?;
-        Ok(Self::from_storage(self.shape, storage))
+        let (ld, li, ls) = (self.layout(), indices.layout(), src.layout());
+        let (dst, idx, src) = (
+            (self.buffer(), &ld),
+            (indices.buffer(), &li),
+            (src.buffer(), &ls),
+        );
+        Self::try_written_by(self.shape, "scatter_add", |out| {
+            D::scatter_add("scatter_add", dst, idx, src, S::INDEX, out)
+        })
     }
 
     /// [`Self::try_scatter_add`], panicking with the error's message on a bad index.
@@ -247,12 +242,6 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         table_strides[r] = te;
         let table = Layout::from_parts(table_dims, &table_strides, self.offset());
         let idx = Layout::from_parts(out, &id_strides, ids.offset());
-        let storage = D::gather(
-            "embedding",
-            (self.buffer(), &table),
-            (ids.buffer(), &idx),
-            0,
-        )?;
         let final_dims = if ids.rank() == 0 {
             Dims::from_slice(&[e])
         } else {
@@ -260,7 +249,10 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         };
         let shape = Shape::from_dims(&final_dims)
             .ok_or_else(|| Error::shape_mismatch("embedding", self.dims(), ids.dims()))?;
-        Ok(Tensor::from_storage(shape, storage))
+        let (src, idx) = ((self.buffer(), &table), (ids.buffer(), &idx));
+        Tensor::try_written_by(shape, "embedding", |dst| {
+            D::gather("embedding", src, idx, 0, dst)
+        })
     }
 
     #[cfg(feature = "std")] // autograd
@@ -281,14 +273,14 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let lg = Layout::from_parts(rows, &[e, 1], g.offset());
         let zeros = or_panic(D::full::<T, (V, E)>(self.numel(), T::ZERO));
         let lz = Layout::contiguous(self.dims());
-        let storage = or_panic(D::scatter_add(
-            "embedding",
+        let (dst, idx, src) = (
             (D::buffer(&zeros), &lz),
             (ids.buffer(), &idx),
             (g.buffer(), &lg),
-            0,
-        ));
-        Tensor::from_storage(self.shape, storage)
+        );
+        or_panic(Self::try_written_by(self.shape, "embedding", |out| {
+            D::scatter_add("embedding", dst, idx, src, 0, out)
+        }))
     }
 
     /// [`Self::try_embedding`], panicking with the error's message on an id past the table.

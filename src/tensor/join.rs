@@ -150,14 +150,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = a;
         out.as_mut_slice()[axis] = OUT;
         check_output::<T>("cat", &out)?;
-        let storage = D::concat(
-            &[
-                (self.buffer(), &self.layout()),
-                (other.buffer(), &other.layout()),
-            ],
-            axis,
-        )?;
-        Ok(Tensor::from_storage(shape_of("cat", &out), storage))
+        let (la, lb) = (self.layout(), other.layout());
+        let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
+        Tensor::try_written_by(shape_of("cat", &out), "cat", |dst| {
+            D::concat(&parts, axis, dst)
+        })
     }
 
     /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see
@@ -192,8 +189,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("stack", &out)?;
         let views: [(&D::Buffer<T>, &Layout); N] =
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
-        let storage = D::concat(&views, axis)?;
-        Ok(Tensor::from_storage(shape_of("stack", &out), storage))
+        Tensor::try_written_by(shape_of("stack", &out), "stack", |dst| {
+            D::concat(&views, axis, dst)
+        })
     }
 
     /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly (a
@@ -268,13 +266,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
-        let storage = device_ok(D::gather(
-            "flip",
-            (self.buffer(), &self.layout()),
-            (idx.buffer(), &idx_layout),
-            axis,
-        ));
-        Self::from_storage(self.shape, storage)
+        let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
+        Self::written_by(self.shape, "flip", |out| {
+            D::gather("flip", src, idx, axis, out)
+        })
     }
 
     /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
@@ -297,9 +292,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             device_ok(layout.narrow("roll", axis, n - s, s)),
             device_ok(layout.narrow("roll", axis, 0, n - s)),
         );
-        let buffer = self.buffer();
-        let storage = device_ok(D::concat(&[(buffer, &tail), (buffer, &head)], axis));
-        Self::from_storage(self.shape, storage)
+        let parts = [(self.buffer(), &tail), (self.buffer(), &head)];
+        Self::written_by(self.shape, "roll", |out| D::concat(&parts, axis, out))
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
@@ -355,14 +349,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             Layout::from_parts(d, &[0; MAX_RANK], 0)
         };
         let (before, after) = (slab(BEFORE), slab(AFTER));
-        let storage = D::concat(
-            &[
-                (D::buffer(&zero), &before),
-                (self.buffer(), &self.layout()),
-                (D::buffer(&zero), &after),
-            ],
-            axis,
-        )?;
-        Ok(Tensor::from_storage(shape_of("pad", &out), storage))
+        let layout = self.layout();
+        let parts = [
+            (D::buffer(&zero), &before),
+            (self.buffer(), &layout),
+            (D::buffer(&zero), &after),
+        ];
+        Tensor::try_written_by(shape_of("pad", &out), "pad", |dst| {
+            D::concat(&parts, axis, dst)
+        })
     }
 }

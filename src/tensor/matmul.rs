@@ -202,8 +202,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("matmul", &shape.dims())?;
         let p = self.prepare_matmul(rhs)?;
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
-        let storage = D::matmul((a.buffer(), &la), (b.buffer(), &lb))?;
-        Ok(Tensor::from_storage(shape, storage))
+        let (a, b) = ((a.buffer(), &la), (b.buffer(), &lb));
+        Tensor::try_written_by(shape, "matmul", |out| D::matmul(a, b, out))
     }
 
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
@@ -288,19 +288,16 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             shape: S,
         ) -> Tensor<T, S, D> {
             if !(shared && dims[0] > 1) {
-                return Tensor::from_storage(shape, device_ok(D::matmul(a, b)));
+                return Tensor::written_by(shape, "matmul", |out| D::matmul(a, b, out));
             }
-            let product = device_ok(D::matmul::<T, super::Flat>(a, b));
+            let product = product::<T, D>(a, b);
             let l = Layout::contiguous(Dims::from_slice(&dims));
             let mut reduced = [false; crate::shape::MAX_RANK];
             reduced[0] = true;
-            let sums = device_ok(D::reduce(
-                crate::ops::Sum,
-                D::buffer(&product),
-                &l,
-                &reduced,
-            ));
-            Tensor::from_storage(shape, sums)
+            let sums = (D::buffer(&product), &l);
+            Tensor::written_by(shape, "sum", |out| {
+                D::reduce(crate::ops::Sum, sums, &reduced, out)
+            })
         }
         // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
         // (`da^T = b g^T`, `db^T = g^T a`) and viewed back: the gradient then has the operand's memory order, so
@@ -308,10 +305,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         // (it was copied first: 8% of a small MLP's training step).
         let da = want[0].then(|| {
             if !p.shared[0] && column_major(&la) {
-                let product = device_ok(D::matmul::<T, super::Flat>(
-                    (p.rhs.buffer(), &lb),
-                    (g.buffer(), &lg.swap_axes(1, 2)),
-                ));
+                let product =
+                    product::<T, D>((p.rhs.buffer(), &lb), (g.buffer(), &lg.swap_axes(1, 2)));
                 return transposed_view(self.shape, &product);
             }
             let k = la.dims()[2];
@@ -320,10 +315,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         });
         let db = want[1].then(|| {
             if !p.shared[1] && column_major(&lb) {
-                let product = device_ok(D::matmul::<T, super::Flat>(
-                    (g.buffer(), &lg.swap_axes(1, 2)),
-                    (p.lhs.buffer(), &la),
-                ));
+                let product =
+                    product::<T, D>((g.buffer(), &lg.swap_axes(1, 2)), (p.lhs.buffer(), &la));
                 return transposed_view(rhs.shape, &product);
             }
             let k = lb.dims()[1];
@@ -332,6 +325,18 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         });
         (da, db)
     }
+}
+
+/// The `[B, M, N]` product of `[B, M, K]` and `[B, K, N]` operand views, in a storage of no particular shape.
+#[cfg(feature = "std")]
+fn product<T: FloatDType, D: Device>(
+    a: (&D::Buffer<T>, &Layout),
+    b: (&D::Buffer<T>, &Layout),
+) -> D::Storage<T, super::Flat> {
+    let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
+    device_ok(super::fresh::<T, super::Flat, D>("matmul", n, |out| {
+        D::matmul(a, b, out)
+    }))
 }
 
 /// Whether a `[B, R, C]` operand layout holds each matrix column by column (a transposed view).

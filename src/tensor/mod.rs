@@ -125,7 +125,52 @@ fn device_failed(e: crate::error::Error) -> ! {
     panic!("typed-tensor: {e}")
 }
 
+/// A fresh storage of `n` elements written by `kernel`: destination passing, so that the kernel names no shape
+/// (only this allocation does). `op` names the operation in an out-of-memory error.
+#[inline]
+pub(crate) fn fresh<T: WithDType, S: Shape, D: Device>(
+    op: &'static str,
+    n: usize,
+    kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+) -> Result<D::Storage<T, S>> {
+    let mut storage = D::alloc::<T, S>(op, n)?;
+    match D::buffer_mut::<T, S>(&mut storage) {
+        Some(out) => kernel(out)?,
+        None => fresh_storage_shared(D::NAME),
+    }
+    Ok(storage)
+}
+
+/// A device broke [`crate::device::Kernels::alloc`]'s promise that a fresh storage is held by nothing else.
+#[cold]
+#[inline(never)]
+fn fresh_storage_shared(device: &'static str) -> ! {
+    panic!("typed-tensor: the {device} device handed out a fresh storage that is shared")
+}
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes (see [`fresh`]).
+    #[inline]
+    pub(crate) fn try_written_by(
+        shape: S,
+        op: &'static str,
+        kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+    ) -> Result<Self> {
+        let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
+        Ok(Self::from_storage(shape, storage))
+    }
+
+    /// [`Self::try_written_by`] in an infallible op: a device failure panics with its message.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn written_by(
+        shape: S,
+        op: &'static str,
+        kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+    ) -> Self {
+        device_ok(Self::try_written_by(shape, op, kernel))
+    }
+
     /// The tensor of `shape` that sees `storage` (another tensor's, of any shape) through `layout`, whose dims
     /// are `shape`'s: a view sharing the buffer where the device shares buffers, a dense copy otherwise.
     #[inline]
@@ -275,7 +320,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(a.to_dtype::<u8>().to_vec(), [0, 2, 255]);
     /// ```
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
-        let storage = device_ok(D::cast::<T, U, S>(self.buffer(), &self.layout()));
-        Tensor::from_storage(self.shape, storage)
+        let src = (self.buffer(), &self.layout());
+        Tensor::written_by(self.shape, "to_dtype", |out| D::cast::<T, U>(src, out))
     }
 }

@@ -84,8 +84,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 return Ok(out);
             }
         }
-        let storage = D::reduce(op, self.buffer(), &self.layout(), reduced)?;
-        Ok(Tensor::from_storage(shape, storage))
+        let src = (self.buffer(), &self.layout());
+        Tensor::try_written_by(shape, Op::NAME, |out| D::reduce(op, src, reduced, out))
     }
 
     fn reduce_axes<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, S::Output, D>>

@@ -2,7 +2,7 @@
 //!
 //! All but `contiguous` (and `reshape` of a strided view) share the buffer and only rewrite the layout.
 
-use super::{device_ok, or_panic, Tensor};
+use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -60,8 +60,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_contiguous() {
             return self.clone();
         }
-        let storage = device_ok(D::copy_strided(self.buffer(), &self.layout()));
-        Self::from_storage(self.shape, storage)
+        let src = (self.buffer(), &self.layout());
+        Self::written_by(self.shape, "contiguous", |out| D::copy(src, out))
     }
 
     /// The same elements with another static shape of the same element count (a `const` assertion). Free when the

@@ -198,7 +198,10 @@ fn cpu_matmul_kernel_refuses_layouts_past_the_buffer() {
     // [1, 2, 2] with strides 2^63: the last index is 2^64 + 1, which wrapped to 1 (< 2 elements).
     let la = Layout::from_parts(Dims::from_slice(&[1, 2, 2]), &[0, 1 << 63, 1 << 63], 0);
     let lb = Layout::contiguous(Dims::from_slice(&[1, 2, 300]));
-    let msg = panic_message(|| <Cpu as Kernels>::matmul::<f32, (usize,)>((&a, &la), (&b, &lb)));
+    let msg = panic_message(|| {
+        let mut out = vec![0f32; 600];
+        <Cpu as Kernels>::matmul::<f32>((&a[..], &la), (&b[..], &lb), &mut out)
+    });
     assert!(msg.contains("reaches past its buffer"), "{msg}");
 }
 

@@ -67,12 +67,19 @@ fn lane<T: FloatDType>(
     })
 }
 
-pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis: usize) -> Vec<T> {
+/// `op` on every lane along `axis` of the view into the first `layout.numel()` elements of `out`.
+pub(super) fn run<T: FloatDType>(
+    op: AlongAxis,
+    src: &[T],
+    layout: &Layout,
+    axis: usize,
+    out: &mut [T],
+) {
     let dims = *layout.dims();
     let n = dims[axis];
-    let mut out = super::pool::filled(layout.numel(), T::ZERO);
+    let out = &mut out[..layout.numel()];
     if out.is_empty() {
-        return out;
+        return;
     }
     let mut on_axis = [false; MAX_RANK];
     on_axis[axis] = true;
@@ -93,13 +100,13 @@ pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis
                 .for_each_init(Vec::new, |scratch, (chunk, &o)| {
                     lane(op, src, o, stride, chunk, scratch)
                 });
-            return out;
+            return;
         }
         let mut scratch = Vec::with_capacity(n);
         for (chunk, &o) in out.chunks_mut(n).zip(&offsets) {
             lane(op, src, o, stride, chunk, &mut scratch);
         }
-        return out;
+        return;
     }
 
     // Another axis: lanes are strided in the output too; write through a lane buffer.
@@ -120,5 +127,4 @@ pub(super) fn run<T: FloatDType>(op: AlongAxis, src: &[T], layout: &Layout, axis
             }
         },
     );
-    out
 }

@@ -176,16 +176,18 @@ pub(super) fn conv2d<T: FloatDType>(
     w: &[T],
     lw: &Layout,
     p: Conv2dParams,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     let [n, c, h, wd] = lx.dims4();
     let [co, cig, kh, kw] = lw.dims4();
     let geometry = Geometry::new([h, wd], [kh, kw], cig, p);
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
     let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
-    let mut out = super::pool::filled(n * co * l, T::ZERO);
+    let out = &mut out[..n * co * l];
+    out.fill(T::ZERO);
     if out.is_empty() {
-        return out;
+        return;
     }
     // The weight as a dense (C_out, K) matrix (copied only if strided).
     let w_rows = super::dense_view(w, lw);
@@ -200,8 +202,7 @@ pub(super) fn conv2d<T: FloatDType>(
         }
     };
     let scratch = || Scratch::new(k * l);
-    per_image(&mut out, n, co * l, n * co * k * l, scratch, image);
-    out
+    per_image(out, n, co * l, n * co * k * l, scratch, image);
 }
 
 /// The gradient of conv2d with respect to its `(C_out, C / G, KH, KW)` weight, from the input `x` and the
@@ -215,12 +216,15 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
     lgy: &Layout,
     kernel: [usize; 2],
     p: Conv2dParams,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     match T::DTYPE {
-        DType::F32 | DType::F64 => weight_grad_acc(x, lx, gy, lgy, kernel, p)
-            .into_iter()
-            .map(T::from_acc)
-            .collect(),
+        DType::F32 | DType::F64 => {
+            let sums = weight_grad_acc(x, lx, gy, lgy, kernel, p);
+            for (o, &v) in out.iter_mut().zip(&sums) {
+                *o = T::from_acc(v);
+            }
+        }
         _ => {
             let widen = |v: T| v.to_f64() as f32;
             let (wx, wg) = (
@@ -231,10 +235,10 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
                 Layout::contiguous(*lx.dims()),
                 Layout::contiguous(*lgy.dims()),
             );
-            weight_grad_acc(&wx, &wlx, &wg, &wlg, kernel, p)
-                .into_iter()
-                .map(|v| T::from_f64(v as f64)) // exact widening, then one rounding
-                .collect()
+            let sums = weight_grad_acc(&wx, &wlx, &wg, &wlg, kernel, p);
+            for (o, &v) in out.iter_mut().zip(&sums) {
+                *o = T::from_f64(v as f64); // exact widening, then one rounding
+            }
         }
     }
 }
@@ -319,7 +323,8 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     w: &[T],
     lw: &Layout,
     p: Conv2dParams,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     let [n, c, h, wd] = lx.dims4();
     let [ci, cog, kh, kw] = lw.dims4();
     debug_assert_eq!(ci, c);
@@ -329,9 +334,10 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     // col2im walks the windows of the convolution this one inverts: its input is our (oh, ow) output.
     let geometry = Geometry::with_output([oh, ow], [kh, kw], [h, wd], cog, p);
     let (k, l, plane) = (cog * kh * kw, h * wd, oh * ow);
-    let mut out = super::pool::filled(n * co * plane, T::ZERO);
+    let out = &mut out[..n * co * plane];
+    out.fill(T::ZERO);
     if out.is_empty() || k == 0 || l == 0 {
-        return out;
+        return;
     }
     // lhs: W_g^T as (K, cig) (rows (co, i, j), columns ci): the weight's (co, i, j) axes must flatten, else use
     // its dense copy. rhs: x_{b,g} as (cig, H * W): the view's rows must be dense. Both are decided (and copied
@@ -375,8 +381,7 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
         });
     };
     let scratch = || Scratch::new(k * l);
-    per_image(&mut out, n, co * plane, n * k * cig * l, scratch, image);
-    out
+    per_image(out, n, co * plane, n * k * cig * l, scratch, image);
 }
 
 /// One worker's buffers, back to the buffer cache when dropped: a zeroed column block (im2col's keeps zeros at

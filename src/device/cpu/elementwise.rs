@@ -1,8 +1,8 @@
-//! The CPU's storage-producing forms of the host's elementwise loops: fresh vectors (from the buffer [`pool`])
-//! and [`CpuStorage`]s (inline when small) written through the loops of [`crate::device::host::elementwise`].
+//! The CPU's vector-producing forms of the host's elementwise loops: fresh vectors (from the buffer [`pool`])
+//! written through the loops of [`crate::device::host::elementwise`], for host copies and scratch.
 
-use super::{pool, CpuStorage};
-use crate::device::host::elementwise::{map_view_into, zip_views_into};
+use super::pool;
+use crate::device::host::elementwise::map_view_into;
 use crate::dtype::WithDType;
 use crate::layout::Layout;
 use alloc::borrow::Cow;
@@ -45,26 +45,4 @@ pub(super) fn dense_view<'a, T: WithDType>(src: &'a [T], layout: &Layout) -> Cow
         Some(range) => Cow::Borrowed(&src[range]),
         None => Cow::Owned(map_view(src, layout, |v| v)),
     }
-}
-
-/// [`map_view`] into a fresh storage (inline when small).
-#[inline(always)]
-pub(super) fn map_view_storage<T: WithDType, U: WithDType>(
-    src: &[T],
-    layout: &Layout,
-    f: impl Fn(T) -> U + Sync,
-) -> CpuStorage<U> {
-    // SAFETY: `map_view_into` writes one value per element of the view: all `layout.numel()` slots.
-    unsafe { CpuStorage::collect(layout.numel(), |out| map_view_into(out, src, layout, f)) }
-}
-
-/// `f` over pairs of two views with the same dims (already broadcast), into a fresh storage.
-#[inline(always)]
-pub(super) fn zip_views_storage<T: WithDType, U: WithDType>(
-    a: (&[T], &Layout),
-    b: (&[T], &Layout),
-    f: impl Fn(T, T) -> U + Sync,
-) -> CpuStorage<U> {
-    // SAFETY: `zip_views_into` writes one value per element of the (common) view: all `a.1.numel()` slots.
-    unsafe { CpuStorage::collect(a.1.numel(), |out| zip_views_into(out, a, b, f)) }
 }

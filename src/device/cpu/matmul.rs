@@ -16,12 +16,12 @@ const SMALL_MACS: usize = 8 * 8 * 8;
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
 pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
 
-/// `[B, M, K] x [B, K, N] -> [B, M, N]`, contiguous output; large products use every core.
-pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<T> {
+/// `[B, M, K] x [B, K, N] -> [B, M, N]` into the first `B * M * N` elements of `out`; large products use every
+/// core.
+pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T]) {
     let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
-    let mut out = super::pool::filled(Dims::from_slice(&[batch, m, n]).numel(), T::ZERO);
-    matmul_into(a, la, b, lb, &mut out, Threads::IfLarge);
-    out
+    let len = Dims::from_slice(&[batch, m, n]).numel();
+    matmul_into(a, la, b, lb, &mut out[..len], Threads::IfLarge);
 }
 
 /// Whether one product may spread over the cores.
@@ -262,6 +262,13 @@ mod tests {
         out
     }
 
+    /// The kernel's product into a fresh vector.
+    fn product(a: &[f64], la: &Layout, b: &[f64], lb: &Layout) -> Vec<f64> {
+        let mut out = vec![f64::NAN; la.dims()[0] * la.dims()[1] * lb.dims()[2]];
+        matmul(a, la, b, lb, &mut out);
+        out
+    }
+
     fn values(n: usize) -> Vec<f64> {
         (0..n).map(|i| ((i * 7) % 11) as f64 - 5.0).collect()
     }
@@ -276,10 +283,10 @@ mod tests {
             let la = Layout::from_parts(Dims::from_slice(&[batch, m, k]), &[m * k, k, 1], 3);
             let lb = Layout::from_parts(Dims::from_slice(&[batch, k, n]), &[n * k, 1, k], 0);
             let want = naive(&a, &la, &b, &lb);
-            assert_eq!(matmul(&a, &la, &b, &lb), want, "{batch}x{m}x{k}x{n}");
+            assert_eq!(product(&a, &la, &b, &lb), want, "{batch}x{m}x{k}x{n}");
             let shared = Layout::from_parts(Dims::from_slice(&[batch, k, n]), &[0, 1, k], 0);
             assert_eq!(
-                matmul(&a, &la, &b, &shared),
+                product(&a, &la, &b, &shared),
                 naive(&a, &la, &b, &shared),
                 "shared right operand"
             );
@@ -294,7 +301,7 @@ mod tests {
         // The last index, 2^64 + 1, wrapped to 1 (inside the 2-element buffer) before the extent was checked.
         let la = Layout::from_parts(Dims::from_slice(&[1, 2, 2]), &[0, 1 << 63, 1 << 63], 0);
         let lb = Layout::contiguous(Dims::from_slice(&[1, 2, 300]));
-        matmul(&a, &la, &b, &lb);
+        product(&a, &la, &b, &lb);
     }
 
     #[test]
@@ -302,7 +309,7 @@ mod tests {
     fn a_layout_past_the_end_is_refused_before_gemm() {
         let a = values(9 * 9);
         let la = Layout::from_parts(Dims::from_slice(&[1, 9, 9]), &[0, 9, 1], 1); // one element too far
-        matmul(
+        product(
             &a,
             &la,
             &a,

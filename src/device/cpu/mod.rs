@@ -2,9 +2,10 @@
 //! and clones for larger ones, whose freed buffers the [`pool`] hands to later outputs of the same size.
 //!
 //! Every kernel walks its operands with [`for_each_row`]: dense operands collapse to one row and run a plain
-//! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row. The
-//! `_into` / `_assign` kernels write into a buffer only its tensor holds (`CpuStorage::get_mut`), so nothing that
-//! shares it can observe the write; a shared buffer gets a fresh copy instead.
+//! slice loop the compiler vectorises; strided ones (transposed, narrowed, broadcast) walk row by row. Kernels
+//! write into a destination slice: a fresh output ([`CpuStorage::for_output`], from the buffer cache when it
+//! has one of the size) or a buffer only its tensor holds (`CpuStorage::get_mut`), so nothing that shares a
+//! buffer can observe a write.
 
 mod along_axis;
 mod conv;
@@ -22,12 +23,13 @@ pub use storage::CpuStorage;
 
 use elementwise::{dense_view, map_view};
 
-use super::{Device, Kernels};
+use super::host::kernels as host;
+use super::{Device, Kernels, Operand};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Dims, Shape, MAX_RANK};
+use crate::shape::{Shape, MAX_RANK};
 use alloc::vec::Vec;
 
 /// The error of an allocation of `n` elements of `T` that the allocator refused.
@@ -46,14 +48,24 @@ pub struct Cpu;
 impl Device for Cpu {}
 
 impl Kernels for Cpu {
-    type Buffer<T: WithDType> = CpuStorage<T>;
+    type Buffer<T: WithDType> = [T];
     type Storage<T: WithDType, S: Shape> = CpuStorage<T>;
     type View<S: Shape> = Strided<S>;
     const NAME: &'static str = "cpu";
 
     #[inline(always)]
-    fn buffer<T: WithDType, S: Shape>(storage: &CpuStorage<T>) -> &CpuStorage<T> {
+    fn buffer<T: WithDType, S: Shape>(storage: &CpuStorage<T>) -> &[T] {
         storage
+    }
+
+    #[inline(always)]
+    fn buffer_mut<T: WithDType, S: Shape>(storage: &mut CpuStorage<T>) -> Option<&mut [T]> {
+        storage.get_mut()
+    }
+
+    #[inline(always)]
+    fn alloc<T: WithDType, S: Shape>(_op: &'static str, n: usize) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::for_output(n))
     }
 
     #[inline]
@@ -77,7 +89,7 @@ impl Kernels for Cpu {
     }
 
     #[inline]
-    fn host_slice<T: WithDType>(buffer: &CpuStorage<T>) -> Option<&[T]> {
+    fn host_slice<T: WithDType>(buffer: &[T]) -> Option<&[T]> {
         Some(buffer)
     }
 
@@ -91,413 +103,180 @@ impl Kernels for Cpu {
         Some(CpuStorage::filled_by(n, |_| {}))
     }
 
-    fn to_vec<T: WithDType>(buffer: &CpuStorage<T>, layout: &Layout) -> Result<Vec<T>> {
+    fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {
         Ok(map_view(buffer, layout, |x| x))
     }
 
-    #[inline]
-    fn copy_strided<T: WithDType, S: Shape>(
-        buffer: &CpuStorage<T>,
-        layout: &Layout,
-    ) -> Result<CpuStorage<T>> {
-        Ok(kernels::copy(buffer, layout))
-    }
-
-    #[inline]
-    fn cast<T: WithDType, U: WithDType, S: Shape>(
-        buffer: &CpuStorage<T>,
-        layout: &Layout,
-    ) -> Result<CpuStorage<U>> {
-        Ok(kernels::cast::<T, U>(buffer, layout))
-    }
-
-    #[inline]
-    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        buffer: &CpuStorage<T>,
-        layout: &Layout,
-    ) -> Result<CpuStorage<T>> {
-        Ok(kernels::unary(op, buffer, layout))
-    }
-
-    #[inline]
-    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&CpuStorage<T>, &Layout),
-        rhs: (&CpuStorage<T>, &Layout),
-    ) -> Result<CpuStorage<T>> {
-        Ok(kernels::binary(op, lhs, rhs))
-    }
-
-    #[inline]
-    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        src: (&CpuStorage<T>, &Layout),
-        out: &mut CpuStorage<T>,
-    ) -> Result<()> {
-        kernels::unary_into(op, src, out);
+    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) -> Result<()> {
+        host::copy(src, out);
         Ok(())
     }
 
-    #[inline]
-    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&CpuStorage<T>, &Layout),
-        rhs: (&CpuStorage<T>, &Layout),
-        out: &mut CpuStorage<T>,
-    ) -> Result<()> {
-        kernels::binary_into(op, lhs, rhs, out);
+    fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) -> Result<()> {
+        host::cast(src, out);
         Ok(())
     }
 
-    #[inline]
-    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
-        dst: &mut CpuStorage<T>,
-        dims: &Dims,
+        src: Operand<'_, [T]>,
+        out: &mut [T],
     ) -> Result<()> {
-        kernels::unary_assign(op, dst, dims);
+        host::unary(op, src, out);
         Ok(())
     }
 
-    #[inline]
-    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
         op: Op,
-        dst: &mut CpuStorage<T>,
-        rhs: (&CpuStorage<T>, &Layout),
+        lhs: Operand<'_, [T]>,
+        rhs: (&[T], &Layout),
+        out: &mut [T],
     ) -> Result<()> {
-        kernels::binary_assign(op, dst, rhs);
+        host::binary(op, lhs, rhs, out);
         Ok(())
     }
 
-    #[inline]
-    fn compare<T: WithDType, S: Shape>(
+    fn compare<T: WithDType>(
         op: CmpOp,
-        lhs: (&CpuStorage<T>, &Layout),
-        rhs: (&CpuStorage<T>, &Layout),
-    ) -> Result<CpuStorage<u8>> {
-        Ok(kernels::compare(op, lhs, rhs))
+        lhs: (&[T], &Layout),
+        rhs: (&[T], &Layout),
+        out: &mut [u8],
+    ) -> Result<()> {
+        host::compare(op, lhs, rhs, out);
+        Ok(())
     }
 
-    #[inline]
-    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
+    fn where_cond<T: WithDType>(
+        mask: (&[u8], &Layout),
+        on_true: (&[T], &Layout),
+        on_false: (&[T], &Layout),
+        out: &mut [T],
+    ) -> Result<()> {
+        host::where_cond(mask, on_true, on_false, out);
+        Ok(())
+    }
+
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
         op: Op,
-        buffer: &CpuStorage<T>,
-        layout: &Layout,
+        (src, ls): (&[T], &Layout),
         reduced: &[bool; MAX_RANK],
-    ) -> Result<CpuStorage<Op::Out>> {
-        Ok(CpuStorage::from_output(reduce::reduce(
-            op, buffer, layout, reduced,
-        )))
+        out: &mut [Op::Out],
+    ) -> Result<()> {
+        reduce::reduce(op, src, ls, reduced, out);
+        Ok(())
     }
 
-    #[inline]
-    fn concat<T: WithDType, S: Shape>(
-        parts: &[(&CpuStorage<T>, &Layout)],
-        axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        kernels::concat(parts, axis)
+    fn concat<T: WithDType>(parts: &[(&[T], &Layout)], axis: usize, out: &mut [T]) -> Result<()> {
+        host::concat(parts, axis, out)
     }
 
-    #[inline]
-    fn gather<T: WithDType, I: IndexDType, S: Shape>(
+    fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
-        src: (&CpuStorage<T>, &Layout),
-        idx: (&CpuStorage<I>, &Layout),
+        src: (&[T], &Layout),
+        idx: (&[I], &Layout),
         axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        kernels::gather(op, src, idx, axis)
+        out: &mut [T],
+    ) -> Result<()> {
+        host::gather(op, src, idx, axis, out)
     }
 
-    #[inline]
-    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
+    fn scatter_add<T: WithDType, I: IndexDType>(
         op: &'static str,
-        dst: (&CpuStorage<T>, &Layout),
-        idx: (&CpuStorage<I>, &Layout),
-        src: (&CpuStorage<T>, &Layout),
+        dst: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        src: (&[T], &Layout),
         axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        kernels::scatter_add(op, dst, idx, src, axis)
+        out: &mut [T],
+    ) -> Result<()> {
+        host::scatter_add(op, dst, idx, src, axis, out)
     }
 
-    #[inline]
-    fn along_axis<T: FloatDType, S: Shape>(
+    fn along_axis<T: FloatDType>(
         op: AlongAxis,
-        buffer: &CpuStorage<T>,
-        layout: &Layout,
+        (src, ls): (&[T], &Layout),
         axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(along_axis::run(
-            op, buffer, layout, axis,
-        )))
+        out: &mut [T],
+    ) -> Result<()> {
+        along_axis::run(op, src, ls, axis, out);
+        Ok(())
     }
 
-    #[inline]
-    fn conv2d<T: FloatDType, S: Shape>(
-        (x, lx): (&CpuStorage<T>, &Layout),
-        (w, lw): (&CpuStorage<T>, &Layout),
+    fn matmul<T: FloatDType>(
+        (a, la): (&[T], &Layout),
+        (b, lb): (&[T], &Layout),
+        out: &mut [T],
+    ) -> Result<()> {
+        matmul::matmul(a, la, b, lb, out);
+        Ok(())
+    }
+
+    fn conv2d<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (w, lw): (&[T], &Layout),
         params: Conv2dParams,
-    ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(conv::conv2d(x, lx, w, lw, params)))
+        out: &mut [T],
+    ) -> Result<()> {
+        conv::conv2d(x, lx, w, lw, params, out);
+        Ok(())
     }
 
-    #[inline]
-    fn conv_transpose2d<T: FloatDType, S: Shape>(
-        (x, lx): (&CpuStorage<T>, &Layout),
-        (w, lw): (&CpuStorage<T>, &Layout),
+    fn conv_transpose2d<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (w, lw): (&[T], &Layout),
         params: Conv2dParams,
-    ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(conv::conv_transpose2d(
-            x, lx, w, lw, params,
-        )))
+        out: &mut [T],
+    ) -> Result<()> {
+        conv::conv_transpose2d(x, lx, w, lw, params, out);
+        Ok(())
     }
 
-    #[inline]
-    fn pool2d<T: FloatDType, S: Shape>(
+    fn pool2d<T: FloatDType>(
         pool: Pool,
-        (x, lx): (&CpuStorage<T>, &Layout),
+        (x, lx): (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(pooling::pool2d(
-            pool, x, lx, kernel, params,
-        )))
+        out: &mut [T],
+    ) -> Result<()> {
+        pooling::pool2d(pool, x, lx, kernel, params, out);
+        Ok(())
     }
 
-    #[inline]
-    fn matmul<T: FloatDType, S: Shape>(
-        (a, la): (&CpuStorage<T>, &Layout),
-        (b, lb): (&CpuStorage<T>, &Layout),
-    ) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::from_output(matmul::matmul(a, la, b, lb)))
-    }
-
-    #[inline]
-    fn conv2d_weight_grad<T: FloatDType, S: Shape>(
-        (x, lx): (&CpuStorage<T>, &Layout),
-        (g, lg): (&CpuStorage<T>, &Layout),
+    fn conv2d_weight_grad<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (g, lg): (&[T], &Layout),
         kernel: [usize; 2],
         params: Conv2dParams,
-    ) -> Result<Option<CpuStorage<T>>> {
-        Ok(Some(CpuStorage::from_output(conv::conv2d_weight_grad(
-            x, lx, g, lg, kernel, params,
-        ))))
+        out: &mut [T],
+    ) -> Result<bool> {
+        conv::conv2d_weight_grad(x, lx, g, lg, kernel, params, out);
+        Ok(true)
     }
 
-    #[inline]
-    fn max_pool2d_backward<T: FloatDType, S: Shape>(
-        x: (&CpuStorage<T>, &Layout),
-        y: (&CpuStorage<T>, &Layout),
-        g: (&CpuStorage<T>, &Layout),
+    fn max_pool2d_backward<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (y, ly): (&[T], &Layout),
+        (g, lg): (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<Option<CpuStorage<T>>> {
-        Ok(Some(kernels::max_pool2d_backward(x, y, g, kernel, params)))
+        out: &mut [T],
+    ) -> Result<bool> {
+        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
+        pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
+        Ok(true)
     }
 
-    #[inline]
-    fn adam_step<T: FloatDType, S: Shape>(
-        w: &mut CpuStorage<T>,
-        m: &mut CpuStorage<T>,
-        v: &mut CpuStorage<T>,
-        grad: (&CpuStorage<T>, &Layout),
+    fn adam_step<T: FloatDType>(
+        w: &mut [T],
+        m: &mut [T],
+        v: &mut [T],
+        (g, lg): (&[T], &Layout),
         step: AdamStep,
     ) -> Result<bool> {
-        Ok(kernels::adam_step(w, m, v, grad, step))
-    }
-
-    #[inline]
-    fn where_cond<T: WithDType, S: Shape>(
-        mask: (&CpuStorage<u8>, &Layout),
-        on_true: (&CpuStorage<T>, &Layout),
-        on_false: (&CpuStorage<T>, &Layout),
-    ) -> Result<CpuStorage<T>> {
-        Ok(kernels::where_cond(mask, on_true, on_false))
-    }
-}
-
-/// The kernels' bodies, generic over element type and op but not over the output's shape (which the `Cpu`
-/// storage does not depend on), so each is compiled once per element type and op.
-mod kernels {
-    use super::elementwise::{
-        collect_into, dense_view, map_view, map_view_storage, zip_views_storage,
-    };
-    use super::{optim, pool, pooling, CpuStorage};
-    use crate::device::host::elementwise::{
-        as_slots, concat_into, map_view_into, update_dense, update_zip, where_into, zip_views_into,
-    };
-    use crate::device::host::indexing;
-    use crate::dtype::{cast as cast_one, FloatDType, IndexDType, WithDType};
-    use crate::error::Result;
-    use crate::layout::Layout;
-    use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, UnaryOp};
-    use crate::shape::Dims;
-    use alloc::vec::Vec;
-
-    pub(super) fn copy<T: WithDType>(src: &[T], layout: &Layout) -> CpuStorage<T> {
-        map_view_storage(src, layout, |x| x)
-    }
-
-    pub(super) fn cast<T: WithDType, U: WithDType>(src: &[T], layout: &Layout) -> CpuStorage<U> {
-        map_view_storage(src, layout, cast_one::<T, U>)
-    }
-
-    pub(super) fn unary<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        src: &[T],
-        layout: &Layout,
-    ) -> CpuStorage<T> {
-        map_view_storage(src, layout, |x| op.apply(x))
-    }
-
-    pub(super) fn binary<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        (a, la): (&CpuStorage<T>, &Layout),
-        (b, lb): (&CpuStorage<T>, &Layout),
-    ) -> CpuStorage<T> {
-        zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y))
-    }
-
-    pub(super) fn unary_into<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        (src, ls): (&CpuStorage<T>, &Layout),
-        out: &mut CpuStorage<T>,
-    ) {
-        match out.get_mut() {
-            // SAFETY: `map_view_into` writes only computed values.
-            Some(o) => map_view_into(unsafe { as_slots(&mut o[..ls.numel()]) }, src, ls, |x| {
-                op.apply(x)
-            }),
-            None => *out = unary(op, src, ls),
-        }
-    }
-
-    pub(super) fn binary_into<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        (a, la): (&CpuStorage<T>, &Layout),
-        (b, lb): (&CpuStorage<T>, &Layout),
-        out: &mut CpuStorage<T>,
-    ) {
-        match out.get_mut() {
-            // SAFETY: `zip_views_into` writes only computed values.
-            Some(o) => zip_views_into(
-                unsafe { as_slots(&mut o[..la.numel()]) },
-                (a, la),
-                (b, lb),
-                |x, y| op.apply(x, y),
-            ),
-            None => *out = binary(op, (a, la), (b, lb)),
-        }
-    }
-
-    pub(super) fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        dst: &mut CpuStorage<T>,
-        dims: &Dims,
-    ) {
-        let layout = Layout::contiguous(*dims);
-        match dst.get_mut() {
-            Some(d) => update_dense(&mut d[..layout.numel()], |x| op.apply(x)),
-            None => *dst = unary(op, dst, &layout),
-        }
-    }
-
-    pub(super) fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        dst: &mut CpuStorage<T>,
-        (b, lb): (&CpuStorage<T>, &Layout),
-    ) {
-        match dst.get_mut() {
-            Some(d) => update_zip(&mut d[..lb.numel()], (b, lb), |x, y| op.apply(x, y)),
-            None => {
-                let ld = Layout::contiguous(*lb.dims());
-                *dst = binary(op, (dst, &ld), (b, lb))
-            }
-        }
-    }
-
-    pub(super) fn compare<T: WithDType>(
-        op: CmpOp,
-        (a, la): (&CpuStorage<T>, &Layout),
-        (b, lb): (&CpuStorage<T>, &Layout),
-    ) -> CpuStorage<u8> {
-        zip_views_storage((a, la), (b, lb), |x, y| op.apply(x, y) as u8)
-    }
-
-    pub(super) fn concat<T: WithDType>(
-        parts: &[(&CpuStorage<T>, &Layout)],
-        axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        let n = parts.iter().map(|(_, l)| l.numel()).sum();
-        let mut out = pool::filled(n, T::ZERO);
-        let slices: Vec<(&[T], &Layout)> = parts.iter().map(|&(s, l)| (&s[..], l)).collect();
-        concat_into(&mut out, &slices, axis)?;
-        Ok(CpuStorage::from_output(out))
-    }
-
-    pub(super) fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        (src, ls): (&CpuStorage<T>, &Layout),
-        (idx, li): (&CpuStorage<I>, &Layout),
-        axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        let mut err = Ok(());
-        // SAFETY: `gather_into` writes every one of the index view's `li.numel()` positions (zero for a bad
-        // index, whose error is returned instead of the buffer).
-        let out = unsafe {
-            collect_into(li.numel(), |out| {
-                err = indexing::gather_into(op, out, (src, ls), (idx, li), axis)
-            })
-        };
-        err.map(|()| CpuStorage::from_output(out))
-    }
-
-    pub(super) fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        (dst, ld): (&CpuStorage<T>, &Layout),
-        (idx, li): (&CpuStorage<I>, &Layout),
-        (src, ls): (&CpuStorage<T>, &Layout),
-        axis: usize,
-    ) -> Result<CpuStorage<T>> {
-        let mut out = map_view(dst, ld, |x| x);
-        indexing::scatter_add(op, &mut out, ld, idx, li, src, ls, axis)?;
-        Ok(CpuStorage::from_output(out))
-    }
-
-    pub(super) fn max_pool2d_backward<T: FloatDType>(
-        (x, lx): (&CpuStorage<T>, &Layout),
-        (y, ly): (&CpuStorage<T>, &Layout),
-        (g, lg): (&CpuStorage<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-    ) -> CpuStorage<T> {
-        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
-        CpuStorage::from_output(pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params))
-    }
-
-    pub(super) fn adam_step<T: FloatDType>(
-        w: &mut CpuStorage<T>,
-        m: &mut CpuStorage<T>,
-        v: &mut CpuStorage<T>,
-        (g, lg): (&CpuStorage<T>, &Layout),
-        step: AdamStep,
-    ) -> bool {
-        let (Some(range), Some(w), Some(m), Some(v)) =
-            (lg.contiguous_range(), w.get_mut(), m.get_mut(), v.get_mut())
-        else {
-            return false;
+        let Some(range) = lg.contiguous_range() else {
+            return Ok(false);
         };
         let n = range.len();
         optim::adam(&mut w[..n], &mut m[..n], &mut v[..n], &g[range], step);
-        true
-    }
-
-    pub(super) fn where_cond<T: WithDType>(
-        (m, lm): (&CpuStorage<u8>, &Layout),
-        (t, lt): (&CpuStorage<T>, &Layout),
-        (f, lf): (&CpuStorage<T>, &Layout),
-    ) -> CpuStorage<T> {
-        // SAFETY: `where_into` writes one value per element of the (common) view: all `lm.numel()` slots.
-        unsafe { CpuStorage::collect(lm.numel(), |out| where_into(out, (m, lm), (t, lt), (f, lf))) }
+        Ok(true)
     }
 }

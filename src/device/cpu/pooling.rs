@@ -181,7 +181,8 @@ pub(super) fn pool2d<T: FloatDType>(
     lx: &Layout,
     kernel: usize,
     p: Conv2dParams,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     match pool {
         // Of equal values the first stays (-0 before +0 keeps -0); a NaN wins (`NAN_WINS`), as in max
         // reductions. The step alone, one compare and select, keeps each window's chain short; a dense input
@@ -190,9 +191,9 @@ pub(super) fn pool2d<T: FloatDType>(
             let max = |acc: T::Acc, v: T::Acc| if v > acc { v } else { acc };
             let no_nan = lx.contiguous_range().is_some_and(|r| !has_nan(&x[r]));
             if no_nan {
-                pool_with::<T, false>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc)
+                pool_with::<T, false>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc, out)
             } else {
-                pool_with::<T, true>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc)
+                pool_with::<T, true>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc, out)
             }
         }
         Pool::Avg => {
@@ -205,6 +206,7 @@ pub(super) fn pool2d<T: FloatDType>(
                 T::Acc::ZERO,
                 |acc, v| acc.add(v),
                 |acc| acc.div(window),
+                out,
             )
         }
     }
@@ -223,6 +225,7 @@ const LANES: usize = 4;
 /// on each window's result. With `NAN_WINS`, a window holding a NaN gives its first NaN (`step` need not handle
 /// NaN). The whole windows run `LANES` at a time, the clipped ones at the border one by one.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the view and geometry, the fold's three parts, the output
 fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     x: &[T],
     lx: &Layout,
@@ -231,11 +234,13 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     init: T::Acc,
     step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
     finish: impl Fn(T::Acc) -> T::Acc + Sync,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     let [n, c, _, _] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let mut out = super::pool::filled(n * c * oh * ow, T::ZERO);
+    let out = &mut out[..n * c * oh * ow];
+    out.fill(T::ZERO);
     let taps = out.len() * kernel * kernel;
     let first_nan = |plane: &[T], y: usize, xo: usize| {
         let mut first = None;
@@ -256,7 +261,7 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
         });
         T::from_acc(finish(if nan { first_nan(plane, y, xo) } else { acc }))
     };
-    for_each_plane(&mut out, oh * ow, taps, |i, out_plane| {
+    for_each_plane(out, oh * ow, taps, |i, out_plane| {
         let plane = win.plane(x, i);
         let mut blocks = win.whole.chunks_exact(LANES);
         for block in &mut blocks {
@@ -283,7 +288,6 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
             out_plane[o] = window(plane, o / ow, o % ow);
         }
     });
-    out
 }
 
 /// The gradient of max pooling: `y` is the dense forward output, `g` its dense gradient; every input position
@@ -296,11 +300,13 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     g: &[T],
     kernel: usize,
     p: Conv2dParams,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     let [n, c, h, wd] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let mut out = super::pool::filled(n * c * h * wd, T::ZERO);
+    let out = &mut out[..n * c * h * wd];
+    out.fill(T::ZERO);
     let taps = n * c * oh * ow * kernel * kernel;
     let route = |i: usize, acc: &mut [T::Acc]| {
         let plane = win.plane(x, i);
@@ -326,9 +332,8 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
         }
     };
     let mut acc = Vec::new();
-    sum_in_acc(&mut out, &mut acc, |acc| {
+    sum_in_acc(out, &mut acc, |acc| {
         for_each_plane(acc, h * wd, taps, route)
     });
     super::pool::recycle(acc);
-    out
 }

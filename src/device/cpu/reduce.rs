@@ -1,7 +1,7 @@
 //! Reductions on the host: every output folds its elements in index order (or, for a column sum, rows are added
 //! into rows of accumulators); large inputs are split across threads.
 
-use super::elementwise::collect_into;
+use crate::device::host::elementwise::as_slots;
 #[cfg(feature = "std")]
 use crate::device::host::elementwise::PARALLEL_MIN;
 #[cfg(feature = "std")]
@@ -11,6 +11,7 @@ use crate::dtype::WithDType;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::ReduceOp;
 use crate::shape::MAX_RANK;
+#[cfg(feature = "std")]
 use alloc::vec::Vec;
 
 /// `op` over the axes marked in `reduced`; the output is contiguous over the kept axes, in order.
@@ -23,7 +24,8 @@ pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
     src: &[T],
     layout: &Layout,
     reduced: &[bool; MAX_RANK],
-) -> Vec<Op::Out> {
+    out: &mut [Op::Out],
+) {
     #[cfg(feature = "std")]
     if layout.numel() >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
@@ -32,14 +34,20 @@ pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
             (0..layout.rank()).find(|&ax| reduced[ax] == want_reduced && dims[ax] > 1)
         };
         if let Some(ax) = axis_to_split(false) {
-            let pieces: Vec<Vec<Op::Out>> = parts(dims[ax])
-                .into_par_iter()
-                .map(|(start, len)| {
-                    let part = layout.narrow(Op::NAME, ax, start, len).expect("in bounds");
-                    reduce_serial(op, src, &part, reduced)
-                })
-                .collect();
-            return pieces.concat();
+            // Kept axes before `ax` have size 1, so each step along it owns `per_step` consecutive outputs.
+            let per_step = layout.split_reduced(reduced).0.numel() / dims[ax];
+            let mut blocks = Vec::new();
+            let mut rest = &mut out[..per_step * dims[ax]];
+            for (start, len) in parts(dims[ax]) {
+                let (block, tail) = rest.split_at_mut(len * per_step);
+                blocks.push((start, len, block));
+                rest = tail;
+            }
+            blocks.into_par_iter().for_each(|(start, len, block)| {
+                let part = layout.narrow(Op::NAME, ax, start, len).expect("in bounds");
+                reduce_serial(op, src, &part, reduced, block)
+            });
+            return;
         }
         if let Some(ax) = axis_to_split(true) {
             // One output: the reduced elements after axis `ax` number `per_step` per step along it.
@@ -56,10 +64,11 @@ pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
                 .into_iter()
                 .reduce(|a, b| op.merge(a, b))
                 .expect("at least one part");
-            return alloc::vec![op.finish(acc, count)];
+            out[0] = op.finish(acc, count);
+            return;
         }
     }
-    reduce_serial(op, src, layout, reduced)
+    reduce_serial(op, src, layout, reduced, out)
 }
 
 /// `(start, len)` pieces of an axis of `size`: a few per thread.
@@ -90,7 +99,8 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     src: &[T],
     layout: &Layout,
     reduced: &[bool; MAX_RANK],
-) -> Vec<Op::Out> {
+    out: &mut [Op::Out],
+) {
     let (outer, inner) = layout.split_reduced(reduced);
     let count = inner.numel();
     let innermost_kept = (0..layout.rank())
@@ -99,12 +109,8 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
         .is_some_and(|ax| !reduced[ax]);
 
     if !(innermost_kept && !Op::USES_INDEX && count > 0) {
-        // SAFETY: `reduce_rows_into` writes one value per output position: all `outer.numel()` slots.
-        return unsafe {
-            collect_into(outer.numel(), |out| {
-                reduce_rows_into(&op, src, layout, reduced, out)
-            })
-        };
+        // SAFETY: `reduce_rows_into` writes only computed values.
+        return reduce_rows_into(&op, src, layout, reduced, unsafe { as_slots(out) });
     }
     // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
     let mut acc_strides = [0; MAX_RANK];
@@ -133,5 +139,7 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
             }
         },
     );
-    accs.into_iter().map(|a| op.finish(a, count)).collect()
+    for (o, a) in out.iter_mut().zip(accs) {
+        *o = op.finish(a, count);
+    }
 }

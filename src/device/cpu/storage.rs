@@ -12,11 +12,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::MaybeUninit;
 
-use super::elementwise::collect_into;
 use super::pool;
-use crate::device::host::elementwise::as_slots;
 use crate::dtype::WithDType;
 
 use crate::device::INLINE_BYTES;
@@ -110,20 +107,14 @@ impl<T: WithDType> CpuStorage<T> {
         }
     }
 
-    /// A fresh buffer of `n` elements written by `fill`: the kernels' output path (inline when small, so a small
-    /// result never touches the heap; an uninitialised vector otherwise).
-    ///
-    /// # Safety
-    ///
-    /// `fill` must write an initialised value to every one of the `n` slots it receives.
-    #[inline(always)]
-    pub(crate) unsafe fn collect(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
+    /// A fresh buffer of `n` elements for a kernel to overwrite (their values are unspecified): inline when small,
+    /// else a cached buffer of the size as it was left, or zeros from the allocator.
+    #[inline]
+    pub(crate) fn for_output(n: usize) -> Self {
         if Self::fits_inline(n) {
-            // SAFETY: `fill` writes only initialised values (the contract).
-            Self::filled_by(n, |out| fill(unsafe { as_slots(out) }))
+            Self::filled_by(n, |_| {})
         } else {
-            // SAFETY: `fill` initialises all `n` slots (the contract).
-            CpuStorage(HeapBuffer::shared(unsafe { collect_into(n, fill) }))
+            CpuStorage(HeapBuffer::shared(pool::for_output(n)))
         }
     }
 
@@ -143,12 +134,6 @@ impl<T: WithDType> CpuStorage<T> {
     #[inline]
     pub fn from_vec(data: Vec<T>) -> Self {
         Self::holding(data, false)
-    }
-
-    /// A kernel's output, allocated through the [`pool`] (inline when small): cached for reuse when dropped.
-    #[inline]
-    pub(super) fn from_output(data: Vec<T>) -> Self {
-        Self::holding(data, true)
     }
 
     /// `data` inline when small, else kept as it is (back to the [`pool`] when dropped if `recycle`).

@@ -7,7 +7,7 @@
 
 pub mod kernels;
 
-use super::{Device, Kernels};
+use super::{Device, Kernels, Operand};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
@@ -411,21 +411,8 @@ fn launch_grid(
         .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
 }
 
-/// Allocates `n` outputs of `U` and launches `sig` with the common parameter order
-/// `(n, <inputs: layouts then pointers>, out, <scalars>)`.
-fn run<U: WithDType>(
-    op: &'static str,
-    sig: KernelSig,
-    n: usize,
-    inputs: Vec<Arg>,
-    scalars: Vec<Arg>,
-) -> Result<CudaStorage<U>> {
-    let out = CudaStorage::<U>::alloc(op, n)?;
-    run_into(op, sig, n, inputs, out.ptr_at(0), scalars)?;
-    Ok(out)
-}
-
-/// [`run`] writing into `out` (a device address of at least `n` elements). Every kernel run this way loops with
+/// Launches `sig` with the common parameter order `(n, <inputs: layouts then pointers>, out, <scalars>)`,
+/// writing `n` elements at `out` (a device address of at least `n` elements). Every kernel run this way loops with
 /// `elementwise` (`ptx/common.cuh`).
 fn run_into(
     op: &'static str,
@@ -441,14 +428,6 @@ fn run_into(
     args.push(Arg::U64(out));
     args.extend(scalars);
     launch_per_thread(op, sig, n, ELEMS_PER_THREAD, args)
-}
-
-impl<T: WithDType> CudaStorage<T> {
-    /// The buffer's address when nothing else shares it and it holds `n` elements: an in-place form may write
-    /// there (value semantics: no other tensor can see the change).
-    fn unique_ptr(&mut self, n: usize) -> Option<u64> {
-        (self.len >= n && Arc::get_mut(&mut self.bytes).is_some()).then(|| self.ptr_at(0))
-    }
 }
 
 /// Layouts first, then data pointers: the parameter order of the multi-operand kernels.
@@ -550,7 +529,7 @@ fn weight_grad<T: FloatDType>(
     let (cog, ckg, ckt) = (co / groups, c / groups * kh * kw, c * kh * kw);
     let contraction = n * l;
     if co * ckg == 0 || contraction == 0 {
-        return Cuda::full(co * ckg, T::ZERO);
+        return <Cuda as Kernels>::full::<T, ()>(co * ckg, T::ZERO);
     }
     let view = |dims: &[usize], strides: &[usize], offset| {
         Layout::from_parts(Dims::from_slice(dims), strides, offset)
@@ -559,18 +538,17 @@ fn weight_grad<T: FloatDType>(
     // buffer goes back to the cache before the products).
     let col = {
         let per_image = im2col(OP, (x, lx), [co, kh, kw], [oh, ow], &p)?;
-        Cuda::copy_strided(&per_image, &view(&[ckt, n, l], &[l, ckt * l, 1], 0))?
+        let rows = view(&[ckt, n, l], &[l, ckt * l, 1], 0);
+        fresh(OP, rows.numel(), |d| Cuda::copy((&per_image, &rows), d))?
     };
     // dY as rows of (C_out, N * L).
     let sg = lgy.strides();
-    let gy = Cuda::copy_strided(
-        gy,
-        &view(
-            &[co, n, oh, ow],
-            &[sg[1], sg[0], sg[2], sg[3]],
-            lgy.offset(),
-        ),
-    )?;
+    let gy_rows = view(
+        &[co, n, oh, ow],
+        &[sg[1], sg[0], sg[2], sg[3]],
+        lgy.offset(),
+    );
+    let gy = fresh(OP, gy_rows.numel(), |d| Cuda::copy((gy, &gy_rows), d))?;
     // Chunks of the contraction: ~512 blocks of 128 x 128 outputs in all, none shorter than 256 products.
     let tiles = cog.div_ceil(128) * ckg.div_ceil(128) * groups;
     let chunks = (512 / tiles).clamp(1, (contraction / 256).max(1));
@@ -614,7 +592,9 @@ fn weight_grad<T: FloatDType>(
     let mut reduced = [false; MAX_RANK];
     reduced[0] = true;
     let parts_view = view(&[parts, co * ckg], &[co * ckg, 1], 0);
-    Cuda::reduce(crate::ops::Sum, &partial, &parts_view, &reduced)
+    fresh(OP, co * ckg, |d| {
+        Cuda::reduce(crate::ops::Sum, (&partial, &parts_view), &reduced, d)
+    })
 }
 
 /// The device word where gather/scatter kernels record the first position holding an out-of-range index.
@@ -708,10 +688,65 @@ fn read_back<T: WithDType>(
 
 impl Device for Cuda {}
 
-/// The kernels' bodies, generic over element type and op but not over the output's shape (which the storage
-/// does not depend on): the [`Kernels`] impl below forwards to them.
-impl Cuda {
-    fn full<T: WithDType>(n: usize, value: T) -> Result<CudaStorage<T>> {
+/// A fresh buffer of `n` elements that `kernel` writes: for the intermediate buffers of composite kernels.
+fn fresh<T: WithDType>(
+    op: &'static str,
+    n: usize,
+    kernel: impl FnOnce(&mut CudaStorage<T>) -> Result<()>,
+) -> Result<CudaStorage<T>> {
+    let mut out = CudaStorage::alloc(op, n)?;
+    kernel(&mut out)?;
+    Ok(out)
+}
+
+/// The address of `out`'s first element, where a kernel writes `n` elements: an error (not a write past the
+/// end) when the destination is shorter.
+fn dest<T: WithDType>(op: &'static str, out: &CudaStorage<T>, n: usize) -> Result<u64> {
+    if out.len() < n {
+        return Err(cuda_err(
+            op,
+            format!(
+                "internal error: a destination of {} elements for {n} results",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out.ptr_at(0))
+}
+
+impl Kernels for Cuda {
+    type Buffer<T: WithDType> = CudaStorage<T>;
+    type Storage<T: WithDType, S: Shape> = CudaStorage<T>;
+    type View<S: Shape> = Strided<S>;
+    const NAME: &'static str = "cuda";
+
+    #[inline(always)]
+    fn buffer<T: WithDType, S: Shape>(storage: &CudaStorage<T>) -> &CudaStorage<T> {
+        storage
+    }
+
+    #[inline]
+    fn buffer_mut<T: WithDType, S: Shape>(
+        storage: &mut CudaStorage<T>,
+    ) -> Option<&mut CudaStorage<T>> {
+        Arc::get_mut(&mut storage.bytes)
+            .is_some()
+            .then_some(storage)
+    }
+
+    fn alloc<T: WithDType, S: Shape>(op: &'static str, n: usize) -> Result<CudaStorage<T>> {
+        CudaStorage::alloc(op, n)
+    }
+
+    #[inline]
+    fn view<T: WithDType, S0: Shape, S: Shape>(
+        storage: &CudaStorage<T>,
+        layout: &Layout,
+    ) -> Result<(CudaStorage<T>, Strided<S>)> {
+        Ok((storage.clone(), Strided::from_layout(layout)))
+    }
+
+    fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<CudaStorage<T>> {
         let out = CudaStorage::<T>::alloc("full", n)?;
         let args = alloc::vec![
             Arg::U64(n as u64),
@@ -722,7 +757,7 @@ impl Cuda {
         Ok(out)
     }
 
-    fn from_slice<T: WithDType>(data: &[T]) -> Result<CudaStorage<T>> {
+    fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CudaStorage<T>> {
         let out = CudaStorage::<T>::alloc("from_slice", data.len())?;
         if !data.is_empty() {
             let bytes: &[u8] = bytemuck::cast_slice(data);
@@ -740,7 +775,9 @@ impl Cuda {
         let (src, offset) = if layout.is_contiguous() {
             (storage, layout.offset())
         } else {
-            dense = Self::copy_strided(storage, layout)?;
+            dense = fresh("to_vec", layout.numel(), |d| {
+                Self::copy((storage, layout), d)
+            })?;
             (&dense, 0)
         };
         let mut out = alloc::vec![T::ZERO; layout.numel()];
@@ -748,163 +785,110 @@ impl Cuda {
         Ok(out)
     }
 
-    fn copy_strided<T: WithDType>(
-        storage: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<T>> {
+    fn copy<T: WithDType>(
+        (src, layout): (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let sig = KernelSig::copy(T::DTYPE);
-        run(
+        let n = layout.numel();
+        let inputs = views([Arg::view(src, layout)]);
+        run_into(
             "contiguous",
             sig,
-            layout.numel(),
-            views([Arg::view(storage, layout)]),
+            n,
+            inputs,
+            dest("contiguous", out, n)?,
             Vec::new(),
         )
     }
 
     fn cast<T: WithDType, U: WithDType>(
-        storage: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<U>> {
+        (src, layout): (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<U>,
+    ) -> Result<()> {
         let sig = KernelSig::cast(T::DTYPE, U::DTYPE);
-        run(
+        let n = layout.numel();
+        let inputs = views([Arg::view(src, layout)]);
+        run_into(
             "to_dtype",
             sig,
-            layout.numel(),
-            views([Arg::view(storage, layout)]),
+            n,
+            inputs,
+            dest("to_dtype", out, n)?,
             Vec::new(),
         )
     }
 
+    // In place ([`Operand::Out`]): the kernels read element i of the dense destination before writing element i.
     fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
-        storage: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<T>> {
+        src: Operand<'_, CudaStorage<T>>,
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        let n = src.numel();
+        let ptr = dest(Op::NAME, out, n)?;
+        let inputs = match src {
+            Operand::View(src, ls) => views([Arg::view(src, ls)]),
+            Operand::Out(dims) => alloc::vec![
+                Arg::Layout(KernelLayout::new(&Layout::contiguous(*dims))),
+                Arg::U64(ptr)
+            ],
+        };
         let sig = KernelSig::unary(Op::NAME, T::DTYPE);
         let scalars = op.params().map(Arg::scalar).into();
-        run(
-            Op::NAME,
-            sig,
-            layout.numel(),
-            views([Arg::view(storage, layout)]),
-            scalars,
-        )
+        run_into(Op::NAME, sig, n, inputs, ptr, scalars)
     }
 
     fn binary<T: WithDType, Op: BinaryOp<T>>(
         _op: Op,
-        (a, la): (&CudaStorage<T>, &Layout),
+        lhs: Operand<'_, CudaStorage<T>>,
         (b, lb): (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        let n = lb.numel();
+        let ptr = dest(Op::NAME, out, n)?;
+        let inputs = match lhs {
+            Operand::View(a, la) => views([Arg::view(a, la), Arg::view(b, lb)]),
+            Operand::Out(dims) => alloc::vec![
+                Arg::Layout(KernelLayout::new(&Layout::contiguous(*dims))),
+                Arg::Layout(KernelLayout::new(lb)),
+                Arg::U64(ptr),
+                Arg::U64(b.ptr_at(lb.offset())),
+            ],
+        };
         let sig = KernelSig::binary(Op::NAME, T::DTYPE);
-        let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
-        run(Op::NAME, sig, la.numel(), inputs, Vec::new())
-    }
-
-    fn unary_into<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        (src, ls): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        match out.unique_ptr(ls.numel()) {
-            Some(ptr) => {
-                let sig = KernelSig::unary(Op::NAME, T::DTYPE);
-                let scalars = op.params().map(Arg::scalar).into();
-                let inputs = views([Arg::view(src, ls)]);
-                run_into(Op::NAME, sig, ls.numel(), inputs, ptr, scalars)
-            }
-            None => {
-                *out = Self::unary(op, src, ls)?;
-                Ok(())
-            }
-        }
-    }
-
-    fn binary_into<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        (a, la): (&CudaStorage<T>, &Layout),
-        (b, lb): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        match out.unique_ptr(la.numel()) {
-            Some(ptr) => {
-                let sig = KernelSig::binary(Op::NAME, T::DTYPE);
-                let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
-                run_into(Op::NAME, sig, la.numel(), inputs, ptr, Vec::new())
-            }
-            None => {
-                *out = Self::binary(op, (a, la), (b, lb))?;
-                Ok(())
-            }
-        }
-    }
-
-    // In place: the kernels read element i of the dense destination before writing element i.
-    fn unary_assign<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        dst: &mut CudaStorage<T>,
-        dims: &crate::shape::Dims,
-    ) -> Result<()> {
-        let layout = Layout::contiguous(*dims);
-        match dst.unique_ptr(layout.numel()) {
-            Some(ptr) => {
-                let sig = KernelSig::unary(Op::NAME, T::DTYPE);
-                let scalars = op.params().map(Arg::scalar).into();
-                let inputs = alloc::vec![Arg::Layout(KernelLayout::new(&layout)), Arg::U64(ptr)];
-                run_into(Op::NAME, sig, layout.numel(), inputs, ptr, scalars)
-            }
-            None => {
-                *dst = Self::unary(op, dst, &layout)?;
-                Ok(())
-            }
-        }
-    }
-
-    fn binary_assign<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        dst: &mut CudaStorage<T>,
-        (b, lb): (&CudaStorage<T>, &Layout),
-    ) -> Result<()> {
-        let ld = Layout::contiguous(*lb.dims());
-        match dst.unique_ptr(ld.numel()) {
-            Some(ptr) => {
-                let sig = KernelSig::binary(Op::NAME, T::DTYPE);
-                let inputs = alloc::vec![
-                    Arg::Layout(KernelLayout::new(&ld)),
-                    Arg::Layout(KernelLayout::new(lb)),
-                    Arg::U64(ptr),
-                    Arg::U64(b.ptr_at(lb.offset())),
-                ];
-                run_into(Op::NAME, sig, ld.numel(), inputs, ptr, Vec::new())
-            }
-            None => {
-                *dst = Self::binary(op, (dst, &ld), (b, lb))?;
-                Ok(())
-            }
-        }
+        run_into(Op::NAME, sig, n, inputs, ptr, Vec::new())
     }
 
     fn compare<T: WithDType>(
         op: CmpOp,
         (a, la): (&CudaStorage<T>, &Layout),
         (b, lb): (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<u8>> {
+        out: &mut CudaStorage<u8>,
+    ) -> Result<()> {
         let sig = KernelSig::binary(op.name(), T::DTYPE);
+        let n = la.numel();
         let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
-        run(op.name(), sig, la.numel(), inputs, Vec::new())
+        run_into(
+            op.name(),
+            sig,
+            n,
+            inputs,
+            dest(op.name(), out, n)?,
+            Vec::new(),
+        )
     }
 
     fn reduce<T: WithDType, Op: ReduceOp<T>>(
         op: Op,
-        storage: &CudaStorage<T>,
-        layout: &Layout,
+        (storage, layout): (&CudaStorage<T>, &Layout),
         reduced: &[bool; MAX_RANK],
-    ) -> Result<CudaStorage<Op::Out>> {
+        out: &mut CudaStorage<Op::Out>,
+    ) -> Result<()> {
         let name = Op::NAME;
         let (outer, inner) = layout.split_reduced(reduced);
         let (n_out, count) = (outer.numel(), inner.numel());
-        let out = CudaStorage::<Op::Out>::alloc(name, n_out)?;
+        let out_ptr = dest(name, out, n_out)?;
         // Few outputs over many elements: split each output's range into parts (blocks) so the whole GPU works,
         // then merge the parts' states in a second kernel.
         let parts = if n_out >= 256 || count < 8192 {
@@ -931,7 +915,7 @@ impl Cuda {
             Arg::Layout(KernelLayout::new(&inner)),
             Arg::U64(storage.ptr_at(outer.offset())),
             Arg::U64(partial_ptr),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
             Arg::scalar(op.param()),
         ];
         let grid = (n_out * parts).min(MAX_BLOCKS) as u32;
@@ -943,26 +927,27 @@ impl Cuda {
                 Arg::U64(parts as u64),
                 Arg::U64(count as u64),
                 Arg::U64(partial_ptr),
-                Arg::U64(out.ptr_at(0)),
+                Arg::U64(out_ptr),
                 Arg::scalar(op.param()),
             ];
             launch(name, KernelSig::reduce_merge(name, T::DTYPE), n_out, args)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn concat<T: WithDType>(
         parts: &[(&CudaStorage<T>, &Layout)],
         axis: usize,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         // Each part is copied into its slab of the dense output: a narrowed view of it.
         let Some((_, first)) = parts.first() else {
-            return CudaStorage::alloc("cat", 0);
+            return Ok(());
         };
         let mut dims = *first.dims();
         dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
         let whole = Layout::contiguous(dims);
-        let out = CudaStorage::<T>::alloc("cat", whole.numel())?;
+        dest("cat", out, whole.numel())?;
         let mut start = 0;
         for (storage, layout) in parts {
             let len = layout.dims()[axis];
@@ -977,7 +962,7 @@ impl Cuda {
             ];
             launch("cat", KernelSig::copy_into(T::DTYPE), layout.numel(), args)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn gather<T: WithDType, I: IndexDType>(
@@ -985,11 +970,12 @@ impl Cuda {
         (src, ls): (&CudaStorage<T>, &Layout),
         (idx, li): (&CudaStorage<I>, &Layout),
         axis: usize,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
         let walk = ls.along_index(li, axis);
         let n = li.numel();
-        let out = CudaStorage::<T>::alloc(op, n)?;
+        let out_ptr = dest(op, out, n)?;
         let err = IndexError::new(op)?;
         let args = alloc::vec![
             Arg::U64(n as u64),
@@ -999,12 +985,11 @@ impl Cuda {
             Arg::U64(step as u64),
             Arg::U64(idx.ptr_at(li.offset())),
             Arg::U64(src.ptr_at(walk.offset())),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
             Arg::U64(err.ptr()),
         ];
         launch(op, KernelSig::gather(I::DTYPE, T::DTYPE), n, args)?;
-        err.check(op, (idx, li), axis, size)?;
-        Ok(out)
+        err.check(op, (idx, li), axis, size)
     }
 
     fn scatter_add<T: WithDType, I: IndexDType>(
@@ -1013,9 +998,10 @@ impl Cuda {
         (idx, li): (&CudaStorage<I>, &Layout),
         (src, ls): (&CudaStorage<T>, &Layout),
         axis: usize,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         // The output is a dense copy of the destination view, with the source added through atomics.
-        let out = Self::copy_strided(dst, ld)?;
+        Self::copy((dst, ld), out)?;
         let dense = Layout::contiguous(*ld.dims());
         let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
         let walk = dense.along_index(li, axis);
@@ -1034,22 +1020,21 @@ impl Cuda {
             Arg::U64(err.ptr()),
         ];
         launch(op, KernelSig::scatter_add(I::DTYPE, T::DTYPE), n, args)?;
-        err.check(op, (idx, li), axis, size)?;
-        Ok(out)
+        err.check(op, (idx, li), axis, size)
     }
 
     fn along_axis<T: FloatDType>(
         op: AlongAxis,
-        storage: &CudaStorage<T>,
-        layout: &Layout,
+        (storage, layout): (&CudaStorage<T>, &Layout),
         axis: usize,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let name = op.name();
         let dims = *layout.dims();
-        let out = CudaStorage::<T>::alloc(name, layout.numel())?;
+        let out_ptr = dest(name, out, layout.numel())?;
         let len = dims[axis];
         if len == 0 {
-            return Ok(out);
+            return Ok(());
         }
         let mut on_axis = [false; MAX_RANK];
         on_axis[axis] = true;
@@ -1068,29 +1053,29 @@ impl Cuda {
             Arg::U64(along.strides()[0] as u64),
             Arg::U64(along_out.strides()[0] as u64),
             Arg::U64(storage.ptr_at(outer.offset())),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
             Arg::scalar(eps),
         ];
         let grid = rows.min(MAX_BLOCKS) as u32;
         let sig = KernelSig::along_axis(name, T::DTYPE);
-        launch_grid(name, sig, (grid, 1, 1), threads_for(len), args)?;
-        Ok(out)
+        launch_grid(name, sig, (grid, 1, 1), threads_for(len), args)
     }
 
     fn conv2d<T: FloatDType>(
         (x, lx): (&CudaStorage<T>, &Layout),
         (w, lw): (&CudaStorage<T>, &Layout),
         p: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         // im2col into a dense [N, C * KH * KW, OH * OW] buffer, then one batched product per group.
         let [n, c, h, wd] = lx.dims4();
         let [co, cig, kh, kw] = lw.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kh, kw]).unwrap_or([0, 0]);
         let (g, cog, l) = (p.groups, co / p.groups, oh * ow);
         let kc = cig * kh * kw;
-        let out = CudaStorage::<T>::alloc("conv2d", n * co * l)?;
-        if out.is_empty() {
-            return Ok(out);
+        dest("conv2d", out, n * co * l)?;
+        if n * co * l == 0 {
+            return Ok(());
         }
         let col = im2col("conv2d", (x, lx), [co, kh, kw], [oh, ow], &p)?;
         // The weight as [C_out, cig * KH * KW] rows: in place when its last three axes flatten.
@@ -1099,7 +1084,7 @@ impl Cuda {
         let (w_buf, w_row, w_col, w_base) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
             (w, sw[0], sw[3], lw.offset())
         } else {
-            dense_w = Self::copy_strided(w, lw)?;
+            dense_w = fresh("conv2d", lw.numel(), |d| Self::copy((w, lw), d))?;
             (&dense_w, kc, 1, 0)
         };
         for grp in 0..g {
@@ -1120,20 +1105,21 @@ impl Cuda {
                 out.ptr_at(grp * cog * l),
             )?;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn conv_transpose2d<T: FloatDType>(
         (x, lx): (&CudaStorage<T>, &Layout),
         (w, lw): (&CudaStorage<T>, &Layout),
         p: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let [n, c, h, wd] = lx.dims4();
         let [_, cog, kh, kw] = lw.dims4();
         let [oh, ow] = p.transposed_output_hw([h, wd], [kh, kw]);
         let co = cog * p.groups;
         let total = n * co * oh * ow;
-        let out = CudaStorage::<T>::alloc("conv_transpose2d", total)?;
+        let out_ptr = dest("conv_transpose2d", out, total)?;
         let args = alloc::vec![
             Arg::U64(total as u64),
             Arg::Geom(conv_geom([n, c, h, wd], [co, kh, kw], [oh, ow], &p)),
@@ -1141,11 +1127,10 @@ impl Cuda {
             Arg::Layout(KernelLayout::new(lw)),
             Arg::U64(x.ptr_at(lx.offset())),
             Arg::U64(w.ptr_at(lw.offset())),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
         ];
         let sig = KernelSig::conv_transpose2d(T::DTYPE);
-        launch("conv_transpose2d", sig, total, args)?;
-        Ok(out)
+        launch("conv_transpose2d", sig, total, args)
     }
 
     fn pool2d<T: FloatDType>(
@@ -1153,7 +1138,8 @@ impl Cuda {
         (x, lx): (&CudaStorage<T>, &Layout),
         kernel: usize,
         p: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let name = match pool {
             Pool::Max => "max_pool2d",
             Pool::Avg => "avg_pool2d",
@@ -1161,16 +1147,15 @@ impl Cuda {
         let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         let total = n * c * oh * ow;
-        let out = CudaStorage::<T>::alloc(name, total)?;
+        let out_ptr = dest(name, out, total)?;
         let args = alloc::vec![
             Arg::U64(total as u64),
             Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
             Arg::Layout(KernelLayout::new(lx)),
             Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
         ];
-        launch(name, KernelSig::pool(name, T::DTYPE), total, args)?;
-        Ok(out)
+        launch(name, KernelSig::pool(name, T::DTYPE), total, args)
     }
 
     fn conv2d_weight_grad<T: FloatDType>(
@@ -1178,20 +1163,25 @@ impl Cuda {
         (gy, lgy): (&CudaStorage<T>, &Layout),
         kernel: [usize; 2],
         p: Conv2dParams,
-    ) -> Result<Option<CudaStorage<T>>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<bool> {
+        const OP: &str = "conv2d_weight_grad";
         if T::DTYPE == DType::F16 || T::DTYPE == DType::BF16 {
             // As on the CPU: inputs widened once, products summed in f32, one rounding at the end.
             let dense = |l: &Layout| Layout::contiguous(*l.dims());
-            let (wx, wg) = (Self::cast::<T, f32>(x, lx)?, Self::cast::<T, f32>(gy, lgy)?);
+            let widen = |(s, l): (&CudaStorage<T>, &Layout)| {
+                fresh::<f32>(OP, l.numel(), |d| Self::cast((s, l), d))
+            };
+            let (wx, wg) = (widen((x, lx))?, widen((gy, lgy))?);
             let grad = weight_grad(&wx, &dense(lx), &wg, &dense(lgy), kernel, p)?;
-            let len = grad.len();
-            let rounded = Self::cast::<f32, T>(
-                &grad,
-                &Layout::from_parts(Dims::from_slice(&[len]), &[1], 0),
-            )?;
-            return Ok(Some(rounded));
+            let flat = Layout::from_parts(Dims::from_slice(&[grad.len()]), &[1], 0);
+            Self::cast((&grad, &flat), out)?;
+        } else {
+            let grad = weight_grad(x, lx, gy, lgy, kernel, p)?;
+            let flat = Layout::from_parts(Dims::from_slice(&[grad.len()]), &[1], 0);
+            Self::copy((&grad, &flat), out)?;
         }
-        weight_grad(x, lx, gy, lgy, kernel, p).map(Some)
+        Ok(true)
     }
 
     fn max_pool2d_backward<T: FloatDType>(
@@ -1200,7 +1190,8 @@ impl Cuda {
         (g, lg): (&CudaStorage<T>, &Layout),
         kernel: usize,
         p: Conv2dParams,
-    ) -> Result<Option<CudaStorage<T>>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<bool> {
         const OP: &str = "max_pool2d_backward";
         let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
@@ -1209,17 +1200,17 @@ impl Cuda {
         let (y, y_off) = if ly.is_contiguous() {
             (y, ly.offset())
         } else {
-            y_dense = Self::copy_strided(y, ly)?;
+            y_dense = fresh(OP, ly.numel(), |d| Self::copy((y, ly), d))?;
             (&y_dense, 0)
         };
         let (g, g_off) = if lg.is_contiguous() {
             (g, lg.offset())
         } else {
-            g_dense = Self::copy_strided(g, lg)?;
+            g_dense = fresh(OP, lg.numel(), |d| Self::copy((g, lg), d))?;
             (&g_dense, 0)
         };
         let total = n * c * h * wd;
-        let out = CudaStorage::<T>::alloc(OP, total)?;
+        let out_ptr = dest(OP, out, total)?;
         let args = alloc::vec![
             Arg::U64(total as u64),
             Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
@@ -1227,10 +1218,10 @@ impl Cuda {
             Arg::U64(x.ptr_at(lx.offset())),
             Arg::U64(y.ptr_at(y_off)),
             Arg::U64(g.ptr_at(g_off)),
-            Arg::U64(out.ptr_at(0)),
+            Arg::U64(out_ptr),
         ];
         launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)?;
-        Ok(Some(out))
+        Ok(true)
     }
 
     fn adam_step<T: FloatDType>(
@@ -1240,15 +1231,17 @@ impl Cuda {
         (g, lg): (&CudaStorage<T>, &Layout),
         step: AdamStep,
     ) -> Result<bool> {
-        // In place, as on the CPU: only when nothing else shares the buffers and the gradient is dense.
+        // In place, as on the CPU: only when the gradient is dense (the tensor layer passes buffers it alone
+        // holds).
         let Some(range) = lg.contiguous_range() else {
             return Ok(false);
         };
         let n = range.len();
-        let (Some(wp), Some(mp), Some(vp)) = (w.unique_ptr(n), m.unique_ptr(n), v.unique_ptr(n))
-        else {
-            return Ok(false);
-        };
+        let (wp, mp, vp) = (
+            dest("adam_step", w, n)?,
+            dest("adam_step", m, n)?,
+            dest("adam_step", v, n)?,
+        );
         let args = alloc::vec![
             Arg::U64(n as u64),
             Arg::Adam(AdamCoefficients::new(&step)),
@@ -1264,10 +1257,11 @@ impl Cuda {
     fn matmul<T: FloatDType>(
         (a, la): (&CudaStorage<T>, &Layout),
         (b, lb): (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let (da, db) = (la.dims(), lb.dims());
         let (batch, m, k, n) = (da[0], da[1], da[2], db[2]);
-        let out = CudaStorage::<T>::alloc("matmul", batch * m * n)?;
+        let out_ptr = dest("matmul", out, batch * m * n)?;
         let (sa, sb) = (la.strides(), lb.strides());
         let dims = GemmDims {
             batch: batch as u64,
@@ -1283,234 +1277,26 @@ impl Cuda {
             dims,
             a.ptr_at(la.offset()),
             b.ptr_at(lb.offset()),
-            out.ptr_at(0),
-        )?;
-        Ok(out)
+            out_ptr,
+        )
     }
 
     fn where_cond<T: WithDType>(
         (m, lm): (&CudaStorage<u8>, &Layout),
         (t, lt): (&CudaStorage<T>, &Layout),
         (f, lf): (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
         let sig = KernelSig::where_cond(T::DTYPE);
+        let n = lm.numel();
         let inputs = views([Arg::view(m, lm), Arg::view(t, lt), Arg::view(f, lf)]);
-        run("where_cond", sig, lm.numel(), inputs, Vec::new())
-    }
-}
-
-impl Kernels for Cuda {
-    type Buffer<T: WithDType> = CudaStorage<T>;
-    type Storage<T: WithDType, S: Shape> = CudaStorage<T>;
-    type View<S: Shape> = Strided<S>;
-    const NAME: &'static str = "cuda";
-
-    #[inline(always)]
-    fn buffer<T: WithDType, S: Shape>(storage: &CudaStorage<T>) -> &CudaStorage<T> {
-        storage
-    }
-
-    #[inline]
-    fn view<T: WithDType, S0: Shape, S: Shape>(
-        storage: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<(CudaStorage<T>, Strided<S>)> {
-        Ok((storage.clone(), Strided::from_layout(layout)))
-    }
-
-    fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<CudaStorage<T>> {
-        Cuda::full(n, value)
-    }
-
-    fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CudaStorage<T>> {
-        Cuda::from_slice(data)
-    }
-
-    fn to_vec<T: WithDType>(buffer: &CudaStorage<T>, layout: &Layout) -> Result<Vec<T>> {
-        Cuda::to_vec(buffer, layout)
-    }
-
-    fn copy_strided<T: WithDType, S: Shape>(
-        buffer: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::copy_strided(buffer, layout)
-    }
-
-    fn cast<T: WithDType, U: WithDType, S: Shape>(
-        buffer: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<U>> {
-        Cuda::cast(buffer, layout)
-    }
-
-    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        buffer: &CudaStorage<T>,
-        layout: &Layout,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::unary(op, buffer, layout)
-    }
-
-    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&CudaStorage<T>, &Layout),
-        rhs: (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
-        Cuda::binary(op, lhs, rhs)
-    }
-
-    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        src: (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        Cuda::unary_into(op, src, out)
-    }
-
-    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&CudaStorage<T>, &Layout),
-        rhs: (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        Cuda::binary_into(op, lhs, rhs, out)
-    }
-
-    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        dst: &mut CudaStorage<T>,
-        dims: &Dims,
-    ) -> Result<()> {
-        Cuda::unary_assign(op, dst, dims)
-    }
-
-    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        dst: &mut CudaStorage<T>,
-        rhs: (&CudaStorage<T>, &Layout),
-    ) -> Result<()> {
-        Cuda::binary_assign(op, dst, rhs)
-    }
-
-    fn compare<T: WithDType, S: Shape>(
-        op: CmpOp,
-        lhs: (&CudaStorage<T>, &Layout),
-        rhs: (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<u8>> {
-        Cuda::compare(op, lhs, rhs)
-    }
-
-    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
-        op: Op,
-        buffer: &CudaStorage<T>,
-        layout: &Layout,
-        reduced: &[bool; MAX_RANK],
-    ) -> Result<CudaStorage<Op::Out>> {
-        Cuda::reduce(op, buffer, layout, reduced)
-    }
-
-    fn concat<T: WithDType, S: Shape>(
-        parts: &[(&CudaStorage<T>, &Layout)],
-        axis: usize,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::concat(parts, axis)
-    }
-
-    fn gather<T: WithDType, I: IndexDType, S: Shape>(
-        op: &'static str,
-        src: (&CudaStorage<T>, &Layout),
-        idx: (&CudaStorage<I>, &Layout),
-        axis: usize,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::gather(op, src, idx, axis)
-    }
-
-    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
-        op: &'static str,
-        dst: (&CudaStorage<T>, &Layout),
-        idx: (&CudaStorage<I>, &Layout),
-        src: (&CudaStorage<T>, &Layout),
-        axis: usize,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::scatter_add(op, dst, idx, src, axis)
-    }
-
-    fn along_axis<T: FloatDType, S: Shape>(
-        op: AlongAxis,
-        buffer: &CudaStorage<T>,
-        layout: &Layout,
-        axis: usize,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::along_axis(op, buffer, layout, axis)
-    }
-
-    fn conv2d<T: FloatDType, S: Shape>(
-        input: (&CudaStorage<T>, &Layout),
-        weight: (&CudaStorage<T>, &Layout),
-        params: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::conv2d(input, weight, params)
-    }
-
-    fn conv_transpose2d<T: FloatDType, S: Shape>(
-        input: (&CudaStorage<T>, &Layout),
-        weight: (&CudaStorage<T>, &Layout),
-        params: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::conv_transpose2d(input, weight, params)
-    }
-
-    fn pool2d<T: FloatDType, S: Shape>(
-        pool: Pool,
-        input: (&CudaStorage<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-    ) -> Result<CudaStorage<T>> {
-        Cuda::pool2d(pool, input, kernel, params)
-    }
-
-    fn matmul<T: FloatDType, S: Shape>(
-        lhs: (&CudaStorage<T>, &Layout),
-        rhs: (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
-        Cuda::matmul(lhs, rhs)
-    }
-
-    fn conv2d_weight_grad<T: FloatDType, S: Shape>(
-        input: (&CudaStorage<T>, &Layout),
-        grad: (&CudaStorage<T>, &Layout),
-        kernel: [usize; 2],
-        params: Conv2dParams,
-    ) -> Result<Option<CudaStorage<T>>> {
-        Cuda::conv2d_weight_grad(input, grad, kernel, params)
-    }
-
-    fn max_pool2d_backward<T: FloatDType, S: Shape>(
-        input: (&CudaStorage<T>, &Layout),
-        out: (&CudaStorage<T>, &Layout),
-        grad: (&CudaStorage<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-    ) -> Result<Option<CudaStorage<T>>> {
-        Cuda::max_pool2d_backward(input, out, grad, kernel, params)
-    }
-
-    fn adam_step<T: FloatDType, S: Shape>(
-        w: &mut CudaStorage<T>,
-        m: &mut CudaStorage<T>,
-        v: &mut CudaStorage<T>,
-        grad: (&CudaStorage<T>, &Layout),
-        step: AdamStep,
-    ) -> Result<bool> {
-        Cuda::adam_step(w, m, v, grad, step)
-    }
-
-    fn where_cond<T: WithDType, S: Shape>(
-        mask: (&CudaStorage<u8>, &Layout),
-        on_true: (&CudaStorage<T>, &Layout),
-        on_false: (&CudaStorage<T>, &Layout),
-    ) -> Result<CudaStorage<T>> {
-        Cuda::where_cond(mask, on_true, on_false)
+        run_into(
+            "where_cond",
+            sig,
+            n,
+            inputs,
+            dest("where_cond", out, n)?,
+            Vec::new(),
+        )
     }
 }

@@ -7,16 +7,14 @@ mod storage;
 pub use storage::ArrayStorage;
 
 use super::host::along_axis::along_axis_into;
-use super::host::elementwise::{
-    as_slots, concat_into, map_view_into, update_dense, update_zip, where_into, zip_views_into,
-};
-use super::host::{indexing, matmul, reduce};
-use super::{Device, Kernels};
-use crate::dtype::{cast, FloatDType, IndexDType, WithDType};
+use super::host::elementwise::as_slots;
+use super::host::{kernels as host, matmul, reduce};
+use super::{Device, Kernels, Operand};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
 use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Dims, Shape, MAX_RANK};
+use crate::shape::{Shape, MAX_RANK};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
@@ -50,14 +48,6 @@ pub struct Embedded;
 
 impl Device for Embedded {}
 
-/// A fresh array of shape `S` whose elements `fill` writes.
-#[inline(always)]
-fn fresh<T: WithDType, S: Shape>(fill: impl FnOnce(&mut [T])) -> ArrayStorage<T, S> {
-    let mut out = ArrayStorage::zeroed();
-    fill(out.as_mut_slice());
-    out
-}
-
 impl Kernels for Embedded {
     type Buffer<T: WithDType> = [T];
     type Storage<T: WithDType, S: Shape> = ArrayStorage<T, S>;
@@ -69,23 +59,40 @@ impl Kernels for Embedded {
         storage.as_slice()
     }
 
+    #[inline(always)]
+    fn buffer_mut<T: WithDType, S: Shape>(storage: &mut ArrayStorage<T, S>) -> Option<&mut [T]> {
+        Some(storage.as_mut_slice())
+    }
+
+    #[inline(always)]
+    fn alloc<T: WithDType, S: Shape>(_op: &'static str, n: usize) -> Result<ArrayStorage<T, S>> {
+        debug_assert_eq!(n, ArrayStorage::<T, S>::LEN);
+        Ok(ArrayStorage::zeroed())
+    }
+
     #[inline]
     fn view<T: WithDType, S0: Shape, S: Shape>(
         storage: &ArrayStorage<T, S0>,
         layout: &Layout,
     ) -> Result<(ArrayStorage<T, S>, Dense)> {
-        Ok((Self::copy_strided(storage.as_slice(), layout)?, Dense))
+        let mut out = ArrayStorage::zeroed();
+        host::copy((storage.as_slice(), layout), out.as_mut_slice());
+        Ok((out, Dense))
     }
 
     #[inline]
     fn full<T: WithDType, S: Shape>(n: usize, value: T) -> Result<ArrayStorage<T, S>> {
         debug_assert_eq!(n, ArrayStorage::<T, S>::LEN);
-        Ok(fresh(|out| out.fill(value)))
+        let mut out = ArrayStorage::zeroed();
+        out.as_mut_slice().fill(value);
+        Ok(out)
     }
 
     #[inline]
     fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| out.copy_from_slice(data)))
+        let mut out = ArrayStorage::zeroed();
+        out.as_mut_slice().copy_from_slice(data);
+        Ok(out)
     }
 
     #[inline(always)]
@@ -109,217 +116,157 @@ impl Kernels for Embedded {
     #[cfg(feature = "alloc")]
     fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {
         let mut out = alloc::vec![T::ZERO; layout.numel()];
-        // SAFETY: `map_view_into` writes only the view's elements.
-        map_view_into(unsafe { as_slots(&mut out) }, buffer, layout, |x| x);
+        host::copy((buffer, layout), &mut out);
         Ok(out)
     }
 
     #[inline]
-    fn copy_strided<T: WithDType, S: Shape>(
-        buffer: &[T],
-        layout: &Layout,
-    ) -> Result<ArrayStorage<T, S>> {
-        // SAFETY: the host loop `map_view_into` writes only computed values.
-        Ok(unsafe { ArrayStorage::collect(|out| map_view_into(out, buffer, layout, |x| x)) })
+    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) -> Result<()> {
+        host::copy(src, out);
+        Ok(())
     }
 
     #[inline]
-    fn cast<T: WithDType, U: WithDType, S: Shape>(
-        buffer: &[T],
-        layout: &Layout,
-    ) -> Result<ArrayStorage<U, S>> {
-        // SAFETY: the host loop `map_view_into` writes only computed values.
-        Ok(
-            unsafe {
-                ArrayStorage::collect(|out| map_view_into(out, buffer, layout, cast::<T, U>))
-            },
-        )
+    fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) -> Result<()> {
+        host::cast(src, out);
+        Ok(())
     }
 
     #[inline]
-    fn unary<T: WithDType, S: Shape, Op: UnaryOp<T>>(
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
-        buffer: &[T],
-        layout: &Layout,
-    ) -> Result<ArrayStorage<T, S>> {
-        // SAFETY: the host loop `map_view_into` writes only computed values.
-        Ok(unsafe {
-            ArrayStorage::collect(|out| map_view_into(out, buffer, layout, |x| op.apply(x)))
-        })
+        src: Operand<'_, [T]>,
+        out: &mut [T],
+    ) -> Result<()> {
+        host::unary(op, src, out);
+        Ok(())
     }
 
     #[inline]
-    fn binary<T: WithDType, S: Shape, Op: BinaryOp<T>>(
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
         op: Op,
-        lhs: (&[T], &Layout),
+        lhs: Operand<'_, [T]>,
         rhs: (&[T], &Layout),
-    ) -> Result<ArrayStorage<T, S>> {
-        // SAFETY: the host loop `zip_views_into` writes only computed values.
-        Ok(unsafe {
-            ArrayStorage::collect(|out| zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y)))
-        })
-    }
-
-    #[inline]
-    fn unary_into<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        (src, ls): (&[T], &Layout),
-        out: &mut ArrayStorage<T, S>,
+        out: &mut [T],
     ) -> Result<()> {
-        let out = &mut out.as_mut_slice()[..ls.numel()];
-        // SAFETY: `map_view_into` writes only computed values.
-        map_view_into(unsafe { as_slots(out) }, src, ls, |x| op.apply(x));
+        host::binary(op, lhs, rhs, out);
         Ok(())
     }
 
     #[inline]
-    fn binary_into<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: (&[T], &Layout),
-        rhs: (&[T], &Layout),
-        out: &mut ArrayStorage<T, S>,
-    ) -> Result<()> {
-        let out = &mut out.as_mut_slice()[..lhs.1.numel()];
-        // SAFETY: `zip_views_into` writes only computed values.
-        zip_views_into(unsafe { as_slots(out) }, lhs, rhs, |x, y| op.apply(x, y));
-        Ok(())
-    }
-
-    #[inline]
-    fn unary_assign<T: WithDType, S: Shape, Op: UnaryOp<T>>(
-        op: Op,
-        dst: &mut ArrayStorage<T, S>,
-        dims: &Dims,
-    ) -> Result<()> {
-        update_dense(&mut dst.as_mut_slice()[..dims.numel()], |x| op.apply(x));
-        Ok(())
-    }
-
-    #[inline]
-    fn binary_assign<T: WithDType, S: Shape, Op: BinaryOp<T>>(
-        op: Op,
-        dst: &mut ArrayStorage<T, S>,
-        rhs: (&[T], &Layout),
-    ) -> Result<()> {
-        let dst = &mut dst.as_mut_slice()[..rhs.1.numel()];
-        update_zip(dst, rhs, |x, y| op.apply(x, y));
-        Ok(())
-    }
-
-    #[inline]
-    fn compare<T: WithDType, S: Shape>(
+    fn compare<T: WithDType>(
         op: CmpOp,
         lhs: (&[T], &Layout),
         rhs: (&[T], &Layout),
-    ) -> Result<ArrayStorage<u8, S>> {
-        // SAFETY: the host loop `zip_views_into` writes only computed values.
-        Ok(unsafe {
-            ArrayStorage::collect(|out| zip_views_into(out, lhs, rhs, |x, y| op.apply(x, y) as u8))
-        })
+        out: &mut [u8],
+    ) -> Result<()> {
+        host::compare(op, lhs, rhs, out);
+        Ok(())
     }
 
     #[inline]
-    fn reduce<T: WithDType, S: Shape, Op: ReduceOp<T>>(
+    fn where_cond<T: WithDType>(
+        mask: (&[u8], &Layout),
+        on_true: (&[T], &Layout),
+        on_false: (&[T], &Layout),
+        out: &mut [T],
+    ) -> Result<()> {
+        host::where_cond(mask, on_true, on_false, out);
+        Ok(())
+    }
+
+    #[inline]
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
         op: Op,
-        buffer: &[T],
-        layout: &Layout,
+        (src, ls): (&[T], &Layout),
         reduced: &[bool; MAX_RANK],
-    ) -> Result<ArrayStorage<Op::Out, S>> {
+        out: &mut [Op::Out],
+    ) -> Result<()> {
         // SAFETY: the host loop `reduce_rows_into` writes only computed values.
-        Ok(unsafe {
-            ArrayStorage::collect(|out| reduce::reduce_rows_into(&op, buffer, layout, reduced, out))
-        })
+        reduce::reduce_rows_into(&op, src, ls, reduced, unsafe { as_slots(out) });
+        Ok(())
     }
 
     #[inline]
-    fn concat<T: WithDType, S: Shape>(
-        parts: &[(&[T], &Layout)],
-        axis: usize,
-    ) -> Result<ArrayStorage<T, S>> {
-        let mut out = ArrayStorage::zeroed();
-        concat_into(out.as_mut_slice(), parts, axis)?;
-        Ok(out)
+    fn concat<T: WithDType>(parts: &[(&[T], &Layout)], axis: usize, out: &mut [T]) -> Result<()> {
+        host::concat(parts, axis, out)
     }
 
     #[inline]
-    fn gather<T: WithDType, I: IndexDType, S: Shape>(
+    fn gather<T: WithDType, I: IndexDType>(
         op: &'static str,
         src: (&[T], &Layout),
         idx: (&[I], &Layout),
         axis: usize,
-    ) -> Result<ArrayStorage<T, S>> {
-        // SAFETY: `gather_into` writes only values (a bad index's position gets zero).
-        unsafe { ArrayStorage::try_collect(|out| indexing::gather_into(op, out, src, idx, axis)) }
+        out: &mut [T],
+    ) -> Result<()> {
+        host::gather(op, src, idx, axis, out)
     }
 
     #[inline]
-    fn scatter_add<T: WithDType, I: IndexDType, S: Shape>(
+    fn scatter_add<T: WithDType, I: IndexDType>(
         op: &'static str,
-        (dst, ld): (&[T], &Layout),
-        (idx, li): (&[I], &Layout),
+        dst: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        src: (&[T], &Layout),
+        axis: usize,
+        out: &mut [T],
+    ) -> Result<()> {
+        host::scatter_add(op, dst, idx, src, axis, out)
+    }
+
+    #[inline]
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
         (src, ls): (&[T], &Layout),
         axis: usize,
-    ) -> Result<ArrayStorage<T, S>> {
-        let mut out = Self::copy_strided::<T, S>(dst, ld)?;
-        indexing::scatter_add(op, out.as_mut_slice(), ld, idx, li, src, ls, axis)?;
-        Ok(out)
+        out: &mut [T],
+    ) -> Result<()> {
+        along_axis_into(op, src, ls, axis, out);
+        Ok(())
     }
 
     #[inline]
-    fn along_axis<T: FloatDType, S: Shape>(
-        op: AlongAxis,
-        buffer: &[T],
-        layout: &Layout,
-        axis: usize,
-    ) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| along_axis_into(op, buffer, layout, axis, out)))
+    fn matmul<T: FloatDType>(
+        (a, la): (&[T], &Layout),
+        (b, lb): (&[T], &Layout),
+        out: &mut [T],
+    ) -> Result<()> {
+        matmul::direct(a, la, b, lb, out);
+        Ok(())
     }
 
     #[inline]
-    fn conv2d<T: FloatDType, S: Shape>(
+    fn conv2d<T: FloatDType>(
         input: (&[T], &Layout),
         weight: (&[T], &Layout),
         params: Conv2dParams,
-    ) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| conv::conv2d(input, weight, params, out)))
+        out: &mut [T],
+    ) -> Result<()> {
+        conv::conv2d(input, weight, params, out);
+        Ok(())
     }
 
     #[inline]
-    fn conv_transpose2d<T: FloatDType, S: Shape>(
+    fn conv_transpose2d<T: FloatDType>(
         input: (&[T], &Layout),
         weight: (&[T], &Layout),
         params: Conv2dParams,
-    ) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| {
-            conv::conv_transpose2d(input, weight, params, out)
-        }))
+        out: &mut [T],
+    ) -> Result<()> {
+        conv::conv_transpose2d(input, weight, params, out);
+        Ok(())
     }
 
     #[inline]
-    fn pool2d<T: FloatDType, S: Shape>(
+    fn pool2d<T: FloatDType>(
         pool: Pool,
         input: (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-    ) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| conv::pool2d(pool, input, kernel, params, out)))
-    }
-
-    #[inline]
-    fn matmul<T: FloatDType, S: Shape>(
-        (a, la): (&[T], &Layout),
-        (b, lb): (&[T], &Layout),
-    ) -> Result<ArrayStorage<T, S>> {
-        Ok(fresh(|out| matmul::direct(a, la, b, lb, out)))
-    }
-
-    #[inline]
-    fn where_cond<T: WithDType, S: Shape>(
-        mask: (&[u8], &Layout),
-        on_true: (&[T], &Layout),
-        on_false: (&[T], &Layout),
-    ) -> Result<ArrayStorage<T, S>> {
-        // SAFETY: the host loop `where_into` writes only computed values.
-        Ok(unsafe { ArrayStorage::collect(|out| where_into(out, mask, on_true, on_false)) })
+        out: &mut [T],
+    ) -> Result<()> {
+        conv::pool2d(pool, input, kernel, params, out);
+        Ok(())
     }
 }

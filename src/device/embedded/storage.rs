@@ -1,10 +1,8 @@
 //! [`ArrayStorage`]: an embedded tensor's elements, in the nested array of its static shape, held by value.
 
-use crate::device::host::elementwise::as_slots;
 use crate::dtype::WithDType;
 use crate::shape::{static_numel, Shape};
 use core::fmt;
-use core::mem::MaybeUninit;
 
 /// The buffer of an [`Embedded`](super::Embedded) tensor: its elements in row-major order, as the nested array
 /// of its shape (`[[f32; 4]; 4]` for a `Rank2<4, 4>` f32 tensor), held by value. Its size is
@@ -77,36 +75,6 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
         ArrayStorage {
             array: bytemuck::Zeroable::zeroed(),
         }
-    }
-
-    /// A fresh storage whose elements `fill` writes (every one of them).
-    ///
-    /// # Safety
-    ///
-    /// `fill` must write only initialised values into the slots (the host loops do). The storage is zeroed
-    /// first, so slots it leaves alone stay valid zeros; for the small arrays of this device the compiler folds
-    /// the zeros into the writes that follow.
-    #[inline(always)]
-    pub(super) unsafe fn collect(fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Self {
-        let mut out = Self::zeroed();
-        // SAFETY: `fill` writes only initialised values (the contract).
-        fill(unsafe { as_slots(out.as_mut_slice()) });
-        out
-    }
-
-    /// A fresh storage written by `fill`, which may fail (its partial writes are dropped with it).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Self::collect`]: `fill` writes only initialised values.
-    #[inline(always)]
-    pub(super) unsafe fn try_collect<E>(
-        fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), E>,
-    ) -> Result<Self, E> {
-        let mut out = Self::zeroed();
-        // SAFETY: `fill` writes only initialised values (the contract).
-        fill(unsafe { as_slots(out.as_mut_slice()) })?;
-        Ok(out)
     }
 }
 

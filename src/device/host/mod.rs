@@ -10,5 +10,6 @@
 pub(crate) mod along_axis;
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
+pub(crate) mod kernels;
 pub(crate) mod matmul;
 pub(crate) mod reduce;

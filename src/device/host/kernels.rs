@@ -1,0 +1,124 @@
+//! The kernels whose host loop is the same on `Cpu` and `Embedded`: both devices' `Kernels` methods for these
+//! families are one call here. Each writes the first elements of `out` (the output's count), dense row-major.
+
+use super::elementwise::{
+    as_slots, concat_into, map_view_into, update_dense, update_zip, where_into, zip_views_into,
+};
+use super::indexing;
+use crate::device::Operand;
+use crate::dtype::{cast as cast_one, IndexDType, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+
+/// `f` of every element of a view into `out`.
+#[inline(always)]
+fn map<T: WithDType, U: WithDType>(
+    (src, ls): (&[T], &Layout),
+    out: &mut [U],
+    f: impl Fn(T) -> U + Sync,
+) {
+    // SAFETY: `map_view_into` writes only computed values.
+    map_view_into(unsafe { as_slots(&mut out[..ls.numel()]) }, src, ls, f);
+}
+
+/// `f` over pairs of two views with the output's dims into `out`.
+#[inline(always)]
+fn zip<T: WithDType, U: WithDType>(
+    lhs: (&[T], &Layout),
+    rhs: (&[T], &Layout),
+    out: &mut [U],
+    f: impl Fn(T, T) -> U + Sync,
+) {
+    // SAFETY: `zip_views_into` writes only computed values.
+    zip_views_into(unsafe { as_slots(&mut out[..lhs.1.numel()]) }, lhs, rhs, f);
+}
+
+#[inline]
+pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) {
+    map(src, out, |x| x)
+}
+
+#[inline]
+pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) {
+    map(src, out, cast_one::<T, U>)
+}
+
+#[inline]
+pub(crate) fn unary<T: WithDType, Op: UnaryOp<T>>(op: Op, src: Operand<'_, [T]>, out: &mut [T]) {
+    match src {
+        Operand::View(src, ls) => map((src, ls), out, |x| op.apply(x)),
+        Operand::Out(dims) => update_dense(&mut out[..dims.numel()], |x| op.apply(x)),
+    }
+}
+
+#[inline]
+pub(crate) fn binary<T: WithDType, Op: BinaryOp<T>>(
+    op: Op,
+    lhs: Operand<'_, [T]>,
+    rhs: (&[T], &Layout),
+    out: &mut [T],
+) {
+    match lhs {
+        Operand::View(a, la) => zip((a, la), rhs, out, |x, y| op.apply(x, y)),
+        Operand::Out(_) => update_zip(&mut out[..rhs.1.numel()], rhs, |x, y| op.apply(x, y)),
+    }
+}
+
+#[inline]
+pub(crate) fn compare<T: WithDType>(
+    op: CmpOp,
+    lhs: (&[T], &Layout),
+    rhs: (&[T], &Layout),
+    out: &mut [u8],
+) {
+    zip(lhs, rhs, out, |x, y| op.apply(x, y) as u8)
+}
+
+#[inline]
+pub(crate) fn where_cond<T: WithDType>(
+    mask: (&[u8], &Layout),
+    on_true: (&[T], &Layout),
+    on_false: (&[T], &Layout),
+    out: &mut [T],
+) {
+    let out = &mut out[..mask.1.numel()];
+    // SAFETY: `where_into` writes only computed values.
+    where_into(unsafe { as_slots(out) }, mask, on_true, on_false)
+}
+
+#[inline]
+pub(crate) fn concat<T: WithDType>(
+    parts: &[(&[T], &Layout)],
+    axis: usize,
+    out: &mut [T],
+) -> Result<()> {
+    concat_into(out, parts, axis)
+}
+
+#[inline]
+pub(crate) fn gather<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    src: (&[T], &Layout),
+    idx: (&[I], &Layout),
+    axis: usize,
+    out: &mut [T],
+) -> Result<()> {
+    let out = &mut out[..idx.1.numel()];
+    // SAFETY: `gather_into` writes only values (zero where an index is bad).
+    indexing::gather_into(op, unsafe { as_slots(out) }, src, idx, axis)
+}
+
+#[inline]
+pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    (dst, ld): (&[T], &Layout),
+    (idx, li): (&[I], &Layout),
+    (src, ls): (&[T], &Layout),
+    axis: usize,
+    out: &mut [T],
+) -> Result<()> {
+    let out = &mut out[..ld.numel()];
+    copy((dst, ld), out);
+    indexing::scatter_add(op, out, ld, idx, li, src, ls, axis)
+}
