@@ -74,18 +74,28 @@ impl<B: ?Sized> Operand<'_, B> {
 /// The storage and kernels of a device.
 ///
 /// Kernels read shape-erased [`Self::Buffer`]s through runtime [`Layout`]s and write their result, dense and
-/// row-major, into the first elements of a destination buffer the caller allocated ([`Self::alloc`]) or owns
-/// alone ([`Self::buffer_mut`]): destination passing, so no kernel names a shape and each is compiled once per
-/// element type and op. Only storage names its shape ([`Self::Storage`]): the heap and GPU devices ignore it
+/// row-major, into the first elements of a destination ([`Self::Out`]) that the caller allocated
+/// ([`Self::alloc_with`]) or owns alone ([`Self::buffer_mut`], [`Self::out_of`]): destination passing, so no
+/// kernel names a shape and each is compiled once per element type and op. Only storage names its shape ([`Self::Storage`]): the heap and GPU devices ignore it
 /// (their storage is the buffer), while a device that keeps every tensor in a fixed-size array sizes the array
 /// by it. The tensor layer allocates, picks the destination (a fresh storage, or an `_into` / in-place target it
 /// alone holds) and calls the kernel; devices hold no policy about reuse.
 ///
 /// Every method returns `Result` because a device can fail at run time (a GPU out of memory); the CPU never
 /// does. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
-pub trait Kernels {
-    /// What the kernels read and write: a buffer of `T` elements, whatever the shape of the tensor that owns it.
+///
+/// # Safety
+///
+/// A fresh destination may be uninitialised host memory ([`Self::alloc_with`] hands its memory to the storage
+/// once the kernel returns), so an implementation promises that every kernel writing into an `out` initialises
+/// all of the output's elements there whenever it returns `Ok` (`Ok(true)` for the optional kernels, whose
+/// `Ok(false)` leaves `out` alone), and that a kernel reads `out` only when given [`Operand::Out`].
+pub unsafe trait Kernels {
+    /// What the kernels read: a buffer of `T` elements, whatever the shape of the tensor that owns it.
     type Buffer<T: WithDType>: ?Sized + Send + Sync;
+    /// Where a kernel writes: memory for `T` elements that may not be initialised yet (`[MaybeUninit<T>]` on the
+    /// host devices, the GPU buffer on `Cuda`).
+    type Out<T: WithDType>: ?Sized + Send + Sync;
     /// What a tensor of shape `S` owns: its buffer. Cloning shares it where the device can.
     type Storage<T: WithDType, S: Shape>: Clone + Send + Sync;
     /// What a tensor of shape `S` records of its view into its buffer: strides and offset ([`crate::layout::Strided`]) where
@@ -101,9 +111,24 @@ pub trait Kernels {
     fn buffer_mut<T: WithDType, S: Shape>(
         storage: &mut Self::Storage<T, S>,
     ) -> Option<&mut Self::Buffer<T>>;
-    /// A fresh storage of `n` elements for a kernel to write (their values before that are unspecified), held by
-    /// nothing else. `op` names the operation in an out-of-memory error.
-    fn alloc<T: WithDType, S: Shape>(op: &'static str, n: usize) -> Result<Self::Storage<T, S>>;
+    /// A fresh storage of `n` elements, written by `write` (a kernel call) into the destination it receives.
+    /// `op` names the operation in an out-of-memory error.
+    ///
+    /// # Safety
+    ///
+    /// Whenever `write` returns `Ok`, it has initialised the destination's first `n` elements (every kernel of
+    /// this trait does), and it does not read the destination (no [`Operand::Out`]).
+    unsafe fn alloc_with<T: WithDType, S: Shape>(
+        op: &'static str,
+        n: usize,
+        write: impl FnOnce(&mut Self::Out<T>) -> Result<()>,
+    ) -> Result<Self::Storage<T, S>>;
+    /// A buffer (one a tensor alone holds: [`Self::buffer_mut`]) as a kernel's destination.
+    ///
+    /// # Safety
+    ///
+    /// Whatever writes through the result writes only initialised values (every kernel of this trait does).
+    unsafe fn out_of<T: WithDType>(buffer: &mut Self::Buffer<T>) -> &mut Self::Out<T>;
     /// The storage and view of a tensor of shape `S` that sees `storage` (another tensor's) through `layout`, whose
     /// dims are `S`'s: the same buffer, shared, where views share buffers; a dense copy of the view otherwise.
     #[allow(clippy::type_complexity)] // a storage and its view record, both of shape `S`
@@ -171,57 +196,55 @@ pub trait Kernels {
     }
 
     // The kernels. Each writes the first `n` elements of `out`, dense row-major, where `n` is the element count of
-    // the output its inputs describe; `out` holds at least that many.
+    // the output its inputs describe; `out` holds at least that many. It reads `out` only for `Operand::Out`,
+    // whose caller guarantees the values are there (a destination from `out_of`).
 
     /// The elements of a view, densely.
-    fn copy<T: WithDType>(
-        src: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<T>,
-    ) -> Result<()>;
+    fn copy<T: WithDType>(src: (&Self::Buffer<T>, &Layout), out: &mut Self::Out<T>) -> Result<()>;
     /// Every element converted with [`crate::dtype::cast`].
     fn cast<T: WithDType, U: WithDType>(
         src: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<U>,
+        out: &mut Self::Out<U>,
     ) -> Result<()>;
     /// `op` on every element (of `out` itself for [`Operand::Out`]).
     fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
         src: Operand<'_, Self::Buffer<T>>,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// `op` on every pair (`lhs` may be `out` itself: [`Operand::Out`] with `rhs`'s dims).
     fn binary<T: WithDType, Op: BinaryOp<T>>(
         op: Op,
         lhs: Operand<'_, Self::Buffer<T>>,
         rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// A `u8` mask, 1 where `op` holds.
     fn compare<T: WithDType>(
         op: CmpOp,
         lhs: (&Self::Buffer<T>, &Layout),
         rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<u8>,
+        out: &mut Self::Out<u8>,
     ) -> Result<()>;
     /// `on_true` where the mask is non-zero, `on_false` elsewhere.
     fn where_cond<T: WithDType>(
         mask: (&Self::Buffer<u8>, &Layout),
         on_true: (&Self::Buffer<T>, &Layout),
         on_false: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// `op` over the axes marked in `reduced`; the output is the other axes, in order.
     fn reduce<T: WithDType, Op: ReduceOp<T>>(
         op: Op,
         src: (&Self::Buffer<T>, &Layout),
         reduced: &[bool; MAX_RANK],
-        out: &mut Self::Buffer<Op::Out>,
+        out: &mut Self::Out<Op::Out>,
     ) -> Result<()>;
     /// The parts laid end to end along `axis` (their other dims agree).
     fn concat<T: WithDType>(
         parts: &[(&Self::Buffer<T>, &Layout)],
         axis: usize,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
     /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
@@ -230,7 +253,7 @@ pub trait Kernels {
         src: (&Self::Buffer<T>, &Layout),
         idx: (&Self::Buffer<I>, &Layout),
         axis: usize,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// A dense copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for every
     /// position `p` of the index view (duplicates accumulate).
@@ -240,21 +263,21 @@ pub trait Kernels {
         idx: (&Self::Buffer<I>, &Layout),
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm).
     fn along_axis<T: FloatDType>(
         op: AlongAxis,
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
     /// batch stride 0); the output is `[B, M, N]`. Low-precision types accumulate in f32.
     fn matmul<T: FloatDType>(
         lhs: (&Self::Buffer<T>, &Layout),
         rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; `(N, C_out, OH, OW)`
     /// output.
@@ -262,7 +285,7 @@ pub trait Kernels {
         input: (&Self::Buffer<T>, &Layout),
         weight: (&Self::Buffer<T>, &Layout),
         params: Conv2dParams,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// Transposed 2-D convolution (the gradient of `conv2d` with respect to its input) of an `(N, C, H, W)` input
     /// with a `(C, C_out / groups, KH, KW)` weight; `(N, C_out, OH, OW)` output with
@@ -271,7 +294,7 @@ pub trait Kernels {
         input: (&Self::Buffer<T>, &Layout),
         weight: (&Self::Buffer<T>, &Layout),
         params: Conv2dParams,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// 2-D pooling of an `(N, C, H, W)` input with square `kernel` windows (`params.groups` is ignored).
     fn pool2d<T: FloatDType>(
@@ -279,7 +302,7 @@ pub trait Kernels {
         input: (&Self::Buffer<T>, &Layout),
         kernel: usize,
         params: Conv2dParams,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
     /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient. `Ok(false)`, with `out`
@@ -289,7 +312,7 @@ pub trait Kernels {
         grad: (&Self::Buffer<T>, &Layout),
         kernel: [usize; 2],
         params: Conv2dParams,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<bool> {
         let _ = (input, grad, kernel, params, out);
         Ok(false)
@@ -303,7 +326,7 @@ pub trait Kernels {
         grad: (&Self::Buffer<T>, &Layout),
         kernel: usize,
         params: Conv2dParams,
-        out: &mut Self::Buffer<T>,
+        out: &mut Self::Out<T>,
     ) -> Result<bool> {
         let _ = (input, out_fwd, grad, kernel, params, out);
         Ok(false)

@@ -112,9 +112,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        Tensor::written_by(Default::default(), "conv2d", |out| {
-            D::conv2d(x, w, params, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(Default::default(), "conv2d", |out| {
+                D::conv2d(x, w, params, out)
+            })
+        }
     }
 
     /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`, no output padding) with a
@@ -150,9 +153,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        Tensor::written_by(Default::default(), "conv_transpose2d", |out| {
-            D::conv_transpose2d(x, w, params, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(Default::default(), "conv_transpose2d", |out| {
+                D::conv_transpose2d(x, w, params, out)
+            })
+        }
     }
 
     /// Nearest-neighbour upsampling by the integer factor `OH / H` (= `OW / W`): each pixel becomes a block. Runs
@@ -176,9 +182,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             self.offset(),
         );
         let src = (self.buffer(), &view);
-        Tensor::written_by(Default::default(), "upsample_nearest2d", |out| {
-            D::copy(src, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(Default::default(), "upsample_nearest2d", |out| {
+                D::copy(src, out)
+            })
+        }
     }
 
     /// Max pooling over `KERNEL x KERNEL` windows.
@@ -228,9 +237,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         };
         let params = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
         let x = (self.buffer(), &self.layout());
-        Tensor::written_by(Default::default(), "pool2d", |out| {
-            D::pool2d(pool, x, KERNEL, params, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(Default::default(), "pool2d", |out| {
+                D::pool2d(pool, x, KERNEL, params, out)
+            })
+        }
     }
 }
 
@@ -273,8 +285,11 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         };
         let (lx, lw) = (x.layout(), w.layout());
         let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
-        Tensor::written_by(Default::default(), "conv1d", |out| {
-            D::conv2d(x, w, params, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(Default::default(), "conv1d", |out| {
+                D::conv2d(x, w, params, out)
+            })
+        }
     }
 }

@@ -45,7 +45,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w_) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         let shape = (n, co, size(h, kh, 0), size(w, kw, 1));
-        Tensor::written_by(shape, "conv2d", |out| D::conv2d(x, w_, p, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::written_by(shape, "conv2d", |out| D::conv2d(x, w_, p, out)) }
     }
 
     /// The transposed convolution of this `(N, C_out, OH, OW)` gradient with a conv2d weight `(C_out, C / G, KH,
@@ -94,9 +95,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        Tensor::written_by(shape, "conv_transpose2d", |out| {
-            D::conv_transpose2d(x, w, p, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(shape, "conv_transpose2d", |out| {
+                D::conv_transpose2d(x, w, p, out)
+            })
+        }
     }
 
     /// The gradient of a conv2d weight of dims `weight` from the input (this tensor) and the output's gradient
@@ -110,12 +114,14 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (_, _, kh, kw) = weight;
         let (lx, lg) = (self.layout(), grad.layout());
         let (x, g) = ((self.buffer(), &lx), (grad.buffer(), &lg));
-        let mut kernel = false;
-        let dw = Tensor::written_by(weight, "conv2d_weight_grad", |out| {
-            kernel = D::conv2d_weight_grad(x, g, [kh, kw], p, out)?;
-            Ok(())
-        });
-        if kernel {
+        // SAFETY: one kernel call, which writes all of its destination when it reports a kernel (`Ok(true)`) and
+        // reads none of it; `Ok(false)` becomes an error, so the unwritten storage is dropped, never used.
+        let dw = unsafe {
+            Tensor::try_written_by(weight, "conv2d_weight_grad", |out| {
+                no_kernel_is_error(D::conv2d_weight_grad(x, g, [kh, kw], p, out)?)
+            })
+        };
+        if let Some(dw) = kernel_result(dw) {
             return dw;
         }
         self.conv2d_weight_grad_composed(grad, p, weight)
@@ -161,9 +167,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             .zip(&layouts)
             .map(|(t, l)| (t.buffer(), l))
             .collect();
-        Tensor::written_by(weight, "conv2d_weight_grad", |out| {
-            D::concat(&views, 0, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(weight, "conv2d_weight_grad", |out| {
+                D::concat(&views, 0, out)
+            })
+        }
     }
 
     /// The gradient of `max_pool2d` (this tensor is its input, `out` its output, `grad` the output's gradient):
@@ -182,12 +191,13 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             (out.buffer(), &ly),
             (grad.buffer(), &lg),
         );
-        let mut has_kernel = false;
-        let dx = Tensor::written_by((n, c, h, w), "max_pool2d_backward", |dst| {
-            has_kernel = D::max_pool2d_backward(x, y, g, kernel, p, dst)?;
-            Ok(())
-        });
-        if has_kernel {
+        // SAFETY: as in `conv2d_weight_grad` above.
+        let dx = unsafe {
+            Tensor::try_written_by((n, c, h, w), "max_pool2d_backward", |dst| {
+                no_kernel_is_error(D::max_pool2d_backward(x, y, g, kernel, p, dst)?)
+            })
+        };
+        if let Some(dx) = kernel_result(dx) {
             return dx;
         }
         self.max_pool2d_grad_composed(out, grad, kernel, p)
@@ -243,6 +253,30 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
+/// An optional kernel's `Ok(false)` ("this device has none") as an error, so that the storage it did not write is
+/// dropped by `Kernels::alloc_with` instead of becoming a tensor.
+fn no_kernel_is_error(has_kernel: bool) -> crate::error::Result<()> {
+    if has_kernel {
+        Ok(())
+    } else {
+        Err(crate::error::Error::Unsupported {
+            op: "optional kernel",
+            dtype: crate::dtype::DType::F32,
+            device: "this",
+        })
+    }
+}
+
+/// The tensor an optional kernel wrote, `None` when the device has no such kernel; a device failure panics.
+#[track_caller]
+fn kernel_result<R>(r: crate::error::Result<R>) -> Option<R> {
+    match r {
+        Ok(v) => Some(v),
+        Err(crate::error::Error::Unsupported { .. }) => None,
+        Err(e) => panic!("typed-tensor: {e}"),
+    }
+}
+
 fn dims_tuple<T: FloatDType, S: Shape, D: Device>(t: &Tensor<T, S, D>) -> Dyn4 {
     let [a, b, c, d] = t.dims4();
     (a, b, c, d)
@@ -265,9 +299,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         reduced[3] = true;
         reduced[5] = true;
         let src = (g.buffer(), &blocks);
-        Tensor::written_by(input, "sum", |out| {
-            D::reduce(crate::ops::Sum, src, &reduced, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(input, "sum", |out| {
+                D::reduce(crate::ops::Sum, src, &reduced, out)
+            })
+        }
     }
 }
 

@@ -28,7 +28,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     fn unary_kernel<Op: UnaryOp<T>>(&self, op: Op) -> Self {
         let layout = self.layout();
         let src = Operand::View(self.buffer(), &layout);
-        Self::written_by(self.shape, Op::NAME, |out| D::unary(op, src, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Self::written_by(self.shape, Op::NAME, |out| D::unary(op, src, out)) }
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
@@ -82,9 +83,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = same_dims_shape(self, rhs)?;
         let (la, lb) = (self.layout(), rhs.layout());
         let lhs = Operand::View(self.buffer(), &la);
-        let storage = fresh::<T, _, D>(Op::NAME, la.numel(), |out| {
-            D::binary(op, lhs, (rhs.buffer(), &lb), out)
-        });
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        let storage = unsafe {
+            fresh::<T, _, D>(Op::NAME, la.numel(), |out| {
+                D::binary(op, lhs, (rhs.buffer(), &lb), out)
+            })
+        };
         Some((shape, storage))
     }
 
@@ -107,9 +111,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         let lhs = Operand::View(self.buffer(), &la);
-        Tensor::try_written_by(shape, Op::NAME, |out| {
-            D::binary(op, lhs, (rhs.buffer(), &lb), out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape, Op::NAME, |out| {
+                D::binary(op, lhs, (rhs.buffer(), &lb), out)
+            })
+        }
     }
 
     #[inline]
@@ -132,7 +139,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             None => device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout())),
         };
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
-        Tensor::written_by(shape, op.name(), |out| D::compare(op, lhs, rhs, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::written_by(shape, op.name(), |out| D::compare(op, lhs, rhs, out)) }
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
@@ -147,9 +155,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let layout = self.layout();
         let (x, s) = ((self.buffer(), &layout), (D::buffer(&scalar), &ls));
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
-        Self::written_by(self.shape, Op::NAME, |out| {
-            D::binary(op, Operand::View(a.0, a.1), b, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Self::written_by(self.shape, Op::NAME, |out| {
+                D::binary(op, Operand::View(a.0, a.1), b, out)
+            })
+        }
     }
 
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
@@ -273,9 +284,12 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
             (on_true.buffer(), &lt),
             (on_false.buffer(), &lf),
         );
-        Tensor::written_by(self.shape, "where_cond", |out| {
-            D::where_cond(mask, t, f, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(self.shape, "where_cond", |out| {
+                D::where_cond(mask, t, f, out)
+            })
+        }
     }
 }
 

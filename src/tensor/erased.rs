@@ -3,7 +3,7 @@
 //! shape of the same size, and summing a broadcast gradient back to its operand's shape. Dims are checked with
 //! debug assertions only: callers derive them from the forward op.
 
-use super::{device_ok, fresh, Flat, Tensor};
+use super::{device_ok, fresh, out_of, Flat, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::layout::Layout;
@@ -37,7 +37,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(self.dims(), rhs.dims());
         let (la, lb) = (self.layout(), rhs.layout());
         let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
-        Self::written_by(self.shape, Op::NAME, |out| D::binary(op, lhs, rhs, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Self::written_by(self.shape, Op::NAME, |out| D::binary(op, lhs, rhs, out)) }
     }
 
     /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
@@ -46,7 +47,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(self.dims(), rhs.dims());
         if self.is_dense_from_start() {
             let lb = rhs.layout();
-            if let Some(out) = D::buffer_mut(&mut self.storage) {
+            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
                 let dims = *lb.dims();
                 return device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
             }
@@ -95,7 +96,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
         }
         let src = (self.buffer(), &self.layout());
-        Tensor::written_by(shape, "sum", |out| D::reduce(ops::Sum, src, &reduced, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::written_by(shape, "sum", |out| D::reduce(ops::Sum, src, &reduced, out)) }
     }
 
     /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
@@ -112,8 +114,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(self.dims(), rhs.dims());
         let (la, lb) = (self.layout(), rhs.layout());
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
-        Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| D::compare(op, lhs, rhs, out))
-            .to_dtype::<T>()
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| {
+                D::compare(op, lhs, rhs, out)
+            })
+        }
+        .to_dtype::<T>()
     }
 
     /// A 0/1 tensor of `T`, 1 where `op(self, value)` holds.
@@ -121,8 +128,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (scalar, ls) = self.scalar_operand(op.name(), value);
         let la = self.layout();
         let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&scalar), &ls));
-        Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| D::compare(op, lhs, rhs, out))
-            .to_dtype::<T>()
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| {
+                D::compare(op, lhs, rhs, out)
+            })
+        }
+        .to_dtype::<T>()
     }
 }
 
@@ -141,9 +153,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Self {
         // The sums have a runtime shape (the kept axes); autograd runs on devices whose storage ignores it.
         let (la, n) = (self.layout(), spread_count(&self.dims(), reduced));
-        let sums = device_ok(fresh::<T, Flat, D>(Op::NAME, n, |out| {
-            D::reduce(op, (self.buffer(), &la), reduced, out)
-        }));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        let sums = device_ok(unsafe {
+            fresh::<T, Flat, D>(Op::NAME, n, |out| {
+                D::reduce(op, (self.buffer(), &la), reduced, out)
+            })
+        });
         let layout = spread_layout(self.dims(), reduced, 0);
         Tensor::from_view(self.shape, layout, &sums)
     }
@@ -179,7 +194,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some((s, l)) = &after {
             parts.push((D::buffer(s), l));
         }
-        Tensor::written_by(shape, "narrow", |out| D::concat(&parts, axis, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::written_by(shape, "narrow", |out| D::concat(&parts, axis, out)) }
     }
 }
 
@@ -233,16 +249,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             g.contiguous_range().map_or(0, |r| r.start),
         );
         let (lz, li) = (flat(shape.numel()), flat(n));
-        Tensor::written_by(shape, "index", |out| {
-            D::scatter_add(
-                "index",
-                (D::buffer(&zeros), &lz),
-                (D::buffer(&idx), &li),
-                (g.buffer(), &lg),
-                0,
-                out,
-            )
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::written_by(shape, "index", |out| {
+                D::scatter_add(
+                    "index",
+                    (D::buffer(&zeros), &lz),
+                    (D::buffer(&idx), &li),
+                    (g.buffer(), &lg),
+                    0,
+                    out,
+                )
+            })
+        }
     }
 }
 

@@ -20,7 +20,7 @@
 //! ```
 
 use super::elementwise::broadcast_pair;
-use super::{device_ok, Tensor};
+use super::{device_ok, out_of, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -43,7 +43,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         if self.is_dense_from_start() {
             let dims = self.dims();
-            if let Some(out) = D::buffer_mut(&mut self.storage) {
+            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
                 return device_ok(D::unary(op, Operand::Out(&dims), out));
             }
         }
@@ -79,7 +79,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         if self.is_dense_from_start() {
             let dims = shape.dims();
-            if let Some(out) = D::buffer_mut(&mut self.storage) {
+            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
                 return D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out);
             }
         }
@@ -95,7 +95,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_dense_from_start() {
             let (scalar, ls) = self.scalar_operand(Op::NAME, value);
             let dims = self.dims();
-            if let Some(out) = D::buffer_mut(&mut self.storage) {
+            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
                 let rhs = (D::buffer(&scalar), &ls);
                 return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
             }
@@ -113,7 +113,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             }
         }
         if out.is_dense_from_start() && out.dims() == self.dims() {
-            if let Some(buf) = D::buffer_mut(&mut out.storage) {
+            if let Some(buf) = out_of::<T, _, D>(&mut out.storage) {
                 let layout = self.layout();
                 return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
             }
@@ -154,7 +154,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
         if out.is_dense_from_start() && out.dims() == shape.dims() {
-            if let Some(buf) = D::buffer_mut(&mut out.storage) {
+            if let Some(buf) = out_of::<T, _, D>(&mut out.storage) {
                 let lhs = Operand::View(self.buffer(), &la);
                 return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
             }

@@ -45,9 +45,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (self.buffer(), &self.layout()),
             (indices.buffer(), &idx_layout),
         );
-        Tensor::try_written_by(shape, "index_select", |dst| {
-            D::gather("index_select", src, idx, axis, dst)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape, "index_select", |dst| {
+                D::gather("index_select", src, idx, axis, dst)
+            })
+        }
     }
 
     /// The index vector seen with the output's dims of an index_select along `axis`: it varies along `axis` only.
@@ -113,9 +116,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let zeros = or_panic(D::full::<T, S>(self.numel(), T::ZERO));
         let (lz, lg) = (Layout::contiguous(self.dims()), grad.layout());
         let (dst, src) = ((D::buffer(&zeros), &lz), (grad.buffer(), &lg));
-        or_panic(Self::try_written_by(self.shape, op, |out| {
-            D::scatter_add(op, dst, idx, src, axis, out)
-        }))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        or_panic(unsafe {
+            Self::try_written_by(self.shape, op, |out| {
+                D::scatter_add(op, dst, idx, src, axis, out)
+            })
+        })
     }
 
     /// [`Self::try_index_select`], panicking with the error's message on a bad index.
@@ -142,9 +148,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_other_axes("gather", &self.dims(), &indices.dims(), S::INDEX)?;
         let (ls, li) = (self.layout(), indices.layout());
         let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
-        Tensor::try_written_by(indices.shape, "gather", |out| {
-            D::gather("gather", src, idx, S::INDEX, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(indices.shape, "gather", |out| {
+                D::gather("gather", src, idx, S::INDEX, out)
+            })
+        }
     }
 
     /// [`Self::try_gather`], panicking with the error's message on a bad index.
@@ -183,9 +192,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (indices.buffer(), &li),
             (src.buffer(), &ls),
         );
-        Self::try_written_by(self.shape, "scatter_add", |out| {
-            D::scatter_add("scatter_add", dst, idx, src, S::INDEX, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Self::try_written_by(self.shape, "scatter_add", |out| {
+                D::scatter_add("scatter_add", dst, idx, src, S::INDEX, out)
+            })
+        }
     }
 
     /// [`Self::try_scatter_add`], panicking with the error's message on a bad index.
@@ -250,9 +262,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let shape = Shape::from_dims(&final_dims)
             .ok_or_else(|| Error::shape_mismatch("embedding", self.dims(), ids.dims()))?;
         let (src, idx) = ((self.buffer(), &table), (ids.buffer(), &idx));
-        Tensor::try_written_by(shape, "embedding", |dst| {
-            D::gather("embedding", src, idx, 0, dst)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape, "embedding", |dst| {
+                D::gather("embedding", src, idx, 0, dst)
+            })
+        }
     }
 
     #[cfg(feature = "std")] // autograd
@@ -278,9 +293,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
             (ids.buffer(), &idx),
             (g.buffer(), &lg),
         );
-        or_panic(Self::try_written_by(self.shape, "embedding", |out| {
-            D::scatter_add("embedding", dst, idx, src, 0, out)
-        }))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        or_panic(unsafe {
+            Self::try_written_by(self.shape, "embedding", |out| {
+                D::scatter_add("embedding", dst, idx, src, 0, out)
+            })
+        })
     }
 
     /// [`Self::try_embedding`], panicking with the error's message on an id past the table.

@@ -152,9 +152,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("cat", &out)?;
         let (la, lb) = (self.layout(), other.layout());
         let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
-        Tensor::try_written_by(shape_of("cat", &out), "cat", |dst| {
-            D::concat(&parts, axis, dst)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape_of("cat", &out), "cat", |dst| {
+                D::concat(&parts, axis, dst)
+            })
+        }
     }
 
     /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see
@@ -189,9 +192,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("stack", &out)?;
         let views: [(&D::Buffer<T>, &Layout); N] =
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
-        Tensor::try_written_by(shape_of("stack", &out), "stack", |dst| {
-            D::concat(&views, axis, dst)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape_of("stack", &out), "stack", |dst| {
+                D::concat(&views, axis, dst)
+            })
+        }
     }
 
     /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly (a
@@ -267,9 +273,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
         let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
-        Self::written_by(self.shape, "flip", |out| {
-            D::gather("flip", src, idx, axis, out)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Self::written_by(self.shape, "flip", |out| {
+                D::gather("flip", src, idx, axis, out)
+            })
+        }
     }
 
     /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
@@ -293,7 +302,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             device_ok(layout.narrow("roll", axis, 0, n - s)),
         );
         let parts = [(self.buffer(), &tail), (self.buffer(), &head)];
-        Self::written_by(self.shape, "roll", |out| D::concat(&parts, axis, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Self::written_by(self.shape, "roll", |out| D::concat(&parts, axis, out)) }
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
@@ -355,8 +365,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (self.buffer(), &layout),
             (D::buffer(&zero), &after),
         ];
-        Tensor::try_written_by(shape_of("pad", &out), "pad", |dst| {
-            D::concat(&parts, axis, dst)
-        })
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            Tensor::try_written_by(shape_of("pad", &out), "pad", |dst| {
+                D::concat(&parts, axis, dst)
+            })
+        }
     }
 }

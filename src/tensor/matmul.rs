@@ -203,7 +203,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let p = self.prepare_matmul(rhs)?;
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let (a, b) = ((a.buffer(), &la), (b.buffer(), &lb));
-        Tensor::try_written_by(shape, "matmul", |out| D::matmul(a, b, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::try_written_by(shape, "matmul", |out| D::matmul(a, b, out)) }
     }
 
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
@@ -288,16 +289,20 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             shape: S,
         ) -> Tensor<T, S, D> {
             if !(shared && dims[0] > 1) {
-                return Tensor::written_by(shape, "matmul", |out| D::matmul(a, b, out));
+                // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+                return unsafe { Tensor::written_by(shape, "matmul", |out| D::matmul(a, b, out)) };
             }
             let product = product::<T, D>(a, b);
             let l = Layout::contiguous(Dims::from_slice(&dims));
             let mut reduced = [false; crate::shape::MAX_RANK];
             reduced[0] = true;
             let sums = (D::buffer(&product), &l);
-            Tensor::written_by(shape, "sum", |out| {
-                D::reduce(crate::ops::Sum, sums, &reduced, out)
-            })
+            // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+            unsafe {
+                Tensor::written_by(shape, "sum", |out| {
+                    D::reduce(crate::ops::Sum, sums, &reduced, out)
+                })
+            }
         }
         // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
         // (`da^T = b g^T`, `db^T = g^T a`) and viewed back: the gradient then has the operand's memory order, so
@@ -334,9 +339,8 @@ fn product<T: FloatDType, D: Device>(
     b: (&D::Buffer<T>, &Layout),
 ) -> D::Storage<T, super::Flat> {
     let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
-    device_ok(super::fresh::<T, super::Flat, D>("matmul", n, |out| {
-        D::matmul(a, b, out)
-    }))
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    device_ok(unsafe { super::fresh::<T, super::Flat, D>("matmul", n, |out| D::matmul(a, b, out)) })
 }
 
 /// Whether a `[B, R, C]` operand layout holds each matrix column by column (a transposed view).

@@ -127,48 +127,63 @@ fn device_failed(e: crate::error::Error) -> ! {
 
 /// A fresh storage of `n` elements written by `kernel`: destination passing, so that the kernel names no shape
 /// (only this allocation does). `op` names the operation in an out-of-memory error.
+///
+/// # Safety
+///
+/// As [`Kernels::alloc_with`](crate::device::Kernels::alloc_with): whenever `kernel` returns `Ok` it has initialised the destination's first `n`
+/// elements, and it never reads the destination. A closure that is one call of a `Kernels` kernel (no
+/// `Operand::Out`) does both, by the trait's contract.
 #[inline]
-pub(crate) fn fresh<T: WithDType, S: Shape, D: Device>(
+pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
     op: &'static str,
     n: usize,
-    kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+    kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
 ) -> Result<D::Storage<T, S>> {
-    let mut storage = D::alloc::<T, S>(op, n)?;
-    match D::buffer_mut::<T, S>(&mut storage) {
-        Some(out) => kernel(out)?,
-        None => fresh_storage_shared(D::NAME),
-    }
-    Ok(storage)
+    // SAFETY: the caller's promise is `alloc_with`'s requirement.
+    unsafe { D::alloc_with::<T, S>(op, n, kernel) }
 }
 
-/// A device broke [`crate::device::Kernels::alloc`]'s promise that a fresh storage is held by nothing else.
-#[cold]
-#[inline(never)]
-fn fresh_storage_shared(device: &'static str) -> ! {
-    panic!("typed-tensor: the {device} device handed out a fresh storage that is shared")
+/// The destination of a kernel writing over `storage` in place, when no other storage shares its buffer.
+#[inline]
+pub(crate) fn out_of<T: WithDType, S: Shape, D: Device>(
+    storage: &mut D::Storage<T, S>,
+) -> Option<&mut D::Out<T>> {
+    // SAFETY: the result goes only to kernels (every caller passes it straight to one), which write only
+    // values (the `Kernels` contract).
+    D::buffer_mut(storage).map(|buffer| unsafe { D::out_of(buffer) })
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes (see [`fresh`]).
+    /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes.
+    ///
+    /// # Safety
+    ///
+    /// As for [`fresh`]: `kernel` initialises the whole output when it returns `Ok` and never reads it.
     #[inline]
-    pub(crate) fn try_written_by(
+    pub(crate) unsafe fn try_written_by(
         shape: S,
         op: &'static str,
-        kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+        kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
     ) -> Result<Self> {
-        let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
+        // SAFETY: the caller's promise is `fresh`'s requirement.
+        let storage = unsafe { fresh::<T, S, D>(op, shape.numel(), kernel) }?;
         Ok(Self::from_storage(shape, storage))
     }
 
     /// [`Self::try_written_by`] in an infallible op: a device failure panics with its message.
+    ///
+    /// # Safety
+    ///
+    /// As for [`fresh`].
     #[inline]
     #[track_caller]
-    pub(crate) fn written_by(
+    pub(crate) unsafe fn written_by(
         shape: S,
         op: &'static str,
-        kernel: impl FnOnce(&mut D::Buffer<T>) -> Result<()>,
+        kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
     ) -> Self {
-        device_ok(Self::try_written_by(shape, op, kernel))
+        // SAFETY: the caller's promise is `try_written_by`'s requirement.
+        device_ok(unsafe { Self::try_written_by(shape, op, kernel) })
     }
 
     /// The tensor of `shape` that sees `storage` (another tensor's, of any shape) through `layout`, whose dims
@@ -321,6 +336,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// ```
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
         let src = (self.buffer(), &self.layout());
-        Tensor::written_by(self.shape, "to_dtype", |out| D::cast::<T, U>(src, out))
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe { Tensor::written_by(self.shape, "to_dtype", |out| D::cast::<T, U>(src, out)) }
     }
 }

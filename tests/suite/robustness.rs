@@ -199,7 +199,7 @@ fn cpu_matmul_kernel_refuses_layouts_past_the_buffer() {
     let la = Layout::from_parts(Dims::from_slice(&[1, 2, 2]), &[0, 1 << 63, 1 << 63], 0);
     let lb = Layout::contiguous(Dims::from_slice(&[1, 2, 300]));
     let msg = panic_message(|| {
-        let mut out = vec![0f32; 600];
+        let mut out = vec![std::mem::MaybeUninit::<f32>::uninit(); 600];
         <Cpu as Kernels>::matmul::<f32>((&a[..], &la), (&b[..], &lb), &mut out)
     });
     assert!(msg.contains("reaches past its buffer"), "{msg}");

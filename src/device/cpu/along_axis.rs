@@ -2,12 +2,13 @@
 //! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
 //! split their lanes across cores.
 
-use crate::device::host::elementwise::{simd, DenseLoop};
+use crate::device::host::elementwise::{simd, zeroed, DenseLoop};
 use crate::dtype::FloatDType;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::AlongAxis;
 use crate::shape::MAX_RANK;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// From this many elements on, lanes run on every core (`std` only).
 #[cfg(feature = "std")]
@@ -73,11 +74,11 @@ pub(super) fn run<T: FloatDType>(
     src: &[T],
     layout: &Layout,
     axis: usize,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     let dims = *layout.dims();
     let n = dims[axis];
-    let out = &mut out[..layout.numel()];
+    let out = zeroed(&mut out[..layout.numel()]);
     if out.is_empty() {
         return;
     }

@@ -2,11 +2,13 @@
 //! the transposed convolution (with col2im).
 
 use super::matmul::{self, Threads};
+use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, DType, FloatDType};
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::shape::Dims;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use core::ops::Range;
 
 /// Spatial output size (height, width); the tensor API has checked that the window fits.
@@ -176,7 +178,7 @@ pub(super) fn conv2d<T: FloatDType>(
     w: &[T],
     lw: &Layout,
     p: Conv2dParams,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, h, wd] = lx.dims4();
     let [co, cig, kh, kw] = lw.dims4();
@@ -184,8 +186,7 @@ pub(super) fn conv2d<T: FloatDType>(
     let (groups, cog) = (p.groups, co / p.groups);
     debug_assert_eq!(c, cig * groups);
     let (k, l) = (cig * kh * kw, geometry.oh * geometry.ow);
-    let out = &mut out[..n * co * l];
-    out.fill(T::ZERO);
+    let out = zeroed(&mut out[..n * co * l]);
     if out.is_empty() {
         return;
     }
@@ -216,13 +217,13 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
     lgy: &Layout,
     kernel: [usize; 2],
     p: Conv2dParams,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     match T::DTYPE {
         DType::F32 | DType::F64 => {
             let sums = weight_grad_acc(x, lx, gy, lgy, kernel, p);
             for (o, &v) in out.iter_mut().zip(&sums) {
-                *o = T::from_acc(v);
+                o.write(T::from_acc(v));
             }
         }
         _ => {
@@ -237,7 +238,7 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
             );
             let sums = weight_grad_acc(&wx, &wlx, &wg, &wlg, kernel, p);
             for (o, &v) in out.iter_mut().zip(&sums) {
-                *o = T::from_f64(v as f64); // exact widening, then one rounding
+                o.write(T::from_f64(v as f64)); // exact widening, then one rounding
             }
         }
     }
@@ -323,7 +324,7 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     w: &[T],
     lw: &Layout,
     p: Conv2dParams,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, h, wd] = lx.dims4();
     let [ci, cog, kh, kw] = lw.dims4();
@@ -334,8 +335,7 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     // col2im walks the windows of the convolution this one inverts: its input is our (oh, ow) output.
     let geometry = Geometry::with_output([oh, ow], [kh, kw], [h, wd], cog, p);
     let (k, l, plane) = (cog * kh * kw, h * wd, oh * ow);
-    let out = &mut out[..n * co * plane];
-    out.fill(T::ZERO);
+    let out = zeroed(&mut out[..n * co * plane]);
     if out.is_empty() || k == 0 || l == 0 {
         return;
     }

@@ -7,6 +7,7 @@ use crate::dtype::{DType, FloatDType};
 use crate::layout::Layout;
 use crate::shape::Dims;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use gemm_common::Parallelism;
 
 /// Up to this many multiply-adds the direct loop wins over gemm's setup (benches/matmul.rs, 2026-11-22: at 4x4x4
@@ -18,10 +19,17 @@ pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
 
 /// `[B, M, K] x [B, K, N] -> [B, M, N]` into the first `B * M * N` elements of `out`; large products use every
 /// core.
-pub(super) fn matmul<T: FloatDType>(a: &[T], la: &Layout, b: &[T], lb: &Layout, out: &mut [T]) {
+pub(super) fn matmul<T: FloatDType>(
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    out: &mut [MaybeUninit<T>],
+) {
     let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
     let len = Dims::from_slice(&[batch, m, n]).numel();
-    matmul_into(a, la, b, lb, &mut out[..len], Threads::IfLarge);
+    let out = crate::device::host::elementwise::zeroed(&mut out[..len]);
+    matmul_into(a, la, b, lb, out, Threads::IfLarge);
 }
 
 /// Whether one product may spread over the cores.
@@ -264,9 +272,13 @@ mod tests {
 
     /// The kernel's product into a fresh vector.
     fn product(a: &[f64], la: &Layout, b: &[f64], lb: &Layout) -> Vec<f64> {
-        let mut out = vec![f64::NAN; la.dims()[0] * la.dims()[1] * lb.dims()[2]];
+        let mut out =
+            vec![core::mem::MaybeUninit::uninit(); la.dims()[0] * la.dims()[1] * lb.dims()[2]];
         matmul(a, la, b, lb, &mut out);
-        out
+        // SAFETY: the kernel wrote every element of its output.
+        out.into_iter()
+            .map(|x| unsafe { x.assume_init() })
+            .collect()
     }
 
     fn values(n: usize) -> Vec<f64> {

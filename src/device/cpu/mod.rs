@@ -23,6 +23,7 @@ pub use storage::CpuStorage;
 
 use elementwise::{dense_view, map_view};
 
+use super::host::elementwise::as_slots;
 use super::host::kernels as host;
 use super::{Device, Kernels, Operand};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
@@ -31,6 +32,7 @@ use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Shape, MAX_RANK};
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// The error of an allocation of `n` elements of `T` that the allocator refused.
 #[cold]
@@ -47,8 +49,11 @@ pub struct Cpu;
 
 impl Device for Cpu {}
 
-impl Kernels for Cpu {
+// SAFETY: every kernel below initialises its whole output on `Ok` (the host loops write one value per output
+// position; the rest start from `zeroed`), and only `Operand::Out` reads the destination.
+unsafe impl Kernels for Cpu {
     type Buffer<T: WithDType> = [T];
+    type Out<T: WithDType> = [MaybeUninit<T>];
     type Storage<T: WithDType, S: Shape> = CpuStorage<T>;
     type View<S: Shape> = Strided<S>;
     const NAME: &'static str = "cpu";
@@ -64,8 +69,19 @@ impl Kernels for Cpu {
     }
 
     #[inline(always)]
-    fn alloc<T: WithDType, S: Shape>(_op: &'static str, n: usize) -> Result<CpuStorage<T>> {
-        Ok(CpuStorage::for_output(n))
+    unsafe fn alloc_with<T: WithDType, S: Shape>(
+        _op: &'static str,
+        n: usize,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
+    ) -> Result<CpuStorage<T>> {
+        // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
+        unsafe { CpuStorage::try_written(n, write) }
+    }
+
+    #[inline(always)]
+    unsafe fn out_of<T: WithDType>(buffer: &mut [T]) -> &mut [MaybeUninit<T>] {
+        // SAFETY: whatever writes through the slots writes only values (this method's contract).
+        unsafe { as_slots(buffer) }
     }
 
     #[inline]
@@ -107,12 +123,15 @@ impl Kernels for Cpu {
         Ok(map_view(buffer, layout, |x| x))
     }
 
-    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) -> Result<()> {
+    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) -> Result<()> {
         host::copy(src, out);
         Ok(())
     }
 
-    fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) -> Result<()> {
+    fn cast<T: WithDType, U: WithDType>(
+        src: (&[T], &Layout),
+        out: &mut [MaybeUninit<U>],
+    ) -> Result<()> {
         host::cast(src, out);
         Ok(())
     }
@@ -120,7 +139,7 @@ impl Kernels for Cpu {
     fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
         src: Operand<'_, [T]>,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::unary(op, src, out);
         Ok(())
@@ -130,7 +149,7 @@ impl Kernels for Cpu {
         op: Op,
         lhs: Operand<'_, [T]>,
         rhs: (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::binary(op, lhs, rhs, out);
         Ok(())
@@ -140,7 +159,7 @@ impl Kernels for Cpu {
         op: CmpOp,
         lhs: (&[T], &Layout),
         rhs: (&[T], &Layout),
-        out: &mut [u8],
+        out: &mut [MaybeUninit<u8>],
     ) -> Result<()> {
         host::compare(op, lhs, rhs, out);
         Ok(())
@@ -150,7 +169,7 @@ impl Kernels for Cpu {
         mask: (&[u8], &Layout),
         on_true: (&[T], &Layout),
         on_false: (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::where_cond(mask, on_true, on_false, out);
         Ok(())
@@ -160,13 +179,17 @@ impl Kernels for Cpu {
         op: Op,
         (src, ls): (&[T], &Layout),
         reduced: &[bool; MAX_RANK],
-        out: &mut [Op::Out],
+        out: &mut [MaybeUninit<Op::Out>],
     ) -> Result<()> {
         reduce::reduce(op, src, ls, reduced, out);
         Ok(())
     }
 
-    fn concat<T: WithDType>(parts: &[(&[T], &Layout)], axis: usize, out: &mut [T]) -> Result<()> {
+    fn concat<T: WithDType>(
+        parts: &[(&[T], &Layout)],
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
         host::concat(parts, axis, out)
     }
 
@@ -175,7 +198,7 @@ impl Kernels for Cpu {
         src: (&[T], &Layout),
         idx: (&[I], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::gather(op, src, idx, axis, out)
     }
@@ -186,7 +209,7 @@ impl Kernels for Cpu {
         idx: (&[I], &Layout),
         src: (&[T], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
     }
@@ -195,7 +218,7 @@ impl Kernels for Cpu {
         op: AlongAxis,
         (src, ls): (&[T], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         along_axis::run(op, src, ls, axis, out);
         Ok(())
@@ -204,7 +227,7 @@ impl Kernels for Cpu {
     fn matmul<T: FloatDType>(
         (a, la): (&[T], &Layout),
         (b, lb): (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         matmul::matmul(a, la, b, lb, out);
         Ok(())
@@ -214,7 +237,7 @@ impl Kernels for Cpu {
         (x, lx): (&[T], &Layout),
         (w, lw): (&[T], &Layout),
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         conv::conv2d(x, lx, w, lw, params, out);
         Ok(())
@@ -224,7 +247,7 @@ impl Kernels for Cpu {
         (x, lx): (&[T], &Layout),
         (w, lw): (&[T], &Layout),
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         conv::conv_transpose2d(x, lx, w, lw, params, out);
         Ok(())
@@ -235,7 +258,7 @@ impl Kernels for Cpu {
         (x, lx): (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         pooling::pool2d(pool, x, lx, kernel, params, out);
         Ok(())
@@ -246,7 +269,7 @@ impl Kernels for Cpu {
         (g, lg): (&[T], &Layout),
         kernel: [usize; 2],
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<bool> {
         conv::conv2d_weight_grad(x, lx, g, lg, kernel, params, out);
         Ok(true)
@@ -258,7 +281,7 @@ impl Kernels for Cpu {
         (g, lg): (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<bool> {
         let (y, g) = (dense_view(y, ly), dense_view(g, lg));
         pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);

@@ -39,17 +39,6 @@ pub(super) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
     alloc::vec![value; n]
 }
 
-/// `n` elements for a kernel to overwrite: a cached buffer of that size as it was left (no pass over it), else
-/// zeros from the allocator (zeroed pages for a large buffer, which cost nothing until first touch).
-#[inline]
-pub(super) fn for_output<T: bytemuck::Pod>(n: usize) -> Vec<T> {
-    #[cfg(feature = "std")]
-    if let Some(v) = cached::take_whole(n) {
-        return v;
-    }
-    alloc::vec![T::zeroed(); n]
-}
-
 /// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
 /// constructors' path: a request larger than memory is an error, not the end of the process).
 pub(super) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
@@ -203,23 +192,11 @@ mod cached {
         Some(unsafe { Vec::from_raw_parts(block.ptr.cast::<T>(), 0, n) })
     }
 
-    /// [`take`] with all `n` elements in the vector: the values the block's last owner left.
-    pub(super) fn take_whole<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
-        let mut v = take::<T>(n)?;
-        // SAFETY: every kept block is initialised over its whole capacity (`keep` fills any tail first), the
-        // bytes of `n` elements of `T`, and any bytes are a valid `T` (`Pod`).
-        unsafe { v.set_len(n) };
-        Some(v)
-    }
-
-    pub(super) fn keep<T: bytemuck::Pod>(mut v: Vec<T>) {
+    pub(super) fn keep<T: bytemuck::Pod>(v: Vec<T>) {
         let bytes = v.capacity() * size_of::<T>();
         if bytes < MIN_BYTES {
             return;
         }
-        // Initialised over the whole capacity, so that `take_whole` can hand the elements out as they are (the
-        // kernels' outputs are always full: this writes nothing for them).
-        v.resize(v.capacity(), T::zeroed());
         let mut v = core::mem::ManuallyDrop::new(v);
         let block = Block {
             ptr: v.as_mut_ptr().cast::<u8>(),
@@ -297,22 +274,6 @@ mod cached {
             let n = blocks.len();
             blocks.into_iter().for_each(Block::free);
             n
-        }
-
-        #[test]
-        fn a_kept_vector_comes_back_whole_its_values_kept_and_its_tail_zeroed() {
-            const N: usize = 50_003; // 200,012 bytes: a size no other test asks the shared cache for
-            let mut v: Vec<u32> = Vec::with_capacity(N);
-            let cap = v.capacity();
-            v.extend(1..=(cap as u32 - 3)); // three slots short of the capacity
-            keep(v);
-            let back: Vec<u32> = take_whole(cap).expect("the block just kept");
-            assert_eq!(back.len(), cap);
-            assert!(back[..cap - 3]
-                .iter()
-                .enumerate()
-                .all(|(i, &x)| x == i as u32 + 1));
-            assert_eq!(back[cap - 3..], [0, 0, 0]);
         }
 
         #[test]

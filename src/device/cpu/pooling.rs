@@ -7,10 +7,12 @@
 //! to folding each window's taps in (row, column) order.
 
 use super::conv::{sum_in_acc, tap_source};
+use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
 use crate::ops::{Conv2dParams, Pool};
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// From this many window taps in all, planes run on several cores (`std` only).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
@@ -181,7 +183,7 @@ pub(super) fn pool2d<T: FloatDType>(
     lx: &Layout,
     kernel: usize,
     p: Conv2dParams,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     match pool {
         // Of equal values the first stays (-0 before +0 keeps -0); a NaN wins (`NAN_WINS`), as in max
@@ -234,13 +236,12 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     init: T::Acc,
     step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
     finish: impl Fn(T::Acc) -> T::Acc + Sync,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, _, _] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let out = &mut out[..n * c * oh * ow];
-    out.fill(T::ZERO);
+    let out = zeroed(&mut out[..n * c * oh * ow]);
     let taps = out.len() * kernel * kernel;
     let first_nan = |plane: &[T], y: usize, xo: usize| {
         let mut first = None;
@@ -300,13 +301,12 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     g: &[T],
     kernel: usize,
     p: Conv2dParams,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, h, wd] = lx.dims4();
     let win = Windows::new(lx, kernel, p);
     let [oh, ow] = win.out;
-    let out = &mut out[..n * c * h * wd];
-    out.fill(T::ZERO);
+    let out = zeroed(&mut out[..n * c * h * wd]);
     let taps = n * c * oh * ow * kernel * kernel;
     let route = |i: usize, acc: &mut [T::Acc]| {
         let plane = win.plane(x, i);

@@ -1,7 +1,6 @@
 //! Reductions on the host: every output folds its elements in index order (or, for a column sum, rows are added
 //! into rows of accumulators); large inputs are split across threads.
 
-use crate::device::host::elementwise::as_slots;
 #[cfg(feature = "std")]
 use crate::device::host::elementwise::PARALLEL_MIN;
 #[cfg(feature = "std")]
@@ -13,6 +12,7 @@ use crate::ops::ReduceOp;
 use crate::shape::MAX_RANK;
 #[cfg(feature = "std")]
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// `op` over the axes marked in `reduced`; the output is contiguous over the kept axes, in order.
 ///
@@ -24,7 +24,7 @@ pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
     src: &[T],
     layout: &Layout,
     reduced: &[bool; MAX_RANK],
-    out: &mut [Op::Out],
+    out: &mut [MaybeUninit<Op::Out>],
 ) {
     #[cfg(feature = "std")]
     if layout.numel() >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
@@ -64,7 +64,7 @@ pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
                 .into_iter()
                 .reduce(|a, b| op.merge(a, b))
                 .expect("at least one part");
-            out[0] = op.finish(acc, count);
+            out[0].write(op.finish(acc, count));
             return;
         }
     }
@@ -99,7 +99,7 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     src: &[T],
     layout: &Layout,
     reduced: &[bool; MAX_RANK],
-    out: &mut [Op::Out],
+    out: &mut [MaybeUninit<Op::Out>],
 ) {
     let (outer, inner) = layout.split_reduced(reduced);
     let count = inner.numel();
@@ -109,8 +109,7 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
         .is_some_and(|ax| !reduced[ax]);
 
     if !(innermost_kept && !Op::USES_INDEX && count > 0) {
-        // SAFETY: `reduce_rows_into` writes only computed values.
-        return reduce_rows_into(&op, src, layout, reduced, unsafe { as_slots(out) });
+        return reduce_rows_into(&op, src, layout, reduced, out);
     }
     // Accumulators laid out like the output, seen through the input's dims with stride 0 on reduced axes.
     let mut acc_strides = [0; MAX_RANK];
@@ -140,6 +139,6 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
         },
     );
     for (o, a) in out.iter_mut().zip(accs) {
-        *o = op.finish(a, count);
+        o.write(op.finish(a, count));
     }
 }

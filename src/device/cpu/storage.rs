@@ -14,7 +14,9 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use super::pool;
+use crate::device::host::elementwise::as_slots;
 use crate::dtype::WithDType;
+use core::mem::MaybeUninit;
 
 use crate::device::INLINE_BYTES;
 const INLINE_WORDS: usize = INLINE_BYTES / 8;
@@ -107,15 +109,29 @@ impl<T: WithDType> CpuStorage<T> {
         }
     }
 
-    /// A fresh buffer of `n` elements for a kernel to overwrite (their values are unspecified): inline when small,
-    /// else a cached buffer of the size as it was left, or zeros from the allocator.
-    #[inline]
-    pub(crate) fn for_output(n: usize) -> Self {
+    /// A fresh buffer of `n` elements that `write` fills: a kernel's output (inline when small, so a small result
+    /// never touches the heap; else a vector from the [`pool`] whose spare capacity `write` initialises, with no
+    /// pass over it first).
+    ///
+    /// # Safety
+    ///
+    /// Whenever `write` returns `Ok`, it has written an initialised value to every one of the `n` slots.
+    #[inline(always)]
+    pub(crate) unsafe fn try_written<E>(
+        n: usize,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), E>,
+    ) -> Result<Self, E> {
         if Self::fits_inline(n) {
-            Self::filled_by(n, |_| {})
-        } else {
-            CpuStorage(HeapBuffer::shared(pool::for_output(n)))
+            let mut result = Ok(());
+            // SAFETY: `write` writes only initialised values (the contract); the slots start as zeros.
+            let storage = Self::filled_by(n, |out| result = write(unsafe { as_slots(out) }));
+            return result.map(|()| storage);
         }
+        let mut v = pool::with_capacity(n);
+        write(&mut v.spare_capacity_mut()[..n])?;
+        // SAFETY: `write` returned `Ok`, so it initialised all `n` elements (the contract).
+        unsafe { v.set_len(n) };
+        Ok(CpuStorage(HeapBuffer::shared(v)))
     }
 
     /// A buffer holding a copy of `data`.

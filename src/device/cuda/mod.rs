@@ -714,8 +714,12 @@ fn dest<T: WithDType>(op: &'static str, out: &CudaStorage<T>, n: usize) -> Resul
     Ok(out.ptr_at(0))
 }
 
-impl Kernels for Cuda {
+// SAFETY: device memory is never read as host values without a copy (`read_back`), so an unwritten destination
+// is no hazard to Rust; every kernel below also writes its whole output (one thread per element, or per output of
+// a reduction or lane) and reads `out` only for `Operand::Out`.
+unsafe impl Kernels for Cuda {
     type Buffer<T: WithDType> = CudaStorage<T>;
+    type Out<T: WithDType> = CudaStorage<T>;
     type Storage<T: WithDType, S: Shape> = CudaStorage<T>;
     type View<S: Shape> = Strided<S>;
     const NAME: &'static str = "cuda";
@@ -734,8 +738,17 @@ impl Kernels for Cuda {
             .then_some(storage)
     }
 
-    fn alloc<T: WithDType, S: Shape>(op: &'static str, n: usize) -> Result<CudaStorage<T>> {
-        CudaStorage::alloc(op, n)
+    unsafe fn alloc_with<T: WithDType, S: Shape>(
+        op: &'static str,
+        n: usize,
+        write: impl FnOnce(&mut CudaStorage<T>) -> Result<()>,
+    ) -> Result<CudaStorage<T>> {
+        fresh(op, n, write)
+    }
+
+    #[inline(always)]
+    unsafe fn out_of<T: WithDType>(buffer: &mut CudaStorage<T>) -> &mut CudaStorage<T> {
+        buffer
     }
 
     #[inline]

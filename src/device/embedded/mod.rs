@@ -7,7 +7,7 @@ mod storage;
 pub use storage::ArrayStorage;
 
 use super::host::along_axis::along_axis_into;
-use super::host::elementwise::as_slots;
+use super::host::elementwise::{as_slots, zeroed};
 use super::host::{kernels as host, matmul, reduce};
 use super::{Device, Kernels, Operand};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
@@ -17,6 +17,7 @@ use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, Unary
 use crate::shape::{Shape, MAX_RANK};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 /// The embedded device: every tensor is one dense row-major array of its static shape, held by value.
 ///
@@ -48,8 +49,11 @@ pub struct Embedded;
 
 impl Device for Embedded {}
 
-impl Kernels for Embedded {
+// SAFETY: every kernel below initialises its whole output on `Ok` (the host loops write one value per output
+// position; the rest start from `zeroed`), and only `Operand::Out` reads the destination.
+unsafe impl Kernels for Embedded {
     type Buffer<T: WithDType> = [T];
+    type Out<T: WithDType> = [MaybeUninit<T>];
     type Storage<T: WithDType, S: Shape> = ArrayStorage<T, S>;
     type View<S: Shape> = Dense;
     const NAME: &'static str = "embedded";
@@ -65,9 +69,24 @@ impl Kernels for Embedded {
     }
 
     #[inline(always)]
-    fn alloc<T: WithDType, S: Shape>(_op: &'static str, n: usize) -> Result<ArrayStorage<T, S>> {
+    unsafe fn alloc_with<T: WithDType, S: Shape>(
+        _op: &'static str,
+        n: usize,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
+    ) -> Result<ArrayStorage<T, S>> {
         debug_assert_eq!(n, ArrayStorage::<T, S>::LEN);
-        Ok(ArrayStorage::zeroed())
+        // Zeros first (folded into the writes for these small arrays), so the array holds values whatever
+        // `write` does.
+        let mut out = ArrayStorage::zeroed();
+        // SAFETY: `write` writes only initialised values (this method's contract).
+        write(unsafe { as_slots(out.as_mut_slice()) })?;
+        Ok(out)
+    }
+
+    #[inline(always)]
+    unsafe fn out_of<T: WithDType>(buffer: &mut [T]) -> &mut [MaybeUninit<T>] {
+        // SAFETY: whatever writes through the slots writes only values (this method's contract).
+        unsafe { as_slots(buffer) }
     }
 
     #[inline]
@@ -76,7 +95,10 @@ impl Kernels for Embedded {
         layout: &Layout,
     ) -> Result<(ArrayStorage<T, S>, Dense)> {
         let mut out = ArrayStorage::zeroed();
-        host::copy((storage.as_slice(), layout), out.as_mut_slice());
+        // SAFETY: `copy` writes only values.
+        host::copy((storage.as_slice(), layout), unsafe {
+            as_slots(out.as_mut_slice())
+        });
         Ok((out, Dense))
     }
 
@@ -116,18 +138,22 @@ impl Kernels for Embedded {
     #[cfg(feature = "alloc")]
     fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {
         let mut out = alloc::vec![T::ZERO; layout.numel()];
-        host::copy((buffer, layout), &mut out);
+        // SAFETY: `copy` writes only values.
+        host::copy((buffer, layout), unsafe { as_slots(&mut out) });
         Ok(out)
     }
 
     #[inline]
-    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) -> Result<()> {
+    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) -> Result<()> {
         host::copy(src, out);
         Ok(())
     }
 
     #[inline]
-    fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) -> Result<()> {
+    fn cast<T: WithDType, U: WithDType>(
+        src: (&[T], &Layout),
+        out: &mut [MaybeUninit<U>],
+    ) -> Result<()> {
         host::cast(src, out);
         Ok(())
     }
@@ -136,7 +162,7 @@ impl Kernels for Embedded {
     fn unary<T: WithDType, Op: UnaryOp<T>>(
         op: Op,
         src: Operand<'_, [T]>,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::unary(op, src, out);
         Ok(())
@@ -147,7 +173,7 @@ impl Kernels for Embedded {
         op: Op,
         lhs: Operand<'_, [T]>,
         rhs: (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::binary(op, lhs, rhs, out);
         Ok(())
@@ -158,7 +184,7 @@ impl Kernels for Embedded {
         op: CmpOp,
         lhs: (&[T], &Layout),
         rhs: (&[T], &Layout),
-        out: &mut [u8],
+        out: &mut [MaybeUninit<u8>],
     ) -> Result<()> {
         host::compare(op, lhs, rhs, out);
         Ok(())
@@ -169,7 +195,7 @@ impl Kernels for Embedded {
         mask: (&[u8], &Layout),
         on_true: (&[T], &Layout),
         on_false: (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::where_cond(mask, on_true, on_false, out);
         Ok(())
@@ -180,15 +206,18 @@ impl Kernels for Embedded {
         op: Op,
         (src, ls): (&[T], &Layout),
         reduced: &[bool; MAX_RANK],
-        out: &mut [Op::Out],
+        out: &mut [MaybeUninit<Op::Out>],
     ) -> Result<()> {
-        // SAFETY: the host loop `reduce_rows_into` writes only computed values.
-        reduce::reduce_rows_into(&op, src, ls, reduced, unsafe { as_slots(out) });
+        reduce::reduce_rows_into(&op, src, ls, reduced, out);
         Ok(())
     }
 
     #[inline]
-    fn concat<T: WithDType>(parts: &[(&[T], &Layout)], axis: usize, out: &mut [T]) -> Result<()> {
+    fn concat<T: WithDType>(
+        parts: &[(&[T], &Layout)],
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
         host::concat(parts, axis, out)
     }
 
@@ -198,7 +227,7 @@ impl Kernels for Embedded {
         src: (&[T], &Layout),
         idx: (&[I], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::gather(op, src, idx, axis, out)
     }
@@ -210,7 +239,7 @@ impl Kernels for Embedded {
         idx: (&[I], &Layout),
         src: (&[T], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
     }
@@ -220,9 +249,9 @@ impl Kernels for Embedded {
         op: AlongAxis,
         (src, ls): (&[T], &Layout),
         axis: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        along_axis_into(op, src, ls, axis, out);
+        along_axis_into(op, src, ls, axis, zeroed(out));
         Ok(())
     }
 
@@ -230,9 +259,9 @@ impl Kernels for Embedded {
     fn matmul<T: FloatDType>(
         (a, la): (&[T], &Layout),
         (b, lb): (&[T], &Layout),
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        matmul::direct(a, la, b, lb, out);
+        matmul::direct(a, la, b, lb, zeroed(out));
         Ok(())
     }
 
@@ -241,9 +270,9 @@ impl Kernels for Embedded {
         input: (&[T], &Layout),
         weight: (&[T], &Layout),
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        conv::conv2d(input, weight, params, out);
+        conv::conv2d(input, weight, params, zeroed(out));
         Ok(())
     }
 
@@ -252,9 +281,9 @@ impl Kernels for Embedded {
         input: (&[T], &Layout),
         weight: (&[T], &Layout),
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        conv::conv_transpose2d(input, weight, params, out);
+        conv::conv_transpose2d(input, weight, params, zeroed(out));
         Ok(())
     }
 
@@ -264,9 +293,9 @@ impl Kernels for Embedded {
         input: (&[T], &Layout),
         kernel: usize,
         params: Conv2dParams,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        conv::pool2d(pool, input, kernel, params, out);
+        conv::pool2d(pool, input, kernel, params, zeroed(out));
         Ok(())
     }
 }

@@ -242,6 +242,25 @@ pub(crate) unsafe fn as_slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
     unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) }
 }
 
+/// The values in `slots`.
+///
+/// # Safety
+///
+/// Every slot holds an initialised value.
+pub(crate) unsafe fn assume_init<T>(slots: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and every slot is initialised (the contract).
+    unsafe { &mut *(slots as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// `slots` filled with zeros, as values: the destination of a kernel that accumulates into its output or writes
+/// it in no fixed order.
+#[inline]
+pub(crate) fn zeroed<T: WithDType>(slots: &mut [MaybeUninit<T>]) -> &mut [T] {
+    slots.fill(MaybeUninit::new(T::ZERO));
+    // SAFETY: every slot was just written.
+    unsafe { assume_init(slots) }
+}
+
 /// `dst[i] = f(dst[i])` over a dense slice.
 #[inline(always)]
 pub(crate) fn update_dense<T: WithDType>(dst: &mut [T], f: impl Fn(T) -> T + Sync) {

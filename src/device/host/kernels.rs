@@ -1,8 +1,10 @@
 //! The kernels whose host loop is the same on `Cpu` and `Embedded`: both devices' `Kernels` methods for these
-//! families are one call here. Each writes the first elements of `out` (the output's count), dense row-major.
+//! families are one call here. Each writes the first elements of `out` (the output's count), dense row-major,
+//! and initialises every one of them (the `Kernels` safety contract); only `Operand::Out` reads `out`.
 
 use super::elementwise::{
-    as_slots, concat_into, map_view_into, update_dense, update_zip, where_into, zip_views_into,
+    assume_init, concat_into, map_view_into, update_dense, update_zip, where_into, zeroed,
+    zip_views_into,
 };
 use super::indexing;
 use crate::device::Operand;
@@ -10,16 +12,16 @@ use crate::dtype::{cast as cast_one, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, CmpOp, UnaryOp};
+use core::mem::MaybeUninit;
 
 /// `f` of every element of a view into `out`.
 #[inline(always)]
 fn map<T: WithDType, U: WithDType>(
     (src, ls): (&[T], &Layout),
-    out: &mut [U],
+    out: &mut [MaybeUninit<U>],
     f: impl Fn(T) -> U + Sync,
 ) {
-    // SAFETY: `map_view_into` writes only computed values.
-    map_view_into(unsafe { as_slots(&mut out[..ls.numel()]) }, src, ls, f);
+    map_view_into(&mut out[..ls.numel()], src, ls, f);
 }
 
 /// `f` over pairs of two views with the output's dims into `out`.
@@ -27,28 +29,35 @@ fn map<T: WithDType, U: WithDType>(
 fn zip<T: WithDType, U: WithDType>(
     lhs: (&[T], &Layout),
     rhs: (&[T], &Layout),
-    out: &mut [U],
+    out: &mut [MaybeUninit<U>],
     f: impl Fn(T, T) -> U + Sync,
 ) {
-    // SAFETY: `zip_views_into` writes only computed values.
-    zip_views_into(unsafe { as_slots(&mut out[..lhs.1.numel()]) }, lhs, rhs, f);
+    zip_views_into(&mut out[..lhs.1.numel()], lhs, rhs, f);
 }
 
 #[inline]
-pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [T]) {
+pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) {
     map(src, out, |x| x)
 }
 
 #[inline]
-pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [U]) {
+pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<U>]) {
     map(src, out, cast_one::<T, U>)
 }
 
 #[inline]
-pub(crate) fn unary<T: WithDType, Op: UnaryOp<T>>(op: Op, src: Operand<'_, [T]>, out: &mut [T]) {
+pub(crate) fn unary<T: WithDType, Op: UnaryOp<T>>(
+    op: Op,
+    src: Operand<'_, [T]>,
+    out: &mut [MaybeUninit<T>],
+) {
     match src {
         Operand::View(src, ls) => map((src, ls), out, |x| op.apply(x)),
-        Operand::Out(dims) => update_dense(&mut out[..dims.numel()], |x| op.apply(x)),
+        Operand::Out(dims) => {
+            // SAFETY: `Operand::Out` comes with a destination that holds the values (the `Kernels` contract).
+            let dst = unsafe { assume_init(&mut out[..dims.numel()]) };
+            update_dense(dst, |x| op.apply(x))
+        }
     }
 }
 
@@ -57,11 +66,15 @@ pub(crate) fn binary<T: WithDType, Op: BinaryOp<T>>(
     op: Op,
     lhs: Operand<'_, [T]>,
     rhs: (&[T], &Layout),
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
     match lhs {
         Operand::View(a, la) => zip((a, la), rhs, out, |x, y| op.apply(x, y)),
-        Operand::Out(_) => update_zip(&mut out[..rhs.1.numel()], rhs, |x, y| op.apply(x, y)),
+        Operand::Out(_) => {
+            // SAFETY: `Operand::Out` comes with a destination that holds the values (the `Kernels` contract).
+            let dst = unsafe { assume_init(&mut out[..rhs.1.numel()]) };
+            update_zip(dst, rhs, |x, y| op.apply(x, y))
+        }
     }
 }
 
@@ -70,7 +83,7 @@ pub(crate) fn compare<T: WithDType>(
     op: CmpOp,
     lhs: (&[T], &Layout),
     rhs: (&[T], &Layout),
-    out: &mut [u8],
+    out: &mut [MaybeUninit<u8>],
 ) {
     zip(lhs, rhs, out, |x, y| op.apply(x, y) as u8)
 }
@@ -80,20 +93,19 @@ pub(crate) fn where_cond<T: WithDType>(
     mask: (&[u8], &Layout),
     on_true: (&[T], &Layout),
     on_false: (&[T], &Layout),
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) {
-    let out = &mut out[..mask.1.numel()];
-    // SAFETY: `where_into` writes only computed values.
-    where_into(unsafe { as_slots(out) }, mask, on_true, on_false)
+    where_into(&mut out[..mask.1.numel()], mask, on_true, on_false)
 }
 
 #[inline]
 pub(crate) fn concat<T: WithDType>(
     parts: &[(&[T], &Layout)],
     axis: usize,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) -> Result<()> {
-    concat_into(out, parts, axis)
+    let n = parts.iter().map(|(_, l)| l.numel()).sum();
+    concat_into(zeroed(&mut out[..n]), parts, axis)
 }
 
 #[inline]
@@ -102,11 +114,9 @@ pub(crate) fn gather<T: WithDType, I: IndexDType>(
     src: (&[T], &Layout),
     idx: (&[I], &Layout),
     axis: usize,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) -> Result<()> {
-    let out = &mut out[..idx.1.numel()];
-    // SAFETY: `gather_into` writes only values (zero where an index is bad).
-    indexing::gather_into(op, unsafe { as_slots(out) }, src, idx, axis)
+    indexing::gather_into(op, &mut out[..idx.1.numel()], src, idx, axis)
 }
 
 #[inline]
@@ -116,9 +126,11 @@ pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
     (idx, li): (&[I], &Layout),
     (src, ls): (&[T], &Layout),
     axis: usize,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
 ) -> Result<()> {
     let out = &mut out[..ld.numel()];
     copy((dst, ld), out);
+    // SAFETY: `copy` just wrote every element.
+    let out = unsafe { assume_init(out) };
     indexing::scatter_add(op, out, ld, idx, li, src, ls, axis)
 }
