@@ -256,6 +256,34 @@ mod tests {
         round_trip(|i| i as f64 * 0.25);
     }
 
+    /// A kernel's output: written in place into fresh slots (inline or the spare capacity of a cached vector),
+    /// adopted on success, dropped unread on failure.
+    #[test]
+    fn written_outputs_are_adopted_on_success_and_dropped_on_failure() {
+        for n in [3, 16, 17, 1000] {
+            // SAFETY: the closure writes all `n` slots before returning `Ok`.
+            let s = unsafe {
+                CpuStorage::<f32>::try_written(n, |out| {
+                    out.iter_mut().enumerate().for_each(|(i, o)| {
+                        o.write(i as f32);
+                    });
+                    Ok::<(), ()>(())
+                })
+            };
+            let s = s.unwrap();
+            assert_eq!(s.is_inline(), n <= 16);
+            assert!(s.iter().enumerate().all(|(i, &x)| x == i as f32));
+            // SAFETY: the closure returns `Err` after writing only part of the slots: nothing is adopted.
+            let failed = unsafe {
+                CpuStorage::<f32>::try_written(n, |out| {
+                    out[0].write(1.0);
+                    Err("index out of range")
+                })
+            };
+            assert_eq!(failed.err(), Some("index out of range"));
+        }
+    }
+
     #[test]
     fn inline_is_never_shared_and_shared_writes_only_when_unique() {
         let mut a = CpuStorage::from_slice(&[1f32, 2.0]);
