@@ -71,6 +71,9 @@ impl<B: ?Sized> Operand<'_, B> {
     }
 }
 
+/// A kernel call writing into the destination it is given (see [`Kernels::alloc_with`]), as a trait object.
+pub type Write<'a, Out> = dyn FnMut(&mut Out) -> Result<()> + 'a;
+
 /// The storage and kernels of a device.
 ///
 /// Kernels read shape-erased [`Self::Buffer`]s through runtime [`Layout`]s and write their result, dense and
@@ -88,8 +91,8 @@ impl<B: ?Sized> Operand<'_, B> {
 ///
 /// A fresh destination may be uninitialised host memory ([`Self::alloc_with`] hands its memory to the storage
 /// once the kernel returns), so an implementation promises that every kernel writing into an `out` initialises
-/// all of the output's elements there whenever it returns `Ok` (`Ok(true)` for the optional kernels, whose
-/// `Ok(false)` leaves `out` alone), and that a kernel reads `out` only when given [`Operand::Out`].
+/// all of the output's elements there whenever it returns `Ok`, and that a kernel reads `out` only when given
+/// [`Operand::Out`].
 pub unsafe trait Kernels {
     /// What the kernels read: a buffer of `T` elements, whatever the shape of the tensor that owns it.
     type Buffer<T: WithDType>: ?Sized + Send + Sync;
@@ -118,10 +121,13 @@ pub unsafe trait Kernels {
     ///
     /// Whenever `write` returns `Ok`, it has initialised the destination's first `n` elements (every kernel of
     /// this trait does), and it does not read the destination (no [`Operand::Out`]).
+    ///
+    /// `write` is a trait object so that this is compiled once per element type and shape, not once per call
+    /// site: the calls are many (every op, for every shape of a model) and the kernel behind each is one call.
     unsafe fn alloc_with<T: WithDType, S: Shape>(
         op: &'static str,
         n: usize,
-        write: impl FnOnce(&mut Self::Out<T>) -> Result<()>,
+        write: &mut Write<'_, Self::Out<T>>,
     ) -> Result<Self::Storage<T, S>>;
     /// A buffer (one a tensor alone holds: [`Self::buffer_mut`]) as a kernel's destination.
     ///
@@ -305,21 +311,16 @@ pub unsafe trait Kernels {
         out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
-    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient. `Ok(false)`, with `out`
-    /// untouched, when the device has no kernel (the default): the caller composes it from convolutions.
+    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient.
     fn conv2d_weight_grad<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
         grad: (&Self::Buffer<T>, &Layout),
         kernel: [usize; 2],
         params: Conv2dParams,
         out: &mut Self::Out<T>,
-    ) -> Result<bool> {
-        let _ = (input, grad, kernel, params, out);
-        Ok(false)
-    }
+    ) -> Result<()>;
     /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
-    /// maximum (`out_fwd`, the forward result) gets the window's `grad`. `Ok(false)` when the device has no kernel
-    /// (the default): the caller composes it from convolutions.
+    /// maximum (`out_fwd`, the forward result) gets the window's `grad` (ties all do; padding never wins).
     fn max_pool2d_backward<T: FloatDType>(
         input: (&Self::Buffer<T>, &Layout),
         out_fwd: (&Self::Buffer<T>, &Layout),
@@ -327,21 +328,14 @@ pub unsafe trait Kernels {
         kernel: usize,
         params: Conv2dParams,
         out: &mut Self::Out<T>,
-    ) -> Result<bool> {
-        let _ = (input, out_fwd, grad, kernel, params, out);
-        Ok(false)
-    }
-    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place) from a dense `grad`, all of `grad`'s
-    /// numel. Returns `Ok(false)` when the device has no fused kernel (the default): the optimizer then composes
-    /// the step from tensor ops.
+    ) -> Result<()>;
+    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place, buffers the caller alone holds) from a
+    /// dense `grad`, all of `grad`'s numel. A strided `grad` is an error.
     fn adam_step<T: FloatDType>(
         w: &mut Self::Buffer<T>,
         m: &mut Self::Buffer<T>,
         v: &mut Self::Buffer<T>,
         grad: (&Self::Buffer<T>, &Layout),
         step: AdamStep,
-    ) -> Result<bool> {
-        let _ = (w, m, v, grad, step);
-        Ok(false)
-    }
+    ) -> Result<()>;
 }

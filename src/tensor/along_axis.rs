@@ -40,7 +40,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, op.name(), |out| {
+            Self::written_by(self.shape, op.name(), &mut |out| {
                 D::along_axis(op, src, axis, out)
             })
         }

@@ -114,7 +114,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv2d", |out| {
+            Tensor::written_by(Default::default(), "conv2d", &mut |out| {
                 D::conv2d(x, w, params, out)
             })
         }
@@ -155,7 +155,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv_transpose2d", |out| {
+            Tensor::written_by(Default::default(), "conv_transpose2d", &mut |out| {
                 D::conv_transpose2d(x, w, params, out)
             })
         }
@@ -184,7 +184,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let src = (self.buffer(), &view);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "upsample_nearest2d", |out| {
+            Tensor::written_by(Default::default(), "upsample_nearest2d", &mut |out| {
                 D::copy(src, out)
             })
         }
@@ -239,7 +239,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let x = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "pool2d", |out| {
+            Tensor::written_by(Default::default(), "pool2d", &mut |out| {
                 D::pool2d(pool, x, KERNEL, params, out)
             })
         }
@@ -287,7 +287,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv1d", |out| {
+            Tensor::written_by(Default::default(), "conv1d", &mut |out| {
                 D::conv2d(x, w, params, out)
             })
         }

@@ -29,7 +29,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let layout = self.layout();
         let src = Operand::View(self.buffer(), &layout);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, Op::NAME, |out| D::unary(op, src, out)) }
+        unsafe { Self::written_by(self.shape, Op::NAME, &mut |out| D::unary(op, src, out)) }
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
@@ -85,7 +85,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lhs = Operand::View(self.buffer(), &la);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         let storage = unsafe {
-            fresh::<T, _, D>(Op::NAME, la.numel(), |out| {
+            fresh::<T, _, D>(Op::NAME, la.numel(), &mut |out| {
                 D::binary(op, lhs, (rhs.buffer(), &lb), out)
             })
         };
@@ -113,7 +113,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lhs = Operand::View(self.buffer(), &la);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, Op::NAME, |out| {
+            Tensor::try_written_by(shape, Op::NAME, &mut |out| {
                 D::binary(op, lhs, (rhs.buffer(), &lb), out)
             })
         }
@@ -140,7 +140,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         };
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, op.name(), |out| D::compare(op, lhs, rhs, out)) }
+        unsafe { Tensor::written_by(shape, op.name(), &mut |out| D::compare(op, lhs, rhs, out)) }
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
@@ -157,7 +157,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, Op::NAME, |out| {
+            Self::written_by(self.shape, Op::NAME, &mut |out| {
                 D::binary(op, Operand::View(a.0, a.1), b, out)
             })
         }
@@ -286,7 +286,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(self.shape, "where_cond", |out| {
+            Tensor::written_by(self.shape, "where_cond", &mut |out| {
                 D::where_cond(mask, t, f, out)
             })
         }

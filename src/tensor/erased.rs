@@ -38,7 +38,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (la, lb) = (self.layout(), rhs.layout());
         let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, Op::NAME, |out| D::binary(op, lhs, rhs, out)) }
+        unsafe {
+            Self::written_by(self.shape, Op::NAME, &mut |out| {
+                D::binary(op, lhs, rhs, out)
+            })
+        }
     }
 
     /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
@@ -97,7 +101,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, "sum", |out| D::reduce(ops::Sum, src, &reduced, out)) }
+        unsafe {
+            Tensor::written_by(shape, "sum", &mut |out| {
+                D::reduce(ops::Sum, src, &reduced, out)
+            })
+        }
     }
 
     /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
@@ -116,7 +124,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| {
+            Tensor::<u8, S, D>::written_by(self.shape, op.name(), &mut |out| {
                 D::compare(op, lhs, rhs, out)
             })
         }
@@ -130,7 +138,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&scalar), &ls));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::<u8, S, D>::written_by(self.shape, op.name(), |out| {
+            Tensor::<u8, S, D>::written_by(self.shape, op.name(), &mut |out| {
                 D::compare(op, lhs, rhs, out)
             })
         }
@@ -155,7 +163,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (la, n) = (self.layout(), spread_count(&self.dims(), reduced));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         let sums = device_ok(unsafe {
-            fresh::<T, Flat, D>(Op::NAME, n, |out| {
+            fresh::<T, Flat, D>(Op::NAME, n, &mut |out| {
                 D::reduce(op, (self.buffer(), &la), reduced, out)
             })
         });
@@ -195,7 +203,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             parts.push((D::buffer(s), l));
         }
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, "narrow", |out| D::concat(&parts, axis, out)) }
+        unsafe { Tensor::written_by(shape, "narrow", &mut |out| D::concat(&parts, axis, out)) }
     }
 }
 
@@ -251,7 +259,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lz, li) = (flat(shape.numel()), flat(n));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(shape, "index", |out| {
+            Tensor::written_by(shape, "index", &mut |out| {
                 D::scatter_add(
                     "index",
                     (D::buffer(&zeros), &lz),
@@ -287,6 +295,7 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         ) else {
             return false;
         };
-        device_ok(D::adam_step(w, m, v, (grad.buffer(), &grad.layout()), step))
+        device_ok(D::adam_step(w, m, v, (grad.buffer(), &grad.layout()), step));
+        true
     }
 }

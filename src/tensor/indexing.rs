@@ -47,7 +47,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, "index_select", |dst| {
+            Tensor::try_written_by(shape, "index_select", &mut |dst| {
                 D::gather("index_select", src, idx, axis, dst)
             })
         }
@@ -118,7 +118,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (dst, src) = ((D::buffer(&zeros), &lz), (grad.buffer(), &lg));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         or_panic(unsafe {
-            Self::try_written_by(self.shape, op, |out| {
+            Self::try_written_by(self.shape, op, &mut |out| {
                 D::scatter_add(op, dst, idx, src, axis, out)
             })
         })
@@ -150,7 +150,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(indices.shape, "gather", |out| {
+            Tensor::try_written_by(indices.shape, "gather", &mut |out| {
                 D::gather("gather", src, idx, S::INDEX, out)
             })
         }
@@ -194,7 +194,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::try_written_by(self.shape, "scatter_add", |out| {
+            Self::try_written_by(self.shape, "scatter_add", &mut |out| {
                 D::scatter_add("scatter_add", dst, idx, src, S::INDEX, out)
             })
         }
@@ -264,7 +264,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let (src, idx) = ((self.buffer(), &table), (ids.buffer(), &idx));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, "embedding", |dst| {
+            Tensor::try_written_by(shape, "embedding", &mut |dst| {
                 D::gather("embedding", src, idx, 0, dst)
             })
         }
@@ -295,7 +295,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         or_panic(unsafe {
-            Self::try_written_by(self.shape, "embedding", |out| {
+            Self::try_written_by(self.shape, "embedding", &mut |out| {
                 D::scatter_add("embedding", dst, idx, src, 0, out)
             })
         })

@@ -154,7 +154,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("cat", &out), "cat", |dst| {
+            Tensor::try_written_by(shape_of("cat", &out), "cat", &mut |dst| {
                 D::concat(&parts, axis, dst)
             })
         }
@@ -194,7 +194,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("stack", &out), "stack", |dst| {
+            Tensor::try_written_by(shape_of("stack", &out), "stack", &mut |dst| {
                 D::concat(&views, axis, dst)
             })
         }
@@ -275,7 +275,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, "flip", |out| {
+            Self::written_by(self.shape, "flip", &mut |out| {
                 D::gather("flip", src, idx, axis, out)
             })
         }
@@ -303,7 +303,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         let parts = [(self.buffer(), &tail), (self.buffer(), &head)];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, "roll", |out| D::concat(&parts, axis, out)) }
+        unsafe { Self::written_by(self.shape, "roll", &mut |out| D::concat(&parts, axis, out)) }
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
@@ -367,7 +367,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         ];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("pad", &out), "pad", |dst| {
+            Tensor::try_written_by(shape_of("pad", &out), "pad", &mut |dst| {
                 D::concat(&parts, axis, dst)
             })
         }

@@ -204,7 +204,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let (a, b) = ((a.buffer(), &la), (b.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::try_written_by(shape, "matmul", |out| D::matmul(a, b, out)) }
+        unsafe { Tensor::try_written_by(shape, "matmul", &mut |out| D::matmul(a, b, out)) }
     }
 
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
@@ -290,7 +290,9 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         ) -> Tensor<T, S, D> {
             if !(shared && dims[0] > 1) {
                 // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-                return unsafe { Tensor::written_by(shape, "matmul", |out| D::matmul(a, b, out)) };
+                return unsafe {
+                    Tensor::written_by(shape, "matmul", &mut |out| D::matmul(a, b, out))
+                };
             }
             let product = product::<T, D>(a, b);
             let l = Layout::contiguous(Dims::from_slice(&dims));
@@ -299,7 +301,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             let sums = (D::buffer(&product), &l);
             // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
             unsafe {
-                Tensor::written_by(shape, "sum", |out| {
+                Tensor::written_by(shape, "sum", &mut |out| {
                     D::reduce(crate::ops::Sum, sums, &reduced, out)
                 })
             }
@@ -340,7 +342,9 @@ fn product<T: FloatDType, D: Device>(
 ) -> D::Storage<T, super::Flat> {
     let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
     // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    device_ok(unsafe { super::fresh::<T, super::Flat, D>("matmul", n, |out| D::matmul(a, b, out)) })
+    device_ok(unsafe {
+        super::fresh::<T, super::Flat, D>("matmul", n, &mut |out| D::matmul(a, b, out))
+    })
 }
 
 /// Whether a `[B, R, C]` operand layout holds each matrix column by column (a transposed view).

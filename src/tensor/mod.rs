@@ -40,7 +40,7 @@ mod view;
 pub use conv::{Conv, Pool2d};
 pub use index::{IndexItem, IndexOp};
 
-use crate::device::Device;
+use crate::device::{Device, Write};
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
@@ -137,7 +137,7 @@ fn device_failed(e: crate::error::Error) -> ! {
 pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
     op: &'static str,
     n: usize,
-    kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
+    kernel: &mut Write<'_, D::Out<T>>,
 ) -> Result<D::Storage<T, S>> {
     // SAFETY: the caller's promise is `alloc_with`'s requirement.
     unsafe { D::alloc_with::<T, S>(op, n, kernel) }
@@ -163,7 +163,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) unsafe fn try_written_by(
         shape: S,
         op: &'static str,
-        kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
+        kernel: &mut Write<'_, D::Out<T>>,
     ) -> Result<Self> {
         // SAFETY: the caller's promise is `fresh`'s requirement.
         let storage = unsafe { fresh::<T, S, D>(op, shape.numel(), kernel) }?;
@@ -180,7 +180,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) unsafe fn written_by(
         shape: S,
         op: &'static str,
-        kernel: impl FnOnce(&mut D::Out<T>) -> Result<()>,
+        kernel: &mut Write<'_, D::Out<T>>,
     ) -> Self {
         // SAFETY: the caller's promise is `try_written_by`'s requirement.
         device_ok(unsafe { Self::try_written_by(shape, op, kernel) })
@@ -337,6 +337,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(self.shape, "to_dtype", |out| D::cast::<T, U>(src, out)) }
+        unsafe { Tensor::written_by(self.shape, "to_dtype", &mut |out| D::cast::<T, U>(src, out)) }
     }
 }

@@ -86,7 +86,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::try_written_by(shape, Op::NAME, |out| D::reduce(op, src, reduced, out)) }
+        unsafe {
+            Tensor::try_written_by(shape, Op::NAME, &mut |out| D::reduce(op, src, reduced, out))
+        }
     }
 
     fn reduce_axes<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, S::Output, D>>

@@ -62,7 +62,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, "contiguous", |out| D::copy(src, out)) }
+        unsafe { Self::written_by(self.shape, "contiguous", &mut |out| D::copy(src, out)) }
     }
 
     /// The same elements with another static shape of the same element count (a `const` assertion). Free when the

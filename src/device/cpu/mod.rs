@@ -11,7 +11,6 @@ mod along_axis;
 mod conv;
 mod elementwise;
 mod matmul;
-mod optim;
 mod pool;
 mod pooling;
 mod reduce;
@@ -25,7 +24,7 @@ use elementwise::{dense_view, map_view};
 
 use super::host::elementwise::as_slots;
 use super::host::kernels as host;
-use super::{Device, Kernels, Operand};
+use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
@@ -72,7 +71,7 @@ unsafe impl Kernels for Cpu {
     unsafe fn alloc_with<T: WithDType, S: Shape>(
         _op: &'static str,
         n: usize,
-        write: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
+        write: &mut Write<'_, [MaybeUninit<T>]>,
     ) -> Result<CpuStorage<T>> {
         // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
         unsafe { CpuStorage::try_written(n, write) }
@@ -270,9 +269,9 @@ unsafe impl Kernels for Cpu {
         kernel: [usize; 2],
         params: Conv2dParams,
         out: &mut [MaybeUninit<T>],
-    ) -> Result<bool> {
+    ) -> Result<()> {
         conv::conv2d_weight_grad(x, lx, g, lg, kernel, params, out);
-        Ok(true)
+        Ok(())
     }
 
     fn max_pool2d_backward<T: FloatDType>(
@@ -282,10 +281,10 @@ unsafe impl Kernels for Cpu {
         kernel: usize,
         params: Conv2dParams,
         out: &mut [MaybeUninit<T>],
-    ) -> Result<bool> {
+    ) -> Result<()> {
         let (y, g) = (dense_view(y, ly), dense_view(g, lg));
         pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
-        Ok(true)
+        Ok(())
     }
 
     fn adam_step<T: FloatDType>(
@@ -294,12 +293,7 @@ unsafe impl Kernels for Cpu {
         v: &mut [T],
         (g, lg): (&[T], &Layout),
         step: AdamStep,
-    ) -> Result<bool> {
-        let Some(range) = lg.contiguous_range() else {
-            return Ok(false);
-        };
-        let n = range.len();
-        optim::adam(&mut w[..n], &mut m[..n], &mut v[..n], &g[range], step);
-        Ok(true)
+    ) -> Result<()> {
+        super::host::optim::adam_step(w, m, v, (g, lg), step)
     }
 }

@@ -7,7 +7,7 @@
 
 pub mod kernels;
 
-use super::{Device, Kernels, Operand};
+use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
@@ -741,7 +741,7 @@ unsafe impl Kernels for Cuda {
     unsafe fn alloc_with<T: WithDType, S: Shape>(
         op: &'static str,
         n: usize,
-        write: impl FnOnce(&mut CudaStorage<T>) -> Result<()>,
+        write: &mut Write<'_, CudaStorage<T>>,
     ) -> Result<CudaStorage<T>> {
         fresh(op, n, write)
     }
@@ -1177,7 +1177,7 @@ unsafe impl Kernels for Cuda {
         kernel: [usize; 2],
         p: Conv2dParams,
         out: &mut CudaStorage<T>,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         const OP: &str = "conv2d_weight_grad";
         if T::DTYPE == DType::F16 || T::DTYPE == DType::BF16 {
             // As on the CPU: inputs widened once, products summed in f32, one rounding at the end.
@@ -1194,7 +1194,7 @@ unsafe impl Kernels for Cuda {
             let flat = Layout::from_parts(Dims::from_slice(&[grad.len()]), &[1], 0);
             Self::copy((&grad, &flat), out)?;
         }
-        Ok(true)
+        Ok(())
     }
 
     fn max_pool2d_backward<T: FloatDType>(
@@ -1204,7 +1204,7 @@ unsafe impl Kernels for Cuda {
         kernel: usize,
         p: Conv2dParams,
         out: &mut CudaStorage<T>,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         const OP: &str = "max_pool2d_backward";
         let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
@@ -1233,8 +1233,7 @@ unsafe impl Kernels for Cuda {
             Arg::U64(g.ptr_at(g_off)),
             Arg::U64(out_ptr),
         ];
-        launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)?;
-        Ok(true)
+        launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)
     }
 
     fn adam_step<T: FloatDType>(
@@ -1243,12 +1242,11 @@ unsafe impl Kernels for Cuda {
         v: &mut CudaStorage<T>,
         (g, lg): (&CudaStorage<T>, &Layout),
         step: AdamStep,
-    ) -> Result<bool> {
-        // In place, as on the CPU: only when the gradient is dense (the tensor layer passes buffers it alone
-        // holds).
-        let Some(range) = lg.contiguous_range() else {
-            return Ok(false);
-        };
+    ) -> Result<()> {
+        // In place, as on the CPU, from a dense gradient (the tensor layer passes buffers it alone holds).
+        let range = lg
+            .contiguous_range()
+            .ok_or_else(|| cuda_err("adam_step", "the gradient must be dense"))?;
         let n = range.len();
         let (wp, mp, vp) = (
             dest("adam_step", w, n)?,
@@ -1263,8 +1261,7 @@ unsafe impl Kernels for Cuda {
             Arg::U64(vp),
             Arg::U64(g.ptr_at(range.start)),
         ];
-        launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)?;
-        Ok(true)
+        launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
     }
 
     fn matmul<T: FloatDType>(

@@ -165,3 +165,90 @@ pub(super) fn pool2d<T: FloatDType>(
         }
     }
 }
+
+/// `Kernels::conv2d_weight_grad` into `out` (dense `(C_out, C / groups, KH, KW)`, every element written): for each
+/// weight tap, the sum over images and output positions of the output's gradient times the input the tap read,
+/// in the accumulator type, rounded once.
+pub(super) fn conv2d_weight_grad<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    (g, lg): (&[T], &Layout),
+    [kh, kw]: [usize; 2],
+    p: Conv2dParams,
+    out: &mut [T],
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let [_, co, oh, ow] = lg.dims4();
+    let cig = c / p.groups;
+    let cog = co / p.groups;
+    let mut outputs = out.iter_mut();
+    for oc in 0..co {
+        let first_ic = oc / cog * cig;
+        for ci in 0..cig {
+            for i in 0..kh {
+                for j in 0..kw {
+                    let mut acc = T::Acc::ZERO;
+                    for b in 0..n {
+                        for oy in 0..oh {
+                            let Some(iy) = tap(oy, i, &p, 0, h) else {
+                                continue;
+                            };
+                            for ox in 0..ow {
+                                let Some(ix) = tap(ox, j, &p, 1, wd) else {
+                                    continue;
+                                };
+                                let gv = g[at(lg, [b, oc, oy, ox])].to_acc();
+                                let xv = x[at(lx, [b, first_ic + ci, iy, ix])].to_acc();
+                                acc = acc.add(gv.mul(xv));
+                            }
+                        }
+                    }
+                    if let Some(slot) = outputs.next() {
+                        *slot = T::from_acc(acc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Kernels::max_pool2d_backward` into `out` (dense `(N, C, H, W)`, every element written): each input position
+/// sums, in the accumulator type, the gradients of the windows whose maximum (`y`, the forward output) it holds.
+pub(super) fn max_pool2d_backward<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    (y, ly): (&[T], &Layout),
+    (g, lg): (&[T], &Layout),
+    kernel: usize,
+    p: Conv2dParams,
+    out: &mut [T],
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let [_, _, oh, ow] = ly.dims4();
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for ch in 0..c {
+            for iy in 0..h {
+                for ix in 0..wd {
+                    let v = x[at(lx, [b, ch, iy, ix])];
+                    let mut acc = T::Acc::ZERO;
+                    // The windows holding (iy, ix) at tap (i, j), in (i, j) order.
+                    for i in 0..kernel {
+                        let Some(oy) = transposed_tap(iy, i, &p, 0, oh) else {
+                            continue;
+                        };
+                        for j in 0..kernel {
+                            let Some(ox) = transposed_tap(ix, j, &p, 1, ow) else {
+                                continue;
+                            };
+                            if v == y[at(ly, [b, ch, oy, ox])] {
+                                acc = acc.add(g[at(lg, [b, ch, oy, ox])].to_acc());
+                            }
+                        }
+                    }
+                    if let Some(slot) = outputs.next() {
+                        *slot = T::from_acc(acc);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -9,11 +9,11 @@ pub use storage::ArrayStorage;
 use super::host::along_axis::along_axis_into;
 use super::host::elementwise::{as_slots, zeroed};
 use super::host::{kernels as host, matmul, reduce};
-use super::{Device, Kernels, Operand};
+use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Shape, MAX_RANK};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -72,7 +72,7 @@ unsafe impl Kernels for Embedded {
     unsafe fn alloc_with<T: WithDType, S: Shape>(
         _op: &'static str,
         n: usize,
-        write: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<()>,
+        write: &mut Write<'_, [MaybeUninit<T>]>,
     ) -> Result<ArrayStorage<T, S>> {
         debug_assert_eq!(n, ArrayStorage::<T, S>::LEN);
         // Zeros first (folded into the writes for these small arrays), so the array holds values whatever
@@ -297,5 +297,41 @@ unsafe impl Kernels for Embedded {
     ) -> Result<()> {
         conv::pool2d(pool, input, kernel, params, zeroed(out));
         Ok(())
+    }
+
+    #[inline]
+    fn conv2d_weight_grad<T: FloatDType>(
+        input: (&[T], &Layout),
+        grad: (&[T], &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv::conv2d_weight_grad(input, grad, kernel, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn max_pool2d_backward<T: FloatDType>(
+        input: (&[T], &Layout),
+        out_fwd: (&[T], &Layout),
+        grad: (&[T], &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv::max_pool2d_backward(input, out_fwd, grad, kernel, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn adam_step<T: FloatDType>(
+        w: &mut [T],
+        m: &mut [T],
+        v: &mut [T],
+        grad: (&[T], &Layout),
+        step: AdamStep,
+    ) -> Result<()> {
+        super::host::optim::adam_step(w, m, v, grad, step)
     }
 }

@@ -12,4 +12,5 @@ pub(crate) mod elementwise;
 pub(crate) mod indexing;
 pub(crate) mod kernels;
 pub(crate) mod matmul;
+pub(crate) mod optim;
 pub(crate) mod reduce;

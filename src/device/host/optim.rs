@@ -1,13 +1,33 @@
-//! Fused optimizer updates: one pass over the parameter, its moments and its gradient instead of a dozen
-//! tensor ops (each a pass and an allocation).
+//! Fused optimizer updates on host memory (`Cpu` and `Embedded`): one pass over the parameter, its moments and
+//! its gradient instead of a dozen tensor ops (each a pass and an allocation).
 
 use crate::device::host::elementwise::{simd, DenseLoop};
 use crate::dtype::{Accumulator, FloatDType};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::ops::AdamStep;
+
+/// `Kernels::adam_step` on host memory: the gradient must be dense (the tensor layer makes it so).
+pub(crate) fn adam_step<T: FloatDType>(
+    w: &mut [T],
+    m: &mut [T],
+    v: &mut [T],
+    (g, lg): (&[T], &Layout),
+    step: AdamStep,
+) -> Result<()> {
+    let range = lg.contiguous_range().ok_or(Error::Unsupported {
+        op: "adam_step of a strided gradient",
+        dtype: T::DTYPE,
+        device: "host",
+    })?;
+    let n = range.len();
+    adam(&mut w[..n], &mut m[..n], &mut v[..n], &g[range], step);
+    Ok(())
+}
 
 /// [`AdamStep`] over dense slices of one length, computed in the accumulator type (f32 for f16/bf16/f32), in the
 /// CPU's widest vector clone (the square root and division dominate; IEEE-exact in every clone).
-pub(super) fn adam<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: AdamStep) {
+pub(crate) fn adam<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: AdamStep) {
     simd(Adam { w, m, v, g, s })
 }
 
