@@ -14,6 +14,7 @@
 //! assert!((y.i((0, 1)).to_scalar() - 1.0).abs() < 1e-6);
 //! ```
 
+use super::call;
 use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -40,9 +41,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, op.name(), &mut |out| {
-                D::along_axis(op, src, axis, out)
-            })
+            written!(
+                Self::written_by,
+                self.shape,
+                op.name(),
+                call::along_axis::<T, D>(op, src, axis),
+            )
         }
     }
 

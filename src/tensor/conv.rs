@@ -17,6 +17,7 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
+use super::call;
 use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -114,9 +115,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv2d", &mut |out| {
-                D::conv2d(x, w, params, out)
-            })
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "conv2d",
+                call::conv2d::<T, D>(x, w, params),
+            )
         }
     }
 
@@ -155,9 +159,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv_transpose2d", &mut |out| {
-                D::conv_transpose2d(x, w, params, out)
-            })
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "conv_transpose2d",
+                call::conv_transpose2d::<T, D>(x, w, params),
+            )
         }
     }
 
@@ -184,9 +191,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let src = (self.buffer(), &view);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "upsample_nearest2d", &mut |out| {
-                D::copy(src, out)
-            })
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "upsample_nearest2d",
+                call::copy::<T, D>(src),
+            )
         }
     }
 
@@ -239,9 +249,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let x = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "pool2d", &mut |out| {
-                D::pool2d(pool, x, KERNEL, params, out)
-            })
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "pool2d",
+                call::pool2d::<T, D>(pool, x, KERNEL, params),
+            )
         }
     }
 }
@@ -287,9 +300,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(Default::default(), "conv1d", &mut |out| {
-                D::conv2d(x, w, params, out)
-            })
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "conv1d",
+                call::conv2d::<T, D>(x, w, params),
+            )
         }
     }
 }

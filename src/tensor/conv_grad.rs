@@ -9,6 +9,7 @@
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
+use super::call;
 use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -42,7 +43,14 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (x, w_) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         let shape = (n, co, size(h, kh, 0), size(w, kw, 1));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, "conv2d", &mut |out| D::conv2d(x, w_, p, out)) }
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                "conv2d",
+                call::conv2d::<T, D>(x, w_, p)
+            )
+        }
     }
 
     /// The transposed convolution of this `(N, C_out, OH, OW)` gradient with a conv2d weight `(C_out, C / G, KH,
@@ -93,9 +101,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(shape, "conv_transpose2d", &mut |out| {
-                D::conv_transpose2d(x, w, p, out)
-            })
+            written!(
+                Tensor::written_by,
+                shape,
+                "conv_transpose2d",
+                call::conv_transpose2d::<T, D>(x, w, p),
+            )
         }
     }
 
@@ -112,9 +123,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (x, g) = ((self.buffer(), &lx), (grad.buffer(), &lg));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(weight, "conv2d_weight_grad", &mut |out| {
-                D::conv2d_weight_grad(x, g, [kh, kw], p, out)
-            })
+            written!(
+                Tensor::written_by,
+                weight,
+                "conv2d_weight_grad",
+                call::conv2d_weight_grad::<T, D>(x, g, [kh, kw], p),
+            )
         }
     }
 
@@ -136,9 +150,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by((n, c, h, w), "max_pool2d_backward", &mut |dst| {
-                D::max_pool2d_backward(x, y, g, kernel, p, dst)
-            })
+            written!(
+                Tensor::written_by,
+                (n, c, h, w),
+                "max_pool2d_backward",
+                call::max_pool2d_backward::<T, D>(x, y, g, kernel, p),
+            )
         }
     }
 
@@ -177,9 +194,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let src = (g.buffer(), &blocks);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(input, "sum", &mut |out| {
-                D::reduce(crate::ops::Sum, src, &reduced, out)
-            })
+            written!(
+                Tensor::written_by,
+                input,
+                "sum",
+                call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
+            )
         }
     }
 }

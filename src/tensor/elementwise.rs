@@ -3,6 +3,7 @@
 //! Which methods exist depends on the element type (see [`crate::dtype`]): `exp` on a `u8` tensor does not
 //! compile.
 
+use super::call;
 use super::{device_ok, fresh, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::{FloatDType, SignedDType, WithDType};
@@ -29,7 +30,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let layout = self.layout();
         let src = Operand::View(self.buffer(), &layout);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, Op::NAME, &mut |out| D::unary(op, src, out)) }
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape,
+                Op::NAME,
+                call::unary::<T, D, _>(op, src)
+            )
+        }
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
@@ -85,9 +93,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lhs = Operand::View(self.buffer(), &la);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         let storage = unsafe {
-            fresh::<T, _, D>(Op::NAME, la.numel(), &mut |out| {
-                D::binary(op, lhs, (rhs.buffer(), &lb), out)
-            })
+            fresh::<T, _, D>(
+                Op::NAME,
+                la.numel(),
+                &mut call::binary::<T, D, _>(op, lhs, (rhs.buffer(), &lb)),
+            )
         };
         Some((shape, storage))
     }
@@ -113,9 +123,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let lhs = Operand::View(self.buffer(), &la);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, Op::NAME, &mut |out| {
-                D::binary(op, lhs, (rhs.buffer(), &lb), out)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape,
+                Op::NAME,
+                call::binary::<T, D, _>(op, lhs, (rhs.buffer(), &lb)),
+            )
         }
     }
 
@@ -140,7 +153,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         };
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, op.name(), &mut |out| D::compare(op, lhs, rhs, out)) }
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                op.name(),
+                call::compare::<T, D>(op, lhs, rhs)
+            )
+        }
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
@@ -157,9 +177,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (a, b) = if scalar_first { (s, x) } else { (x, s) };
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, Op::NAME, &mut |out| {
-                D::binary(op, Operand::View(a.0, a.1), b, out)
-            })
+            written!(
+                Self::written_by,
+                self.shape,
+                Op::NAME,
+                call::binary::<T, D, _>(op, Operand::View(a.0, a.1), b),
+            )
         }
     }
 
@@ -286,9 +309,12 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(self.shape, "where_cond", &mut |out| {
-                D::where_cond(mask, t, f, out)
-            })
+            written!(
+                Tensor::written_by,
+                self.shape,
+                "where_cond",
+                call::where_cond::<T, D>(mask, t, f),
+            )
         }
     }
 }

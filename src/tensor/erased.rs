@@ -3,6 +3,7 @@
 //! shape of the same size, and summing a broadcast gradient back to its operand's shape. Dims are checked with
 //! debug assertions only: callers derive them from the forward op.
 
+use super::call;
 use super::{device_ok, fresh, out_of, Flat, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
@@ -39,9 +40,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, Op::NAME, &mut |out| {
-                D::binary(op, lhs, rhs, out)
-            })
+            written!(
+                Self::written_by,
+                self.shape,
+                Op::NAME,
+                call::binary::<T, D, _>(op, lhs, rhs)
+            )
         }
     }
 
@@ -102,9 +106,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(shape, "sum", &mut |out| {
-                D::reduce(ops::Sum, src, &reduced, out)
-            })
+            written!(
+                Tensor::written_by,
+                shape,
+                "sum",
+                call::reduce::<T, D, _>(ops::Sum, src, &reduced),
+            )
         }
     }
 
@@ -124,9 +131,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::<u8, S, D>::written_by(self.shape, op.name(), &mut |out| {
-                D::compare(op, lhs, rhs, out)
-            })
+            written!(
+                Tensor::<u8, S, D>::written_by,
+                self.shape,
+                op.name(),
+                call::compare::<T, D>(op, lhs, rhs),
+            )
         }
         .to_dtype::<T>()
     }
@@ -138,9 +148,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&scalar), &ls));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::<u8, S, D>::written_by(self.shape, op.name(), &mut |out| {
-                D::compare(op, lhs, rhs, out)
-            })
+            written!(
+                Tensor::<u8, S, D>::written_by,
+                self.shape,
+                op.name(),
+                call::compare::<T, D>(op, lhs, rhs),
+            )
         }
         .to_dtype::<T>()
     }
@@ -163,9 +176,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (la, n) = (self.layout(), spread_count(&self.dims(), reduced));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         let sums = device_ok(unsafe {
-            fresh::<T, Flat, D>(Op::NAME, n, &mut |out| {
-                D::reduce(op, (self.buffer(), &la), reduced, out)
-            })
+            fresh::<T, Flat, D>(
+                Op::NAME,
+                n,
+                &mut call::reduce::<T, D, _>(op, (self.buffer(), &la), reduced),
+            )
         });
         let layout = spread_layout(self.dims(), reduced, 0);
         Tensor::from_view(self.shape, layout, &sums)
@@ -203,7 +218,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             parts.push((D::buffer(s), l));
         }
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(shape, "narrow", &mut |out| D::concat(&parts, axis, out)) }
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                "narrow",
+                call::concat::<T, D>(&parts, axis)
+            )
+        }
     }
 }
 
@@ -259,16 +281,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lz, li) = (flat(shape.numel()), flat(n));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::written_by(shape, "index", &mut |out| {
-                D::scatter_add(
+            written!(
+                Tensor::written_by,
+                shape,
+                "index",
+                call::scatter_add::<T, i64, D>(
                     "index",
                     (D::buffer(&zeros), &lz),
                     (D::buffer(&idx), &li),
                     (g.buffer(), &lg),
                     0,
-                    out,
-                )
-            })
+                ),
+            )
         }
     }
 }

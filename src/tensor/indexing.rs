@@ -19,6 +19,7 @@
 //! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
 //! ```
 
+use super::call;
 use super::{check_output, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
@@ -47,9 +48,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, "index_select", &mut |dst| {
-                D::gather("index_select", src, idx, axis, dst)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape,
+                "index_select",
+                call::gather::<T, I, D>("index_select", src, idx, axis),
+            )
         }
     }
 
@@ -118,9 +122,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (dst, src) = ((D::buffer(&zeros), &lz), (grad.buffer(), &lg));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         or_panic(unsafe {
-            Self::try_written_by(self.shape, op, &mut |out| {
-                D::scatter_add(op, dst, idx, src, axis, out)
-            })
+            written!(
+                Self::try_written_by,
+                self.shape,
+                op,
+                call::scatter_add::<T, I, D>(op, dst, idx, src, axis),
+            )
         })
     }
 
@@ -150,9 +157,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(indices.shape, "gather", &mut |out| {
-                D::gather("gather", src, idx, S::INDEX, out)
-            })
+            written!(
+                Tensor::try_written_by,
+                indices.shape,
+                "gather",
+                call::gather::<T, I, D>("gather", src, idx, S::INDEX),
+            )
         }
     }
 
@@ -194,9 +204,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::try_written_by(self.shape, "scatter_add", &mut |out| {
-                D::scatter_add("scatter_add", dst, idx, src, S::INDEX, out)
-            })
+            written!(
+                Self::try_written_by,
+                self.shape,
+                "scatter_add",
+                call::scatter_add::<T, I, D>("scatter_add", dst, idx, src, S::INDEX),
+            )
         }
     }
 
@@ -264,9 +277,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let (src, idx) = ((self.buffer(), &table), (ids.buffer(), &idx));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, "embedding", &mut |dst| {
-                D::gather("embedding", src, idx, 0, dst)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape,
+                "embedding",
+                call::gather::<T, I, D>("embedding", src, idx, 0),
+            )
         }
     }
 
@@ -295,9 +311,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         );
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         or_panic(unsafe {
-            Self::try_written_by(self.shape, "embedding", &mut |out| {
-                D::scatter_add("embedding", dst, idx, src, 0, out)
-            })
+            written!(
+                Self::try_written_by,
+                self.shape,
+                "embedding",
+                call::scatter_add::<T, I, D>("embedding", dst, idx, src, 0),
+            )
         })
     }
 

@@ -19,6 +19,7 @@
 //! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
 //! ```
 
+use super::call;
 use super::{check_output, device_ok, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
@@ -154,9 +155,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("cat", &out), "cat", &mut |dst| {
-                D::concat(&parts, axis, dst)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape_of("cat", &out),
+                "cat",
+                call::concat::<T, D>(&parts, axis),
+            )
         }
     }
 
@@ -194,9 +198,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("stack", &out), "stack", &mut |dst| {
-                D::concat(&views, axis, dst)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape_of("stack", &out),
+                "stack",
+                call::concat::<T, D>(&views, axis),
+            )
         }
     }
 
@@ -275,9 +282,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Self::written_by(self.shape, "flip", &mut |out| {
-                D::gather("flip", src, idx, axis, out)
-            })
+            written!(
+                Self::written_by,
+                self.shape,
+                "flip",
+                call::gather::<T, u32, D>("flip", src, idx, axis),
+            )
         }
     }
 
@@ -303,7 +313,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         let parts = [(self.buffer(), &tail), (self.buffer(), &head)];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, "roll", &mut |out| D::concat(&parts, axis, out)) }
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape,
+                "roll",
+                call::concat::<T, D>(&parts, axis)
+            )
+        }
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
@@ -367,9 +384,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         ];
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape_of("pad", &out), "pad", &mut |dst| {
-                D::concat(&parts, axis, dst)
-            })
+            written!(
+                Tensor::try_written_by,
+                shape_of("pad", &out),
+                "pad",
+                call::concat::<T, D>(&parts, axis),
+            )
         }
     }
 }

@@ -16,6 +16,7 @@
 //! assert_eq!(v.matmul(&v).to_scalar(), 2.0);
 //! ```
 
+use super::call;
 use super::{check_output, device_ok, Tensor};
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -204,7 +205,14 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
         let (a, b) = ((a.buffer(), &la), (b.buffer(), &lb));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::try_written_by(shape, "matmul", &mut |out| D::matmul(a, b, out)) }
+        unsafe {
+            written!(
+                Tensor::try_written_by,
+                shape,
+                "matmul",
+                call::matmul::<T, D>(a, b)
+            )
+        }
     }
 
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
@@ -291,7 +299,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             if !(shared && dims[0] > 1) {
                 // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
                 return unsafe {
-                    Tensor::written_by(shape, "matmul", &mut |out| D::matmul(a, b, out))
+                    written!(
+                        Tensor::written_by,
+                        shape,
+                        "matmul",
+                        call::matmul::<T, D>(a, b)
+                    )
                 };
             }
             let product = product::<T, D>(a, b);
@@ -301,9 +314,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             let sums = (D::buffer(&product), &l);
             // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
             unsafe {
-                Tensor::written_by(shape, "sum", &mut |out| {
-                    D::reduce(crate::ops::Sum, sums, &reduced, out)
-                })
+                written!(
+                    Tensor::written_by,
+                    shape,
+                    "sum",
+                    call::reduce::<T, D, _>(crate::ops::Sum, sums, &reduced),
+                )
             }
         }
         // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
@@ -343,7 +359,7 @@ fn product<T: FloatDType, D: Device>(
     let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
     // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
     device_ok(unsafe {
-        super::fresh::<T, super::Flat, D>("matmul", n, &mut |out| D::matmul(a, b, out))
+        super::fresh::<T, super::Flat, D>("matmul", n, &mut call::matmul::<T, D>(a, b))
     })
 }
 

@@ -18,7 +18,19 @@
 //! more than `isize::MAX` bytes, is `Error::ShapeOverflow` from the constructor, broadcast or op that would make
 //! it (matmul, joins, `index_select`, `embedding`), never a wrapped count (README, "Policies").
 
+/// `$make(shape, op, &mut kernel)` with `kernel` (a closure, usually from [`call`]) held in a local: the tensor
+/// method's code then instantiates `$make` per shape only, and the kernel's closure and trait-object shim per
+/// kernel only. `$make` is `Tensor::written_by` or `Tensor::try_written_by` (unsafe: the caller's `unsafe`
+/// block states that the kernel writes its whole output and reads none of it).
+macro_rules! written {
+    ($make:path, $shape:expr, $op:expr, $kernel:expr $(,)?) => {{
+        let mut kernel = $kernel;
+        $make($shape, $op, &mut kernel)
+    }};
+}
+
 mod along_axis;
+mod call;
 mod conv;
 #[cfg(feature = "std")] // gradients: used by autograd only
 mod conv_grad;
@@ -154,12 +166,13 @@ pub(crate) fn out_of<T: WithDType, S: Shape, D: Device>(
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes.
+    /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes. Called through [`written!`],
+    /// which keeps the kernel closure in a local of the caller: this function then depends on the shape alone,
+    /// not on the kernel (see [`call`](self::call) for why that matters).
     ///
     /// # Safety
     ///
     /// As for [`fresh`]: `kernel` initialises the whole output when it returns `Ok` and never reads it.
-    #[inline]
     pub(crate) unsafe fn try_written_by(
         shape: S,
         op: &'static str,
@@ -175,7 +188,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// # Safety
     ///
     /// As for [`fresh`].
-    #[inline]
     #[track_caller]
     pub(crate) unsafe fn written_by(
         shape: S,
@@ -183,7 +195,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: &mut Write<'_, D::Out<T>>,
     ) -> Self {
         // SAFETY: the caller's promise is `try_written_by`'s requirement.
-        device_ok(unsafe { Self::try_written_by(shape, op, kernel) })
+        device_ok(unsafe { written!(Self::try_written_by, shape, op, kernel) })
     }
 
     /// The tensor of `shape` that sees `storage` (another tensor's, of any shape) through `layout`, whose dims
@@ -337,6 +349,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Tensor::written_by(self.shape, "to_dtype", &mut |out| D::cast::<T, U>(src, out)) }
+        unsafe {
+            written!(
+                Tensor::written_by,
+                self.shape,
+                "to_dtype",
+                call::cast::<T, U, D>(src)
+            )
+        }
     }
 }

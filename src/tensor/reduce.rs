@@ -17,6 +17,7 @@
 //! products wrap in the element type. `argmax`/`argmin` give `u32` positions within the reduced axes (flattened
 //! row-major when several axes are reduced), the first one on ties; NaN counts as the largest and the smallest.
 
+use super::call;
 use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
@@ -87,7 +88,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
-            Tensor::try_written_by(shape, Op::NAME, &mut |out| D::reduce(op, src, reduced, out))
+            written!(
+                Tensor::try_written_by,
+                shape,
+                Op::NAME,
+                call::reduce::<T, D, _>(op, src, reduced)
+            )
         }
     }
 

@@ -2,6 +2,7 @@
 //!
 //! All but `contiguous` (and `reshape` of a strided view) share the buffer and only rewrite the layout.
 
+use super::call;
 use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
@@ -62,7 +63,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { Self::written_by(self.shape, "contiguous", &mut |out| D::copy(src, out)) }
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape,
+                "contiguous",
+                call::copy::<T, D>(src)
+            )
+        }
     }
 
     /// The same elements with another static shape of the same element count (a `const` assertion). Free when the
