@@ -3,7 +3,8 @@
 //! Three of them: [`Cpu`] (heap buffers shared by views, threads, the `gemm` crate), `Cuda` (GPU buffers, PTX
 //! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). [`Device`] is what user
 //! code names (`D: Device` is the only bound a device-generic model needs). Its supertrait [`Kernels`] holds the
-//! storage types and every kernel family (fill, copy, cast, unary, binary, compare, where, reduce, ...), each
+//! storage types and the core kernel families (copy, cast, unary, binary, compare, where, reduce, ...; a family
+//! in its own folder under `src/ops/` brings its own trait, as `ops::AlongAxisKernels` does), each
 //! generic over the element type, reading shape-erased buffers through a [`Layout`] and writing into a
 //! destination buffer the tensor layer allocated (only storage names a shape, for the device whose storage is sized
 //! by it). `Kernels` stays out of the prelude so its
@@ -29,7 +30,9 @@ pub use embedded::{ArrayStorage, Embedded};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
-use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{
+    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp,
+};
 use crate::shape::{Dims, Shape, MAX_RANK};
 
 #[cfg(feature = "alloc")]
@@ -39,8 +42,13 @@ use alloc::vec::Vec;
 /// tensors up to this size in host memory (`Cpu`, `Embedded`) skip the kernels for loops of known length.
 pub const INLINE_BYTES: usize = 64;
 
-/// A compute device: a zero-sized type that tensors carry as their `D` parameter.
-pub trait Device: Kernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static {}
+/// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
+/// and the core kernels) and the device trait of each op family that has its own folder under `src/ops/`
+/// ([`AlongAxisKernels`]); user code names only `D: Device`.
+pub trait Device:
+    Kernels + AlongAxisKernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static
+{
+}
 
 /// An elementwise kernel's operand: a buffer read through a layout, or the kernel's own destination (the in-place
 /// forms: `x += y`, `x.unary_assign(op)`).
@@ -267,13 +275,6 @@ pub unsafe trait Kernels {
         op: &'static str,
         dst: (&Self::Buffer<T>, &Layout),
         idx: (&Self::Buffer<I>, &Layout),
-        src: (&Self::Buffer<T>, &Layout),
-        axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm).
-    fn along_axis<T: FloatDType>(
-        op: AlongAxis,
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
         out: &mut Self::Out<T>,

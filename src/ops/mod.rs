@@ -5,11 +5,11 @@
 //! `{NAME}_{dtype}`, see [`kernel_name`]), so the two cannot drift. The `Tensor` methods are thin wrappers that
 //! pick an op and hand it to the device.
 
-mod along_axis;
+pub mod along_axis;
 pub mod fast_math;
 mod reduce;
 
-pub use along_axis::AlongAxis;
+pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use reduce::*;
 
 use crate::dtype::{FloatDType, SignedDType, WithDType};

@@ -28,9 +28,9 @@ macro_rules! written {
         $make($shape, $op, &mut kernel)
     }};
 }
+pub(crate) use written;
 
-mod along_axis;
-mod call;
+pub(crate) mod call;
 mod conv;
 #[cfg(feature = "std")] // gradients: used by autograd only
 mod conv_grad;

@@ -51,7 +51,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// for every other type rustc drops the branch after monomorphisation and never generates the tiny path's
     /// code (a `const { .. }?` inside the path did not: the 49-layer MLP of tools/compile-bench instantiated
     /// `unary_tiny` 199 times for shapes that are never tiny).
-    pub(super) const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some();
+    pub(crate) const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some();
 
     /// The elements of a dense view, in order, when the device's memory is the host's.
     #[inline(always)]
@@ -270,7 +270,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// widened into a stack buffer, transformed by [`AlongAxis::apply_row`] and rounded, as the kernel does, so
     /// the result has the same bits.
     #[inline]
-    pub(super) fn along_axis_tiny(&self, op: AlongAxis, axis: usize) -> Option<Self> {
+    pub(crate) fn along_axis_tiny(&self, op: AlongAxis, axis: usize) -> Option<Self> {
         let n = const { tiny_numel::<T, S>() }?;
         let a = &self.host_dense()?[..n];
         let dims = self.dims();

@@ -5,7 +5,7 @@ use crate::autograd::{Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
-use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, ReduceShape, Shape, MAX_RANK};
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, ReduceShape, Shape};
 use crate::tensor::Tensor;
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
@@ -61,43 +61,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         )
     }
 
-    /// `(x - mean) / sqrt(var + eps)` along `Ax`; gradient `(g - mean(g) - y mean(g y)) / sqrt(var + eps)`.
-    pub fn layer_norm<Ax>(&self, eps: f64) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let y = self.value.layer_norm::<Ax>(eps);
-        let (x, out) = (self.value.clone(), y.clone());
-        self.unary_op(y, move |g| {
-            let (lane, n) = lane_of::<S>(&x, S::INDEX);
-            let mean = |t: &Tensor<T, S, D>| t.sum_spread(&lane).affine(1.0 / n, 0.0);
-            let centred = x.zip_same(ops::Sub, &mean(&x));
-            let inv_std = mean(&centred.sqr()).affine(1.0, eps).sqrt().recip();
-            let gy = mean(&g.zip_same(ops::Mul, &out));
-            let inner = g
-                .zip_same(ops::Sub, &mean(&g))
-                .zip_same(ops::Sub, &out.zip_same(ops::Mul, &gy));
-            inner.zip_same(ops::Mul, &inv_std)
-        })
-    }
-
-    /// `x / sqrt(mean(x^2) + eps)` along `Ax`; gradient `(g - y mean(g y)) / sqrt(mean(x^2) + eps)`.
-    pub fn rms_norm<Ax>(&self, eps: f64) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let y = self.value.rms_norm::<Ax>(eps);
-        let (x, out) = (self.value.clone(), y.clone());
-        self.unary_op(y, move |g| {
-            let (lane, n) = lane_of::<S>(&x, S::INDEX);
-            let mean = |t: &Tensor<T, S, D>| t.sum_spread(&lane).affine(1.0 / n, 0.0);
-            let inv_rms = mean(&x.sqr()).affine(1.0, eps).sqrt().recip();
-            let gy = mean(&g.zip_same(ops::Mul, &out));
-            g.zip_same(ops::Sub, &out.zip_same(ops::Mul, &gy))
-                .zip_same(ops::Mul, &inv_rms)
-        })
-    }
-
     /// `ln(sum(exp(x)))` over the axes `Axes` (max-shifted); gradient `g softmax(x)` over those axes.
     pub fn logsumexp<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
     where
@@ -113,14 +76,4 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
                 .zip_same(ops::Mul, &softmax)
         })
     }
-}
-
-/// The mask of lane axis `axis` and the lane length.
-fn lane_of<S: Shape>(
-    x: &Tensor<impl FloatDType, S, impl Device>,
-    axis: usize,
-) -> ([bool; MAX_RANK], f64) {
-    let mut lane = [false; MAX_RANK];
-    lane[axis] = true;
-    (lane, x.dims()[axis] as f64)
 }

@@ -4,7 +4,6 @@
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::ops;
 use crate::shape::{
     BroadcastTo, Const, ConstShape, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes, MAX_RANK,
 };
@@ -87,38 +86,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let shape = self.value.shape();
         self.unary_op(self.value.unsqueeze::<Ax>(), move |g| g.relabel(shape))
-    }
-
-    /// `exp(x - max) / sum(exp(x - max))` along `Ax`; gradient `y (g - sum(g y))`.
-    pub fn softmax<Ax>(&self) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let y = self.value.softmax::<Ax>();
-        let out = y.clone();
-        self.unary_op(y, move |g| {
-            let mut lane = [false; MAX_RANK];
-            lane[S::INDEX] = true;
-            let gy = g.zip_same(ops::Mul, &out);
-            out.zip_same(ops::Mul, &g.zip_same(ops::Sub, &gy.sum_spread(&lane)))
-        })
-    }
-
-    /// `x - max - ln(sum(exp(x - max)))` along `Ax`; gradient `g - exp(y) sum(g)`.
-    pub fn log_softmax<Ax>(&self) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let y = self.value.log_softmax::<Ax>();
-        let out = y.clone();
-        self.unary_op(y, move |g| {
-            let mut lane = [false; MAX_RANK];
-            lane[S::INDEX] = true;
-            g.zip_same(
-                ops::Sub,
-                &out.exp().zip_same(ops::Mul, &g.sum_spread(&lane)),
-            )
-        })
     }
 }
 

@@ -7,7 +7,6 @@
 //! has one of the size) or a buffer only its tensor holds (`CpuStorage::get_mut`), so nothing that shares a
 //! buffer can observe a write.
 
-mod along_axis;
 mod conv;
 mod elementwise;
 mod matmul;
@@ -28,7 +27,7 @@ use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Shape, MAX_RANK};
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
@@ -211,16 +210,6 @@ unsafe impl Kernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
-    }
-
-    fn along_axis<T: FloatDType>(
-        op: AlongAxis,
-        (src, ls): (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        along_axis::run(op, src, ls, axis, out);
-        Ok(())
     }
 
     fn matmul<T: FloatDType>(

@@ -11,7 +11,7 @@ use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -284,7 +284,7 @@ impl<T: WithDType> CudaStorage<T> {
         })
     }
     /// Device address of element `offset`.
-    fn ptr_at(&self, offset: usize) -> u64 {
+    pub(crate) fn ptr_at(&self, offset: usize) -> u64 {
         self.bytes.ptr + (offset * size_of::<T>()) as u64
     }
     /// Number of elements.
@@ -298,7 +298,7 @@ impl<T: WithDType> CudaStorage<T> {
 }
 
 /// One kernel argument, kept alive while the launch reads it.
-enum Arg {
+pub(crate) enum Arg {
     U64(u64),
     Layout(KernelLayout),
     Gemm(GemmDims),
@@ -328,7 +328,7 @@ impl Arg {
             Arg::Adam(a) => a as *mut AdamCoefficients as *mut c_void,
         }
     }
-    fn scalar<T: WithDType>(v: T) -> Self {
+    pub(crate) fn scalar<T: WithDType>(v: T) -> Self {
         let mut bits = 0u64;
         bytemuck::bytes_of_mut(&mut bits)[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));
         Arg::Scalar(bits, size_of::<T>())
@@ -367,12 +367,12 @@ fn launch_per_thread(
 
 /// Threads per block for a loop over `len` elements: a power of two from 32 (one warp; the block reductions
 /// need whole warps) to 256.
-fn threads_for(len: usize) -> u32 {
+pub(crate) fn threads_for(len: usize) -> u32 {
     len.next_power_of_two().clamp(32, 256) as u32
 }
 
 /// Launches `sig` on `grid` blocks of `block` threads; nothing when the grid is empty.
-fn launch_grid(
+pub(crate) fn launch_grid(
     op: &'static str,
     sig: KernelSig,
     grid: (u32, u32, u32),
@@ -437,7 +437,7 @@ fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
 }
 
 /// Most blocks a one-dimensional launch asks for; kernels loop over the rest.
-const MAX_BLOCKS: usize = 65_535;
+pub(crate) const MAX_BLOCKS: usize = 65_535;
 
 /// `C = A B` over the strides in `dims`, accumulating in f32 (f64 for f64).
 fn gemm<T: FloatDType>(op: &'static str, dims: GemmDims, a: u64, b: u64, c: u64) -> Result<()> {
@@ -701,7 +701,7 @@ fn fresh<T: WithDType>(
 
 /// The address of `out`'s first element, where a kernel writes `n` elements: an error (not a write past the
 /// end) when the destination is shorter.
-fn dest<T: WithDType>(op: &'static str, out: &CudaStorage<T>, n: usize) -> Result<u64> {
+pub(crate) fn dest<T: WithDType>(op: &'static str, out: &CudaStorage<T>, n: usize) -> Result<u64> {
     if out.len() < n {
         return Err(cuda_err(
             op,
@@ -1034,44 +1034,6 @@ unsafe impl Kernels for Cuda {
         ];
         launch(op, KernelSig::scatter_add(I::DTYPE, T::DTYPE), n, args)?;
         err.check(op, (idx, li), axis, size)
-    }
-
-    fn along_axis<T: FloatDType>(
-        op: AlongAxis,
-        (storage, layout): (&CudaStorage<T>, &Layout),
-        axis: usize,
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let name = op.name();
-        let dims = *layout.dims();
-        let out_ptr = dest(name, out, layout.numel())?;
-        let len = dims[axis];
-        if len == 0 {
-            return Ok(());
-        }
-        let mut on_axis = [false; MAX_RANK];
-        on_axis[axis] = true;
-        let (outer, along) = layout.split_reduced(&on_axis);
-        let (outer_out, along_out) = Layout::contiguous(dims).split_reduced(&on_axis);
-        let eps = match op {
-            AlongAxis::LayerNorm { eps } | AlongAxis::RmsNorm { eps } => eps,
-            AlongAxis::Softmax | AlongAxis::LogSoftmax => 0.0,
-        };
-        let rows = outer.numel();
-        let args = alloc::vec![
-            Arg::U64(rows as u64),
-            Arg::U64(len as u64),
-            Arg::Layout(KernelLayout::new(&outer)),
-            Arg::Layout(KernelLayout::new(&outer_out)),
-            Arg::U64(along.strides()[0] as u64),
-            Arg::U64(along_out.strides()[0] as u64),
-            Arg::U64(storage.ptr_at(outer.offset())),
-            Arg::U64(out_ptr),
-            Arg::scalar(eps),
-        ];
-        let grid = rows.min(MAX_BLOCKS) as u32;
-        let sig = KernelSig::along_axis(name, T::DTYPE);
-        launch_grid(name, sig, (grid, 1, 1), threads_for(len), args)
     }
 
     fn conv2d<T: FloatDType>(

@@ -6,14 +6,13 @@ mod storage;
 
 pub use storage::ArrayStorage;
 
-use super::host::along_axis::along_axis_into;
 use super::host::elementwise::{as_slots, zeroed};
 use super::host::{kernels as host, matmul, reduce};
 use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
-use crate::ops::{AdamStep, AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
 use crate::shape::{Shape, MAX_RANK};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -242,17 +241,6 @@ unsafe impl Kernels for Embedded {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
-    }
-
-    #[inline]
-    fn along_axis<T: FloatDType>(
-        op: AlongAxis,
-        (src, ls): (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        along_axis_into(op, src, ls, axis, zeroed(out));
-        Ok(())
     }
 
     #[inline]

@@ -7,7 +7,6 @@
 //! [`Embedded`]: crate::device::Embedded
 //! [`Layout`]: crate::layout::Layout
 
-pub(crate) mod along_axis;
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
 pub(crate) mod kernels;

@@ -14,12 +14,11 @@
 //! assert!((y.i((0, 1)).to_scalar() - 1.0).abs() < 1e-6);
 //! ```
 
-use super::call;
-use super::Tensor;
+use super::AlongAxis;
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::ops::AlongAxis;
 use crate::shape::{HasAxis, Shape};
+use crate::tensor::{call, written, Tensor};
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[inline]
@@ -43,7 +42,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 op.name(),
                 call::along_axis::<T, D>(op, src, axis),
             )

@@ -1,4 +1,7 @@
-//! Ops that transform each lane along one axis as a whole: softmax, log-softmax, layer norm, RMS norm.
+//! Ops that transform each lane along one axis as a whole: softmax, log-softmax, layer norm, RMS norm. The whole
+//! family lives here: the op descriptor and its lane arithmetic (this file), the `Tensor` methods (`tensor.rs`), the `Traced` methods with their backward rules (`traced.rs`),
+//! the device trait [`AlongAxisKernels`] and its implementations (`cpu.rs`, `host.rs` for `Embedded`, `cuda.rs`
+//! launching `ptx/along_axis.cu`).
 //!
 //! Each lane is read once into an accumulator-precision scratch row (f32 for f16/bf16/f32, f64 for f64), so the
 //! max-shift, the sums and the output come from one pass over memory; the math is in [`AlongAxis::apply_row`],
@@ -6,7 +9,35 @@
 //! [`AlongAxis::apply_lane`] instead: the same arithmetic reading the lane as often as it needs, so the same
 //! bits.
 
-use crate::dtype::Accumulator;
+#[cfg(feature = "alloc")]
+mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
+mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
+use crate::dtype::{Accumulator, FloatDType};
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// The family's kernel, which every device implements (`Cpu` in `cpu.rs`, `Embedded` in `host.rs`, `Cuda` in
+/// `cuda.rs`); [`crate::device::Device`] requires it beside [`Kernels`].
+///
+/// # Safety
+///
+/// As for [`Kernels`]: `along_axis` initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait AlongAxisKernels: Kernels {
+    /// `op` on every lane along `axis` (softmax, log-softmax, layer norm, RMS norm).
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        src: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+}
 
 /// Independent accumulators per fold: the loop carries no single dependency chain, so it vectorises.
 const LANES: usize = 16;

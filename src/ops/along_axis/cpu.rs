@@ -2,8 +2,11 @@
 //! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
 //! split their lanes across cores.
 
+use super::AlongAxisKernels;
 use crate::device::host::elementwise::{simd, zeroed, DenseLoop};
+use crate::device::Cpu;
 use crate::dtype::FloatDType;
+use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::AlongAxis;
 use crate::shape::MAX_RANK;
@@ -69,7 +72,7 @@ fn lane<T: FloatDType>(
 }
 
 /// `op` on every lane along `axis` of the view into the first `layout.numel()` elements of `out`.
-pub(super) fn run<T: FloatDType>(
+pub(crate) fn run<T: FloatDType>(
     op: AlongAxis,
     src: &[T],
     layout: &Layout,
@@ -128,4 +131,17 @@ pub(super) fn run<T: FloatDType>(
             }
         },
     );
+}
+
+// SAFETY: `run` starts from `zeroed` and writes every lane of the output.
+unsafe impl AlongAxisKernels for Cpu {
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        (src, ls): (&[T], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        run(op, src, ls, axis, out);
+        Ok(())
+    }
 }

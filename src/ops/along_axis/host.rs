@@ -2,10 +2,15 @@
 //! [`AlongAxis::apply_lane`], which reads it in place (strided or not) as often as it needs and writes each
 //! result once, with the arithmetic of the CPU's scratch-row path.
 
+use super::AlongAxisKernels;
+use crate::device::host::elementwise::zeroed;
+use crate::device::Embedded;
 use crate::dtype::FloatDType;
+use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::AlongAxis;
 use crate::shape::MAX_RANK;
+use core::mem::MaybeUninit;
 
 /// `op` on every lane along `axis` of the view `src`/`layout`, into `out` (dense with the view's dims, every
 /// element written).
@@ -37,4 +42,18 @@ pub(crate) fn along_axis_into<T: FloatDType>(
             }
         },
     );
+}
+
+// SAFETY: the output starts from `zeroed` and every lane is written.
+unsafe impl AlongAxisKernels for Embedded {
+    #[inline]
+    fn along_axis<T: FloatDType>(
+        op: AlongAxis,
+        (src, ls): (&[T], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        along_axis_into(op, src, ls, axis, zeroed(out));
+        Ok(())
+    }
 }
