@@ -31,9 +31,9 @@ use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp,
+    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceKernels, UnaryOp,
 };
-use crate::shape::{Dims, Shape, MAX_RANK};
+use crate::shape::{Dims, Shape};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -44,9 +44,17 @@ pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
 /// and the core kernels) and the device trait of each op family that has its own folder under `src/ops/`
-/// ([`AlongAxisKernels`]); user code names only `D: Device`.
+/// ([`AlongAxisKernels`], [`ReduceKernels`]); user code names only `D: Device`.
 pub trait Device:
-    Kernels + AlongAxisKernels + Copy + Default + core::fmt::Debug + Send + Sync + 'static
+    Kernels
+    + AlongAxisKernels
+    + ReduceKernels
+    + Copy
+    + Default
+    + core::fmt::Debug
+    + Send
+    + Sync
+    + 'static
 {
 }
 
@@ -246,13 +254,6 @@ pub unsafe trait Kernels {
         on_true: (&Self::Buffer<T>, &Layout),
         on_false: (&Self::Buffer<T>, &Layout),
         out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// `op` over the axes marked in `reduced`; the output is the other axes, in order.
-    fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        op: Op,
-        src: (&Self::Buffer<T>, &Layout),
-        reduced: &[bool; MAX_RANK],
-        out: &mut Self::Out<Op::Out>,
     ) -> Result<()>;
     /// The parts laid end to end along `axis` (their other dims agree).
     fn concat<T: WithDType>(

@@ -7,7 +7,7 @@
 
 pub mod along_axis;
 pub mod fast_math;
-mod reduce;
+pub mod reduce;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use reduce::*;

@@ -45,7 +45,6 @@ mod index;
 mod indexing;
 mod join;
 mod matmul;
-mod reduce;
 mod tiny;
 mod view;
 

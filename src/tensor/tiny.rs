@@ -169,7 +169,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`ReduceOp`] over every element of a tiny dense host tensor; `None` sends it to the kernel. The kernel
     /// folds a dense view as one run from the op's initial state, as here, so the result has the same bits.
     #[inline(always)]
-    pub(super) fn reduce_all_tiny<Op: ReduceOp<T>>(
+    pub(crate) fn reduce_all_tiny<Op: ReduceOp<T>>(
         &self,
         op: Op,
     ) -> Option<Tensor<Op::Out, (), D>> {
@@ -184,7 +184,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`TINY_REDUCE_OUTPUTS`] elements); `None` sends it to the kernel. It runs the kernel's own walk, with the
     /// accumulators on the stack, so the result has the same bits.
     #[inline]
-    pub(super) fn reduce_axes_tiny<Op: ReduceOp<T>, Out: Shape>(
+    pub(crate) fn reduce_axes_tiny<Op: ReduceOp<T>, Out: Shape>(
         &self,
         op: Op,
         reduced: &[bool; MAX_RANK],
@@ -197,7 +197,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return None;
         }
         let mut out = Tensor::<Op::Out, Out, D>::host_output(shape, m)?;
-        crate::device::host::reduce::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
+        crate::ops::reduce::host::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
             op,
             a,
             &self.dims(),

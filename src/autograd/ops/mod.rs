@@ -8,5 +8,4 @@ mod indexing;
 mod join;
 mod matmul;
 mod rearrange;
-mod reduce;
 mod view;

@@ -12,7 +12,6 @@ mod elementwise;
 mod matmul;
 mod pool;
 mod pooling;
-mod reduce;
 mod storage;
 
 #[cfg(feature = "std")]
@@ -27,8 +26,8 @@ use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Shape, MAX_RANK};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
+use crate::shape::Shape;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -170,16 +169,6 @@ unsafe impl Kernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::where_cond(mask, on_true, on_false, out);
-        Ok(())
-    }
-
-    fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        op: Op,
-        (src, ls): (&[T], &Layout),
-        reduced: &[bool; MAX_RANK],
-        out: &mut [MaybeUninit<Op::Out>],
-    ) -> Result<()> {
-        reduce::reduce(op, src, ls, reduced, out);
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
 use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -274,7 +274,7 @@ impl<T> Clone for CudaStorage<T> {
 }
 
 impl<T: WithDType> CudaStorage<T> {
-    fn alloc(op: &'static str, len: usize) -> Result<Self> {
+    pub(crate) fn alloc(op: &'static str, len: usize) -> Result<Self> {
         // Checked: a wrapped byte count would allocate a small buffer that kernels then write `len` elements to.
         let bytes = Dims::from_slice(&[len]).try_bytes(op, size_of::<T>())?;
         Ok(CudaStorage {
@@ -346,7 +346,7 @@ const MAX_GRID: usize = 1 << 20;
 
 /// Launches `sig` over `n` elements, a thread each (grid-stride loops cover any `n`); the arguments must match
 /// the catalog.
-fn launch(op: &'static str, sig: KernelSig, n: usize, args: Vec<Arg>) -> Result<()> {
+pub(crate) fn launch(op: &'static str, sig: KernelSig, n: usize, args: Vec<Arg>) -> Result<()> {
     launch_per_thread(op, sig, n, 1, args)
 }
 
@@ -593,7 +593,12 @@ fn weight_grad<T: FloatDType>(
     reduced[0] = true;
     let parts_view = view(&[parts, co * ckg], &[co * ckg, 1], 0);
     fresh(OP, co * ckg, |d| {
-        Cuda::reduce(crate::ops::Sum, (&partial, &parts_view), &reduced, d)
+        <Cuda as crate::ops::ReduceKernels>::reduce(
+            crate::ops::Sum,
+            (&partial, &parts_view),
+            &reduced,
+            d,
+        )
     })
 }
 
@@ -890,62 +895,6 @@ unsafe impl Kernels for Cuda {
             dest(op.name(), out, n)?,
             Vec::new(),
         )
-    }
-
-    fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        op: Op,
-        (storage, layout): (&CudaStorage<T>, &Layout),
-        reduced: &[bool; MAX_RANK],
-        out: &mut CudaStorage<Op::Out>,
-    ) -> Result<()> {
-        let name = Op::NAME;
-        let (outer, inner) = layout.split_reduced(reduced);
-        let (n_out, count) = (outer.numel(), inner.numel());
-        let out_ptr = dest(name, out, n_out)?;
-        // Few outputs over many elements: split each output's range into parts (blocks) so the whole GPU works,
-        // then merge the parts' states in a second kernel.
-        let parts = if n_out >= 256 || count < 8192 {
-            1
-        } else {
-            (1024 / n_out).clamp(1, count.div_ceil(4096))
-        };
-        let chunk = count.div_ceil(parts).max(1);
-        let partial = if parts > 1 {
-            Some(CudaStorage::<u8>::alloc(
-                name,
-                n_out * parts * kernels::REDUCE_STATE_BYTES,
-            )?)
-        } else {
-            None
-        };
-        let partial_ptr = partial.as_ref().map_or(0, |p| p.ptr_at(0));
-        let args = alloc::vec![
-            Arg::U64(n_out as u64),
-            Arg::U64(parts as u64),
-            Arg::U64(chunk as u64),
-            Arg::U64(count as u64),
-            Arg::Layout(KernelLayout::new(&outer)),
-            Arg::Layout(KernelLayout::new(&inner)),
-            Arg::U64(storage.ptr_at(outer.offset())),
-            Arg::U64(partial_ptr),
-            Arg::U64(out_ptr),
-            Arg::scalar(op.param()),
-        ];
-        let grid = (n_out * parts).min(MAX_BLOCKS) as u32;
-        let sig = KernelSig::reduce(name, T::DTYPE);
-        launch_grid(name, sig, (grid, 1, 1), threads_for(chunk), args)?;
-        if parts > 1 {
-            let args = alloc::vec![
-                Arg::U64(n_out as u64),
-                Arg::U64(parts as u64),
-                Arg::U64(count as u64),
-                Arg::U64(partial_ptr),
-                Arg::U64(out_ptr),
-                Arg::scalar(op.param()),
-            ];
-            launch(name, KernelSig::reduce_merge(name, T::DTYPE), n_out, args)?;
-        }
-        Ok(())
     }
 
     fn concat<T: WithDType>(

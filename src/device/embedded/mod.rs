@@ -7,13 +7,13 @@ mod storage;
 pub use storage::ArrayStorage;
 
 use super::host::elementwise::{as_slots, zeroed};
-use super::host::{kernels as host, matmul, reduce};
+use super::host::{kernels as host, matmul};
 use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
-use crate::shape::{Shape, MAX_RANK};
+use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
+use crate::shape::Shape;
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
@@ -197,17 +197,6 @@ unsafe impl Kernels for Embedded {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::where_cond(mask, on_true, on_false, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn reduce<T: WithDType, Op: ReduceOp<T>>(
-        op: Op,
-        (src, ls): (&[T], &Layout),
-        reduced: &[bool; MAX_RANK],
-        out: &mut [MaybeUninit<Op::Out>],
-    ) -> Result<()> {
-        reduce::reduce_rows_into(&op, src, ls, reduced, out);
         Ok(())
     }
 

@@ -12,4 +12,3 @@ pub(crate) mod indexing;
 pub(crate) mod kernels;
 pub(crate) mod matmul;
 pub(crate) mod optim;
-pub(crate) mod reduce;

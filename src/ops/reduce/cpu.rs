@@ -2,11 +2,14 @@
 //! into rows of accumulators); large inputs are split across threads.
 
 #[cfg(feature = "std")]
-use crate::device::host::elementwise::PARALLEL_MIN;
+use super::host::fold_view;
+use super::host::reduce_rows_into;
+use super::ReduceKernels;
 #[cfg(feature = "std")]
-use crate::device::host::reduce::fold_view;
-use crate::device::host::reduce::reduce_rows_into;
+use crate::device::host::elementwise::PARALLEL_MIN;
+use crate::device::Cpu;
 use crate::dtype::WithDType;
+use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::ReduceOp;
 use crate::shape::MAX_RANK;
@@ -19,7 +22,7 @@ use core::mem::MaybeUninit;
 /// From [`PARALLEL_MIN`] input elements on, the work is split across threads: along the first kept axis when
 /// there is one (each part owns a contiguous block of outputs), otherwise along the first reduced axis, whose
 /// parts' partial states are merged in index order (so argmax still picks the first of tied maxima).
-pub(super) fn reduce<T: WithDType, Op: ReduceOp<T>>(
+fn reduce<T: WithDType, Op: ReduceOp<T>>(
     op: Op,
     src: &[T],
     layout: &Layout,
@@ -140,5 +143,19 @@ fn reduce_serial<T: WithDType, Op: ReduceOp<T>>(
     );
     for (o, a) in out.iter_mut().zip(accs) {
         o.write(op.finish(a, count));
+    }
+}
+
+// SAFETY: `reduce` writes one value per output position (every path: the rows walk, the accumulators, the
+// threaded splits).
+unsafe impl ReduceKernels for Cpu {
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
+        op: Op,
+        (src, ls): (&[T], &Layout),
+        reduced: &[bool; MAX_RANK],
+        out: &mut [MaybeUninit<Op::Out>],
+    ) -> Result<()> {
+        reduce(op, src, ls, reduced, out);
+        Ok(())
     }
 }

@@ -17,13 +17,12 @@
 //! products wrap in the element type. `argmax`/`argmin` give `u32` positions within the reduced axes (flattened
 //! row-major when several axes are reduced), the first one on ties; NaN counts as the largest and the smallest.
 
-use super::call;
-use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::{self, ReduceOp};
 use crate::shape::{Dims, ReduceShape, Shape, MAX_RANK};
+use crate::tensor::{call, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
 /// The build-time check that an op with no value over zero elements (`max`, `argmax`, ...) does not reduce a

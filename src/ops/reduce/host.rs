@@ -1,7 +1,10 @@
 //! Reductions over host memory that need no heap: each output folds its elements in index order (the *rows*
 //! walk), and tiny dense inputs fold with their accumulators on the stack.
 
+use super::ReduceKernels;
+use crate::device::Embedded;
 use crate::dtype::WithDType;
+use crate::error::Result;
 use crate::layout::{for_each_row, Layout};
 use crate::ops::ReduceOp;
 use crate::shape::MAX_RANK;
@@ -147,5 +150,19 @@ pub(crate) fn reduce_small<T: WithDType, Op: ReduceOp<T>, const CAP: usize>(
     }
     for (o, &a) in out.iter_mut().zip(accs.iter()) {
         *o = op.finish(a, count);
+    }
+}
+
+// SAFETY: `reduce_rows_into` writes one value per output position.
+unsafe impl ReduceKernels for Embedded {
+    #[inline]
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
+        op: Op,
+        (src, ls): (&[T], &Layout),
+        reduced: &[bool; MAX_RANK],
+        out: &mut [MaybeUninit<Op::Out>],
+    ) -> Result<()> {
+        reduce_rows_into(&op, src, ls, reduced, out);
+        Ok(())
     }
 }

@@ -4,7 +4,36 @@
 //! Accumulation happens in [`WithDType::Acc`]: f32 for f16/bf16/f32 (so summing 4096 f16 ones gives 4096), f64
 //! for f64, wrapping i64 for integers.
 
+#[cfg(feature = "alloc")]
+mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
+pub(crate) mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
 use crate::dtype::{Accumulator, FloatDType, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::shape::MAX_RANK;
+
+/// The family's kernel, which every device implements (`Cpu` in `cpu.rs`, `Embedded` in `host.rs`, `Cuda` in
+/// `cuda.rs`); [`crate::device::Device`] requires it beside [`Kernels`].
+///
+/// # Safety
+///
+/// As for [`Kernels`]: `reduce` initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait ReduceKernels: Kernels {
+    /// `op` over the axes marked in `reduced`; the output is the other axes, in order.
+    fn reduce<T: WithDType, Op: ReduceOp<T>>(
+        op: Op,
+        src: (&Self::Buffer<T>, &Layout),
+        reduced: &[bool; MAX_RANK],
+        out: &mut Self::Out<Op::Out>,
+    ) -> Result<()>;
+}
 
 /// A reduction of `T` elements to one `Out` value per output position.
 pub trait ReduceOp<T: WithDType>: Copy + Send + Sync + 'static {
