@@ -18,4 +18,4 @@ fi
 cargo +nightly miri setup
 # Test names are module paths; these filters select the modules above.
 cargo +nightly miri test --lib -- \
-  layout:: shape::dims:: device::cpu::storage:: device::cpu::matmul:: device::cpu::pool::
+  layout:: shape::dims:: device::cpu::storage:: ops::matmul::cpu:: device::cpu::pool::

@@ -13,7 +13,7 @@
 //! memory are in `host`.
 
 #[cfg(feature = "alloc")]
-mod cpu;
+pub(crate) mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod embedded;
@@ -31,7 +31,8 @@ use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceKernels, UnaryOp,
+    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, MatmulKernels, Pool, ReduceKernels,
+    UnaryOp,
 };
 use crate::shape::{Dims, Shape};
 
@@ -44,10 +45,11 @@ pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
 /// and the core kernels) and the device trait of each op family that has its own folder under `src/ops/`
-/// ([`AlongAxisKernels`], [`ReduceKernels`]); user code names only `D: Device`.
+/// ([`AlongAxisKernels`], [`MatmulKernels`], [`ReduceKernels`]); user code names only `D: Device`.
 pub trait Device:
     Kernels
     + AlongAxisKernels
+    + MatmulKernels
     + ReduceKernels
     + Copy
     + Default
@@ -278,13 +280,6 @@ pub unsafe trait Kernels {
         idx: (&Self::Buffer<I>, &Layout),
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// Batched matrix product: `lhs` has dims `[B, M, K]`, `rhs` `[B, K, N]` (an operand shared by every batch has
-    /// batch stride 0); the output is `[B, M, N]`. Low-precision types accumulate in f32.
-    fn matmul<T: FloatDType>(
-        lhs: (&Self::Buffer<T>, &Layout),
-        rhs: (&Self::Buffer<T>, &Layout),
         out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; `(N, C_out, OH, OW)`

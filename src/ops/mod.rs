@@ -7,9 +7,11 @@
 
 pub mod along_axis;
 pub mod fast_math;
+pub mod matmul;
 pub mod reduce;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
+pub use matmul::MatmulKernels;
 pub use reduce::*;
 
 use crate::dtype::{FloatDType, SignedDType, WithDType};

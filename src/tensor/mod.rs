@@ -44,7 +44,6 @@ mod in_place;
 mod index;
 mod indexing;
 mod join;
-mod matmul;
 mod tiny;
 mod view;
 

@@ -55,7 +55,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The elements of a dense view, in order, when the device's memory is the host's.
     #[inline(always)]
-    pub(super) fn host_dense(&self) -> Option<&[T]> {
+    pub(crate) fn host_dense(&self) -> Option<&[T]> {
         let range = self.contiguous_range()?;
         D::host_slice(self.buffer())?.get(range)
     }
@@ -65,13 +65,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// around a filled buffer (a 4x4 matmul: 15 against 22 ns), and a fill closure handed in here was not
     /// always inlined (39 ns).
     #[inline(always)]
-    pub(super) fn host_output(shape: S, n: usize) -> Option<Self> {
+    pub(crate) fn host_output(shape: S, n: usize) -> Option<Self> {
         Some(Tensor::from_storage(shape, D::host_zeros(n)?))
     }
 
     /// The elements of a tensor made by [`Self::host_output`], to write.
     #[inline(always)]
-    pub(super) fn host_elements_mut(&mut self) -> Option<&mut [T]> {
+    pub(crate) fn host_elements_mut(&mut self) -> Option<&mut [T]> {
         D::host_slice_mut(&mut self.storage)
     }
 

@@ -4,8 +4,9 @@
 
 use crate::common::{panic_location, panic_message};
 use typed_tensor::autograd::{Traced, Var};
-use typed_tensor::device::{CpuStorage, Kernels};
+use typed_tensor::device::CpuStorage;
 use typed_tensor::layout::Layout;
+use typed_tensor::ops::MatmulKernels;
 use typed_tensor::optim::{Adam, AdamConfig, Optimizer, Sgd, SgdConfig};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{Dims, MAX_ELEMENTS};
@@ -189,7 +190,7 @@ fn ops_refuse_outputs_too_large_to_address() {
     ));
 }
 
-/// The CPU matmul kernel is public (`Kernels`); a hand-built layout whose extent wraps past `usize::MAX`
+/// The CPU matmul kernel is public (`MatmulKernels`); a hand-built layout whose extent wraps past `usize::MAX`
 /// passed its bounds assertion and sent gemm to read far outside the buffer. Now it panics before gemm.
 #[test]
 fn cpu_matmul_kernel_refuses_layouts_past_the_buffer() {
@@ -200,7 +201,7 @@ fn cpu_matmul_kernel_refuses_layouts_past_the_buffer() {
     let lb = Layout::contiguous(Dims::from_slice(&[1, 2, 300]));
     let msg = panic_message(|| {
         let mut out = vec![std::mem::MaybeUninit::<f32>::uninit(); 600];
-        <Cpu as Kernels>::matmul::<f32>((&a[..], &la), (&b[..], &lb), &mut out)
+        <Cpu as MatmulKernels>::matmul::<f32>((&a[..], &la), (&b[..], &lb), &mut out)
     });
     assert!(msg.contains("reaches past its buffer"), "{msg}");
 }

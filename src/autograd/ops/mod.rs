@@ -6,6 +6,5 @@ mod elementwise;
 mod index;
 mod indexing;
 mod join;
-mod matmul;
 mod rearrange;
 mod view;

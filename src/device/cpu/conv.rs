@@ -1,10 +1,10 @@
 //! CPU convolution: im2col + the matmul kernel, so it runs at GEMM speed, for conv2d, its weight gradient and
 //! the transposed convolution (with col2im).
 
-use super::matmul::{self, Threads};
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, DType, FloatDType};
 use crate::layout::Layout;
+use crate::ops::matmul::cpu::{self as matmul, Threads};
 use crate::ops::Conv2dParams;
 use crate::shape::Dims;
 use alloc::vec::Vec;

@@ -9,8 +9,7 @@
 
 mod conv;
 mod elementwise;
-mod matmul;
-mod pool;
+pub(crate) mod pool;
 mod pooling;
 mod storage;
 
@@ -199,15 +198,6 @@ unsafe impl Kernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
-    }
-
-    fn matmul<T: FloatDType>(
-        (a, la): (&[T], &Layout),
-        (b, lb): (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        matmul::matmul(a, la, b, lb, out);
-        Ok(())
     }
 
     fn conv2d<T: FloatDType>(

@@ -19,7 +19,7 @@ pub use cached::MemoryStats;
 
 /// An empty vector with room for exactly `n` elements: a cached buffer of that size when there is one.
 #[inline]
-pub(super) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
+pub(crate) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return v;
@@ -29,7 +29,7 @@ pub(super) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
 
 /// `n` copies of `value`, in a cached buffer when there is one.
 #[inline]
-pub(super) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
+pub(crate) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
@@ -41,7 +41,7 @@ pub(super) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
 
 /// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
 /// constructors' path: a request larger than memory is an error, not the end of the process).
-pub(super) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+pub(crate) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return Some(v);
@@ -52,7 +52,7 @@ pub(super) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
 }
 
 /// [`filled`] that returns `None` instead of aborting when the allocator refuses.
-pub(super) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>> {
+pub(crate) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
@@ -85,7 +85,7 @@ fn try_zeroed<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
 
 /// Hands a buffer that is no longer needed to the cache (or to the allocator).
 #[inline]
-pub(super) fn recycle<T: bytemuck::Pod>(v: Vec<T>) {
+pub(crate) fn recycle<T: bytemuck::Pod>(v: Vec<T>) {
     #[cfg(feature = "std")]
     cached::keep(v);
     #[cfg(not(feature = "std"))]

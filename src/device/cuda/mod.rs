@@ -440,7 +440,13 @@ fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
 pub(crate) const MAX_BLOCKS: usize = 65_535;
 
 /// `C = A B` over the strides in `dims`, accumulating in f32 (f64 for f64).
-fn gemm<T: FloatDType>(op: &'static str, dims: GemmDims, a: u64, b: u64, c: u64) -> Result<()> {
+pub(crate) fn gemm<T: FloatDType>(
+    op: &'static str,
+    dims: GemmDims,
+    a: u64,
+    b: u64,
+    c: u64,
+) -> Result<()> {
     let tile = kernels::matmul_tile(T::DTYPE) as u64;
     let grid = (
         dims.n.div_ceil(tile) as u32,
@@ -1173,33 +1179,6 @@ unsafe impl Kernels for Cuda {
             Arg::U64(g.ptr_at(range.start)),
         ];
         launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
-    }
-
-    fn matmul<T: FloatDType>(
-        (a, la): (&CudaStorage<T>, &Layout),
-        (b, lb): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let (da, db) = (la.dims(), lb.dims());
-        let (batch, m, k, n) = (da[0], da[1], da[2], db[2]);
-        let out_ptr = dest("matmul", out, batch * m * n)?;
-        let (sa, sb) = (la.strides(), lb.strides());
-        let dims = GemmDims {
-            batch: batch as u64,
-            m: m as u64,
-            n: n as u64,
-            k: k as u64,
-            a: [sa[0] as u64, sa[1] as u64, sa[2] as u64],
-            b: [sb[0] as u64, sb[1] as u64, sb[2] as u64],
-            c: [(m * n) as u64, n as u64],
-        };
-        gemm::<T>(
-            "matmul",
-            dims,
-            a.ptr_at(la.offset()),
-            b.ptr_at(lb.offset()),
-            out_ptr,
-        )
     }
 
     fn where_cond<T: WithDType>(

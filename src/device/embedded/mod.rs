@@ -7,7 +7,7 @@ mod storage;
 pub use storage::ArrayStorage;
 
 use super::host::elementwise::{as_slots, zeroed};
-use super::host::{kernels as host, matmul};
+use super::host::kernels as host;
 use super::{Device, Kernels, Operand, Write};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
@@ -230,16 +230,6 @@ unsafe impl Kernels for Embedded {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::scatter_add(op, dst, idx, src, axis, out)
-    }
-
-    #[inline]
-    fn matmul<T: FloatDType>(
-        (a, la): (&[T], &Layout),
-        (b, lb): (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        matmul::direct(a, la, b, lb, zeroed(out));
-        Ok(())
     }
 
     #[inline]

@@ -10,5 +10,4 @@
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
 pub(crate) mod kernels;
-pub(crate) mod matmul;
 pub(crate) mod optim;

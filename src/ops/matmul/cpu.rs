@@ -2,8 +2,11 @@
 //! not copied), f16/bf16 widened to f32 first and rounded once at the end, and the host's direct loop for tiny
 //! products, where gemm's dispatch costs more than the arithmetic.
 
-use crate::device::host::matmul::direct;
+use super::host::direct;
+use super::MatmulKernels;
+use crate::device::Cpu;
 use crate::dtype::{DType, FloatDType};
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::Dims;
 use alloc::vec::Vec;
@@ -15,11 +18,11 @@ use gemm_common::Parallelism;
 const SMALL_MACS: usize = 8 * 8 * 8;
 /// From this many multiply-adds on, gemm may use every core (`std` only).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
-pub(super) const PARALLEL_MACS: usize = 96 * 96 * 96;
+pub(crate) const PARALLEL_MACS: usize = 96 * 96 * 96;
 
 /// `[B, M, K] x [B, K, N] -> [B, M, N]` into the first `B * M * N` elements of `out`; large products use every
 /// core.
-pub(super) fn matmul<T: FloatDType>(
+pub(crate) fn matmul<T: FloatDType>(
     a: &[T],
     la: &Layout,
     b: &[T],
@@ -34,7 +37,7 @@ pub(super) fn matmul<T: FloatDType>(
 
 /// Whether one product may spread over the cores.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Threads {
+pub(crate) enum Threads {
     /// From [`PARALLEL_MACS`] multiply-adds on (with `std`).
     IfLarge,
     /// Never: the caller already runs products side by side.
@@ -43,7 +46,7 @@ pub(super) enum Threads {
 }
 
 /// [`matmul`] into `out` (`B * M * N` elements, overwritten).
-pub(super) fn matmul_into<T: FloatDType>(
+pub(crate) fn matmul_into<T: FloatDType>(
     a: &[T],
     la: &Layout,
     b: &[T],
@@ -93,12 +96,14 @@ pub(super) fn matmul_into<T: FloatDType>(
             // f16/bf16: widen both operands (a shared operand once), multiply in f32, round once.
             let (wa, wla) = widen(a, la);
             let (wb, wlb) = widen(b, lb);
-            let mut wide = super::pool::filled(out.len(), 0f32);
+            let mut wide = crate::device::cpu::pool::filled(out.len(), 0f32);
             gemm_batched::<f32>(&wa, &wla, &wb, &wlb, &mut wide, parallelism);
             for (o, &w) in out.iter_mut().zip(&wide) {
                 *o = T::from_f64(w as f64); // exact widening, then one rounding
             }
-            [wa, wb, wide].into_iter().for_each(super::pool::recycle);
+            [wa, wb, wide]
+                .into_iter()
+                .for_each(crate::device::cpu::pool::recycle);
         }
     }
 }
@@ -115,7 +120,7 @@ fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
     } else {
         *l
     };
-    let mut wide = super::pool::with_capacity(view.numel());
+    let mut wide = crate::device::cpu::pool::with_capacity(view.numel());
     crate::layout::for_each_row(view.dims(), [&view], |[o], len, [s]| {
         wide.extend((0..len).map(|i| x[o + i * s].to_f64() as f32))
     });
@@ -241,6 +246,18 @@ fn gemm_batched<E: GemmElement>(
                 parallelism,
             );
         }
+    }
+}
+
+// SAFETY: `matmul` zeroes the output, then the product overwrites it.
+unsafe impl MatmulKernels for Cpu {
+    fn matmul<T: FloatDType>(
+        (a, la): (&[T], &Layout),
+        (b, lb): (&[T], &Layout),
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        matmul(a, la, b, lb, out);
+        Ok(())
     }
 }
 

@@ -2,11 +2,16 @@
 //! the CPU's tiny ones, where gemm's dispatch costs more than the arithmetic) and [`matmul_static`], whose sizes
 //! are constants of the operands' static shapes, so the compiler unrolls it into straight-line vector code.
 
-use super::elementwise::{simd, DenseLoop};
+use super::MatmulKernels;
+use crate::device::host::elementwise::zeroed;
+use crate::device::host::elementwise::{simd, DenseLoop};
+use crate::device::Embedded;
 use crate::dtype::{Accumulator, FloatDType};
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::{Shape, MAX_RANK};
 use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 
 /// The most output columns whose sums one pass of the direct loop keeps in registers (one AVX-512 register of
 /// f32).
@@ -230,5 +235,18 @@ fn row_block<T: FloatDType, const R: usize>(a: &[T], b: &[T], out: &mut [T], k: 
         for (o, &acc) in out_row.iter_mut().zip(acc) {
             *o = T::from_acc(acc);
         }
+    }
+}
+
+// SAFETY: the output is zeroed, then `direct` overwrites it.
+unsafe impl MatmulKernels for Embedded {
+    #[inline]
+    fn matmul<T: FloatDType>(
+        (a, la): (&[T], &Layout),
+        (b, lb): (&[T], &Layout),
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        direct(a, la, b, lb, zeroed(out));
+        Ok(())
     }
 }

@@ -16,13 +16,12 @@
 //! assert_eq!(v.matmul(&v).to_scalar(), 2.0);
 //! ```
 
-use super::call;
-use super::{check_output, device_ok, Tensor};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
+use crate::tensor::{call, check_output, device_ok, written, Tensor};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
@@ -108,7 +107,7 @@ fn matmul_output_dims(da: &[usize], db: &[usize]) -> ([usize; 4], usize) {
 /// batch), else `None`. The callers test it as a constant `if` condition, so for other shapes rustc never
 /// generates the static path's code.
 const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
-    crate::device::host::matmul::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
+    crate::ops::matmul::host::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
 }
 
 /// An operand as the kernel reads it: the tensor itself, or a contiguous copy where its batch axes could not be
@@ -237,7 +236,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         };
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
         let mut out = Tensor::host_output(shape, m * n)?;
-        crate::device::host::matmul::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
+        crate::ops::matmul::host::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
         Some(out)
     }
 
@@ -330,21 +329,33 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             if !p.shared[0] && column_major(&la) {
                 let product =
                     product::<T, D>((p.rhs.buffer(), &lb), (g.buffer(), &lg.swap_axes(1, 2)));
-                return transposed_view(self.shape, &product);
+                return transposed_view(self.shape(), &product);
             }
             let k = la.dims()[2];
             let b = (p.rhs.buffer(), &lb.swap_axes(1, 2));
-            finish((g.buffer(), &lg), b, [batch, m, k], p.shared[0], self.shape)
+            finish(
+                (g.buffer(), &lg),
+                b,
+                [batch, m, k],
+                p.shared[0],
+                self.shape(),
+            )
         });
         let db = want[1].then(|| {
             if !p.shared[1] && column_major(&lb) {
                 let product =
                     product::<T, D>((g.buffer(), &lg.swap_axes(1, 2)), (p.lhs.buffer(), &la));
-                return transposed_view(rhs.shape, &product);
+                return transposed_view(rhs.shape(), &product);
             }
             let k = lb.dims()[1];
             let a = (p.lhs.buffer(), &la.swap_axes(1, 2));
-            finish(a, (g.buffer(), &lg), [batch, k, n], p.shared[1], rhs.shape)
+            finish(
+                a,
+                (g.buffer(), &lg),
+                [batch, k, n],
+                p.shared[1],
+                rhs.shape(),
+            )
         });
         (da, db)
     }
@@ -355,11 +366,15 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 fn product<T: FloatDType, D: Device>(
     a: (&D::Buffer<T>, &Layout),
     b: (&D::Buffer<T>, &Layout),
-) -> D::Storage<T, super::Flat> {
+) -> D::Storage<T, crate::tensor::Flat> {
     let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
     // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
     device_ok(unsafe {
-        super::fresh::<T, super::Flat, D>("matmul", n, &mut call::matmul::<T, D>(a, b))
+        crate::tensor::fresh::<T, crate::tensor::Flat, D>(
+            "matmul",
+            n,
+            &mut call::matmul::<T, D>(a, b),
+        )
     })
 }
 
@@ -375,7 +390,7 @@ fn column_major(l: &Layout) -> bool {
 #[cfg(feature = "std")]
 fn transposed_view<T: FloatDType, S: Shape, D: Device>(
     shape: S,
-    product: &D::Storage<T, super::Flat>,
+    product: &D::Storage<T, crate::tensor::Flat>,
 ) -> Tensor<T, S, D> {
     let (dims, r) = (shape.dims(), S::RANK);
     let mut swapped = dims;
