@@ -27,12 +27,12 @@ pub use cpu::{Cpu, CpuStorage};
 pub use cuda::Cuda;
 pub use embedded::{ArrayStorage, Embedded};
 
-use crate::dtype::{FloatDType, IndexDType, WithDType};
+use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, MatmulKernels, Pool, ReduceKernels,
-    UnaryOp,
+    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, IndexingKernels, MatmulKernels,
+    Pool, ReduceKernels, UnaryOp,
 };
 use crate::shape::{Dims, Shape};
 
@@ -45,10 +45,11 @@ pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
 /// and the core kernels) and the device trait of each op family that has its own folder under `src/ops/`
-/// ([`AlongAxisKernels`], [`MatmulKernels`], [`ReduceKernels`]); user code names only `D: Device`.
+/// ([`AlongAxisKernels`], [`IndexingKernels`], [`MatmulKernels`], [`ReduceKernels`]); user code names only `D: Device`.
 pub trait Device:
     Kernels
     + AlongAxisKernels
+    + IndexingKernels
     + MatmulKernels
     + ReduceKernels
     + Copy
@@ -260,25 +261,6 @@ pub unsafe trait Kernels {
     /// The parts laid end to end along `axis` (their other dims agree).
     fn concat<T: WithDType>(
         parts: &[(&Self::Buffer<T>, &Layout)],
-        axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
-    /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        src: (&Self::Buffer<T>, &Layout),
-        idx: (&Self::Buffer<I>, &Layout),
-        axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// A dense copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for every
-    /// position `p` of the index view (duplicates accumulate).
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        dst: (&Self::Buffer<T>, &Layout),
-        idx: (&Self::Buffer<I>, &Layout),
-        src: (&Self::Buffer<T>, &Layout),
         axis: usize,
         out: &mut Self::Out<T>,
     ) -> Result<()>;

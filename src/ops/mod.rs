@@ -7,10 +7,12 @@
 
 pub mod along_axis;
 pub mod fast_math;
+pub mod indexing;
 pub mod matmul;
 pub mod reduce;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
+pub use indexing::IndexingKernels;
 pub use matmul::MatmulKernels;
 pub use reduce::*;
 

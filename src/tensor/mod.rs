@@ -42,7 +42,6 @@ mod elementwise;
 mod erased;
 mod in_place;
 mod index;
-mod indexing;
 mod join;
 mod tiny;
 mod view;

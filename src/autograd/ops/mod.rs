@@ -4,7 +4,6 @@
 mod conv;
 mod elementwise;
 mod index;
-mod indexing;
 mod join;
 mod rearrange;
 mod view;

@@ -22,7 +22,7 @@ use elementwise::{dense_view, map_view};
 use super::host::elementwise::as_slots;
 use super::host::kernels as host;
 use super::{Device, Kernels, Operand, Write};
-use crate::dtype::{FloatDType, IndexDType, WithDType};
+use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
@@ -177,27 +177,6 @@ unsafe impl Kernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::concat(parts, axis, out)
-    }
-
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        src: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::gather(op, src, idx, axis, out)
-    }
-
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        dst: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        src: (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::scatter_add(op, dst, idx, src, axis, out)
     }
 
     fn conv2d<T: FloatDType>(

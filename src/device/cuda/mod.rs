@@ -8,7 +8,7 @@
 pub mod kernels;
 
 use super::{Device, Kernels, Operand, Write};
-use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
+use crate::dtype::{DType, FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
 use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
@@ -148,7 +148,7 @@ fn cuda_err(op: &'static str, e: impl core::fmt::Display) -> Error {
     }
 }
 
-fn check(op: &'static str, code: cu::CUresult) -> Result<()> {
+pub(crate) fn check(op: &'static str, code: cu::CUresult) -> Result<()> {
     if code == cu::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -608,59 +608,8 @@ fn weight_grad<T: FloatDType>(
     })
 }
 
-/// The device word where gather/scatter kernels record the first position holding an out-of-range index.
-struct IndexError(CudaStorage<i64>);
-
-impl IndexError {
-    fn new(op: &'static str) -> Result<Self> {
-        let flag = CudaStorage::<i64>::alloc(op, 1)?;
-        // All bits set (u64::MAX to the kernels, which take an unsigned atomic minimum): no bad index.
-        // SAFETY: `flag` is a fresh allocation of one i64, that is two 32-bit words.
-        check(op, unsafe {
-            cu::cuMemsetD32_v2(flag.ptr_at(0), u32::MAX, 2)
-        })?;
-        Ok(IndexError(flag))
-    }
-    fn ptr(&self) -> u64 {
-        self.0.ptr_at(0)
-    }
-    /// Reads the flag back (this waits for the kernel: the one host synchronisation of these ops) and turns a
-    /// recorded position into the error the CPU gives, naming the index found there.
-    fn check<I: IndexDType>(
-        self,
-        op: &'static str,
-        (idx, li): (&CudaStorage<I>, &Layout),
-        axis: usize,
-        size: usize,
-    ) -> Result<()> {
-        let mut pos = [0];
-        read_back(op, &self.0, 0, &mut pos)?;
-        if pos[0] == -1 {
-            return Ok(());
-        }
-        let mut bad = [I::ZERO];
-        read_back(op, idx, linear_offset(li, pos[0] as usize), &mut bad)?;
-        Err(Error::IndexOutOfRange {
-            op,
-            axis,
-            index: bad[0].to_signed(),
-            size,
-        })
-    }
-}
-
-/// Storage offset of the `i`-th element (row-major) of a view.
-fn linear_offset(l: &Layout, mut i: usize) -> usize {
-    let mut off = l.offset();
-    for (&d, &s) in l.dims().iter().zip(l.strides()).rev() {
-        off += (i % d) * s;
-        i /= d;
-    }
-    off
-}
-
 /// Fills `out` with the elements from `offset` on, after the queued work.
-fn read_back<T: WithDType>(
+pub(crate) fn read_back<T: WithDType>(
     op: &'static str,
     s: &CudaStorage<T>,
     offset: usize,
@@ -931,64 +880,6 @@ unsafe impl Kernels for Cuda {
             launch("cat", KernelSig::copy_into(T::DTYPE), layout.numel(), args)?;
         }
         Ok(())
-    }
-
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        (src, ls): (&CudaStorage<T>, &Layout),
-        (idx, li): (&CudaStorage<I>, &Layout),
-        axis: usize,
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let (size, step) = (ls.dims()[axis], ls.strides()[axis]);
-        let walk = ls.along_index(li, axis);
-        let n = li.numel();
-        let out_ptr = dest(op, out, n)?;
-        let err = IndexError::new(op)?;
-        let args = alloc::vec![
-            Arg::U64(n as u64),
-            Arg::Layout(KernelLayout::new(li)),
-            Arg::Layout(KernelLayout::new(&walk)),
-            Arg::U64(size as u64),
-            Arg::U64(step as u64),
-            Arg::U64(idx.ptr_at(li.offset())),
-            Arg::U64(src.ptr_at(walk.offset())),
-            Arg::U64(out_ptr),
-            Arg::U64(err.ptr()),
-        ];
-        launch(op, KernelSig::gather(I::DTYPE, T::DTYPE), n, args)?;
-        err.check(op, (idx, li), axis, size)
-    }
-
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        (dst, ld): (&CudaStorage<T>, &Layout),
-        (idx, li): (&CudaStorage<I>, &Layout),
-        (src, ls): (&CudaStorage<T>, &Layout),
-        axis: usize,
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        // The output is a dense copy of the destination view, with the source added through atomics.
-        Self::copy((dst, ld), out)?;
-        let dense = Layout::contiguous(*ld.dims());
-        let (size, step) = (dense.dims()[axis], dense.strides()[axis]);
-        let walk = dense.along_index(li, axis);
-        let n = li.numel();
-        let err = IndexError::new(op)?;
-        let args = alloc::vec![
-            Arg::U64(n as u64),
-            Arg::Layout(KernelLayout::new(li)),
-            Arg::Layout(KernelLayout::new(&walk)),
-            Arg::Layout(KernelLayout::new(ls)),
-            Arg::U64(size as u64),
-            Arg::U64(step as u64),
-            Arg::U64(idx.ptr_at(li.offset())),
-            Arg::U64(src.ptr_at(ls.offset())),
-            Arg::U64(out.ptr_at(0)),
-            Arg::U64(err.ptr()),
-        ];
-        launch(op, KernelSig::scatter_add(I::DTYPE, T::DTYPE), n, args)?;
-        err.check(op, (idx, li), axis, size)
     }
 
     fn conv2d<T: FloatDType>(

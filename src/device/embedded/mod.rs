@@ -9,7 +9,7 @@ pub use storage::ArrayStorage;
 use super::host::elementwise::{as_slots, zeroed};
 use super::host::kernels as host;
 use super::{Device, Kernels, Operand, Write};
-use crate::dtype::{FloatDType, IndexDType, WithDType};
+use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
 use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
@@ -207,29 +207,6 @@ unsafe impl Kernels for Embedded {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         host::concat(parts, axis, out)
-    }
-
-    #[inline]
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        src: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::gather(op, src, idx, axis, out)
-    }
-
-    #[inline]
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        dst: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        src: (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::scatter_add(op, dst, idx, src, axis, out)
     }
 
     #[inline]

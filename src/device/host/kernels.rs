@@ -1,14 +1,13 @@
 //! The kernels whose host loop is the same on `Cpu` and `Embedded`: both devices' `Kernels` methods for these
-//! families are one call here. Each writes the first elements of `out` (the output's count), dense row-major,
+//! families are one call here (the op families with their own folder keep theirs there). Each writes the first elements of `out` (the output's count), dense row-major,
 //! and initialises every one of them (the `Kernels` safety contract); only `Operand::Out` reads `out`.
 
 use super::elementwise::{
     assume_init, concat_into, map_view_into, update_dense, update_zip, where_into, zeroed,
     zip_views_into,
 };
-use super::indexing;
 use crate::device::Operand;
-use crate::dtype::{cast as cast_one, IndexDType, WithDType};
+use crate::dtype::{cast as cast_one, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, CmpOp, UnaryOp};
@@ -106,31 +105,4 @@ pub(crate) fn concat<T: WithDType>(
 ) -> Result<()> {
     let n = parts.iter().map(|(_, l)| l.numel()).sum();
     concat_into(zeroed(&mut out[..n]), parts, axis)
-}
-
-#[inline]
-pub(crate) fn gather<T: WithDType, I: IndexDType>(
-    op: &'static str,
-    src: (&[T], &Layout),
-    idx: (&[I], &Layout),
-    axis: usize,
-    out: &mut [MaybeUninit<T>],
-) -> Result<()> {
-    indexing::gather_into(op, &mut out[..idx.1.numel()], src, idx, axis)
-}
-
-#[inline]
-pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
-    op: &'static str,
-    (dst, ld): (&[T], &Layout),
-    (idx, li): (&[I], &Layout),
-    (src, ls): (&[T], &Layout),
-    axis: usize,
-    out: &mut [MaybeUninit<T>],
-) -> Result<()> {
-    let out = &mut out[..ld.numel()];
-    copy((dst, ld), out);
-    // SAFETY: `copy` just wrote every element.
-    let out = unsafe { assume_init(out) };
-    indexing::scatter_add(op, out, ld, idx, li, src, ls, axis)
 }

@@ -8,6 +8,5 @@
 //! [`Layout`]: crate::layout::Layout
 
 pub(crate) mod elementwise;
-pub(crate) mod indexing;
 pub(crate) mod kernels;
 pub(crate) mod optim;

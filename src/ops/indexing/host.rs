@@ -1,6 +1,9 @@
 //! Gather and scatter-add over host memory: one walk over the index view, with the source (or destination)
 //! offset rebuilt from the index at the chosen axis. Every index is checked before use.
 
+use super::IndexingKernels;
+use crate::device::host::elementwise::assume_init;
+use crate::device::host::kernels::copy;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{for_each_row, Layout};
@@ -49,7 +52,7 @@ pub(crate) fn gather_into<T: WithDType, I: IndexDType>(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
+pub(crate) fn scatter_add_into<T: WithDType, I: IndexDType>(
     op: &'static str,
     out: &mut [T],
     ld: &Layout,
@@ -87,4 +90,84 @@ pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
         },
     );
     Ok(())
+}
+
+/// `Kernels`-style gather on host memory: the body both host devices run.
+#[inline]
+pub(crate) fn gather<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    src: (&[T], &Layout),
+    idx: (&[I], &Layout),
+    axis: usize,
+    out: &mut [MaybeUninit<T>],
+) -> Result<()> {
+    gather_into(op, &mut out[..idx.1.numel()], src, idx, axis)
+}
+
+#[inline]
+pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
+    op: &'static str,
+    (dst, ld): (&[T], &Layout),
+    (idx, li): (&[I], &Layout),
+    (src, ls): (&[T], &Layout),
+    axis: usize,
+    out: &mut [MaybeUninit<T>],
+) -> Result<()> {
+    let out = &mut out[..ld.numel()];
+    copy((dst, ld), out);
+    // SAFETY: `copy` just wrote every element.
+    let out = unsafe { assume_init(out) };
+    scatter_add_into(op, out, ld, idx, li, src, ls, axis)
+}
+
+// SAFETY: gather writes one value per index position (zero where an index is bad, whose error is returned);
+// scatter_add copies the destination whole first.
+unsafe impl IndexingKernels for crate::device::Embedded {
+    #[inline]
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        src: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        gather(op, src, idx, axis, out)
+    }
+
+    #[inline]
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        dst: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        src: (&[T], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        scatter_add(op, dst, idx, src, axis, out)
+    }
+}
+
+// SAFETY: as for `Embedded` above: the same host bodies.
+#[cfg(feature = "alloc")]
+unsafe impl IndexingKernels for crate::device::Cpu {
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        src: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        gather(op, src, idx, axis, out)
+    }
+
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        dst: (&[T], &Layout),
+        idx: (&[I], &Layout),
+        src: (&[T], &Layout),
+        axis: usize,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        scatter_add(op, dst, idx, src, axis, out)
+    }
 }

@@ -19,13 +19,12 @@
 //! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
 //! ```
 
-use super::call;
-use super::{check_output, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
+use crate::tensor::{call, check_output, or_panic, written, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Picks entries along `Ax` by a vector of indices: the axis takes the index vector's length.
@@ -124,7 +123,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         or_panic(unsafe {
             written!(
                 Self::try_written_by,
-                self.shape,
+                self.shape(),
                 op,
                 call::scatter_add::<T, I, D>(op, dst, idx, src, axis),
             )
@@ -159,7 +158,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Tensor::try_written_by,
-                indices.shape,
+                indices.shape(),
                 "gather",
                 call::gather::<T, I, D>("gather", src, idx, S::INDEX),
             )
@@ -206,7 +205,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::try_written_by,
-                self.shape,
+                self.shape(),
                 "scatter_add",
                 call::scatter_add::<T, I, D>("scatter_add", dst, idx, src, S::INDEX),
             )
@@ -313,7 +312,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         or_panic(unsafe {
             written!(
                 Self::try_written_by,
-                self.shape,
+                self.shape(),
                 "embedding",
                 call::scatter_add::<T, I, D>("embedding", dst, idx, src, 0),
             )

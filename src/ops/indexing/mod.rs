@@ -1,0 +1,44 @@
+//! Indexing by index tensors: `gather`, `scatter_add`, `index_select`, `embedding` and the `Tensor` /
+//! `Traced` methods built on them (`tensor.rs`, `traced.rs`), and the device side: [`IndexingKernels`], the host
+//! walks `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers (`cuda.rs`, `ptx/indexing.cu`). Every index
+//! is checked; a bad one is `Error::IndexOutOfRange` naming the op, the axis, the index and the size.
+
+#[cfg(feature = "cuda")]
+mod cuda;
+pub(crate) mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
+use crate::dtype::{IndexDType, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// [`Kernels`].
+///
+/// # Safety
+///
+/// As for [`Kernels`]: each kernel initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait IndexingKernels: Kernels {
+    /// `out[p] = src[p with its `axis` coordinate replaced by idx[p]]` over the index view's dims; `src` has the
+    /// same dims except along `axis`. An index outside `src`'s axis is `Error::IndexOutOfRange` naming `op`.
+    fn gather<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        src: (&Self::Buffer<T>, &Layout),
+        idx: (&Self::Buffer<I>, &Layout),
+        axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// A dense copy of `dst` with `src[p]` added at `p with its axis coordinate replaced by idx[p]` for every
+    /// position `p` of the index view (duplicates accumulate).
+    fn scatter_add<T: WithDType, I: IndexDType>(
+        op: &'static str,
+        dst: (&Self::Buffer<T>, &Layout),
+        idx: (&Self::Buffer<I>, &Layout),
+        src: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+}
