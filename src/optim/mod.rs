@@ -2,7 +2,7 @@
 //! schedule hook ([`Optimizer::with_schedule`]).
 //!
 //! An optimizer is built over a model's [`Parameters`](crate::nn::Parameters) (it keeps handles on the same
-//! [`Var`](crate::autograd::Var) cells) and updates them in place from a [`Gradients`] set. Parameters are
+//! [`Var`] cells) and updates them in place from a [`Gradients`] set. Parameters are
 //! written into their own buffers (no reallocation) once the step's traced values are gone; `backward()`
 //! consumes the loss, so the usual loop does that by itself:
 //!
