@@ -20,12 +20,11 @@ pub use storage::CpuStorage;
 use elementwise::{dense_view, map_view};
 
 use super::host::elementwise::as_slots;
-use super::host::kernels as host;
-use super::{Device, Kernels, Operand, Write};
+use super::{Device, Kernels, Write};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
+use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Shape;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
@@ -119,65 +118,7 @@ unsafe impl Kernels for Cpu {
         Ok(map_view(buffer, layout, |x| x))
     }
 
-    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) -> Result<()> {
-        host::copy(src, out);
-        Ok(())
-    }
-
-    fn cast<T: WithDType, U: WithDType>(
-        src: (&[T], &Layout),
-        out: &mut [MaybeUninit<U>],
-    ) -> Result<()> {
-        host::cast(src, out);
-        Ok(())
-    }
-
-    fn unary<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        src: Operand<'_, [T]>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::unary(op, src, out);
-        Ok(())
-    }
-
-    fn binary<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: Operand<'_, [T]>,
-        rhs: (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::binary(op, lhs, rhs, out);
-        Ok(())
-    }
-
-    fn compare<T: WithDType>(
-        op: CmpOp,
-        lhs: (&[T], &Layout),
-        rhs: (&[T], &Layout),
-        out: &mut [MaybeUninit<u8>],
-    ) -> Result<()> {
-        host::compare(op, lhs, rhs, out);
-        Ok(())
-    }
-
-    fn where_cond<T: WithDType>(
-        mask: (&[u8], &Layout),
-        on_true: (&[T], &Layout),
-        on_false: (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::where_cond(mask, on_true, on_false, out);
-        Ok(())
-    }
-
-    fn concat<T: WithDType>(
-        parts: &[(&[T], &Layout)],
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::concat(parts, axis, out)
-    }
+    super::host::kernels::host_kernel_methods!();
 
     fn conv2d<T: FloatDType>(
         (x, lx): (&[T], &Layout),
@@ -232,15 +173,5 @@ unsafe impl Kernels for Cpu {
         let (y, g) = (dense_view(y, ly), dense_view(g, lg));
         pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
         Ok(())
-    }
-
-    fn adam_step<T: FloatDType>(
-        w: &mut [T],
-        m: &mut [T],
-        v: &mut [T],
-        (g, lg): (&[T], &Layout),
-        step: AdamStep,
-    ) -> Result<()> {
-        super::host::optim::adam_step(w, m, v, (g, lg), step)
     }
 }

@@ -8,11 +8,11 @@ pub use storage::ArrayStorage;
 
 use super::host::elementwise::{as_slots, zeroed};
 use super::host::kernels as host;
-use super::{Device, Kernels, Operand, Write};
+use super::{Device, Kernels, Write};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, Conv2dParams, Pool, UnaryOp};
+use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Shape;
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -142,72 +142,7 @@ unsafe impl Kernels for Embedded {
         Ok(out)
     }
 
-    #[inline]
-    fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) -> Result<()> {
-        host::copy(src, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn cast<T: WithDType, U: WithDType>(
-        src: (&[T], &Layout),
-        out: &mut [MaybeUninit<U>],
-    ) -> Result<()> {
-        host::cast(src, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn unary<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        src: Operand<'_, [T]>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::unary(op, src, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn binary<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: Operand<'_, [T]>,
-        rhs: (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::binary(op, lhs, rhs, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn compare<T: WithDType>(
-        op: CmpOp,
-        lhs: (&[T], &Layout),
-        rhs: (&[T], &Layout),
-        out: &mut [MaybeUninit<u8>],
-    ) -> Result<()> {
-        host::compare(op, lhs, rhs, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn where_cond<T: WithDType>(
-        mask: (&[u8], &Layout),
-        on_true: (&[T], &Layout),
-        on_false: (&[T], &Layout),
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::where_cond(mask, on_true, on_false, out);
-        Ok(())
-    }
-
-    #[inline]
-    fn concat<T: WithDType>(
-        parts: &[(&[T], &Layout)],
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        host::concat(parts, axis, out)
-    }
+    super::host::kernels::host_kernel_methods!();
 
     #[inline]
     fn conv2d<T: FloatDType>(
@@ -266,16 +201,5 @@ unsafe impl Kernels for Embedded {
     ) -> Result<()> {
         conv::max_pool2d_backward(input, out_fwd, grad, kernel, params, zeroed(out));
         Ok(())
-    }
-
-    #[inline]
-    fn adam_step<T: FloatDType>(
-        w: &mut [T],
-        m: &mut [T],
-        v: &mut [T],
-        grad: (&[T], &Layout),
-        step: AdamStep,
-    ) -> Result<()> {
-        super::host::optim::adam_step(w, m, v, grad, step)
     }
 }

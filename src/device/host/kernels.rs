@@ -106,3 +106,91 @@ pub(crate) fn concat<T: WithDType>(
     let n = parts.iter().map(|(_, l)| l.numel()).sum();
     concat_into(zeroed(&mut out[..n]), parts, axis)
 }
+
+/// The `Kernels` methods whose body is the same on both devices with host memory (`Buffer<T> = [T]`,
+/// `Out<T> = [MaybeUninit<T>]`): `Cpu` and `Embedded` expand this inside their impls, so each is written once.
+macro_rules! host_kernel_methods {
+    () => {
+        #[inline]
+        fn copy<T: $crate::dtype::WithDType>(
+            src: (&[T], &$crate::layout::Layout),
+            out: &mut [core::mem::MaybeUninit<T>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::copy(src, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn cast<T: $crate::dtype::WithDType, U: $crate::dtype::WithDType>(
+            src: (&[T], &$crate::layout::Layout),
+            out: &mut [core::mem::MaybeUninit<U>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::cast(src, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn unary<T: $crate::dtype::WithDType, Op: $crate::ops::UnaryOp<T>>(
+            op: Op,
+            src: $crate::device::Operand<'_, [T]>,
+            out: &mut [core::mem::MaybeUninit<T>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::unary(op, src, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn binary<T: $crate::dtype::WithDType, Op: $crate::ops::BinaryOp<T>>(
+            op: Op,
+            lhs: $crate::device::Operand<'_, [T]>,
+            rhs: (&[T], &$crate::layout::Layout),
+            out: &mut [core::mem::MaybeUninit<T>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::binary(op, lhs, rhs, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn compare<T: $crate::dtype::WithDType>(
+            op: $crate::ops::CmpOp,
+            lhs: (&[T], &$crate::layout::Layout),
+            rhs: (&[T], &$crate::layout::Layout),
+            out: &mut [core::mem::MaybeUninit<u8>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::compare(op, lhs, rhs, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn where_cond<T: $crate::dtype::WithDType>(
+            mask: (&[u8], &$crate::layout::Layout),
+            on_true: (&[T], &$crate::layout::Layout),
+            on_false: (&[T], &$crate::layout::Layout),
+            out: &mut [core::mem::MaybeUninit<T>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::where_cond(mask, on_true, on_false, out);
+            Ok(())
+        }
+
+        #[inline]
+        fn concat<T: $crate::dtype::WithDType>(
+            parts: &[(&[T], &$crate::layout::Layout)],
+            axis: usize,
+            out: &mut [core::mem::MaybeUninit<T>],
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::kernels::concat(parts, axis, out)
+        }
+
+        #[inline]
+        fn adam_step<T: $crate::dtype::FloatDType>(
+            w: &mut [T],
+            m: &mut [T],
+            v: &mut [T],
+            grad: (&[T], &$crate::layout::Layout),
+            step: $crate::ops::AdamStep,
+        ) -> $crate::error::Result<()> {
+            $crate::device::host::optim::adam_step(w, m, v, grad, step)
+        }
+    };
+}
+pub(crate) use host_kernel_methods;

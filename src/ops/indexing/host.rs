@@ -120,54 +120,38 @@ pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
     scatter_add_into(op, out, ld, idx, li, src, ls, axis)
 }
 
-// SAFETY: gather writes one value per index position (zero where an index is bad, whose error is returned);
-// scatter_add copies the destination whole first.
-unsafe impl IndexingKernels for crate::device::Embedded {
-    #[inline]
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        src: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        gather(op, src, idx, axis, out)
-    }
+/// `IndexingKernels` for a device with host memory: the bodies above, for `Embedded` and `Cpu` alike.
+macro_rules! host_indexing_kernels {
+    ($device:ty) => {
+        // SAFETY: gather writes one value per index position (zero where an index is bad, whose error is
+        // returned); scatter_add copies the destination whole first.
+        unsafe impl IndexingKernels for $device {
+            #[inline]
+            fn gather<T: WithDType, I: IndexDType>(
+                op: &'static str,
+                src: (&[T], &Layout),
+                idx: (&[I], &Layout),
+                axis: usize,
+                out: &mut [MaybeUninit<T>],
+            ) -> Result<()> {
+                gather(op, src, idx, axis, out)
+            }
 
-    #[inline]
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        dst: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        src: (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        scatter_add(op, dst, idx, src, axis, out)
-    }
+            #[inline]
+            fn scatter_add<T: WithDType, I: IndexDType>(
+                op: &'static str,
+                dst: (&[T], &Layout),
+                idx: (&[I], &Layout),
+                src: (&[T], &Layout),
+                axis: usize,
+                out: &mut [MaybeUninit<T>],
+            ) -> Result<()> {
+                scatter_add(op, dst, idx, src, axis, out)
+            }
+        }
+    };
 }
 
-// SAFETY: as for `Embedded` above: the same host bodies.
+host_indexing_kernels!(crate::device::Embedded);
 #[cfg(feature = "alloc")]
-unsafe impl IndexingKernels for crate::device::Cpu {
-    fn gather<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        src: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        gather(op, src, idx, axis, out)
-    }
-
-    fn scatter_add<T: WithDType, I: IndexDType>(
-        op: &'static str,
-        dst: (&[T], &Layout),
-        idx: (&[I], &Layout),
-        src: (&[T], &Layout),
-        axis: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        scatter_add(op, dst, idx, src, axis, out)
-    }
-}
+host_indexing_kernels!(crate::device::Cpu);
