@@ -4,7 +4,7 @@
 //! debug assertions only: callers derive them from the forward op.
 
 use super::call;
-use super::{device_ok, fresh, out_of, Flat, Tensor};
+use super::{device_ok, fresh, Flat, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::layout::Layout;
@@ -53,12 +53,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// buffer).
     pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
         debug_assert_eq!(self.dims(), rhs.dims());
-        if self.is_dense_from_start() {
-            let lb = rhs.layout();
-            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
-                let dims = *lb.dims();
-                return device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
-            }
+        let lb = rhs.layout();
+        let dims = *lb.dims();
+        if let Some(out) = self.dense_out() {
+            return device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
         }
         *self = self.zip_same(op, rhs);
     }
@@ -127,25 +125,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, for two tensors of one shape.
     pub(crate) fn mask_same(&self, op: ops::CmpOp, rhs: &Self) -> Self {
         debug_assert_eq!(self.dims(), rhs.dims());
-        let (la, lb) = (self.layout(), rhs.layout());
-        let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::<u8, S, D>::written_by,
-                self.shape,
-                op.name(),
-                call::compare::<T, D>(op, lhs, rhs),
-            )
-        }
-        .to_dtype::<T>()
+        self.mask(op, (rhs.buffer(), &rhs.layout()))
     }
 
     /// A 0/1 tensor of `T`, 1 where `op(self, value)` holds.
     pub(crate) fn mask_scalar(&self, op: ops::CmpOp, value: T) -> Self {
         let (scalar, ls) = self.scalar_operand(op.name(), value);
+        self.mask(op, (D::buffer(&scalar), &ls))
+    }
+
+    /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, `rhs` read with this tensor's dims.
+    fn mask(&self, op: ops::CmpOp, rhs: (&D::Buffer<T>, &Layout)) -> Self {
         let la = self.layout();
-        let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&scalar), &ls));
+        let lhs = (self.buffer(), &la);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
             written!(

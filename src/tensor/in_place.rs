@@ -20,7 +20,7 @@
 //! ```
 
 use super::elementwise::broadcast_pair;
-use super::{device_ok, out_of, Tensor};
+use super::{device_ok, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -41,11 +41,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if Self::MAYBE_TINY && self.unary_assign_tiny(op) {
             return;
         }
-        if self.is_dense_from_start() {
-            let dims = self.dims();
-            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
-                return device_ok(D::unary(op, Operand::Out(&dims), out));
-            }
+        let dims = self.dims();
+        if let Some(out) = self.dense_out() {
+            return device_ok(D::unary(op, Operand::Out(&dims), out));
         }
         *self = self.unary(op);
     }
@@ -77,11 +75,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
             return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
-        if self.is_dense_from_start() {
-            let dims = shape.dims();
-            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
-                return D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out);
-            }
+        let dims = shape.dims();
+        if let Some(out) = self.dense_out() {
+            return D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out);
         }
         *self = self.try_binary(op, rhs)?;
         Ok(())
@@ -92,10 +88,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if Self::MAYBE_TINY && self.scalar_assign_tiny(op, value) {
             return;
         }
+        // The scalar operand is built only where it can be used in place (on a GPU it is an allocation).
         if self.is_dense_from_start() {
             let (scalar, ls) = self.scalar_operand(Op::NAME, value);
             let dims = self.dims();
-            if let Some(out) = out_of::<T, S, D>(&mut self.storage) {
+            if let Some(out) = self.unique_out() {
                 let rhs = (D::buffer(&scalar), &ls);
                 return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
             }
@@ -112,8 +109,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 return;
             }
         }
-        if out.is_dense_from_start() && out.dims() == self.dims() {
-            if let Some(buf) = out_of::<T, _, D>(&mut out.storage) {
+        if out.dims() == self.dims() {
+            if let Some(buf) = out.dense_out() {
                 let layout = self.layout();
                 return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
             }
@@ -153,8 +150,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        if out.is_dense_from_start() && out.dims() == shape.dims() {
-            if let Some(buf) = out_of::<T, _, D>(&mut out.storage) {
+        if out.dims() == shape.dims() {
+            if let Some(buf) = out.dense_out() {
                 let lhs = Operand::View(self.buffer(), &la);
                 return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
             }

@@ -152,17 +152,26 @@ pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
     unsafe { D::alloc_with::<T, S>(op, n, kernel) }
 }
 
-/// The destination of a kernel writing over `storage` in place, when no other storage shares its buffer.
-#[inline]
-pub(crate) fn out_of<T: WithDType, S: Shape, D: Device>(
-    storage: &mut D::Storage<T, S>,
-) -> Option<&mut D::Out<T>> {
-    // SAFETY: the result goes only to kernels (every caller passes it straight to one), which write only
-    // values (the `Kernels` contract).
-    D::buffer_mut(storage).map(|buffer| unsafe { D::out_of(buffer) })
-}
-
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// This tensor's buffer as a kernel's destination, when no other tensor shares it.
+    #[inline]
+    pub(crate) fn unique_out(&mut self) -> Option<&mut D::Out<T>> {
+        // SAFETY: the result goes only to kernels (every caller passes it straight to one), which write only
+        // values (the `Kernels` contract).
+        D::buffer_mut(&mut self.storage).map(|buffer| unsafe { D::out_of(buffer) })
+    }
+
+    /// [`Self::unique_out`] when this tensor is also the dense row-major start of its buffer: a kernel may then
+    /// write the result over it (the in-place and `_into` forms).
+    #[inline]
+    pub(crate) fn dense_out(&mut self) -> Option<&mut D::Out<T>> {
+        if self.is_dense_from_start() {
+            self.unique_out()
+        } else {
+            None
+        }
+    }
+
     /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes. Called through [`written!`],
     /// which keeps the kernel closure in a local of the caller: this function then depends on the shape alone,
     /// not on the kernel (see [`call`](self::call) for why that matters).
