@@ -31,8 +31,8 @@ use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, Conv2dParams, IndexingKernels, MatmulKernels,
-    Pool, ReduceKernels, UnaryOp,
+    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, ConvKernels, IndexingKernels, MatmulKernels,
+    ReduceKernels, UnaryOp,
 };
 use crate::shape::{Dims, Shape};
 
@@ -49,6 +49,7 @@ pub const INLINE_BYTES: usize = 64;
 pub trait Device:
     Kernels
     + AlongAxisKernels
+    + ConvKernels
     + IndexingKernels
     + MatmulKernels
     + ReduceKernels
@@ -262,50 +263,6 @@ pub unsafe trait Kernels {
     fn concat<T: WithDType>(
         parts: &[(&Self::Buffer<T>, &Layout)],
         axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// 2-D convolution of an `(N, C, H, W)` input with a `(C_out, C / groups, KH, KW)` weight; `(N, C_out, OH, OW)`
-    /// output.
-    fn conv2d<T: FloatDType>(
-        input: (&Self::Buffer<T>, &Layout),
-        weight: (&Self::Buffer<T>, &Layout),
-        params: Conv2dParams,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// Transposed 2-D convolution (the gradient of `conv2d` with respect to its input) of an `(N, C, H, W)` input
-    /// with a `(C, C_out / groups, KH, KW)` weight; `(N, C_out, OH, OW)` output with
-    /// `OH = (H - 1) stride - 2 padding + dilation (KH - 1) + 1`.
-    fn conv_transpose2d<T: FloatDType>(
-        input: (&Self::Buffer<T>, &Layout),
-        weight: (&Self::Buffer<T>, &Layout),
-        params: Conv2dParams,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// 2-D pooling of an `(N, C, H, W)` input with square `kernel` windows (`params.groups` is ignored).
-    fn pool2d<T: FloatDType>(
-        pool: Pool,
-        input: (&Self::Buffer<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
-    /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient.
-    fn conv2d_weight_grad<T: FloatDType>(
-        input: (&Self::Buffer<T>, &Layout),
-        grad: (&Self::Buffer<T>, &Layout),
-        kernel: [usize; 2],
-        params: Conv2dParams,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
-    /// maximum (`out_fwd`, the forward result) gets the window's `grad` (ties all do; padding never wins).
-    fn max_pool2d_backward<T: FloatDType>(
-        input: (&Self::Buffer<T>, &Layout),
-        out_fwd: (&Self::Buffer<T>, &Layout),
-        grad: (&Self::Buffer<T>, &Layout),
-        kernel: usize,
-        params: Conv2dParams,
         out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place, buffers the caller alone holds) from a

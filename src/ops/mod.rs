@@ -6,12 +6,14 @@
 //! pick an op and hand it to the device.
 
 pub mod along_axis;
+pub mod conv;
 pub mod fast_math;
 pub mod indexing;
 pub mod matmul;
 pub mod reduce;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
+pub use conv::{Conv2dParams, ConvKernels, Pool};
 pub use indexing::IndexingKernels;
 pub use matmul::MatmulKernels;
 pub use reduce::*;
@@ -90,83 +92,6 @@ impl CmpOp {
     }
 }
 
-/// Hyper-parameters of a 2-D convolution or pooling window, shape-erased for the kernels (the tensor API takes
-/// them as const generics and checks the output size at build time).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Conv2dParams {
-    /// Step between windows, per spatial axis (height, width).
-    pub stride: [usize; 2],
-    /// Zeros added on both sides, per spatial axis.
-    pub padding: [usize; 2],
-    /// Spacing between kernel taps, per spatial axis.
-    pub dilation: [usize; 2],
-    /// Channel groups (1: dense; C_in: depthwise).
-    pub groups: usize,
-}
-
-impl Conv2dParams {
-    /// Output size of one spatial axis: `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, or `None`
-    /// when the window does not fit.
-    pub const fn out_size(
-        size: usize,
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-        dilation: usize,
-    ) -> Option<usize> {
-        let span = dilation * (kernel - 1) + 1;
-        if kernel == 0 || stride == 0 || size + 2 * padding < span {
-            return None;
-        }
-        Some((size + 2 * padding - span) / stride + 1)
-    }
-
-    /// Output height and width of these windows over an `input` (height, width) with a `kernel` (height, width),
-    /// or `None` when a window does not fit.
-    pub fn output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> Option<[usize; 2]> {
-        let axis = |i: usize| {
-            Self::out_size(
-                input[i],
-                kernel[i],
-                self.stride[i],
-                self.padding[i],
-                self.dilation[i],
-            )
-        };
-        match (axis(0), axis(1)) {
-            (Some(h), Some(w)) => Some([h, w]),
-            _ => None,
-        }
-    }
-
-    /// Output height and width of the transposed convolution of an `input` (height, width) with a `kernel`.
-    pub fn transposed_output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
-        let axis = |i: usize| {
-            Self::transposed_out_size(
-                input[i],
-                kernel[i],
-                self.stride[i],
-                self.padding[i],
-                self.dilation[i],
-            )
-        };
-        [axis(0), axis(1)]
-    }
-
-    /// Output size of one spatial axis of the transposed convolution (the input size of the convolution it
-    /// inverts): `(size - 1) stride - 2 padding + dilation (kernel - 1) + 1`, saturating at 0.
-    pub const fn transposed_out_size(
-        size: usize,
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-        dilation: usize,
-    ) -> usize {
-        let size = if size == 0 { 1 } else { size };
-        ((size - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(2 * padding)
-    }
-}
-
 /// One Adam/AdamW step for a fused device kernel, per element (`t` the step count):
 /// `g += l2 * w; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
 /// w = keep * w - lr_t * m / (sqrt(v / bc2) + eps)`, with `lr_t = lr / (1 - beta1^t)`, `bc2 = 1 - beta2^t`,
@@ -187,15 +112,6 @@ pub struct AdamStep {
     pub l2: f64,
     /// AdamW's decoupled factor on the weight before the step (1 for Adam).
     pub keep: f64,
-}
-
-/// 2-D pooling windows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pool {
-    /// The largest element of each window (padding never wins).
-    Max,
-    /// The mean of each window, padding counted as zeros (PyTorch's `count_include_pad=True`).
-    Avg,
 }
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.

@@ -31,9 +31,6 @@ macro_rules! written {
 pub(crate) use written;
 
 pub(crate) mod call;
-mod conv;
-#[cfg(feature = "std")] // gradients: used by autograd only
-mod conv_grad;
 mod create;
 pub use create::NestedArray;
 mod display;
@@ -46,7 +43,7 @@ mod join;
 mod tiny;
 mod view;
 
-pub use conv::{Conv, Pool2d};
+pub use crate::ops::conv::{Conv, Pool2d};
 pub use index::{IndexItem, IndexOp};
 
 use crate::device::{Device, Write};

@@ -1,4 +1,4 @@
-//! Rearranging ops: `flip`, `roll`, `pad`, `split`, `upsample_nearest2d` (each gradient undoes the rearrangement,
+//! Rearranging ops: `flip`, `roll`, `pad`, `split` (each gradient undoes the rearrangement,
 //! summing where the op repeated elements), `where_cond`, and the products and exact GELU whose gradients need
 //! more care.
 
@@ -6,7 +6,7 @@ use crate::autograd::{Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
-use crate::shape::{Const, HasAxis, Rank4, ReduceShape, Shape, MAX_RANK};
+use crate::shape::{Const, HasAxis, ReduceShape, Shape, MAX_RANK};
 use crate::tensor::Tensor;
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
@@ -121,21 +121,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
                 );
             g.spread_over(x.shape(), &reduced)
                 .zip_same(ops::Mul, &weight)
-        })
-    }
-}
-
-impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
-    Traced<T, Rank4<N, C, H, W>, D>
-{
-    /// Nearest-neighbour upsampling by an integer factor (see [`Tensor::upsample_nearest2d`]); each input pixel's
-    /// gradient sums its block.
-    pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
-        &self,
-    ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        self.unary_op(self.value.upsample_nearest2d::<OH, OW>(), move |g| {
-            g.upsample_nearest2d_grad((N, C, H, W), OH / H)
-                .relabel::<Rank4<N, C, H, W>>(Default::default())
         })
     }
 }

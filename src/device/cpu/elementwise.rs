@@ -16,7 +16,7 @@ use core::mem::MaybeUninit;
 /// `fill` must write an initialised value to every one of the `n` slots it receives (the host loops write one
 /// per element of their view, so a view of `n` elements fills them all).
 #[inline(always)]
-pub(super) unsafe fn collect_into<U: bytemuck::Pod>(
+pub(crate) unsafe fn collect_into<U: bytemuck::Pod>(
     n: usize,
     fill: impl FnOnce(&mut [MaybeUninit<U>]),
 ) -> Vec<U> {
@@ -30,7 +30,7 @@ pub(super) unsafe fn collect_into<U: bytemuck::Pod>(
 
 /// `f` of every element of a view, in row-major order.
 #[inline(always)]
-pub(super) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
+pub(crate) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
     src: &[T],
     layout: &Layout,
     f: impl Fn(T) -> U + Sync,
@@ -40,7 +40,7 @@ pub(super) fn map_view<T: WithDType, U: bytemuck::Pod + Send>(
 }
 
 /// A view's elements as a dense row-major slice: borrowed when the view is already dense, else copied.
-pub(super) fn dense_view<'a, T: WithDType>(src: &'a [T], layout: &Layout) -> Cow<'a, [T]> {
+pub(crate) fn dense_view<'a, T: WithDType>(src: &'a [T], layout: &Layout) -> Cow<'a, [T]> {
     match layout.contiguous_range() {
         Some(range) => Cow::Borrowed(&src[range]),
         None => Cow::Owned(map_view(src, layout, |v| v)),

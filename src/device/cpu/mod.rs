@@ -7,24 +7,21 @@
 //! has one of the size) or a buffer only its tensor holds (`CpuStorage::get_mut`), so nothing that shares a
 //! buffer can observe a write.
 
-mod conv;
-mod elementwise;
+pub(crate) mod elementwise;
 pub(crate) mod pool;
-mod pooling;
 mod storage;
 
 #[cfg(feature = "std")]
 pub use pool::MemoryStats as CpuMemoryStats;
 pub use storage::CpuStorage;
 
-use elementwise::{dense_view, map_view};
+use elementwise::map_view;
 
 use super::host::elementwise::as_slots;
 use super::{Device, Kernels, Write};
-use crate::dtype::{FloatDType, WithDType};
+use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Shape;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
@@ -119,59 +116,4 @@ unsafe impl Kernels for Cpu {
     }
 
     super::host::kernels::host_kernel_methods!();
-
-    fn conv2d<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        (w, lw): (&[T], &Layout),
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv2d(x, lx, w, lw, params, out);
-        Ok(())
-    }
-
-    fn conv_transpose2d<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        (w, lw): (&[T], &Layout),
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv_transpose2d(x, lx, w, lw, params, out);
-        Ok(())
-    }
-
-    fn pool2d<T: FloatDType>(
-        pool: Pool,
-        (x, lx): (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        pooling::pool2d(pool, x, lx, kernel, params, out);
-        Ok(())
-    }
-
-    fn conv2d_weight_grad<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        (g, lg): (&[T], &Layout),
-        kernel: [usize; 2],
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv2d_weight_grad(x, lx, g, lg, kernel, params, out);
-        Ok(())
-    }
-
-    fn max_pool2d_backward<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        (y, ly): (&[T], &Layout),
-        (g, lg): (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
-        pooling::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
-        Ok(())
-    }
 }

@@ -1,18 +1,16 @@
 //! The embedded device ([`Embedded`]): every tensor is one dense row-major array of its static shape, held by
 //! value, and every kernel runs the host's heap-free loops ([`crate::device::host`]) into a fresh array.
 
-mod conv;
 mod storage;
 
 pub use storage::ArrayStorage;
 
-use super::host::elementwise::{as_slots, zeroed};
+use super::host::elementwise::as_slots;
 use super::host::kernels as host;
 use super::{Device, Kernels, Write};
-use crate::dtype::{FloatDType, WithDType};
+use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Dense, Layout};
-use crate::ops::{Conv2dParams, Pool};
 use crate::shape::Shape;
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -143,63 +141,4 @@ unsafe impl Kernels for Embedded {
     }
 
     super::host::kernels::host_kernel_methods!();
-
-    #[inline]
-    fn conv2d<T: FloatDType>(
-        input: (&[T], &Layout),
-        weight: (&[T], &Layout),
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv2d(input, weight, params, zeroed(out));
-        Ok(())
-    }
-
-    #[inline]
-    fn conv_transpose2d<T: FloatDType>(
-        input: (&[T], &Layout),
-        weight: (&[T], &Layout),
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv_transpose2d(input, weight, params, zeroed(out));
-        Ok(())
-    }
-
-    #[inline]
-    fn pool2d<T: FloatDType>(
-        pool: Pool,
-        input: (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::pool2d(pool, input, kernel, params, zeroed(out));
-        Ok(())
-    }
-
-    #[inline]
-    fn conv2d_weight_grad<T: FloatDType>(
-        input: (&[T], &Layout),
-        grad: (&[T], &Layout),
-        kernel: [usize; 2],
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::conv2d_weight_grad(input, grad, kernel, params, zeroed(out));
-        Ok(())
-    }
-
-    #[inline]
-    fn max_pool2d_backward<T: FloatDType>(
-        input: (&[T], &Layout),
-        out_fwd: (&[T], &Layout),
-        grad: (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        conv::max_pool2d_backward(input, out_fwd, grad, kernel, params, zeroed(out));
-        Ok(())
-    }
 }

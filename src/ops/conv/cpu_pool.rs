@@ -6,7 +6,7 @@
 //! image's channel) are independent, so large poolings split them across cores. Forward results are bit-identical
 //! to folding each window's taps in (row, column) order.
 
-use super::conv::{sum_in_acc, tap_source};
+use super::cpu::{sum_in_acc, tap_source};
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
@@ -144,7 +144,7 @@ fn tap_ranges(
 ) -> Vec<(usize, usize)> {
     (0..out_len)
         .map(|o| {
-            let valid = |k: &usize| super::conv::source(o, *k, size, p, axis).is_some();
+            let valid = |k: &usize| super::cpu::source(o, *k, size, p, axis).is_some();
             let lo = (0..kernel).find(valid).unwrap_or(kernel);
             (lo, lo + (lo..kernel).take_while(valid).count())
         })
@@ -335,5 +335,5 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     sum_in_acc(out, &mut acc, |acc| {
         for_each_plane(acc, h * wd, taps, route)
     });
-    super::pool::recycle(acc);
+    crate::device::cpu::pool::recycle(acc);
 }

@@ -9,13 +9,13 @@
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
-use super::call;
-use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::shape::{Dims, Shape};
+use crate::tensor::Tensor;
+use crate::tensor::{call, written};
 
 /// A runtime-sized NCHW shape.
 pub(crate) type Dyn4 = (usize, usize, usize, usize);
@@ -207,7 +207,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{Cpu, Embedded, Kernels};
+    use crate::device::{Cpu, Embedded};
+    use crate::ops::ConvKernels;
     use crate::shape::Rank4;
     use crate::tensor::{Conv, Pool2d};
     use alloc::vec::Vec;
@@ -247,7 +248,7 @@ mod tests {
         let (xs, ys, gs) = (x.to_dtype::<f64>().to_vec(), f64s(&y), f64s(&g));
         let (lx, ly) = (x.layout(), y.layout());
         let reference = run_into(xs.len(), |out| {
-            <Embedded as Kernels>::max_pool2d_backward(
+            <Embedded as ConvKernels>::max_pool2d_backward(
                 (&xs, &lx),
                 (&ys, &ly),
                 (&gs, &ly),
@@ -320,7 +321,7 @@ mod tests {
         let wide = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<_>>();
         let (xs, gs) = (wide(xv), wide(gv));
         let reference = run_into(co * (c / p.groups) * kh * kw, |out| {
-            <Embedded as Kernels>::conv2d_weight_grad((&xs, &lx), (&gs, &lg), [kh, kw], p, out)
+            <Embedded as ConvKernels>::conv2d_weight_grad((&xs, &lx), (&gs, &lg), [kh, kw], p, out)
         });
         (kernel, reference)
     }

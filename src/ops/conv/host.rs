@@ -3,9 +3,13 @@
 //! image, which a device without a heap does not have, and the small images of embedded inference do not need.
 //! Sums run over (input channel, kernel row, kernel column) in order.
 
+use super::{Conv2dParams, ConvKernels, Pool};
+use crate::device::host::elementwise::zeroed;
+use crate::device::Embedded;
 use crate::dtype::{Accumulator, FloatDType};
+use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{Conv2dParams, Pool};
+use core::mem::MaybeUninit;
 
 /// The input position that tap `i` of output `o` reads along spatial axis `ax` of a forward window, if inside.
 #[inline(always)]
@@ -250,5 +254,67 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
                 }
             }
         }
+    }
+}
+
+// SAFETY: each kernel starts from `zeroed(out)` and never reads it otherwise.
+unsafe impl ConvKernels for Embedded {
+    #[inline]
+    fn conv2d<T: FloatDType>(
+        input: (&[T], &Layout),
+        weight: (&[T], &Layout),
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv2d(input, weight, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn conv_transpose2d<T: FloatDType>(
+        input: (&[T], &Layout),
+        weight: (&[T], &Layout),
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv_transpose2d(input, weight, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        input: (&[T], &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        pool2d(pool, input, kernel, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn conv2d_weight_grad<T: FloatDType>(
+        input: (&[T], &Layout),
+        grad: (&[T], &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv2d_weight_grad(input, grad, kernel, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn max_pool2d_backward<T: FloatDType>(
+        input: (&[T], &Layout),
+        out_fwd: (&[T], &Layout),
+        grad: (&[T], &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        max_pool2d_backward(input, out_fwd, grad, kernel, params, zeroed(out));
+        Ok(())
     }
 }

@@ -1,4 +1,4 @@
-//! Convolution and pooling (the gradients come from `tensor::conv_grad`, built on the forward kernels).
+//! Convolution, pooling and nearest-neighbour upsampling (the gradients come from `grad.rs`, built on the forward kernels).
 
 use crate::autograd::{Traceable, Traced};
 use crate::device::Device;
@@ -120,6 +120,21 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
             g.avg_pool2d_grad(KERNEL, p, (N, C, H, W))
                 .relabel(Default::default())
+        })
+    }
+}
+
+impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
+    Traced<T, Rank4<N, C, H, W>, D>
+{
+    /// Nearest-neighbour upsampling by an integer factor (see [`Tensor::upsample_nearest2d`]); each input pixel's
+    /// gradient sums its block.
+    pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
+        &self,
+    ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+        self.unary_op(self.value.upsample_nearest2d::<OH, OW>(), move |g| {
+            g.upsample_nearest2d_grad((N, C, H, W), OH / H)
+                .relabel::<Rank4<N, C, H, W>>(Default::default())
         })
     }
 }

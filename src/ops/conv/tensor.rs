@@ -17,12 +17,12 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
-use super::call;
-use super::Tensor;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{Conv2dParams, Pool};
 use crate::shape::{Rank3, Rank4};
+use crate::tensor::Tensor;
+use crate::tensor::{call, written};
 
 /// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
 #[derive(Clone, Copy, Debug, Default)]

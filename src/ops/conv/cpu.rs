@@ -1,11 +1,15 @@
 //! CPU convolution: im2col + the matmul kernel, so it runs at GEMM speed, for conv2d, its weight gradient and
 //! the transposed convolution (with col2im).
 
+use super::{Conv2dParams, ConvKernels, Pool};
+use crate::device::cpu::elementwise::{dense_view, map_view};
+use crate::device::cpu::pool;
 use crate::device::host::elementwise::zeroed;
+use crate::device::Cpu;
 use crate::dtype::{Accumulator, DType, FloatDType};
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::matmul::cpu::{self as matmul, Threads};
-use crate::ops::Conv2dParams;
 use crate::shape::Dims;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
@@ -191,7 +195,7 @@ pub(super) fn conv2d<T: FloatDType>(
         return;
     }
     // The weight as a dense (C_out, K) matrix (copied only if strided).
-    let w_rows = super::dense_view(w, lw);
+    let w_rows = dense_view(w, lw);
     let lc = Layout::contiguous(Dims::from_slice(&[1, k, l]));
     let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
         for grp in 0..groups {
@@ -228,10 +232,7 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
         }
         _ => {
             let widen = |v: T| v.to_f64() as f32;
-            let (wx, wg) = (
-                super::map_view(x, lx, widen),
-                super::map_view(gy, lgy, widen),
-            );
+            let (wx, wg) = (map_view(x, lx, widen), map_view(gy, lgy, widen));
             let (wlx, wlg) = (
                 Layout::contiguous(*lx.dims()),
                 Layout::contiguous(*lgy.dims()),
@@ -263,14 +264,14 @@ fn weight_grad_acc<T: FloatDType>(
         return alloc::vec![T::Acc::ZERO; co * k];
     }
     // dY as dense (N, C_out, OH * OW) rows (copied only if strided).
-    let gy = super::dense_view(gy, lgy);
+    let gy = dense_view(gy, lgy);
     let col_t = Layout::from_parts(Dims::from_slice(&[1, l, k]), &[0, 1, l], 0); // col^T, read in place
 
     // The sum over `images` of their dW, in the accumulator type.
     let grad_of = |images: Range<usize>, threads: Threads| -> Vec<T::Acc> {
         let mut s = Scratch::new(k * l);
         let (mut sum, mut part) = (
-            super::pool::filled(co * k, T::Acc::ZERO),
+            pool::filled(co * k, T::Acc::ZERO),
             alloc::vec![T::ZERO; cog * k],
         );
         for b in images {
@@ -307,7 +308,7 @@ fn weight_grad_acc<T: FloatDType>(
             for (t, &v) in total.iter_mut().zip(&sum) {
                 *t = t.add(v);
             }
-            super::pool::recycle(sum);
+            pool::recycle(sum);
         }
         return total;
     }
@@ -347,14 +348,14 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     let (wbuf, w_rows, w_cols, w_base) = if sw[1] == kh * kw * sw[3] && sw[2] == kw * sw[3] {
         (w, sw[3], sw[0], lw.offset())
     } else {
-        dense_w = super::map_view(w, lw, |v| v);
+        dense_w = map_view(w, lw, |v| v);
         (&dense_w[..], 1, k, 0)
     };
     let dense_x: Vec<T>;
     let (xbuf, x_img, x_chan, x_base) = if sx[3] == 1 && sx[2] == wd {
         (x, sx[0], sx[1], lx.offset())
     } else {
-        dense_x = super::map_view(x, lx, |v| v);
+        dense_x = map_view(x, lx, |v| v);
         (&dense_x[..], c * l, l, 0)
     };
     let image = |b: usize, out_image: &mut [T], s: &mut Scratch<T>, threads: Threads| {
@@ -394,7 +395,7 @@ struct Scratch<T: FloatDType> {
 impl<T: FloatDType> Scratch<T> {
     fn new(col: usize) -> Self {
         Scratch {
-            col: super::pool::filled(col, T::ZERO),
+            col: pool::filled(col, T::ZERO),
             acc: Vec::new(),
         }
     }
@@ -419,8 +420,8 @@ pub(super) fn sum_in_acc<T: FloatDType>(
     if scratch.len() == out.len() {
         scratch.fill(T::Acc::ZERO);
     } else {
-        super::pool::recycle(core::mem::take(scratch));
-        *scratch = super::pool::filled(out.len(), T::Acc::ZERO);
+        pool::recycle(core::mem::take(scratch));
+        *scratch = pool::filled(out.len(), T::Acc::ZERO);
     }
     sum(scratch);
     for (o, &a) in out.iter_mut().zip(scratch.iter()) {
@@ -430,8 +431,8 @@ pub(super) fn sum_in_acc<T: FloatDType>(
 
 impl<T: FloatDType> Drop for Scratch<T> {
     fn drop(&mut self) {
-        super::pool::recycle(core::mem::take(&mut self.col));
-        super::pool::recycle(core::mem::take(&mut self.acc));
+        pool::recycle(core::mem::take(&mut self.col));
+        pool::recycle(core::mem::take(&mut self.acc));
     }
 }
 
@@ -509,4 +510,63 @@ fn per_image<T: Send, S>(
 #[inline(always)]
 pub(super) fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
     o * p.stride[axis] + k * p.dilation[axis] - p.padding[axis]
+}
+
+// SAFETY: every kernel writes each output element (the loops above start from `zeroed` or write every position),
+// and none reads its destination.
+unsafe impl ConvKernels for Cpu {
+    fn conv2d<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (w, lw): (&[T], &Layout),
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv2d(x, lx, w, lw, params, out);
+        Ok(())
+    }
+
+    fn conv_transpose2d<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (w, lw): (&[T], &Layout),
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv_transpose2d(x, lx, w, lw, params, out);
+        Ok(())
+    }
+
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        (x, lx): (&[T], &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        super::cpu_pool::pool2d(pool, x, lx, kernel, params, out);
+        Ok(())
+    }
+
+    fn conv2d_weight_grad<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (g, lg): (&[T], &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        conv2d_weight_grad(x, lx, g, lg, kernel, params, out);
+        Ok(())
+    }
+
+    fn max_pool2d_backward<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        (y, ly): (&[T], &Layout),
+        (g, lg): (&[T], &Layout),
+        kernel: usize,
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
+        super::cpu_pool::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
+        Ok(())
+    }
 }
