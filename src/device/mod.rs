@@ -31,8 +31,8 @@ use crate::dtype::{FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, BinaryOp, CmpOp, ConvKernels, IndexingKernels, MatmulKernels,
-    ReduceKernels, UnaryOp,
+    AdamStep, AlongAxisKernels, ConvKernels, ElementwiseKernels, IndexingKernels, MatmulKernels,
+    ReduceKernels,
 };
 use crate::shape::{Dims, Shape};
 
@@ -50,6 +50,7 @@ pub trait Device:
     Kernels
     + AlongAxisKernels
     + ConvKernels
+    + ElementwiseKernels
     + IndexingKernels
     + MatmulKernels
     + ReduceKernels
@@ -231,33 +232,6 @@ pub unsafe trait Kernels {
     fn cast<T: WithDType, U: WithDType>(
         src: (&Self::Buffer<T>, &Layout),
         out: &mut Self::Out<U>,
-    ) -> Result<()>;
-    /// `op` on every element (of `out` itself for [`Operand::Out`]).
-    fn unary<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        src: Operand<'_, Self::Buffer<T>>,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// `op` on every pair (`lhs` may be `out` itself: [`Operand::Out`] with `rhs`'s dims).
-    fn binary<T: WithDType, Op: BinaryOp<T>>(
-        op: Op,
-        lhs: Operand<'_, Self::Buffer<T>>,
-        rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// A `u8` mask, 1 where `op` holds.
-    fn compare<T: WithDType>(
-        op: CmpOp,
-        lhs: (&Self::Buffer<T>, &Layout),
-        rhs: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Out<u8>,
-    ) -> Result<()>;
-    /// `on_true` where the mask is non-zero, `on_false` elsewhere.
-    fn where_cond<T: WithDType>(
-        mask: (&Self::Buffer<u8>, &Layout),
-        on_true: (&Self::Buffer<T>, &Layout),
-        on_false: (&Self::Buffer<T>, &Layout),
-        out: &mut Self::Out<T>,
     ) -> Result<()>;
     /// The parts laid end to end along `axis` (their other dims agree).
     fn concat<T: WithDType>(

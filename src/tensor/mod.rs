@@ -34,10 +34,8 @@ pub(crate) mod call;
 mod create;
 pub use create::NestedArray;
 mod display;
-mod elementwise;
 #[cfg(feature = "std")] // used by autograd, nn and optim only
 mod erased;
-mod in_place;
 mod index;
 mod join;
 mod tiny;

@@ -77,7 +77,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::unary`] on a tiny dense host tensor; `None` sends it to the kernel.
     #[inline(always)]
-    pub(super) fn unary_tiny<Op: UnaryOp<T>>(&self, op: Op) -> Option<Self> {
+    pub(crate) fn unary_tiny<Op: UnaryOp<T>>(&self, op: Op) -> Option<Self> {
         let n = const { tiny_numel::<T, S>() }?;
         let a = &self.host_dense()?[..n];
         let mut out = Self::host_output(self.shape, n)?;
@@ -109,7 +109,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::binary`] on tiny dense host operands of one static shape; `None` sends it to the kernel.
     #[inline(always)]
-    pub(super) fn binary_tiny<S2: Shape, Op: BinaryOp<T>>(
+    pub(crate) fn binary_tiny<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
         rhs: &Tensor<T, S2, D>,
@@ -128,7 +128,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(x, value)` for every element (`op(value, x)` when `scalar_first`) of a tiny dense host tensor; `None`
     /// sends it to the kernel, which reads the scalar from a one-element buffer.
     #[inline(always)]
-    pub(super) fn scalar_tiny<Op: BinaryOp<T>>(
+    pub(crate) fn scalar_tiny<Op: BinaryOp<T>>(
         &self,
         op: Op,
         value: T,
@@ -150,7 +150,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A comparison of tiny dense host operands of one static shape, as a `u8` mask; `None` sends it to the
     /// kernel.
     #[inline(always)]
-    pub(super) fn compare_tiny<S2: Shape>(
+    pub(crate) fn compare_tiny<S2: Shape>(
         &self,
         op: CmpOp,
         rhs: &Tensor<T, S2, D>,
@@ -220,7 +220,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::binary_assign`] on tiny dense host operands of one static shape; `false` sends it to the kernel.
     #[inline(always)]
-    pub(super) fn binary_assign_tiny<S2: Shape, Op: BinaryOp<T>>(
+    pub(crate) fn binary_assign_tiny<S2: Shape, Op: BinaryOp<T>>(
         &mut self,
         op: Op,
         rhs: &Tensor<T, S2, D>,
@@ -242,7 +242,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::unary_assign`] on a tiny dense host tensor; `false` sends it to the kernel.
     #[inline(always)]
-    pub(super) fn unary_assign_tiny<Op: UnaryOp<T>>(&mut self, op: Op) -> bool {
+    pub(crate) fn unary_assign_tiny<Op: UnaryOp<T>>(&mut self, op: Op) -> bool {
         let Some(a) = self.tiny_elements_mut() else {
             return false;
         };
@@ -254,7 +254,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `self = op(self, value)` on a tiny dense host tensor; `false` sends it to the kernel.
     #[inline(always)]
-    pub(super) fn scalar_assign_tiny<Op: BinaryOp<T>>(&mut self, op: Op, value: T) -> bool {
+    pub(crate) fn scalar_assign_tiny<Op: BinaryOp<T>>(&mut self, op: Op, value: T) -> bool {
         let Some(a) = self.tiny_elements_mut() else {
             return false;
         };
@@ -303,7 +303,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// [`Self::where_cond`] on tiny dense host tensors (sized by the larger element type, `T`); `None` sends it
     /// to the kernel.
     #[inline(always)]
-    pub(super) fn where_cond_tiny<T: WithDType>(
+    pub(crate) fn where_cond_tiny<T: WithDType>(
         &self,
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,

@@ -7,11 +7,11 @@
 
 pub mod kernels;
 
-use super::{Device, Kernels, Operand, Write};
+use super::{Device, Kernels, Write};
 use crate::dtype::{DType, FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::{AdamStep, BinaryOp, CmpOp, UnaryOp};
+use crate::ops::AdamStep;
 use crate::shape::{Dims, Shape};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -333,7 +333,7 @@ impl Arg {
         bytemuck::bytes_of_mut(&mut bits)[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));
         Arg::Scalar(bits, size_of::<T>())
     }
-    fn view<T: WithDType>(s: &CudaStorage<T>, l: &Layout) -> [Arg; 2] {
+    pub(crate) fn view<T: WithDType>(s: &CudaStorage<T>, l: &Layout) -> [Arg; 2] {
         [
             Arg::Layout(KernelLayout::new(l)),
             Arg::U64(s.ptr_at(l.offset())),
@@ -414,7 +414,7 @@ pub(crate) fn launch_grid(
 /// Launches `sig` with the common parameter order `(n, <inputs: layouts then pointers>, out, <scalars>)`,
 /// writing `n` elements at `out` (a device address of at least `n` elements). Every kernel run this way loops with
 /// `elementwise` (`ptx/common.cuh`).
-fn run_into(
+pub(crate) fn run_into(
     op: &'static str,
     sig: KernelSig,
     n: usize,
@@ -431,7 +431,7 @@ fn run_into(
 }
 
 /// Layouts first, then data pointers: the parameter order of the multi-operand kernels.
-fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
+pub(crate) fn views<const K: usize>(operands: [[Arg; 2]; K]) -> Vec<Arg> {
     let (layouts, ptrs): (Vec<Arg>, Vec<Arg>) = operands.into_iter().map(|[l, p]| (l, p)).unzip();
     layouts.into_iter().chain(ptrs).collect()
 }
@@ -655,65 +655,6 @@ unsafe impl Kernels for Cuda {
     }
 
     // In place ([`Operand::Out`]): the kernels read element i of the dense destination before writing element i.
-    fn unary<T: WithDType, Op: UnaryOp<T>>(
-        op: Op,
-        src: Operand<'_, CudaStorage<T>>,
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let n = src.numel();
-        let ptr = dest(Op::NAME, out, n)?;
-        let inputs = match src {
-            Operand::View(src, ls) => views([Arg::view(src, ls)]),
-            Operand::Out(dims) => alloc::vec![
-                Arg::Layout(KernelLayout::new(&Layout::contiguous(*dims))),
-                Arg::U64(ptr)
-            ],
-        };
-        let sig = KernelSig::unary(Op::NAME, T::DTYPE);
-        let scalars = op.params().map(Arg::scalar).into();
-        run_into(Op::NAME, sig, n, inputs, ptr, scalars)
-    }
-
-    fn binary<T: WithDType, Op: BinaryOp<T>>(
-        _op: Op,
-        lhs: Operand<'_, CudaStorage<T>>,
-        (b, lb): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let n = lb.numel();
-        let ptr = dest(Op::NAME, out, n)?;
-        let inputs = match lhs {
-            Operand::View(a, la) => views([Arg::view(a, la), Arg::view(b, lb)]),
-            Operand::Out(dims) => alloc::vec![
-                Arg::Layout(KernelLayout::new(&Layout::contiguous(*dims))),
-                Arg::Layout(KernelLayout::new(lb)),
-                Arg::U64(ptr),
-                Arg::U64(b.ptr_at(lb.offset())),
-            ],
-        };
-        let sig = KernelSig::binary(Op::NAME, T::DTYPE);
-        run_into(Op::NAME, sig, n, inputs, ptr, Vec::new())
-    }
-
-    fn compare<T: WithDType>(
-        op: CmpOp,
-        (a, la): (&CudaStorage<T>, &Layout),
-        (b, lb): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<u8>,
-    ) -> Result<()> {
-        let sig = KernelSig::binary(op.name(), T::DTYPE);
-        let n = la.numel();
-        let inputs = views([Arg::view(a, la), Arg::view(b, lb)]);
-        run_into(
-            op.name(),
-            sig,
-            n,
-            inputs,
-            dest(op.name(), out, n)?,
-            Vec::new(),
-        )
-    }
-
     fn concat<T: WithDType>(
         parts: &[(&CudaStorage<T>, &Layout)],
         axis: usize,
@@ -770,24 +711,5 @@ unsafe impl Kernels for Cuda {
             Arg::U64(g.ptr_at(range.start)),
         ];
         launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
-    }
-
-    fn where_cond<T: WithDType>(
-        (m, lm): (&CudaStorage<u8>, &Layout),
-        (t, lt): (&CudaStorage<T>, &Layout),
-        (f, lf): (&CudaStorage<T>, &Layout),
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        let sig = KernelSig::where_cond(T::DTYPE);
-        let n = lm.numel();
-        let inputs = views([Arg::view(m, lm), Arg::view(t, lt), Arg::view(f, lf)]);
-        run_into(
-            "where_cond",
-            sig,
-            n,
-            inputs,
-            dest("where_cond", out, n)?,
-            Vec::new(),
-        )
     }
 }

@@ -1,8 +1,8 @@
 //! Reductions: a sum's gradient is spread back over the reduced axes (a stride-0 view, no copy); a mean's is
 //! scaled by the count; max and min split it evenly among the positions holding the result (PyTorch's `amax` /
 //! `amin` and JAX do the same; a lane whose result is NaN sends it to its NaN positions), so the gradient's sum
-//! is the output's whatever the ties; variances and norms use their closed forms. `prod` has no traced form yet
-//! (its gradient needs care with zeros).
+//! is the output's whatever the ties; variances and norms use their closed forms; `prod`'s is the product of the
+//! other elements of the lane, with care at zeros.
 
 use crate::autograd::Traced;
 use crate::device::Device;
@@ -132,4 +132,32 @@ traced_reductions! {
     var_population, var_population_keepdim, var_population_all => |_| Route::Variance { ddof: 0 };
     /// 2-norm over the axes `Axes`; the gradient of an all-zero lane is 0.
     norm, norm_keepdim, norm_all => |_| Route::Norm;
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// Product over the axes `Axes`. The gradient is the product of the other elements of the lane: `prod / x`
+    /// without zeros, `prod of the others` at a lone zero, and 0 everywhere in a lane with two zeros or more.
+    pub fn prod<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        let x = self.value.clone();
+        self.unary_op(self.value.prod::<Axes>(), move |g| {
+            let reduced: [bool; MAX_RANK] = S::REDUCED;
+            let zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
+            let zeros_in_lane = zero.sum_spread(&reduced);
+            let x_safe = x.zip_same(ops::Add, &zero); // zeros replaced by ones
+            let others = x_safe.reduce_spread(ops::Prod, &reduced); // product of the non-zero elements
+            let none = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ZERO);
+            let one = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ONE);
+            let weight = none
+                .zip_same(ops::Mul, &others.zip_same(ops::Div, &x_safe))
+                .zip_same(
+                    ops::Add,
+                    &one.zip_same(ops::Mul, &zero).zip_same(ops::Mul, &others),
+                );
+            g.spread_over(x.shape(), &reduced)
+                .zip_same(ops::Mul, &weight)
+        })
+    }
 }

@@ -379,3 +379,46 @@ impl<T: FloatDType, S: Shape, D: Device> core::ops::Neg for Traced<T, S, D> {
         Traced::neg(&self)
     }
 }
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `on_true` where `mask` is non-zero, `on_false` elsewhere; each side's gradient is the output's where it
+    /// was picked.
+    #[track_caller]
+    pub fn where_cond<R>(mask: &Tensor<u8, S, D>, on_true: &Self, on_false: &R) -> Self
+    where
+        R: Traceable<Elem = T, Shape = S, Device = D>,
+    {
+        let on_false = on_false.traced();
+        let value = mask.where_cond(&on_true.value, &on_false.value);
+        let picked = mask.to_dtype::<T>().mask_scalar(CmpOp::Ne, T::ZERO);
+        let (st, sf) = (on_true.slot(), on_false.slot());
+        Self::record(value, &[&on_true.node, &on_false.node], move |g, grads| {
+            st.give(grads, || g.zip_same(ops::Mul, &picked));
+            sf.give(grads, || g.zip_same(ops::Mul, &picked.affine(-1.0, 1.0)));
+        })
+    }
+
+    /// GELU, exact erf form: gradient `Phi(x) + x phi(x)` (the normal CDF and density).
+    pub fn gelu_erf(&self) -> Self {
+        let x = self.value.clone();
+        self.unary_op(self.value.gelu_erf(), move |g| {
+            // Phi(x) = gelu_erf(x) / x away from 0, and 1/2 at 0.
+            let at_zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
+            let x_safe = x.zip_same(ops::Add, &at_zero);
+            let cdf = x
+                .gelu_erf()
+                .zip_same(ops::Div, &x_safe)
+                .zip_same(ops::Mul, &at_zero.affine(-1.0, 1.0))
+                .zip_same(ops::Add, &at_zero.affine(0.5, 0.0));
+            let pdf = x
+                .sqr()
+                .affine(-0.5, 0.0)
+                .exp()
+                .affine(1.0 / (2.0 * core::f64::consts::PI).sqrt(), 0.0);
+            g.zip_same(
+                ops::Mul,
+                &cdf.zip_same(ops::Add, &x.zip_same(ops::Mul, &pdf)),
+            )
+        })
+    }
+}

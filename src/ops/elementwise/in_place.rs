@@ -19,13 +19,13 @@
 //! assert_eq!(out.to_array(), [[3., 6., 9.], [3., 6., 9.]]);
 //! ```
 
-use super::elementwise::broadcast_pair;
-use super::{device_ok, Tensor};
+use super::tensor::broadcast_pair;
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
+use crate::tensor::{device_ok, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `self = op(self)`, in place when this tensor alone holds its dense buffer.

@@ -3,14 +3,14 @@
 //! Which methods exist depends on the element type (see [`crate::dtype`]): `exp` on a `u8` tensor does not
 //! compile.
 
-use super::call;
-use super::{device_ok, fresh, Tensor};
 use crate::device::{Device, Operand};
 use crate::dtype::{FloatDType, SignedDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
+use crate::tensor::{call, written};
+use crate::tensor::{device_ok, fresh, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
@@ -33,7 +33,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 Op::NAME,
                 call::unary::<T, D, _>(op, src)
             )
@@ -179,7 +179,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 Op::NAME,
                 call::binary::<T, D, _>(op, Operand::View(a.0, a.1), b),
             )
@@ -187,7 +187,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
-    pub(super) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T, ()>, Layout) {
+    pub(crate) fn scalar_operand(&self, op: &'static str, value: T) -> (D::Storage<T, ()>, Layout) {
         let scalar = device_ok(D::full(1, value));
         let ls = device_ok(Layout::contiguous(Default::default()).broadcast_as(op, &self.dims()));
         (scalar, ls)
@@ -311,7 +311,7 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         unsafe {
             written!(
                 Tensor::written_by,
-                self.shape,
+                self.shape(),
                 "where_cond",
                 call::where_cond::<T, D>(mask, t, f),
             )

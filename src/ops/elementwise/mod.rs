@@ -1,0 +1,320 @@
+//! Elementwise ops: the descriptors ([`UnaryOp`], [`BinaryOp`], [`CmpOp`] and the ops themselves), the `Tensor`
+//! methods with suffix broadcasting, scalars and operators (`tensor.rs`), their in-place and `_into` forms
+//! (`in_place.rs`), the traced forms and their gradients (`traced.rs`), and the device side,
+//! [`ElementwiseKernels`]: the host loops `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers
+//! (`cuda.rs`, sources in `ptx/unary.cu` and `ptx/binary.cu`).
+
+#[cfg(feature = "cuda")]
+mod cuda;
+pub(crate) mod host;
+mod in_place;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use super::fast_math;
+use crate::device::{Kernels, Operand};
+use crate::dtype::{FloatDType, SignedDType, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// A unary elementwise op on `T`, with up to two scalar parameters (already rounded to `T`).
+pub trait UnaryOp<T: WithDType>: Copy + Send + Sync + 'static {
+    /// Kernel name stem: CUDA launches `{NAME}_{dtype}`.
+    const NAME: &'static str;
+    /// The op on one element.
+    fn apply(&self, x: T) -> T;
+    /// The scalar parameters the kernel receives (`affine`'s mul and add, `clamp`'s bounds, ...).
+    fn params(&self) -> [T; 2] {
+        [T::ZERO; 2]
+    }
+}
+
+/// A binary elementwise op on `T`.
+pub trait BinaryOp<T: WithDType>: Copy + Send + Sync + 'static {
+    /// Kernel name stem: CUDA launches `{NAME}_{dtype}`.
+    const NAME: &'static str;
+    /// The op on one pair of elements.
+    fn apply(&self, a: T, b: T) -> T;
+}
+
+/// Elementwise comparisons; the result is a `u8` mask (1 where true).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// All comparisons.
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
+    /// Kernel name stem.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+        }
+    }
+    /// The comparison on one pair (IEEE semantics: NaN compares unequal to everything).
+    #[inline(always)]
+    pub fn apply<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// [`Kernels`]. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
+///
+/// # Safety
+///
+/// As for [`Kernels`]: each kernel initialises its whole output whenever it returns `Ok`, and reads `out` only
+/// when given [`Operand::Out`].
+pub unsafe trait ElementwiseKernels: Kernels {
+    /// `op` on every element (of `out` itself for [`Operand::Out`]).
+    fn unary<T: WithDType, Op: UnaryOp<T>>(
+        op: Op,
+        src: Operand<'_, Self::Buffer<T>>,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// `op` on every pair (`lhs` may be `out` itself: [`Operand::Out`] with `rhs`'s dims).
+    fn binary<T: WithDType, Op: BinaryOp<T>>(
+        op: Op,
+        lhs: Operand<'_, Self::Buffer<T>>,
+        rhs: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// A `u8` mask, 1 where `op` holds.
+    fn compare<T: WithDType>(
+        op: CmpOp,
+        lhs: (&Self::Buffer<T>, &Layout),
+        rhs: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Out<u8>,
+    ) -> Result<()>;
+    /// `on_true` where the mask is non-zero, `on_false` elsewhere.
+    fn where_cond<T: WithDType>(
+        mask: (&Self::Buffer<u8>, &Layout),
+        on_true: (&Self::Buffer<T>, &Layout),
+        on_false: (&Self::Buffer<T>, &Layout),
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+}
+macro_rules! binary_op {
+    ($(#[$m:meta])* $name:ident, $stem:literal, |$a:ident, $b:ident| $body:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: WithDType> BinaryOp<T> for $name {
+            const NAME: &'static str = $stem;
+            #[inline(always)]
+            fn apply(&self, $a: T, $b: T) -> T {
+                $body
+            }
+        }
+    };
+}
+binary_op!(
+    /// `a + b`
+    Add, "add", |a, b| a.add(b)
+);
+binary_op!(
+    /// `a - b`
+    Sub, "sub", |a, b| a.sub(b)
+);
+binary_op!(
+    /// `a * b`
+    Mul, "mul", |a, b| a.mul(b)
+);
+binary_op!(
+    /// `a / b`
+    Div, "div", |a, b| a.div(b)
+);
+binary_op!(
+    /// The larger element.
+    Maximum, "maximum", |a, b| a.max_of(b)
+);
+binary_op!(
+    /// The smaller element.
+    Minimum, "minimum", |a, b| a.min_of(b)
+);
+
+macro_rules! unary_op {
+    ($(#[$m:meta])* $name:ident, $stem:literal, $bound:ident, |$x:ident| $body:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: $bound> UnaryOp<T> for $name {
+            const NAME: &'static str = $stem;
+            #[inline(always)]
+            fn apply(&self, $x: T) -> T {
+                $body
+            }
+        }
+    };
+}
+unary_op!(
+    /// `-x`
+    Neg, "neg", SignedDType, |x| x.neg()
+);
+unary_op!(
+    /// `|x|`
+    Abs, "abs", SignedDType, |x| x.abs()
+);
+unary_op!(
+    /// `x * x`
+    Sqr, "sqr", WithDType, |x| x.mul(x)
+);
+unary_op!(
+    /// e^x
+    Exp, "exp", FloatDType, |x| x.exp()
+);
+unary_op!(
+    /// ln x
+    Ln, "ln", FloatDType, |x| x.ln()
+);
+unary_op!(
+    /// sqrt x
+    Sqrt, "sqrt", FloatDType, |x| x.sqrt()
+);
+unary_op!(
+    /// 1 / x
+    Recip, "recip", FloatDType, |x| T::ONE.div(x)
+);
+unary_op!(
+    /// sin x
+    Sin, "sin", FloatDType, |x| x.sin()
+);
+unary_op!(
+    /// cos x
+    Cos, "cos", FloatDType, |x| x.cos()
+);
+unary_op!(
+    /// tanh x
+    Tanh, "tanh", FloatDType, |x| x.tanh()
+);
+unary_op!(
+    /// 1 / (1 + e^-x).
+    Sigmoid, "sigmoid", FloatDType, |x| x.sigmoid()
+);
+unary_op!(
+    /// max(x, 0); NaN stays NaN.
+    Relu, "relu", FloatDType, |x| if x < T::ZERO { T::ZERO } else { x }
+);
+unary_op!(
+    /// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    GeluTanh, "gelu_tanh", FloatDType, |x| x.gelu_tanh()
+);
+unary_op!(
+    /// GELU, exact: 0.5 x (1 + erf(x / sqrt 2)), evaluated in f64 and rounded once.
+    GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(fast_math::f64_ref::gelu_erf(x.to_f64()))
+);
+unary_op!(
+    /// SiLU (swish): x / (1 + e^-x).
+    Silu, "silu", FloatDType, |x| x.silu()
+);
+
+/// `x ^ e` (e rounded to `T`).
+#[derive(Clone, Copy, Debug)]
+pub struct Powf<T>(pub T);
+impl<T: FloatDType> UnaryOp<T> for Powf<T> {
+    const NAME: &'static str = "powf";
+    #[inline(always)]
+    fn apply(&self, x: T) -> T {
+        x.powf(self.0.to_f64())
+    }
+    fn params(&self) -> [T; 2] {
+        [self.0, T::ZERO]
+    }
+}
+
+/// `x * mul + add` (both rounded to `T`), computed in f64 and rounded once.
+#[derive(Clone, Copy, Debug)]
+pub struct Affine<T> {
+    /// Factor.
+    pub mul: T,
+    /// Offset.
+    pub add: T,
+}
+impl<T: FloatDType> UnaryOp<T> for Affine<T> {
+    const NAME: &'static str = "affine";
+    #[inline(always)]
+    fn apply(&self, x: T) -> T {
+        T::from_f64(x.to_f64() * self.mul.to_f64() + self.add.to_f64())
+    }
+    fn params(&self) -> [T; 2] {
+        [self.mul, self.add]
+    }
+}
+
+/// `min(max(x, lo), hi)`; NaN stays NaN.
+#[derive(Clone, Copy, Debug)]
+pub struct Clamp<T> {
+    /// Lower bound.
+    pub lo: T,
+    /// Upper bound.
+    pub hi: T,
+}
+impl<T: WithDType> UnaryOp<T> for Clamp<T> {
+    const NAME: &'static str = "clamp";
+    #[inline(always)]
+    fn apply(&self, x: T) -> T {
+        x.max_of(self.lo).min_of(self.hi)
+    }
+    fn params(&self) -> [T; 2] {
+        [self.lo, self.hi]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activations_known_values() {
+        // Reference values from Python's math module in f64 (the formulas PyTorch documents for gelu/silu).
+        assert!((GeluErf.apply(1.0f64) - 0.841_344_746_068_542_9).abs() < 1e-15);
+        assert!((GeluTanh.apply(1.0f64) - 0.841_191_990_608_276_8).abs() < 1e-15);
+        assert!((Silu.apply(1.0f64) - 0.731_058_578_630_004_9).abs() < 1e-15);
+        assert!((Sigmoid.apply(0.0f32) - 0.5).abs() < 1e-7);
+        assert_eq!(Relu.apply(-2.0f32), 0.0);
+        assert!(Relu.apply(f32::NAN).is_nan());
+        assert_eq!(Clamp { lo: 2u8, hi: 5 }.apply(9), 5);
+        assert_eq!(
+            Affine {
+                mul: 2.0f32,
+                add: 1.0
+            }
+            .apply(3.0),
+            7.0
+        );
+        assert!(CmpOp::Lt.apply(1, 2));
+        assert!(!CmpOp::Eq.apply(f32::NAN, f32::NAN));
+    }
+}
