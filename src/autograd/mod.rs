@@ -51,7 +51,6 @@
 
 mod check;
 mod graph;
-mod ops;
 mod traced;
 mod var;
 

@@ -128,6 +128,16 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             slot.give(grads, || backward(g))
         })
     }
+
+    /// Every element converted to `U`; the gradient converts back to `T`.
+    pub fn to_dtype<U: FloatDType>(&self) -> Traced<U, S, D> {
+        let slot = self.slot();
+        Self::record(
+            self.value.to_dtype::<U>(),
+            &[&self.node],
+            move |g, grads| slot.give(grads, || g.to_dtype::<T>()),
+        )
+    }
 }
 
 impl<T: FloatDType, D: Device> Traced<T, (), D> {

@@ -3,12 +3,12 @@
 //! Three of them: [`Cpu`] (heap buffers shared by views, threads, the `gemm` crate), `Cuda` (GPU buffers, PTX
 //! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). [`Device`] is what user
 //! code names (`D: Device` is the only bound a device-generic model needs). Its supertrait [`Kernels`] holds the
-//! storage types and the core kernel families (copy, cast, unary, binary, compare, where, reduce, ...; a family
-//! in its own folder under `src/ops/` brings its own trait, as `ops::AlongAxisKernels` does), each
-//! generic over the element type, reading shape-erased buffers through a [`Layout`] and writing into a
-//! destination buffer the tensor layer allocated (only storage names a shape, for the device whose storage is sized
-//! by it). `Kernels` stays out of the prelude so its
-//! method names never show up in a user's method-not-found errors. Device state (a CUDA context, say) lives in a
+//! storage types, views, construction and the core kernels (copy, cast); every op family under `src/ops/` brings
+//! its own device trait (`ops::ElementwiseKernels`, `ops::ReduceKernels`, ...), implemented there for each
+//! device. Kernels are generic over the element type, read shape-erased buffers through a [`Layout`] and write
+//! into a destination buffer the tensor layer allocated (only storage names a shape, for the device whose
+//! storage is sized by it). These traits stay out of the prelude so their method names never show up in a
+//! user's method-not-found errors. Device state (a CUDA context, say) lives in a
 //! lazily initialised global so the type stays zero-sized. The loops that `Cpu` and `Embedded` share over host
 //! memory are in `host`.
 
@@ -27,12 +27,12 @@ pub use cpu::{Cpu, CpuStorage};
 pub use cuda::Cuda;
 pub use embedded::{ArrayStorage, Embedded};
 
-use crate::dtype::{FloatDType, WithDType};
+use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AdamStep, AlongAxisKernels, ConvKernels, ElementwiseKernels, IndexingKernels, MatmulKernels,
-    ReduceKernels,
+    AlongAxisKernels, ConvKernels, ElementwiseKernels, IndexingKernels, JoinKernels, MatmulKernels,
+    OptimKernels, ReduceKernels,
 };
 use crate::shape::{Dims, Shape};
 
@@ -44,15 +44,18 @@ use alloc::vec::Vec;
 pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
-/// and the core kernels) and the device trait of each op family that has its own folder under `src/ops/`
-/// ([`AlongAxisKernels`], [`IndexingKernels`], [`MatmulKernels`], [`ReduceKernels`]); user code names only `D: Device`.
+/// and the core kernels) and the device trait of each op family in `src/ops/` ([`AlongAxisKernels`],
+/// [`ConvKernels`], [`ElementwiseKernels`], [`IndexingKernels`], [`JoinKernels`], [`MatmulKernels`],
+/// [`OptimKernels`], [`ReduceKernels`]); user code names only `D: Device`.
 pub trait Device:
     Kernels
     + AlongAxisKernels
     + ConvKernels
     + ElementwiseKernels
     + IndexingKernels
+    + JoinKernels
     + MatmulKernels
+    + OptimKernels
     + ReduceKernels
     + Copy
     + Default
@@ -222,9 +225,10 @@ pub unsafe trait Kernels {
         })
     }
 
-    // The kernels. Each writes the first `n` elements of `out`, dense row-major, where `n` is the element count of
-    // the output its inputs describe; `out` holds at least that many. It reads `out` only for `Operand::Out`,
-    // whose caller guarantees the values are there (a destination from `out_of`).
+    // The core kernels (each op family's are in its folder under `src/ops/`). Each writes the first `n` elements
+    // of `out`, dense row-major, where `n` is the element count of the output its inputs describe; `out` holds at
+    // least that many. A kernel reads `out` only for `Operand::Out`, whose caller guarantees the values are there
+    // (a destination from `out_of`).
 
     /// The elements of a view, densely.
     fn copy<T: WithDType>(src: (&Self::Buffer<T>, &Layout), out: &mut Self::Out<T>) -> Result<()>;
@@ -232,20 +236,5 @@ pub unsafe trait Kernels {
     fn cast<T: WithDType, U: WithDType>(
         src: (&Self::Buffer<T>, &Layout),
         out: &mut Self::Out<U>,
-    ) -> Result<()>;
-    /// The parts laid end to end along `axis` (their other dims agree).
-    fn concat<T: WithDType>(
-        parts: &[(&Self::Buffer<T>, &Layout)],
-        axis: usize,
-        out: &mut Self::Out<T>,
-    ) -> Result<()>;
-    /// One fused [`AdamStep`] over dense buffers `w`, `m`, `v` (in place, buffers the caller alone holds) from a
-    /// dense `grad`, all of `grad`'s numel. A strided `grad` is an error.
-    fn adam_step<T: FloatDType>(
-        w: &mut Self::Buffer<T>,
-        m: &mut Self::Buffer<T>,
-        v: &mut Self::Buffer<T>,
-        grad: (&Self::Buffer<T>, &Layout),
-        step: AdamStep,
     ) -> Result<()>;
 }

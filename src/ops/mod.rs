@@ -12,37 +12,20 @@ pub mod conv;
 pub mod elementwise;
 pub mod fast_math;
 pub mod indexing;
+pub mod join;
 pub mod matmul;
+pub mod optim;
 pub mod reduce;
+pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use conv::{Conv2dParams, ConvKernels, Pool};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
+pub use join::JoinKernels;
 pub use matmul::MatmulKernels;
+pub use optim::{AdamStep, OptimKernels};
 pub use reduce::*;
-
-/// One Adam/AdamW step for a fused device kernel, per element (`t` the step count):
-/// `g += l2 * w; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
-/// w = keep * w - lr_t * m / (sqrt(v / bc2) + eps)`, with `lr_t = lr / (1 - beta1^t)`, `bc2 = 1 - beta2^t`,
-/// `keep = 1 - lr * decoupled_decay`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AdamStep {
-    /// `lr / (1 - beta1^t)`.
-    pub lr_t: f64,
-    /// First-moment decay.
-    pub beta1: f64,
-    /// Second-moment decay.
-    pub beta2: f64,
-    /// `1 - beta2^t`.
-    pub bc2: f64,
-    /// Added to the denominator.
-    pub eps: f64,
-    /// Adam's L2 term added to the gradient (0 for AdamW).
-    pub l2: f64,
-    /// AdamW's decoupled factor on the weight before the step (1 for Adam).
-    pub keep: f64,
-}
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.
 #[cfg(feature = "alloc")]

@@ -36,13 +36,10 @@ pub use create::NestedArray;
 mod display;
 #[cfg(feature = "std")] // used by autograd, nn and optim only
 mod erased;
-mod index;
-mod join;
 mod tiny;
-mod view;
 
 pub use crate::ops::conv::{Conv, Pool2d};
-pub use index::{IndexItem, IndexOp};
+pub use crate::ops::view::{IndexItem, IndexOp};
 
 use crate::device::{Device, Write};
 use crate::dtype::WithDType;

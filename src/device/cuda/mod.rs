@@ -11,7 +11,6 @@ use super::{Device, Kernels, Write};
 use crate::dtype::{DType, FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
-use crate::ops::AdamStep;
 use crate::shape::{Dims, Shape};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -141,7 +140,7 @@ fn state(op: &'static str) -> Result<&'static State> {
     }
 }
 
-fn cuda_err(op: &'static str, e: impl core::fmt::Display) -> Error {
+pub(crate) fn cuda_err(op: &'static str, e: impl core::fmt::Display) -> Error {
     Error::Cuda {
         op,
         message: e.to_string(),
@@ -655,61 +654,4 @@ unsafe impl Kernels for Cuda {
     }
 
     // In place ([`Operand::Out`]): the kernels read element i of the dense destination before writing element i.
-    fn concat<T: WithDType>(
-        parts: &[(&CudaStorage<T>, &Layout)],
-        axis: usize,
-        out: &mut CudaStorage<T>,
-    ) -> Result<()> {
-        // Each part is copied into its slab of the dense output: a narrowed view of it.
-        let Some((_, first)) = parts.first() else {
-            return Ok(());
-        };
-        let mut dims = *first.dims();
-        dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
-        let whole = Layout::contiguous(dims);
-        dest("cat", out, whole.numel())?;
-        let mut start = 0;
-        for (storage, layout) in parts {
-            let len = layout.dims()[axis];
-            let slab = whole.narrow("cat", axis, start, len)?;
-            start += len;
-            let args = alloc::vec![
-                Arg::U64(layout.numel() as u64),
-                Arg::Layout(KernelLayout::new(layout)),
-                Arg::Layout(KernelLayout::new(&slab)),
-                Arg::U64(storage.ptr_at(layout.offset())),
-                Arg::U64(out.ptr_at(slab.offset())),
-            ];
-            launch("cat", KernelSig::copy_into(T::DTYPE), layout.numel(), args)?;
-        }
-        Ok(())
-    }
-
-    fn adam_step<T: FloatDType>(
-        w: &mut CudaStorage<T>,
-        m: &mut CudaStorage<T>,
-        v: &mut CudaStorage<T>,
-        (g, lg): (&CudaStorage<T>, &Layout),
-        step: AdamStep,
-    ) -> Result<()> {
-        // In place, as on the CPU, from a dense gradient (the tensor layer passes buffers it alone holds).
-        let range = lg
-            .contiguous_range()
-            .ok_or_else(|| cuda_err("adam_step", "the gradient must be dense"))?;
-        let n = range.len();
-        let (wp, mp, vp) = (
-            dest("adam_step", w, n)?,
-            dest("adam_step", m, n)?,
-            dest("adam_step", v, n)?,
-        );
-        let args = alloc::vec![
-            Arg::U64(n as u64),
-            Arg::Adam(AdamCoefficients::new(&step)),
-            Arg::U64(wp),
-            Arg::U64(mp),
-            Arg::U64(vp),
-            Arg::U64(g.ptr_at(range.start)),
-        ];
-        launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
-    }
 }

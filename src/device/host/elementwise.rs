@@ -309,33 +309,6 @@ pub(crate) fn update_zip<T: WithDType>(
     });
 }
 
-/// The parts laid end to end along `axis` into `out` (dense, with the parts' dims except the summed `axis`,
-/// every element overwritten).
-pub(crate) fn concat_into<T: WithDType>(
-    out: &mut [T],
-    parts: &[(&[T], &Layout)],
-    axis: usize,
-) -> crate::error::Result<()> {
-    let Some((_, first)) = parts.first() else {
-        return Ok(());
-    };
-    let mut dims = *first.dims();
-    dims.as_mut_slice()[axis] = parts.iter().map(|(_, l)| l.dims()[axis]).sum();
-    let whole = Layout::contiguous(dims);
-    let mut start = 0;
-    for (src, l) in parts {
-        let len = l.dims()[axis];
-        let slab = whole.narrow("cat", axis, start, len)?;
-        for_each_row(l.dims(), [l, &slab], |[so, oo], n, [ss, os]| {
-            for i in 0..n {
-                out[oo + i * os] = src[so + i * ss];
-            }
-        });
-        start += len;
-    }
-    Ok(())
-}
-
 /// `on_true` where the mask is non-zero, `on_false` elsewhere, into `out` (the mask's numel, all written).
 pub(crate) fn where_into<T: WithDType>(
     out: &mut [MaybeUninit<T>],

@@ -9,4 +9,3 @@
 
 pub(crate) mod elementwise;
 pub(crate) mod kernels;
-pub(crate) mod optim;

@@ -161,3 +161,21 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         })
     }
 }
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `ln(sum(exp(x)))` over the axes `Axes` (max-shifted); gradient `g softmax(x)` over those axes.
+    pub fn logsumexp<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        let lse = self.value.logsumexp::<Axes>();
+        let (x, out) = (self.value.clone(), lse.clone());
+        self.unary_op(lse, move |g| {
+            let reduced = S::REDUCED;
+            let shift = out.spread_over(x.shape(), &reduced);
+            let softmax = x.zip_same(ops::Sub, &shift).exp();
+            g.spread_over(x.shape(), &reduced)
+                .zip_same(ops::Mul, &softmax)
+        })
+    }
+}

@@ -1,11 +1,11 @@
 //! `.i(...)` indexing: an integer selects (and drops) an axis, `..` keeps it; tuples index several axes.
 
-use super::Tensor;
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::{Axis, HasAxis, Shape};
+use crate::tensor::Tensor;
 use core::ops::RangeFull;
 
 /// One entry of an index tuple, applied at axis `AX` of shape `S`: `usize` selects, `..` keeps.
@@ -57,7 +57,7 @@ pub trait IndexOp<Idx> {
     /// The view; panics with the `try_i` error message on an index out of range.
     #[track_caller]
     fn i(&self, idx: Idx) -> Self::Output {
-        super::or_panic(self.try_i(idx))
+        crate::tensor::or_panic(self.try_i(idx))
     }
 }
 
@@ -76,7 +76,7 @@ where
 {
     type Output = Tensor<T, <usize as IndexItem<S, 0>>::Out, D>;
     fn try_i(&self, idx: usize) -> Result<Self::Output> {
-        Ok(view(idx.apply(&self.layout())?, &self.storage))
+        Ok(view(idx.apply(&self.layout())?, self.storage()))
     }
 }
 
@@ -92,7 +92,7 @@ macro_rules! index_tuple {
             fn try_i(&self, ($($i,)*): ($($i,)*)) -> Result<Self::Output> {
                 let layout = self.layout();
                 index_tuple!(@apply layout; $($i)*);
-                Ok(view(layout, &self.storage))
+                Ok(view(layout, self.storage()))
             }
         }
     };

@@ -19,8 +19,6 @@
 //! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
 //! ```
 
-use super::call;
-use super::{check_output, device_ok, or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -29,6 +27,8 @@ use crate::shape::{
     checked_size_add, concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
     MAX_RANK,
 };
+use crate::tensor::{call, written};
+use crate::tensor::{check_output, device_ok, or_panic, Tensor};
 use core::marker::PhantomData;
 
 fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
@@ -257,7 +257,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         Ok(core::array::from_fn(|i| {
             let layout = device_ok(self.layout().narrow("split", S::INDEX, i * LEN, LEN));
-            Tensor::from_view(shape_of("split", layout.dims()), layout, &self.storage)
+            Tensor::from_view(shape_of("split", layout.dims()), layout, self.storage())
         }))
     }
 
@@ -284,7 +284,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 "flip",
                 call::gather::<T, u32, D>("flip", src, idx, axis),
             )
@@ -316,7 +316,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 "roll",
                 call::concat::<T, D>(&parts, axis)
             )

@@ -1,12 +1,14 @@
-//! Views and lane-wise ops: reshape, transpose, permute, narrow, broadcast, squeeze/unsqueeze (their gradients
-//! undo the view), softmax and log-softmax.
+//! Traced views: reshape, transpose, permute, narrow, broadcast, squeeze/unsqueeze and `.i(...)` (their gradients
+//! undo the view).
 
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::error::Result;
 use crate::shape::{
     BroadcastTo, Const, ConstShape, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes, MAX_RANK,
 };
+use crate::tensor::{IndexOp, Tensor};
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The same elements with another static shape of the same element count.
@@ -93,5 +95,25 @@ impl<T: FloatDType, A: crate::shape::Dim, B: crate::shape::Dim, D: Device> Trace
     /// The transposed matrix.
     pub fn t(&self) -> Traced<T, (B, A), D> {
         self.transpose::<crate::shape::Axis<0>, crate::shape::Axis<1>>()
+    }
+}
+
+/// `.i(...)` on traced values: the view's gradient is the output's gradient added back at the positions the view
+/// reads (zeros elsewhere).
+impl<T: FloatDType, S: Shape, D: Device, Idx: Clone + Send + 'static, S2: Shape> IndexOp<Idx>
+    for Traced<T, S, D>
+where
+    Tensor<T, S, D>: IndexOp<Idx, Output = Tensor<T, S2, D>>,
+{
+    type Output = Traced<T, S2, D>;
+    fn try_i(&self, idx: Idx) -> Result<Self::Output> {
+        let value = self.value.try_i(idx.clone())?;
+        let shape = self.value.shape();
+        Ok(self.unary_op(value, move |g| {
+            // The same index applied to a contiguous layout of the source gives the positions it read.
+            let probe = Tensor::<T, S, D>::zeros_with_shape(shape);
+            let view = probe.i(idx);
+            Tensor::scatter_view(shape, &view.layout(), &g)
+        }))
     }
 }

@@ -1,11 +1,10 @@
-//! Joining, dtype conversion and the normalisations: `cat` and `stack` (each input's gradient is its slice of
-//! the output's), `to_dtype` (the gradient converts back), `layer_norm`, `rms_norm`, `logsumexp`.
+//! The traced joins and rearrangements: `cat` and `stack` (each input's gradient is its slice of the output's),
+//! `flip`, `roll`, `pad`, `split` (each gradient undoes the rearrangement).
 
 use crate::autograd::{Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::ops;
-use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, ReduceShape, Shape};
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape};
 use crate::tensor::Tensor;
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
@@ -51,29 +50,50 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         })
     }
 
-    /// Every element converted to `U`; the gradient converts back to `T`.
-    pub fn to_dtype<U: FloatDType>(&self) -> Traced<U, S, D> {
-        let slot = self.slot();
-        Self::record(
-            self.value.to_dtype::<U>(),
-            &[&self.node],
-            move |g, grads| slot.give(grads, || g.to_dtype::<T>()),
-        )
+    /// The entries of axis `Ax` in reverse order.
+    pub fn flip<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.unary_op(self.value.flip::<Ax>(), |g| g.flip::<Ax>())
     }
 
-    /// `ln(sum(exp(x)))` over the axes `Axes` (max-shifted); gradient `g softmax(x)` over those axes.
-    pub fn logsumexp<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
+    /// The entries of axis `Ax` rotated by `shift` (positive: towards higher indices).
+    pub fn roll<Ax>(&self, shift: isize) -> Self
     where
-        S: ReduceShape<Axes>,
+        S: HasAxis<Ax>,
     {
-        let lse = self.value.logsumexp::<Axes>();
-        let (x, out) = (self.value.clone(), lse.clone());
-        self.unary_op(lse, move |g| {
-            let reduced = S::REDUCED;
-            let shift = out.spread_over(x.shape(), &reduced);
-            let softmax = x.zip_same(ops::Sub, &shift).exp();
-            g.spread_over(x.shape(), &reduced)
-                .zip_same(ops::Mul, &softmax)
+        self.unary_op(self.value.roll::<Ax>(shift), move |g| g.roll::<Ax>(-shift))
+    }
+
+    /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax` (see [`Tensor::pad`]).
+    #[track_caller]
+    pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+    ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        let shape = self.value.shape();
+        self.unary_op(self.value.pad::<Ax, BEFORE, AFTER, OUT>(), move |g| {
+            g.narrow_to(shape, S::INDEX, BEFORE)
+        })
+    }
+
+    /// `N` consecutive pieces of `LEN` entries along `Ax` (see [`Tensor::split`]).
+    #[track_caller]
+    pub fn split<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> [Traced<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N]
+    where
+        S: HasAxis<Ax>,
+    {
+        let pieces = self.value.split::<Ax, LEN, N>();
+        let shape = self.value.shape();
+        let mut pieces = pieces.into_iter();
+        core::array::from_fn(|i| {
+            let piece = pieces.next().expect("N pieces");
+            self.unary_op(piece, move |g| g.embed_in(shape, S::INDEX, i * LEN))
         })
     }
 }

@@ -1,13 +1,13 @@
 //! Fused optimizer updates on host memory (`Cpu` and `Embedded`): one pass over the parameter, its moments and
 //! its gradient instead of a dozen tensor ops (each a pass and an allocation).
 
+use super::{AdamStep, OptimKernels};
 use crate::device::host::elementwise::{simd, DenseLoop};
 use crate::dtype::{Accumulator, FloatDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::ops::AdamStep;
 
-/// `Kernels::adam_step` on host memory: the gradient must be dense (the tensor layer makes it so).
+/// `OptimKernels::adam_step` on host memory: the gradient must be dense (the tensor layer makes it so).
 pub(crate) fn adam_step<T: FloatDType>(
     w: &mut [T],
     m: &mut [T],
@@ -70,3 +70,25 @@ fn adam_loop<T: FloatDType>(w: &mut [T], m: &mut [T], v: &mut [T], g: &[T], s: A
         *v = T::from_acc(va);
     }
 }
+
+macro_rules! host_optim_kernels {
+    ($device:ty) => {
+        // SAFETY: the update writes initialised values into buffers that already hold them.
+        unsafe impl OptimKernels for $device {
+            #[inline]
+            fn adam_step<T: FloatDType>(
+                w: &mut [T],
+                m: &mut [T],
+                v: &mut [T],
+                grad: (&[T], &Layout),
+                step: AdamStep,
+            ) -> Result<()> {
+                adam_step(w, m, v, grad, step)
+            }
+        }
+    };
+}
+
+host_optim_kernels!(crate::device::Embedded);
+#[cfg(feature = "alloc")]
+host_optim_kernels!(crate::device::Cpu);

@@ -2,8 +2,6 @@
 //!
 //! All but `contiguous` (and `reshape` of a strided view) share the buffer and only rewrite the layout.
 
-use super::call;
-use super::{or_panic, Tensor};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -11,6 +9,8 @@ use crate::shape::{
     broadcast_static_ok, is_permutation, narrow_static_ok, numel_static_eq, static_numel, Axis,
     BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes,
 };
+use crate::tensor::{call, written};
+use crate::tensor::{or_panic, Tensor};
 use core::marker::PhantomData;
 
 /// The build-time checks of static sizes, one associated `const` each: the panicking op and its `try_` twin both
@@ -66,7 +66,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         unsafe {
             written!(
                 Self::written_by,
-                self.shape,
+                self.shape(),
                 "contiguous",
                 call::copy::<T, D>(src)
             )
@@ -113,7 +113,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let reshaped = |src: &Self| {
             let layout = src.layout().reshaped_contiguous(S2::default().dims());
-            Tensor::from_view(S2::default(), layout, &src.storage)
+            Tensor::from_view(S2::default(), layout, src.storage())
         };
         Ok(if self.is_contiguous() {
             reshaped(self)
@@ -135,7 +135,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let (i, j) = <S as SwapAxes<I, J>>::AXES;
         let layout = self.layout().swap_axes(i, j);
-        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
+        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
     }
 
     /// Reorders the axes: output axis `k` is input axis `Axes.k` (a view). Every axis must appear once (a `const`
@@ -157,7 +157,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let layout = self.layout().permute(&S::PERM[..S::RANK]);
-        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
+        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
     }
 
     /// Keeps `LEN` entries of axis `Ax` starting at `START` (a view). Out of bounds is a `const` assertion for
@@ -201,7 +201,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(Tensor::from_view(
             shape_of(layout.dims()),
             layout,
-            &self.storage,
+            self.storage(),
         ))
     }
 
@@ -256,7 +256,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: BroadcastTo<Dst>,
     {
         let layout = self.layout().broadcast_as("broadcast", &dst.dims())?;
-        Ok(Tensor::from_view(dst, layout, &self.storage))
+        Ok(Tensor::from_view(dst, layout, self.storage()))
     }
 
     /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims; a runtime-sized axis
@@ -296,7 +296,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(Tensor::from_view(
             shape_of(layout.dims()),
             layout,
-            &self.storage,
+            self.storage(),
         ))
     }
 
@@ -313,7 +313,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: InsertAxis<Ax>,
     {
         let layout = self.layout().unsqueeze(<S as InsertAxis<Ax>>::INDEX);
-        Tensor::from_view(shape_of(layout.dims()), layout, &self.storage)
+        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
     }
 }
 

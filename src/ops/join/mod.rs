@@ -1,0 +1,30 @@
+//! Joining and rearranging along an axis: `cat`, `stack`, `split`, `flip`, `roll`, `pad` (`tensor.rs`) and their
+//! traced forms (`traced.rs`). Only `cat` (and `stack`, `pad`, built on it) needs a kernel, [`JoinKernels`]: one
+//! host body for `Cpu` and `Embedded` (`host.rs`) and a copy per part on CUDA (`cuda.rs`); `split` is views,
+//! `flip` and `roll` are gathers.
+
+#[cfg(feature = "cuda")]
+mod cuda;
+mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
+use crate::dtype::WithDType;
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// The family's kernel, which every device implements; [`crate::device::Device`] requires it beside [`Kernels`].
+///
+/// # Safety
+///
+/// As for [`Kernels`]: `concat` initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait JoinKernels: Kernels {
+    /// The parts laid end to end along `axis` (their other dims agree).
+    fn concat<T: WithDType>(
+        parts: &[(&Self::Buffer<T>, &Layout)],
+        axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+}

@@ -1,0 +1,41 @@
+//! The family's CUDA kernel: `adam_step_{dtype}` from `ptx/optim.cu`, one thread per few parameters.
+
+use super::{AdamStep, OptimKernels};
+use crate::device::cuda::kernels::{AdamCoefficients, KernelSig};
+use crate::device::cuda::{cuda_err, dest, launch, Arg, CudaStorage};
+use crate::device::Cuda;
+use crate::dtype::FloatDType;
+use crate::error::Result;
+use crate::layout::Layout;
+
+// SAFETY: the kernel updates `w`, `m` and `v` in place (buffers the caller alone holds, already initialised) and
+// writes nothing else.
+unsafe impl OptimKernels for Cuda {
+    fn adam_step<T: FloatDType>(
+        w: &mut CudaStorage<T>,
+        m: &mut CudaStorage<T>,
+        v: &mut CudaStorage<T>,
+        (g, lg): (&CudaStorage<T>, &Layout),
+        step: AdamStep,
+    ) -> Result<()> {
+        // In place, as on the CPU, from a dense gradient (the tensor layer passes buffers it alone holds).
+        let range = lg
+            .contiguous_range()
+            .ok_or_else(|| cuda_err("adam_step", "the gradient must be dense"))?;
+        let n = range.len();
+        let (wp, mp, vp) = (
+            dest("adam_step", w, n)?,
+            dest("adam_step", m, n)?,
+            dest("adam_step", v, n)?,
+        );
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::Adam(AdamCoefficients::new(&step)),
+            Arg::U64(wp),
+            Arg::U64(mp),
+            Arg::U64(vp),
+            Arg::U64(g.ptr_at(range.start)),
+        ];
+        launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
+    }
+}
