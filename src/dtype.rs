@@ -658,6 +658,32 @@ macro_rules! half_float_dtype {
 half_float_dtype!(f16, F16);
 half_float_dtype!(bf16, BF16);
 
+/// Which element types an op is defined for: its bound on `T` (the CUDA catalog instantiates the op's kernel for
+/// the dtypes that meet it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[allow(clippy::enum_variant_names)] // named after the trait bound each op states, which the macro pastes in
+pub(crate) enum Bound {
+    /// Every element type.
+    WithDType,
+    /// The signed types: i64 and the floats.
+    SignedDType,
+    /// The floats.
+    FloatDType,
+}
+
+impl Bound {
+    /// Whether `dtype` meets the bound.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn admits(self, dtype: DType) -> bool {
+        match self {
+            Bound::WithDType => true,
+            Bound::SignedDType => dtype.is_float() || dtype == DType::I64,
+            Bound::FloatDType => dtype.is_float(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

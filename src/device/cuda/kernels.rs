@@ -6,6 +6,7 @@
 
 use crate::dtype::DType;
 use crate::layout::Layout;
+use crate::ops::{elementwise, reduce, AlongAxis, Pool};
 use crate::shape::MAX_RANK;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -25,37 +26,6 @@ pub struct PtxModule {
 // `// nvcc-arch: compute_80` makes its module need compute capability 8.0).
 include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
-/// Unary ops instantiated for every dtype.
-pub const UNARY_ALL: &[&str] = &["sqr", "clamp"];
-/// Unary ops instantiated for i64 and the floats.
-pub const UNARY_SIGNED: &[&str] = &["neg", "abs"];
-/// Unary ops instantiated for the floats.
-pub const UNARY_FLOAT: &[&str] = &[
-    "exp",
-    "ln",
-    "sqrt",
-    "recip",
-    "sin",
-    "cos",
-    "tanh",
-    "sigmoid",
-    "relu",
-    "gelu_tanh",
-    "gelu_erf",
-    "silu",
-    "powf",
-    "affine",
-];
-/// Binary ops, for every dtype.
-pub const BINARY: &[&str] = &["add", "sub", "mul", "div", "maximum", "minimum"];
-/// Reductions instantiated for every dtype (`reduce_{op}_{T}` and `merge_{op}_{T}`).
-pub const REDUCE_ALL: &[&str] = &["sum", "prod", "max", "min", "argmax", "argmin"];
-/// Reductions instantiated for the floats.
-pub const REDUCE_FLOAT: &[&str] = &["mean", "var", "logsumexp", "norm"];
-/// Lane ops along one axis, for the floats.
-pub const ALONG_AXIS: &[&str] = &["softmax", "log_softmax", "layer_norm", "rms_norm"];
-/// Pooling kernels, for the floats (each has the parameters of [`KernelSig::pool`]).
-pub const POOL: &[&str] = &["max_pool2d", "avg_pool2d"];
 /// Bytes reserved per partial reduction state (the largest, var's, takes 24).
 pub const REDUCE_STATE_BYTES: usize = 32;
 
@@ -393,38 +363,31 @@ pub fn catalog() -> Vec<KernelSig> {
         for u in DType::ALL {
             all.push(KernelSig::cast(t, u));
         }
-        let mut unary: Vec<&str> = UNARY_ALL.to_vec();
-        if t == DType::I64 || t.is_float() {
-            unary.extend(UNARY_SIGNED);
+        for (op, bound) in elementwise::UNARY_STEMS {
+            if bound.admits(t) {
+                all.push(KernelSig::unary(op, t));
+            }
         }
-        if t.is_float() {
-            unary.extend(UNARY_FLOAT);
-        }
-        for op in unary {
-            all.push(KernelSig::unary(op, t));
-        }
-        for op in BINARY
+        for op in elementwise::BINARY_STEMS
             .iter()
             .chain(crate::ops::CmpOp::ALL.map(|c| c.name()).iter())
         {
             all.push(KernelSig::binary(op, t));
         }
         all.push(KernelSig::copy_into(t));
-        let mut reductions: Vec<&str> = REDUCE_ALL.to_vec();
-        if t.is_float() {
-            reductions.extend(REDUCE_FLOAT);
-        }
-        for op in reductions {
-            all.push(KernelSig::reduce(op, t));
-            all.push(KernelSig::reduce_merge(op, t));
+        for (op, bound) in reduce::REDUCE_STEMS {
+            if bound.admits(t) {
+                all.push(KernelSig::reduce(op, t));
+                all.push(KernelSig::reduce_merge(op, t));
+            }
         }
         for index in [DType::U32, DType::I64] {
             all.push(KernelSig::gather(index, t));
             all.push(KernelSig::scatter_add(index, t));
         }
         if t.is_float() {
-            for op in ALONG_AXIS {
-                all.push(KernelSig::along_axis(op, t));
+            for op in AlongAxis::ALL {
+                all.push(KernelSig::along_axis(op.name(), t));
             }
             all.push(KernelSig::matmul(t));
             if t == DType::F16 || t == DType::BF16 {
@@ -433,8 +396,8 @@ pub fn catalog() -> Vec<KernelSig> {
             all.push(KernelSig::im2col(t));
             all.push(KernelSig::adam_step(t));
             all.push(KernelSig::conv_transpose2d(t));
-            for op in POOL {
-                all.push(KernelSig::pool(op, t));
+            for pool in Pool::ALL {
+                all.push(KernelSig::pool(pool.name(), t));
             }
             all.push(KernelSig::max_pool2d_backward(t));
         }

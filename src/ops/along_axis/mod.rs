@@ -129,7 +129,16 @@ pub enum AlongAxis {
 }
 
 impl AlongAxis {
-    /// The op's name, for errors.
+    /// One of each op (the parameters are placeholders): the CUDA catalog instantiates each `name()` for the floats.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) const ALL: [AlongAxis; 4] = [
+        AlongAxis::Softmax,
+        AlongAxis::LogSoftmax,
+        AlongAxis::LayerNorm { eps: 0.0 },
+        AlongAxis::RmsNorm { eps: 0.0 },
+    ];
+
+    /// The op's name, for errors and kernel names.
     pub const fn name(self) -> &'static str {
         match self {
             AlongAxis::Softmax => "softmax",

@@ -230,10 +230,7 @@ unsafe impl ConvKernels for Cuda {
         p: Conv2dParams,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
-        let name = match pool {
-            Pool::Max => "max_pool2d",
-            Pool::Avg => "avg_pool2d",
-        };
+        let name = pool.name();
         let [n, c, h, wd] = lx.dims4();
         let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
         let total = n * c * oh * ow;

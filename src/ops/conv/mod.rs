@@ -110,6 +110,19 @@ pub enum Pool {
     Avg,
 }
 
+impl Pool {
+    /// Both poolings.
+    pub const ALL: [Pool; 2] = [Pool::Max, Pool::Avg];
+
+    /// The op's name, for errors and kernel names (`max_pool2d`, `avg_pool2d`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pool::Max => "max_pool2d",
+            Pool::Avg => "avg_pool2d",
+        }
+    }
+}
+
 /// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
 /// [`Kernels`].
 ///

@@ -14,6 +14,7 @@ mod traced;
 
 use super::fast_math;
 use crate::device::{Kernels, Operand};
+use crate::dtype::Bound;
 use crate::dtype::{FloatDType, SignedDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
@@ -126,119 +127,99 @@ pub unsafe trait ElementwiseKernels: Kernels {
         out: &mut Self::Out<T>,
     ) -> Result<()>;
 }
-macro_rules! binary_op {
-    ($(#[$m:meta])* $name:ident, $stem:literal, |$a:ident, $b:ident| $body:expr) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default)]
-        pub struct $name;
-        impl<T: WithDType> BinaryOp<T> for $name {
-            const NAME: &'static str = $stem;
-            #[inline(always)]
-            fn apply(&self, $a: T, $b: T) -> T {
-                $body
+/// Defines the plain binary ops (every element type) and [`BINARY_STEMS`], their kernel names, from one list.
+macro_rules! binary_ops {
+    ($($(#[$m:meta])* $name:ident, $stem:literal, |$a:ident, $b:ident| $body:expr;)*) => {
+        $(
+            $(#[$m])*
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct $name;
+            impl<T: WithDType> BinaryOp<T> for $name {
+                const NAME: &'static str = $stem;
+                #[inline(always)]
+                fn apply(&self, $a: T, $b: T) -> T {
+                    $body
+                }
             }
-        }
+        )*
+        /// The kernel name stem of every binary op: CUDA instantiates `{stem}_{dtype}` for every dtype.
+        #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+        pub(crate) const BINARY_STEMS: &[&str] = &[$($stem),*];
     };
 }
-binary_op!(
+binary_ops! {
     /// `a + b`
-    Add, "add", |a, b| a.add(b)
-);
-binary_op!(
+    Add, "add", |a, b| a.add(b);
     /// `a - b`
-    Sub, "sub", |a, b| a.sub(b)
-);
-binary_op!(
+    Sub, "sub", |a, b| a.sub(b);
     /// `a * b`
-    Mul, "mul", |a, b| a.mul(b)
-);
-binary_op!(
+    Mul, "mul", |a, b| a.mul(b);
     /// `a / b`
-    Div, "div", |a, b| a.div(b)
-);
-binary_op!(
+    Div, "div", |a, b| a.div(b);
     /// The larger element.
-    Maximum, "maximum", |a, b| a.max_of(b)
-);
-binary_op!(
+    Maximum, "maximum", |a, b| a.max_of(b);
     /// The smaller element.
-    Minimum, "minimum", |a, b| a.min_of(b)
-);
+    Minimum, "minimum", |a, b| a.min_of(b);
+}
 
-macro_rules! unary_op {
-    ($(#[$m:meta])* $name:ident, $stem:literal, $bound:ident, |$x:ident| $body:expr) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default)]
-        pub struct $name;
-        impl<T: $bound> UnaryOp<T> for $name {
-            const NAME: &'static str = $stem;
-            #[inline(always)]
-            fn apply(&self, $x: T) -> T {
-                $body
+/// Defines the parameterless unary ops and [`UNARY_STEMS`], their kernel names with their bounds, from one list.
+macro_rules! unary_ops {
+    ($($(#[$m:meta])* $name:ident, $stem:literal, $bound:ident, |$x:ident| $body:expr;)*) => {
+        $(
+            $(#[$m])*
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct $name;
+            impl<T: $bound> UnaryOp<T> for $name {
+                const NAME: &'static str = $stem;
+                #[inline(always)]
+                fn apply(&self, $x: T) -> T {
+                    $body
+                }
             }
-        }
+        )*
+        /// The kernel name stem and bound of every unary op: the ops above and the three with scalar parameters
+        /// ([`Powf`], [`Affine`], [`Clamp`]).
+        #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+        pub(crate) const UNARY_STEMS: &[(&str, Bound)] = &[
+            $(($stem, Bound::$bound),)*
+            (<Powf<f32> as UnaryOp<f32>>::NAME, Bound::FloatDType),
+            (<Affine<f32> as UnaryOp<f32>>::NAME, Bound::FloatDType),
+            (<Clamp<u8> as UnaryOp<u8>>::NAME, Bound::WithDType),
+        ];
     };
 }
-unary_op!(
+unary_ops! {
     /// `-x`
-    Neg, "neg", SignedDType, |x| x.neg()
-);
-unary_op!(
+    Neg, "neg", SignedDType, |x| x.neg();
     /// `|x|`
-    Abs, "abs", SignedDType, |x| x.abs()
-);
-unary_op!(
+    Abs, "abs", SignedDType, |x| x.abs();
     /// `x * x`
-    Sqr, "sqr", WithDType, |x| x.mul(x)
-);
-unary_op!(
+    Sqr, "sqr", WithDType, |x| x.mul(x);
     /// e^x
-    Exp, "exp", FloatDType, |x| x.exp()
-);
-unary_op!(
+    Exp, "exp", FloatDType, |x| x.exp();
     /// ln x
-    Ln, "ln", FloatDType, |x| x.ln()
-);
-unary_op!(
+    Ln, "ln", FloatDType, |x| x.ln();
     /// sqrt x
-    Sqrt, "sqrt", FloatDType, |x| x.sqrt()
-);
-unary_op!(
+    Sqrt, "sqrt", FloatDType, |x| x.sqrt();
     /// 1 / x
-    Recip, "recip", FloatDType, |x| T::ONE.div(x)
-);
-unary_op!(
+    Recip, "recip", FloatDType, |x| T::ONE.div(x);
     /// sin x
-    Sin, "sin", FloatDType, |x| x.sin()
-);
-unary_op!(
+    Sin, "sin", FloatDType, |x| x.sin();
     /// cos x
-    Cos, "cos", FloatDType, |x| x.cos()
-);
-unary_op!(
+    Cos, "cos", FloatDType, |x| x.cos();
     /// tanh x
-    Tanh, "tanh", FloatDType, |x| x.tanh()
-);
-unary_op!(
+    Tanh, "tanh", FloatDType, |x| x.tanh();
     /// 1 / (1 + e^-x).
-    Sigmoid, "sigmoid", FloatDType, |x| x.sigmoid()
-);
-unary_op!(
+    Sigmoid, "sigmoid", FloatDType, |x| x.sigmoid();
     /// max(x, 0); NaN stays NaN.
-    Relu, "relu", FloatDType, |x| if x < T::ZERO { T::ZERO } else { x }
-);
-unary_op!(
+    Relu, "relu", FloatDType, |x| if x < T::ZERO { T::ZERO } else { x };
     /// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    GeluTanh, "gelu_tanh", FloatDType, |x| x.gelu_tanh()
-);
-unary_op!(
+    GeluTanh, "gelu_tanh", FloatDType, |x| x.gelu_tanh();
     /// GELU, exact: 0.5 x (1 + erf(x / sqrt 2)), evaluated in f64 and rounded once.
-    GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(fast_math::f64_ref::gelu_erf(x.to_f64()))
-);
-unary_op!(
+    GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(fast_math::f64_ref::gelu_erf(x.to_f64()));
     /// SiLU (swish): x / (1 + e^-x).
-    Silu, "silu", FloatDType, |x| x.silu()
-);
+    Silu, "silu", FloatDType, |x| x.silu();
+}
 
 /// `x ^ e` (e rounded to `T`).
 #[derive(Clone, Copy, Debug)]

@@ -14,7 +14,7 @@ mod tensor;
 mod traced;
 
 use crate::device::Kernels;
-use crate::dtype::{Accumulator, FloatDType, WithDType};
+use crate::dtype::{Accumulator, Bound, FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::MAX_RANK;
@@ -114,6 +114,22 @@ fn lane_fold<A: Accumulator, T: Copy>(
     }
     total
 }
+
+/// The kernel name stem and element-type bound of every reduction: CUDA instantiates `reduce_{stem}_{dtype}` and
+/// `merge_{stem}_{dtype}` for the dtypes meeting the bound (`ptx/reduce.cu`; `tests/cuda_ptx.rs` checks both ways).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) const REDUCE_STEMS: &[(&str, Bound)] = &[
+    (<Sum as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<Prod as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<Max as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<Min as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<ArgMax as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<ArgMin as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<Mean as ReduceOp<f32>>::NAME, Bound::FloatDType),
+    (<Var as ReduceOp<f32>>::NAME, Bound::FloatDType),
+    (<LogSumExp as ReduceOp<f32>>::NAME, Bound::FloatDType),
+    (<Norm as ReduceOp<f32>>::NAME, Bound::FloatDType),
+];
 
 /// Sum.
 #[derive(Clone, Copy, Debug, Default)]
