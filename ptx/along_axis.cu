@@ -1,5 +1,6 @@
-// Softmax, log-softmax, layer norm and RMS norm along one axis, with the math of `AlongAxis::apply_row`
-// (src/ops/along_axis.rs): one block per lane, max-shifted, in float (f16/bf16/f32) or double (f64).
+// Softmax, log-softmax, layer norm and RMS norm along one axis, with the formulas of the host devices'
+// `AlongAxis::apply` (src/ops/along_axis/mod.rs): one block per lane, max-shifted, in float (f16/bf16/f32) or double
+// (f64). Only the summation order differs (the block's threads, then a tree), so results agree to rounding.
 //
 //   {op}_{T}(rows, len, outer_in, outer_out, in_stride, out_stride, x, out, eps)
 //
@@ -47,8 +48,8 @@ __device__ __forceinline__ void lane_body(size_t rows, size_t len, const Layout 
                     dst[i * out_stride] = down<T>(up(src[i * in_stride]) - log_sum);
             }
         } else if (OP == LAYER_NORM) {
-            // Moments of x - x[0]: better conditioned when |mean| >> spread, and a constant lane gives exact
-            // zeros (its deviations are exactly 0, whatever order the block sums in).
+            // Moments of x - x[0], as on the host: better conditioned when |mean| >> spread, and a constant lane
+            // gives exact zeros (its deviations are exactly 0, whatever order the block sums in).
             const A pivot = up(src[0]);
             A s = 0;
 #pragma unroll 4

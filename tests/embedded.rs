@@ -298,9 +298,9 @@ mod against_cpu {
         }
     }
 
-    /// Softmax and the norms run the scratch-free lane math on the embedded device and the scratch-row math on
-    /// the CPU (its inline path for a tiny tensor, its kernel otherwise): the same bits, on both axes, with lanes
-    /// longer than the log-softmax's 256-element blocks.
+    /// Softmax and the norms run the one lane algorithm over strided lanes without scratch on the embedded device
+    /// and over accumulator rows on the CPU (its inline path for a tiny tensor, its kernel otherwise): the same
+    /// bits, on both axes, with lanes longer than the log-softmax's 256-element blocks.
     fn lanes<T: FloatDType, S>(seed: u64)
     where
         S: ConstShape + HasAxis<Axis<0>> + HasAxis<Axis<1>>,

@@ -267,7 +267,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Softmax or a norm along `axis` of a tiny dense host tensor; `None` sends it to the kernel. Each lane is
-    /// widened into a stack buffer, transformed by [`AlongAxis::apply_row`] and rounded, as the kernel does, so
+    /// widened into a stack buffer, transformed by [`AlongAxis::apply`] and rounded, as the kernel does, so
     /// the result has the same bits.
     #[inline]
     pub(crate) fn along_axis_tiny(&self, op: AlongAxis, axis: usize) -> Option<Self> {
@@ -289,7 +289,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
                 for (i, l) in lane.iter_mut().enumerate() {
                     *l = a[start + i * stride].to_acc();
                 }
-                op.apply_row(lane);
+                op.apply(lane);
                 for (i, &l) in lane.iter().enumerate() {
                     o[start + i * stride] = T::from_acc(l);
                 }

@@ -128,6 +128,59 @@ fn rank3_large_and_edge_cases<D: Device>() {
     );
 }
 
+/// Layer norm takes its moments about the lane's first element on every device: a constant lane normalises to
+/// exact zeros whatever the summation order (about its mean, the rounded mean leaves deviations of an ulp, which
+/// eps then scales up), and a lane far from zero keeps the precision of its spread, not of its mean.
+fn constant_and_offset_lanes<T: FloatDType, D: Device>() {
+    let c = T::from_f64(0.1);
+    for (what, got) in [
+        (
+            "tiny static lane",
+            Tensor::<T, Rank2<1, 4>, D>::full(c)
+                .layer_norm::<Axis<1>>(1e-5)
+                .to_vec(),
+        ),
+        (
+            "kernel lanes",
+            Tensor::<T, Rank2<3, 40>, D>::full(c)
+                .layer_norm::<Axis<1>>(1e-5)
+                .to_vec(),
+        ),
+        (
+            "kernel lanes along axis 0",
+            Tensor::<T, Rank2<40, 3>, D>::full(c)
+                .layer_norm::<Axis<0>>(1e-5)
+                .to_vec(),
+        ),
+    ] {
+        assert!(
+            got.iter().all(|y| y.to_f64() == 0.0),
+            "layer_norm of a constant {what} [{}]: {got:?}",
+            T::DTYPE
+        );
+    }
+    // 1e4 + 0.01 k: in f32 the spread is ~100 ulps of the mean, so the mean's rounding would dominate.
+    if T::DTYPE == DType::F32 || T::DTYPE == DType::F64 {
+        let x = Tensor::<T, Rank2<2, 40>, D>::arange().affine(0.01, 1e4);
+        // The reference gets the (exact) deviations from 1e4: layer norm does not move with a shift, and its
+        // f64 sums over values near 1e4 would be the least precise thing here.
+        let shifted: Vec<f64> = x.to_vec().iter().map(|v| v.to_f64() - 1e4).collect();
+        let want = reference(&shifted, &[2, 40], 1, layer_norm);
+        assert_close(
+            "layer_norm of lanes far from zero",
+            &x.layer_norm::<Axis<1>>(1e-5).to_vec(),
+            &want,
+        );
+    }
+}
+
+fn constant_and_offset_lanes_every_dtype<D: Device>() {
+    constant_and_offset_lanes::<f32, D>();
+    constant_and_offset_lanes::<f64, D>();
+    constant_and_offset_lanes::<f16, D>();
+    constant_and_offset_lanes::<bf16, D>();
+}
+
 /// Outputs here are differences of O(1..10) quantities (x - max - ln sum, x - mean), so the error bound scales
 /// with the inputs' magnitude, not the (possibly tiny) output.
 fn assert_close<T: WithDType>(what: &str, got: &[T], want: &[f64]) {
@@ -150,9 +203,11 @@ fn values(t: &[f32]) -> Vec<f64> {
 device_tests! {
     softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
     softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
+    layer_norm_constant_and_offset_lanes => constant_and_offset_lanes_every_dtype;
 }
 
 embedded_tests! {
     softmax_and_norms_every_dtype_both_axes => every_dtype_both_axes;
     softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
+    layer_norm_constant_and_offset_lanes => constant_and_offset_lanes_every_dtype;
 }

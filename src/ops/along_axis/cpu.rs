@@ -1,5 +1,5 @@
 //! CPU lanes for softmax and the norms: each lane is widened into a scratch row, transformed by
-//! [`AlongAxis::apply_row`], and rounded into the output. With `std`, large tensors whose axis is the last one
+//! [`AlongAxis::apply`], and rounded into the output. With `std`, large tensors whose axis is the last one
 //! split their lanes across cores.
 
 use super::AlongAxisKernels;
@@ -45,7 +45,7 @@ impl<T: FloatDType> DenseLoop for Lane<'_, T> {
         } else {
             scratch.extend((0..out.len()).map(|i| src[offset + i * stride].to_acc()));
         }
-        op.apply_row(scratch);
+        op.apply(scratch.as_mut_slice());
         for (o, &a) in out.iter_mut().zip(scratch.iter()) {
             *o = T::from_acc(a);
         }

@@ -1,8 +1,8 @@
-//! Softmax, log-softmax and the norms over host memory without scratch: each lane goes through
-//! [`AlongAxis::apply_lane`], which reads it in place (strided or not) as often as it needs and writes each
-//! result once, with the arithmetic of the CPU's scratch-row path.
+//! Softmax, log-softmax and the norms over host memory without scratch: each lane is a [`Lane`] that reads the
+//! input in place (strided or not) and writes each result once into the output, through the one lane algorithm
+//! ([`AlongAxis::apply`]), so the results are the CPU's bits.
 
-use super::AlongAxisKernels;
+use super::{AlongAxisKernels, Lane};
 use crate::device::host::elementwise::zeroed;
 use crate::device::Embedded;
 use crate::dtype::FloatDType;
@@ -34,14 +34,45 @@ pub(crate) fn along_axis_into<T: FloatDType>(
         |[xo, oo], len, [xs, os]| {
             for i in 0..len {
                 let (x0, o0) = (xo + i * xs, oo + i * os);
-                op.apply_lane(
+                op.apply(&mut StridedLane {
                     n,
-                    |j| src[x0 + j * stride].to_acc(),
-                    |j, y| out[o0 + j * out_stride] = T::from_acc(y),
-                );
+                    src,
+                    x0,
+                    stride,
+                    out: &mut *out,
+                    o0,
+                    out_stride,
+                });
             }
         },
     );
+}
+
+/// A lane read in place from a strided input and written to a strided output.
+struct StridedLane<'a, T> {
+    n: usize,
+    src: &'a [T],
+    x0: usize,
+    stride: usize,
+    out: &'a mut [T],
+    o0: usize,
+    out_stride: usize,
+}
+
+impl<T: FloatDType> Lane<T::Acc> for StridedLane<'_, T> {
+    const HOLDS_RESULTS: bool = false;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.n
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> T::Acc {
+        self.src[self.x0 + i * self.stride].to_acc()
+    }
+    #[inline(always)]
+    fn set(&mut self, i: usize, y: T::Acc) {
+        self.out[self.o0 + i * self.out_stride] = T::from_acc(y);
+    }
 }
 
 // SAFETY: the output starts from `zeroed` and every lane is written.

@@ -3,11 +3,11 @@
 //! the device trait [`AlongAxisKernels`] and its implementations (`cpu.rs`, `host.rs` for `Embedded`, `cuda.rs`
 //! launching `ptx/along_axis.cu`).
 //!
-//! Each lane is read once into an accumulator-precision scratch row (f32 for f16/bf16/f32, f64 for f64), so the
-//! max-shift, the sums and the output come from one pass over memory; the math is in [`AlongAxis::apply_row`],
-//! shared by every device that runs it on the host. A device without a heap for the scratch row runs
-//! [`AlongAxis::apply_lane`] instead: the same arithmetic reading the lane as often as it needs, so the same
-//! bits.
+//! The lane arithmetic is written once, [`AlongAxis::apply`], for every host device: over a [`Lane`], which the
+//! CPU makes an accumulator-precision scratch row (f32 for f16/bf16/f32, f64 for f64: the lane is read from memory
+//! once) and `Embedded` a strided view of its input and output (no scratch, so softmax computes each
+//! exponential twice); the results are the same bits. CUDA runs the same formulas (`ptx/along_axis.cu`), with a
+//! block's threads sharing each sum.
 
 #[cfg(feature = "alloc")]
 mod cpu;
@@ -22,6 +22,7 @@ use crate::device::Kernels;
 use crate::dtype::{Accumulator, FloatDType};
 use crate::error::Result;
 use crate::layout::Layout;
+use core::ops::Range;
 
 /// The family's kernel, which every device implements (`Cpu` in `cpu.rs`, `Embedded` in `host.rs`, `Cuda` in
 /// `cuda.rs`); [`crate::device::Device`] requires it beside [`Kernels`].
@@ -42,11 +43,37 @@ pub unsafe trait AlongAxisKernels: Kernels {
 /// Independent accumulators per fold: the loop carries no single dependency chain, so it vectorises.
 const LANES: usize = 16;
 
-/// `step` folded over `xs` in `LANES` interleaved chains, joined with `combine` (sums: a different rounding
-/// order from a left-to-right loop, as every SIMD library has; max: exact).
+/// `step` folded over `get(start), .., get(end - 1)` in `LANES` interleaved chains, joined with `combine` (sums: a
+/// different rounding order from a left-to-right loop, as every SIMD library has; max: exact): the one fold order
+/// of every lane ([`Lane::fold`]).
 #[inline(always)]
-fn lanes_fold<A: Accumulator>(
+fn lanes_fold_by<A: Accumulator>(
+    range: Range<usize>,
+    get: impl Fn(usize) -> A,
+    init: A,
+    step: impl Fn(A, A) -> A,
+    combine: impl Fn(A, A) -> A,
+) -> A {
+    let mut lanes = [init; LANES];
+    let full = range.start + range.len() / LANES * LANES;
+    for c in (range.start..full).step_by(LANES) {
+        for (j, lane) in lanes.iter_mut().enumerate() {
+            *lane = step(*lane, get(c + j));
+        }
+    }
+    let mut acc = (full..range.end).fold(init, |a, i| step(a, get(i)));
+    for &lane in &lanes {
+        acc = combine(acc, lane);
+    }
+    acc
+}
+
+/// [`lanes_fold_by`] over a row of values: the same chains joined in the same order, so the same result, with a
+/// loop the compiler vectorises (no index arithmetic to bounds-check).
+#[inline(always)]
+fn lanes_fold_row<A: Accumulator>(
     xs: &[A],
+    f: impl Fn(A) -> A,
     init: A,
     step: impl Fn(A, A) -> A,
     combine: impl Fn(A, A) -> A,
@@ -56,44 +83,14 @@ fn lanes_fold<A: Accumulator>(
     let tail = chunks.remainder();
     for c in chunks {
         for j in 0..LANES {
-            lanes[j] = step(lanes[j], c[j]);
+            lanes[j] = step(lanes[j], f(c[j]));
         }
     }
-    let mut acc = tail.iter().fold(init, |a, &x| step(a, x));
+    let mut acc = tail.iter().fold(init, |a, &x| step(a, f(x)));
     for &lane in &lanes {
         acc = combine(acc, lane);
     }
     acc
-}
-
-/// [`lanes_fold`] over the virtual row `get(0), .., get(n - 1)`: the same chains joined in the same order, so
-/// the same result.
-#[inline(always)]
-fn lanes_fold_by<A: Accumulator>(
-    n: usize,
-    get: impl Fn(usize) -> A,
-    init: A,
-    step: impl Fn(A, A) -> A,
-    combine: impl Fn(A, A) -> A,
-) -> A {
-    let mut lanes = [init; LANES];
-    let full = n / LANES * LANES;
-    for c in (0..full).step_by(LANES) {
-        for (j, lane) in lanes.iter_mut().enumerate() {
-            *lane = step(*lane, get(c + j));
-        }
-    }
-    let mut acc = (full..n).fold(init, |a, i| step(a, get(i)));
-    for &lane in &lanes {
-        acc = combine(acc, lane);
-    }
-    acc
-}
-
-/// The sum of `get(0), .., get(n - 1)` as [`lanes_fold`] adds a row.
-#[inline(always)]
-fn lane_sum<A: Accumulator>(n: usize, get: impl Fn(usize) -> A) -> A {
-    lanes_fold_by(n, get, A::ZERO, A::add, A::add)
 }
 
 /// Elements per block of the log-softmax's sum of exponentials (each block is folded on its own, then added).
@@ -148,127 +145,152 @@ impl AlongAxis {
         }
     }
 
-    /// Transforms one lane in place, in accumulator precision. An empty lane is left as is.
+    /// Transforms one lane, in accumulator precision: the one lane algorithm of every host device (the CPU's
+    /// scratch rows, `Embedded`'s strided lanes, the tiny path's stack rows), so they give the same bits. An empty
+    /// lane is left as is.
     #[inline(always)]
-    pub fn apply_row<A: Accumulator>(self, row: &mut [A]) {
-        if row.is_empty() {
-            return;
-        }
-        let n = A::from_usize(row.len());
-        match self {
-            AlongAxis::Softmax | AlongAxis::LogSoftmax => {
-                // Max-shifted, so exp never overflows; a NaN anywhere makes the lane NaN, an all -inf lane gives
-                // NaN (0/0) like PyTorch.
-                let max = lanes_fold(row, A::LOWEST, max_step, max_step);
-                let shift = if max == A::HIGHEST || max == A::LOWEST {
-                    A::ZERO
-                } else {
-                    max
-                };
-                if self == AlongAxis::Softmax {
-                    // Separate passes (exp, then sum, then scale) so each loop vectorises.
-                    for x in row.iter_mut() {
-                        *x = x.sub(shift).exp();
-                    }
-                    let inv = A::ONE.div(lanes_fold(row, A::ZERO, A::add, A::add));
-                    for x in row.iter_mut() {
-                        *x = x.mul(inv);
-                    }
-                } else {
-                    let mut sum = A::ZERO;
-                    for block in row.chunks(LOG_SOFTMAX_BLOCK) {
-                        let mut exps = [A::ZERO; LOG_SOFTMAX_BLOCK];
-                        for (e, &x) in exps.iter_mut().zip(block) {
-                            *e = x.sub(shift).exp();
-                        }
-                        sum = sum.add(lanes_fold(&exps[..block.len()], A::ZERO, A::add, A::add));
-                    }
-                    let log_sum = shift.add(sum.ln());
-                    for x in row.iter_mut() {
-                        *x = x.sub(log_sum);
-                    }
-                }
-            }
-            AlongAxis::LayerNorm { eps } => {
-                let mean = lanes_fold(row, A::ZERO, A::add, A::add).div(n);
-                for x in row.iter_mut() {
-                    *x = x.sub(mean);
-                }
-                let var = lanes_fold(row, A::ZERO, |s, d| s.add(d.mul(d)), A::add).div(n);
-                let inv = A::ONE.div(var.add(A::from_f64(eps)).sqrt());
-                for x in row.iter_mut() {
-                    *x = x.mul(inv);
-                }
-            }
-            AlongAxis::RmsNorm { eps } => {
-                let ms = lanes_fold(row, A::ZERO, |s, x| s.add(x.mul(x)), A::add).div(n);
-                let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
-                for x in row.iter_mut() {
-                    *x = x.mul(inv);
-                }
-            }
-        }
-    }
-
-    /// [`Self::apply_row`] without a scratch row, for a lane of `n` elements that `read(i)` returns (in
-    /// accumulator precision) as often as needed: `write(i, y)` receives each result once, after every read of
-    /// the lane. The arithmetic is `apply_row`'s, step for step, so the results are the same bits; softmax pays a
-    /// second `exp` per element for it.
-    #[inline(always)]
-    pub fn apply_lane<A: Accumulator>(
-        self,
-        n: usize,
-        read: impl Fn(usize) -> A,
-        mut write: impl FnMut(usize, A),
-    ) {
+    pub fn apply<A: Accumulator, L: Lane<A> + ?Sized>(self, lane: &mut L) {
+        let n = lane.len();
         if n == 0 {
             return;
         }
         let count = A::from_usize(n);
         match self {
             AlongAxis::Softmax | AlongAxis::LogSoftmax => {
-                let max = lanes_fold_by(n, &read, A::LOWEST, max_step, max_step);
+                // Max-shifted, so exp never overflows; a NaN anywhere makes the lane NaN, an all -inf lane gives
+                // NaN (0/0) like PyTorch.
+                let max = lane.fold(0..n, |x| x, A::LOWEST, max_step, max_step);
                 let shift = if max == A::HIGHEST || max == A::LOWEST {
                     A::ZERO
                 } else {
                     max
                 };
-                let exp = |i: usize| read(i).sub(shift).exp();
                 if self == AlongAxis::Softmax {
-                    let inv = A::ONE.div(lane_sum(n, exp));
+                    // A lane that can hold its results stores each exponential once (separate passes: exp, sum,
+                    // scale, so each loop vectorises); one that cannot computes it again for the output.
+                    let sum = if L::HOLDS_RESULTS {
+                        for i in 0..n {
+                            let e = lane.get(i).sub(shift).exp();
+                            lane.set(i, e);
+                        }
+                        lane.fold(0..n, |x| x, A::ZERO, A::add, A::add)
+                    } else {
+                        lane.fold(0..n, |x| x.sub(shift).exp(), A::ZERO, A::add, A::add)
+                    };
+                    let inv = A::ONE.div(sum);
                     for i in 0..n {
-                        write(i, exp(i).mul(inv));
+                        let e = if L::HOLDS_RESULTS {
+                            lane.get(i)
+                        } else {
+                            lane.get(i).sub(shift).exp()
+                        };
+                        lane.set(i, e.mul(inv));
                     }
                 } else {
                     let mut total = A::ZERO;
                     for start in (0..n).step_by(LOG_SOFTMAX_BLOCK) {
-                        let len = LOG_SOFTMAX_BLOCK.min(n - start);
-                        total = total.add(lane_sum(len, |j| exp(start + j)));
+                        let block = start..start + LOG_SOFTMAX_BLOCK.min(n - start);
+                        total = total.add(lane.fold(
+                            block,
+                            |x| x.sub(shift).exp(),
+                            A::ZERO,
+                            A::add,
+                            A::add,
+                        ));
                     }
                     let log_sum = shift.add(total.ln());
                     for i in 0..n {
-                        write(i, read(i).sub(log_sum));
+                        let y = lane.get(i).sub(log_sum);
+                        lane.set(i, y);
                     }
                 }
             }
             AlongAxis::LayerNorm { eps } => {
-                let mean = lane_sum(n, &read).div(count);
-                let centred = |i: usize| read(i).sub(mean);
-                let var =
-                    lanes_fold_by(n, centred, A::ZERO, |s, d| s.add(d.mul(d)), A::add).div(count);
+                // Moments of x - x[0] (CUDA uses the same formula): better conditioned when |mean| >> spread, and
+                // a constant lane gives exact zeros (its deviations are exactly 0, whatever the summation order).
+                let pivot = lane.get(0);
+                let mean = lane
+                    .fold(0..n, |x| x.sub(pivot), A::ZERO, A::add, A::add)
+                    .div(count);
+                let centred = |x: A| x.sub(pivot).sub(mean);
+                let var = lane
+                    .fold(0..n, centred, A::ZERO, |s, d| s.add(d.mul(d)), A::add)
+                    .div(count);
                 let inv = A::ONE.div(var.add(A::from_f64(eps)).sqrt());
                 for i in 0..n {
-                    write(i, centred(i).mul(inv));
+                    let y = centred(lane.get(i)).mul(inv);
+                    lane.set(i, y);
                 }
             }
             AlongAxis::RmsNorm { eps } => {
-                let ms =
-                    lanes_fold_by(n, &read, A::ZERO, |s, x| s.add(x.mul(x)), A::add).div(count);
+                let ms = lane
+                    .fold(0..n, |x| x, A::ZERO, |s, x| s.add(x.mul(x)), A::add)
+                    .div(count);
                 let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
                 for i in 0..n {
-                    write(i, read(i).mul(inv));
+                    let y = lane.get(i).mul(inv);
+                    lane.set(i, y);
                 }
             }
         }
+    }
+}
+
+/// One lane of an [`AlongAxis`] op, in accumulator precision: `len()` inputs, read with `get` as often as the op
+/// needs, and as many results, each given to `set` once, after the last read of that element's input.
+pub trait Lane<A: Accumulator> {
+    /// Whether `get(i)` returns the result after `set(i, ..)` (a row of accumulators that the results overwrite):
+    /// softmax then stores each exponential instead of computing it twice.
+    const HOLDS_RESULTS: bool;
+    /// The lane's length.
+    fn len(&self) -> usize;
+    /// Whether the lane is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Element `i`: the input, or with [`Self::HOLDS_RESULTS`] the result once `set(i, ..)` has run.
+    fn get(&self, i: usize) -> A;
+    /// Result `i`.
+    fn set(&mut self, i: usize, y: A);
+    /// `step` folded over `f` of the elements in `range`, in the one fold order of every lane (sixteen
+    /// interleaved chains joined with `combine`). The default reads through [`Self::get`].
+    #[inline(always)]
+    fn fold(
+        &self,
+        range: Range<usize>,
+        f: impl Fn(A) -> A,
+        init: A,
+        step: impl Fn(A, A) -> A,
+        combine: impl Fn(A, A) -> A,
+    ) -> A {
+        lanes_fold_by(range, |i| f(self.get(i)), init, step, combine)
+    }
+}
+
+/// A row of accumulators, transformed in place (the CPU's scratch rows, the tiny path's stack rows).
+impl<A: Accumulator> Lane<A> for [A] {
+    const HOLDS_RESULTS: bool = true;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[A]>::len(self)
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> A {
+        self[i]
+    }
+    #[inline(always)]
+    fn set(&mut self, i: usize, y: A) {
+        self[i] = y;
+    }
+    #[inline(always)]
+    fn fold(
+        &self,
+        range: Range<usize>,
+        f: impl Fn(A) -> A,
+        init: A,
+        step: impl Fn(A, A) -> A,
+        combine: impl Fn(A, A) -> A,
+    ) -> A {
+        lanes_fold_row(&self[range], f, init, step, combine)
     }
 }
