@@ -211,3 +211,72 @@ embedded_tests! {
     softmax_and_norms_rank3_large_and_edge_cases => rank3_large_and_edge_cases;
     layer_norm_constant_and_offset_lanes => constant_and_offset_lanes_every_dtype;
 }
+
+/// CUDA runs the host devices' formulas with another summation order (a block's threads, then a tree), so its
+/// results agree with the CPU's to rounding: within 64 units in the last place of `max(|y|, 1)`, in f32 and f64,
+/// over lanes of 1000 elements (both axes, so strided lanes too).
+#[cfg(feature = "cuda")]
+mod cuda_against_cpu {
+    use typed_tensor::device::Cuda;
+    use typed_tensor::ops::AlongAxis;
+    use typed_tensor::prelude::*;
+    use typed_tensor::shape::HasAxis;
+
+    fn along<T: FloatDType, D: Device, A>(
+        x: &Tensor<T, Rank2<6, 1000>, D>,
+        op: AlongAxis,
+    ) -> Vec<f64>
+    where
+        Rank2<6, 1000>: HasAxis<A>,
+    {
+        let y = match op {
+            AlongAxis::Softmax => x.softmax::<A>(),
+            AlongAxis::LogSoftmax => x.log_softmax::<A>(),
+            AlongAxis::LayerNorm { eps } => x.layer_norm::<A>(eps),
+            AlongAxis::RmsNorm { eps } => x.rms_norm::<A>(eps),
+        };
+        y.to_vec().iter().map(|v| v.to_f64()).collect()
+    }
+
+    fn agree<T: FloatDType>(ulp: f64) {
+        let cpu = Tensor::<T, Rank2<6, 1000>, Cpu>::randn(11).affine(3.0, 0.5);
+        let gpu = cpu.to_device::<Cuda>().unwrap();
+        for op in [
+            AlongAxis::Softmax,
+            AlongAxis::LogSoftmax,
+            AlongAxis::LayerNorm { eps: 1e-5 },
+            AlongAxis::RmsNorm { eps: 1e-6 },
+        ] {
+            for (axis, c, g) in [
+                (
+                    0,
+                    along::<T, _, Axis<0>>(&cpu, op),
+                    along::<T, _, Axis<0>>(&gpu, op),
+                ),
+                (
+                    1,
+                    along::<T, _, Axis<1>>(&cpu, op),
+                    along::<T, _, Axis<1>>(&gpu, op),
+                ),
+            ] {
+                for (i, (c, g)) in c.iter().zip(&g).enumerate() {
+                    assert!(
+                        (c - g).abs() <= 64.0 * ulp * c.abs().max(1.0),
+                        "{op:?} [{}] axis {axis} element {i}: cpu {c}, cuda {g}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn softmax_and_norms_agree_with_the_cpu() {
+        if let Err(e) = Cuda::init() {
+            eprintln!("skipped softmax_and_norms_agree_with_the_cpu on cuda: {e}");
+            return;
+        }
+        agree::<f64>(f64::EPSILON);
+        agree::<f32>(f32::EPSILON as f64);
+    }
+}
