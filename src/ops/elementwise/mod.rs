@@ -1,11 +1,13 @@
 //! Elementwise ops: the descriptors ([`UnaryOp`], [`BinaryOp`], [`CmpOp`] and the ops themselves), the `Tensor`
-//! methods with suffix broadcasting, scalars and operators (`tensor.rs`), their in-place and `_into` forms
+//! methods with suffix broadcasting, scalars and operators (`tensor.rs`), the differentiable float functions with
+//! their `Tensor` and `Traced` methods generated from one row each (`float_fns.rs`), their in-place and `_into` forms
 //! (`in_place.rs`), the traced forms and their gradients (`traced.rs`), and the device side,
 //! [`ElementwiseKernels`]: the host loops `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers
 //! (`cuda.rs`, sources in `ptx/unary.cu` and `ptx/binary.cu`).
 
 #[cfg(feature = "cuda")]
 mod cuda;
+mod float_fns;
 pub(crate) mod host;
 mod in_place;
 mod tensor;

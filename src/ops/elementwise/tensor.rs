@@ -326,45 +326,6 @@ impl<T: SignedDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
-macro_rules! float_unary {
-    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
-        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
-            $(
-                $(#[$m])*
-                pub fn $name(&self) -> Self {
-                    self.unary(ops::$op)
-                }
-            )*
-        }
-    };
-}
-float_unary!(
-    /// e^x.
-    exp Exp,
-    /// Natural logarithm.
-    ln Ln,
-    /// Square root.
-    sqrt Sqrt,
-    /// `1 / x`.
-    recip Recip,
-    /// Sine.
-    sin Sin,
-    /// Cosine.
-    cos Cos,
-    /// Hyperbolic tangent.
-    tanh Tanh,
-    /// `1 / (1 + e^-x)`.
-    sigmoid Sigmoid,
-    /// `max(x, 0)`.
-    relu Relu,
-    /// GELU, tanh approximation (PyTorch's `approximate="tanh"`).
-    gelu GeluTanh,
-    /// GELU, exact erf form (PyTorch's default).
-    gelu_erf GeluErf,
-    /// `x * sigmoid(x)`.
-    silu Silu
-);
-
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `x ^ e`.
     pub fn powf(&self, e: f64) -> Self {

@@ -202,101 +202,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         })
     }
 
-    /// e^x.
-    pub fn exp(&self) -> Self {
-        let y = self.value.exp();
-        let out = y.clone();
-        self.unary_op(y, move |g| g.zip_same(ops::Mul, &out))
-    }
-
-    /// Natural logarithm.
-    pub fn ln(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.ln(), move |g| g.zip_same(ops::Div, &x))
-    }
-
-    /// Square root.
-    pub fn sqrt(&self) -> Self {
-        let y = self.value.sqrt();
-        let out = y.clone();
-        self.unary_op(y, move |g| g.zip_same(ops::Div, &out.affine(2.0, 0.0)))
-    }
-
-    /// `1 / x`.
-    pub fn recip(&self) -> Self {
-        let y = self.value.recip();
-        let out = y.clone();
-        self.unary_op(y, move |g| -&g.zip_same(ops::Mul, &out.sqr()))
-    }
-
-    /// Sine.
-    pub fn sin(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.sin(), move |g| g.zip_same(ops::Mul, &x.cos()))
-    }
-
-    /// Cosine.
-    pub fn cos(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.cos(), move |g| -&g.zip_same(ops::Mul, &x.sin()))
-    }
-
-    /// Hyperbolic tangent.
-    pub fn tanh(&self) -> Self {
-        let y = self.value.tanh();
-        let out = y.clone();
-        self.unary_op(y, move |g| {
-            g.zip_same(ops::Mul, &out.sqr().affine(-1.0, 1.0))
-        })
-    }
-
-    /// `1 / (1 + e^-x)`.
-    pub fn sigmoid(&self) -> Self {
-        let y = self.value.sigmoid();
-        let out = y.clone();
-        self.unary_op(y, move |g| {
-            g.zip_same(ops::Mul, &out.zip_same(ops::Mul, &out.affine(-1.0, 1.0)))
-        })
-    }
-
-    /// `max(x, 0)`; the gradient at 0 is 0.
-    pub fn relu(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.relu(), move |g| {
-            g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO))
-        })
-    }
-
-    /// `x * sigmoid(x)`.
-    pub fn silu(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.silu(), move |g| {
-            // d/dx = s (1 + x (1 - s)).
-            let s = x.sigmoid();
-            let inner = x.zip_same(ops::Mul, &s.affine(-1.0, 1.0)).affine(1.0, 1.0);
-            g.zip_same(ops::Mul, &s.zip_same(ops::Mul, &inner))
-        })
-    }
-
-    /// GELU, tanh approximation.
-    pub fn gelu(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.gelu(), move |g| {
-            // y = x/2 (1 + t), t = tanh(u), u = k (x + c x^3):
-            // dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2).
-            let (k, c) = ((2.0 / core::f64::consts::PI).sqrt(), 0.044715);
-            let x2 = x.sqr();
-            let u = x.zip_same(ops::Mul, &x2.affine(c, 1.0)).affine(k, 0.0);
-            let t = u.tanh();
-            let left = t.affine(0.5, 0.5);
-            let du = x2.affine(3.0 * c * k, k);
-            let right = x
-                .zip_same(ops::Mul, &t.sqr().affine(-0.5, 0.5))
-                .zip_same(ops::Mul, &du);
-            g.zip_same(ops::Mul, &left.zip_same(ops::Add, &right))
-        })
-    }
-
     /// `op(self, value)` for a scalar `value`; `grad(g)` is the gradient.
     fn scalar_op(
         &self,
@@ -395,30 +300,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         Self::record(value, &[&on_true.node, &on_false.node], move |g, grads| {
             st.give(grads, || g.zip_same(ops::Mul, &picked));
             sf.give(grads, || g.zip_same(ops::Mul, &picked.affine(-1.0, 1.0)));
-        })
-    }
-
-    /// GELU, exact erf form: gradient `Phi(x) + x phi(x)` (the normal CDF and density).
-    pub fn gelu_erf(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.gelu_erf(), move |g| {
-            // Phi(x) = gelu_erf(x) / x away from 0, and 1/2 at 0.
-            let at_zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
-            let x_safe = x.zip_same(ops::Add, &at_zero);
-            let cdf = x
-                .gelu_erf()
-                .zip_same(ops::Div, &x_safe)
-                .zip_same(ops::Mul, &at_zero.affine(-1.0, 1.0))
-                .zip_same(ops::Add, &at_zero.affine(0.5, 0.0));
-            let pdf = x
-                .sqr()
-                .affine(-0.5, 0.0)
-                .exp()
-                .affine(1.0 / (2.0 * core::f64::consts::PI).sqrt(), 0.0);
-            g.zip_same(
-                ops::Mul,
-                &cdf.zip_same(ops::Add, &x.zip_same(ops::Mul, &pdf)),
-            )
         })
     }
 }

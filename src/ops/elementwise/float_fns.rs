@@ -1,0 +1,126 @@
+//! The differentiable float functions (`exp`, `relu`, `gelu`, ...), one row each: the method name, the op's
+//! descriptor and the derivative. The row generates both the `Tensor` method (a call of the op's kernel) and,
+//! with `std`, the `Traced` method (the same forward, recorded with the derivative as its backward rule), so an
+//! op's forward and backward are written once.
+//!
+//! A derivative receives the output's gradient `g` and whichever of the input `x` (`input` rows) or the result
+//! `y` (`output` rows) it is written with: the recorded graph keeps only that one alive until the backward pass.
+
+#[cfg(feature = "std")]
+use crate::autograd::Traced;
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::ops;
+#[cfg(feature = "std")]
+use crate::ops::CmpOp;
+use crate::shape::Shape;
+use crate::tensor::Tensor;
+
+/// Generates the `Tensor` and `Traced` method of each row (see the module docs).
+macro_rules! float_fns {
+    ($($(#[$m:meta])* $name:ident $op:ident, $kind:ident |$g:ident, $v:ident| $grad:expr;)*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name(&self) -> Self {
+                    self.unary(ops::$op)
+                }
+            )*
+        }
+
+        #[cfg(feature = "std")]
+        impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name(&self) -> Self {
+                    float_fns!(@record self, $name, $kind |$g, $v| $grad)
+                }
+            )*
+        }
+    };
+    (@record $self:ident, $name:ident, input |$g:ident, $v:ident| $grad:expr) => {{
+        let x = $self.value.clone();
+        $self.unary_op($self.value.$name(), move |$g| {
+            let $v = &x;
+            $grad
+        })
+    }};
+    (@record $self:ident, $name:ident, output |$g:ident, $v:ident| $grad:expr) => {{
+        let y = $self.value.$name();
+        let out = y.clone();
+        $self.unary_op(y, move |$g| {
+            let $v = &out;
+            $grad
+        })
+    }};
+}
+
+float_fns! {
+    /// e^x.
+    exp Exp, output |g, y| g.zip_same(ops::Mul, y);
+    /// Natural logarithm.
+    ln Ln, input |g, x| g.zip_same(ops::Div, x);
+    /// Square root.
+    sqrt Sqrt, output |g, y| g.zip_same(ops::Div, &y.affine(2.0, 0.0));
+    /// `1 / x`.
+    recip Recip, output |g, y| -&g.zip_same(ops::Mul, &y.sqr());
+    /// Sine.
+    sin Sin, input |g, x| g.zip_same(ops::Mul, &x.cos());
+    /// Cosine.
+    cos Cos, input |g, x| -&g.zip_same(ops::Mul, &x.sin());
+    /// Hyperbolic tangent.
+    tanh Tanh, output |g, y| g.zip_same(ops::Mul, &y.sqr().affine(-1.0, 1.0));
+    /// `1 / (1 + e^-x)`.
+    sigmoid Sigmoid, output |g, y| g.zip_same(ops::Mul, &y.zip_same(ops::Mul, &y.affine(-1.0, 1.0)));
+    /// `max(x, 0)`; the gradient at 0 is 0.
+    relu Relu, input |g, x| g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO));
+    /// GELU, tanh approximation (PyTorch's `approximate="tanh"`).
+    gelu GeluTanh, input |g, x| g.zip_same(ops::Mul, &gelu_tanh_derivative(x));
+    /// GELU, exact erf form (PyTorch's default): gradient `Phi(x) + x phi(x)` (the normal CDF and density).
+    gelu_erf GeluErf, input |g, x| g.zip_same(ops::Mul, &gelu_erf_derivative(x));
+    /// `x * sigmoid(x)`.
+    silu Silu, input |g, x| g.zip_same(ops::Mul, &silu_derivative(x));
+}
+
+/// `d/dx silu(x) = s (1 + x (1 - s))` with `s = sigmoid(x)`.
+#[cfg(feature = "std")]
+fn silu_derivative<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
+    let s = x.sigmoid();
+    let inner = x.zip_same(ops::Mul, &s.affine(-1.0, 1.0)).affine(1.0, 1.0);
+    s.zip_same(ops::Mul, &inner)
+}
+
+/// `y = x/2 (1 + t)`, `t = tanh(u)`, `u = k (x + c x^3)`: `dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)`.
+#[cfg(feature = "std")]
+fn gelu_tanh_derivative<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+) -> Tensor<T, S, D> {
+    let (k, c) = ((2.0 / core::f64::consts::PI).sqrt(), 0.044715);
+    let x2 = x.sqr();
+    let u = x.zip_same(ops::Mul, &x2.affine(c, 1.0)).affine(k, 0.0);
+    let t = u.tanh();
+    let left = t.affine(0.5, 0.5);
+    let du = x2.affine(3.0 * c * k, k);
+    let right = x
+        .zip_same(ops::Mul, &t.sqr().affine(-0.5, 0.5))
+        .zip_same(ops::Mul, &du);
+    left.zip_same(ops::Add, &right)
+}
+
+/// `Phi(x) + x phi(x)`, with `Phi(x) = gelu_erf(x) / x` away from 0 and 1/2 at 0.
+#[cfg(feature = "std")]
+fn gelu_erf_derivative<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
+    let at_zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
+    let x_safe = x.zip_same(ops::Add, &at_zero);
+    let cdf = x
+        .gelu_erf()
+        .zip_same(ops::Div, &x_safe)
+        .zip_same(ops::Mul, &at_zero.affine(-1.0, 1.0))
+        .zip_same(ops::Add, &at_zero.affine(0.5, 0.0));
+    let pdf = x
+        .sqr()
+        .affine(-0.5, 0.0)
+        .exp()
+        .affine(1.0 / (2.0 * core::f64::consts::PI).sqrt(), 0.0);
+    cdf.zip_same(ops::Add, &x.zip_same(ops::Mul, &pdf))
+}
