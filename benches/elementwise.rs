@@ -213,6 +213,17 @@ fn mid_add(c: &mut Criterion) {
     g.bench_function("tensor_exp", |bch| {
         bch.iter(|| black_box(black_box(&a).exp()))
     });
+    // A temporary on the left (`x.matmul(&w) + &b`): borrowed, the sum gets a fresh buffer (what every form did
+    // before 2026-11-24); owned, it is written into the temporary's buffer.
+    g.bench_function("exp_then_add_borrowed", |bch| {
+        bch.iter(|| {
+            let t = black_box(&a).exp();
+            black_box(&t + black_box(&b))
+        })
+    });
+    g.bench_function("exp_then_add_owned", |bch| {
+        bch.iter(|| black_box(black_box(&a).exp() + black_box(&b)))
+    });
     g.finish();
 }
 

@@ -49,6 +49,21 @@ fn arithmetic<T: WithDType, S: Shape + BroadcastShapes<S, Output = S>, D: Device
     ]
 }
 
+/// `a op &b` with `a` by value.
+fn owned_op<T: WithDType, D: Device>(
+    name: &str,
+    a: Tensor<T, Mat, D>,
+    b: &Tensor<T, Mat, D>,
+) -> Tensor<T, Mat, D> {
+    match name {
+        "add" => a + b,
+        "sub" => a - b,
+        "mul" => a * b,
+        "div" => a / b,
+        _ => unreachable!("{name}"),
+    }
+}
+
 fn assign_and_into<T: WithDType, D: Device>() {
     let (lo, hi) = if T::DTYPE.is_int() {
         (0.0, 100.0)
@@ -72,6 +87,25 @@ fn assign_and_into<T: WithDType, D: Device>() {
                 assign(&mut shared, &b.tensor);
                 assert_eq!(shared.to_vec(), want, "{what}: assign on a shared view");
                 assert_eq!(a.tensor.to_vec(), a.expected, "{what}: the sharer changed");
+
+                // The owned operator forms (`a + &b`, `a + b`), which lend an unshared dense left operand's
+                // buffer to the result: on a copy the test alone holds, and on a view whose sharer must not change.
+                let owned = Tensor::<T, Mat, D>::from_vec(a.expected.clone()).unwrap();
+                assert_eq!(
+                    owned_op(name, owned, &b.tensor).to_vec(),
+                    want,
+                    "{what}: owned lhs"
+                );
+                assert_eq!(
+                    owned_op(name, a.tensor.clone(), &b.tensor).to_vec(),
+                    want,
+                    "{what}: owned lhs sharing its buffer"
+                );
+                assert_eq!(
+                    a.tensor.to_vec(),
+                    a.expected,
+                    "{what}: the owned lhs's sharer changed"
+                );
 
                 // Into a dense output, a shared one, and a transposed view.
                 let mut out = Tensor::<T, Mat, D>::zeros();
@@ -228,6 +262,12 @@ fn broadcast_assign<D: Device>() {
     assert_eq!(a.to_array(), [[11., 22., 33.], [14., 25., 36.]]);
     a -= &Tensor::<f32, Rank0, D>::full(1.0);
     assert_eq!(a.to_array(), [[10., 21., 32.], [13., 24., 35.]]);
+    // Owned left operands: `rhs` broadcast onto it (its buffer can hold the result), and it broadcast onto the
+    // larger `rhs` (a fresh buffer); both with the allocating form's values.
+    let m = Tensor::<f32, _, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    let row = Tensor::<f32, _, D>::from_array([10., 20., 30.]);
+    assert_eq!((m.clone() * &row).to_vec(), (&m * &row).to_vec());
+    assert_eq!((row.clone() - m.clone()).to_vec(), (&row - &m).to_vec());
     // Runtime dims: a mismatch is an error naming the op and both shapes.
     let mut r = Tensor::<f32, (usize,), D>::from_vec_with_shape((2,), vec![1.0, 2.0]).unwrap();
     let s = Tensor::<f32, (usize,), D>::from_vec_with_shape((3,), vec![1.0, 2.0, 3.0]).unwrap();
@@ -307,6 +347,39 @@ fn cpu_reuses_only_unshared_buffers() {
         out.storage().as_ptr(),
         out_ptr,
         "an unshared output is reused"
+    );
+}
+
+/// An owned left operand lends the result its heap buffer when it alone holds it densely; a shared one, a
+/// transposed view or one that `rhs` broadcasts into a larger result does not.
+#[test]
+fn cpu_owned_operands_lend_unshared_buffers() {
+    let a = Tensor::<f32, Rank2<4, 8>, Cpu>::ones();
+    let b = Tensor::<f32, Rank1<8>, Cpu>::full(2.0);
+    let before = a.storage().as_ptr();
+    let c = a + &b;
+    assert_eq!(c.storage().as_ptr(), before, "an unshared lhs is reused");
+    assert_eq!(c.to_vec(), [3.0; 32]);
+    let keep = c.clone();
+    let d = c * &b;
+    assert_ne!(d.storage().as_ptr(), before, "a shared lhs is not written");
+    assert_eq!(keep.to_vec(), [3.0; 32]);
+    assert_eq!(d.to_vec(), [6.0; 32]);
+    let t = Tensor::<f32, Rank2<8, 4>, Cpu>::ones().t();
+    let t_ptr = t.storage().as_ptr();
+    let e = t + &Tensor::<f32, Rank2<4, 8>, Cpu>::ones();
+    assert_ne!(
+        e.storage().as_ptr(),
+        t_ptr,
+        "a transposed lhs is not written"
+    );
+    assert_eq!(e.to_vec(), [2.0; 32]);
+    let row = Tensor::<f32, Rank1<8>, Cpu>::ones();
+    let f = row + &Tensor::<f32, Rank2<4, 8>, Cpu>::ones();
+    assert_eq!(
+        f.to_vec(),
+        [2.0; 32],
+        "a lhs broadcast into a larger result"
     );
 }
 

@@ -23,6 +23,7 @@ use super::tensor::broadcast_pair;
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::{device_ok, Tensor};
@@ -81,6 +82,40 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         *self = self.try_binary(op, rhs)?;
         Ok(())
+    }
+
+    /// `op(self, rhs)` taking `self` by value (the operators' owned forms: `a.matmul(&w) + &b`): the result is
+    /// written into `self`'s buffer when this tensor alone holds it densely and the result has its dims (`rhs`
+    /// broadcast onto it), as `+=` would; otherwise it gets a fresh buffer, as [`Self::binary`] gives. Either way
+    /// the values are `binary`'s.
+    #[track_caller]
+    pub(crate) fn binary_owned<S2: Shape, Op: BinaryOp<T>>(
+        mut self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        if !Self::MAYBE_TINY {
+            // A tiny result lives inline: a fresh one costs no more. Mismatched runtime dims go to `binary`,
+            // which reports them.
+            if let Ok((shape, _, lb)) = broadcast_pair::<<S as BroadcastShapes<S2>>::Output>(
+                Op::NAME,
+                &self.layout(),
+                &rhs.layout(),
+            ) {
+                let dims = self.dims();
+                if shape.dims() == dims {
+                    if let Some(out) = self.dense_out() {
+                        device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
+                        // The same buffer under the result's type (shared, then `self` lets go of it).
+                        return Tensor::from_view(shape, Layout::contiguous(dims), self.storage());
+                    }
+                }
+            }
+        }
+        self.binary(op, rhs)
     }
 
     /// `self = op(self, value)`.

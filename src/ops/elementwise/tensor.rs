@@ -406,13 +406,14 @@ macro_rules! tensor_binop {
                 self.binary(ops::$op, rhs)
             }
         }
+        // An owned left operand lends its buffer to the result where it can (`binary_owned`).
         impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
             core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
             fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
-                self.binary(ops::$op, &rhs)
+                self.binary_owned(ops::$op, &rhs)
             }
         }
         impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
@@ -421,7 +422,7 @@ macro_rules! tensor_binop {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
             fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
-                self.binary(ops::$op, rhs)
+                self.binary_owned(ops::$op, rhs)
             }
         }
         impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
