@@ -209,19 +209,32 @@ impl Gradients {
         id: usize,
         grad: Tensor<T, S, D>,
     ) {
-        use std::collections::hash_map::Entry;
-        match self.by_id.entry(id) {
-            Entry::Occupied(mut e) => {
-                let sum = e
-                    .get_mut()
-                    .downcast_mut::<Tensor<T, S, D>>()
-                    .expect("typed-tensor internal error: one node, two gradient types");
-                sum.assign_same(crate::ops::Add, &grad);
-            }
-            Entry::Vacant(e) => {
-                e.insert(Box::new(grad));
-            }
+        match self.stored_mut(id) {
+            Some(sum) => sum
+                .downcast_mut::<Tensor<T, S, D>>()
+                .expect("typed-tensor internal error: one node, two gradient types")
+                .assign_same(crate::ops::Add, &grad),
+            None => self.store(id, Box::new(grad)),
         }
+    }
+
+    /// Node `id`'s stored gradient, type-erased. With [`Self::store`], the map work of [`Self::accumulate`] and
+    /// [`Self::take`] outside their per-shape instances.
+    #[inline(never)]
+    fn stored_mut(&mut self, id: usize) -> Option<&mut Box<dyn Any + Send + Sync>> {
+        self.by_id.get_mut(&id)
+    }
+
+    /// Stores node `id`'s first gradient.
+    #[inline(never)]
+    fn store(&mut self, id: usize, grad: Box<dyn Any + Send + Sync>) {
+        self.by_id.insert(id, grad);
+    }
+
+    /// Removes node `id`'s gradient, type-erased.
+    #[inline(never)]
+    fn remove(&mut self, id: usize) -> Option<Box<dyn Any + Send + Sync>> {
+        self.by_id.remove(&id)
     }
 
     /// Removes and returns node `id`'s gradient.
@@ -229,7 +242,7 @@ impl Gradients {
         &mut self,
         id: usize,
     ) -> Option<Tensor<T, S, D>> {
-        self.by_id.remove(&id).map(|g| {
+        self.remove(id).map(|g| {
             *g.downcast::<Tensor<T, S, D>>()
                 .expect("typed-tensor internal error: a node's gradient has another type")
         })

@@ -58,6 +58,18 @@ impl Slot {
     }
 }
 
+/// A new op's id and its parents (the inputs gradients flow into), or `None` when no input needs a gradient and
+/// nothing is recorded. Not generic, so [`Traced::record`], compiled once per op and shape, does not carry its own
+/// copy of this loop (about 7% of a 49-layer model's IR when it did).
+fn op_parents(inputs: &[&Arc<Node>]) -> Option<(usize, Vec<Arc<Node>>)> {
+    let parents: Vec<Arc<Node>> = inputs
+        .iter()
+        .filter(|n| n.requires_grad())
+        .map(|&n| n.clone())
+        .collect();
+    (!parents.is_empty()).then(|| (next_id(), parents))
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     pub(crate) fn from_node(value: Tensor<T, S, D>, node: Arc<Node>) -> Self {
         Traced { value, node }
@@ -100,15 +112,9 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         inputs: &[&Arc<Node>],
         backward: impl FnOnce(Tensor<U, S2, D>, &mut Gradients) + Send + 'static,
     ) -> Traced<U, S2, D> {
-        if !inputs.iter().any(|n| n.requires_grad()) {
+        let Some((id, parents)) = op_parents(inputs) else {
             return Traced::constant(value);
-        }
-        let id = next_id();
-        let parents: Vec<Arc<Node>> = inputs
-            .iter()
-            .filter(|n| n.requires_grad())
-            .map(|&n| n.clone())
-            .collect();
+        };
         let rule = Box::new(move |grads: &mut Gradients| {
             if let Some(g) = grads.take::<U, S2, D>(id) {
                 backward(g, grads);

@@ -85,8 +85,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// A fresh tensor of `shape` whose elements `fill` writes, in row-major order: in place where the device's
     /// memory is the host's, through a vector elsewhere (so no heap is needed on the embedded device). Panics
     /// with `Error::ShapeOverflow` naming `op` when the shape is too large to address.
+    ///
+    /// `fill` is a trait object, and the fills are built in functions generic over the element type alone
+    /// ([`fill_rand`], ...), so a model's many parameter shapes share one copy of each fill loop.
     #[track_caller]
-    pub(crate) fn filled_with(op: &'static str, shape: S, fill: impl FnOnce(&mut [T])) -> Self {
+    pub(crate) fn filled_with(op: &'static str, shape: S, fill: &mut dyn FnMut(&mut [T])) -> Self {
         let n = or_panic(checked_numel::<T>(op, shape));
         if let Some(mut storage) = D::host_zeros::<T, S>(n) {
             if let Some(elements) = D::host_slice_mut(&mut storage) {
@@ -114,6 +117,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_len::<T, S>("from_vec", shape, data.len())?;
         Ok(Self::from_storage(shape, D::from_vec(data)?))
     }
+}
+
+/// `0, 1, 2, ...` into `out`.
+fn fill_arange<T: WithDType>(out: &mut [T]) {
+    for (i, x) in out.iter_mut().enumerate() {
+        *x = T::from_i64(i as i64);
+    }
+}
+
+/// A fill writing `sample` draws from the seeded stream, each rounded to `T`.
+fn fill_rand<T: WithDType>(seed: u64, sample: fn(&mut SeededRng) -> f64) -> impl FnMut(&mut [T]) {
+    let mut rng = SeededRng::new(seed);
+    move |out| out.fill_with(|| T::from_f64(sample(&mut rng)))
 }
 
 /// The element count of a fresh buffer of `shape`, or `Error::ShapeOverflow` naming `op` when the count or the
@@ -165,11 +181,7 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(t.to_array(), [[0., 1.], [2., 3.]]);
     /// ```
     pub fn arange() -> Self {
-        Self::filled_with("arange", S::default(), |out| {
-            for (i, x) in out.iter_mut().enumerate() {
-                *x = T::from_i64(i as i64);
-            }
-        })
+        Self::filled_with("arange", S::default(), &mut fill_arange::<T>)
     }
 
     /// A tensor from a nested array; the shape is inferred from the array type.
@@ -225,10 +237,7 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::rand`] for a shape with runtime dims.
     pub fn rand_with_shape(shape: S, seed: u64) -> Self {
-        let mut rng = SeededRng::new(seed);
-        Self::filled_with("rand", shape, |out| {
-            out.fill_with(|| T::from_f64(rng.uniform()))
-        })
+        Self::filled_with("rand", shape, &mut fill_rand::<T>(seed, SeededRng::uniform))
     }
 }
 
@@ -240,10 +249,11 @@ impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
 
     /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).
     pub fn randn(seed: u64) -> Self {
-        let mut rng = SeededRng::new(seed);
-        Self::filled_with("randn", S::default(), |out| {
-            out.fill_with(|| T::from_f64(rng.normal()))
-        })
+        Self::filled_with(
+            "randn",
+            S::default(),
+            &mut fill_rand::<T>(seed, SeededRng::normal),
+        )
     }
 }
 

@@ -108,7 +108,7 @@ unsafe impl Kernels for Cpu {
 
     #[inline(always)]
     fn host_zeros<T: WithDType, S: Shape>(n: usize) -> Option<CpuStorage<T>> {
-        Some(CpuStorage::filled_by(n, |_| {}))
+        Some(CpuStorage::zeros(n))
     }
 
     fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {

@@ -110,6 +110,12 @@ impl<T: WithDType> CpuStorage<T> {
         }
     }
 
+    /// A fresh buffer of `n` zeros. Generic over the element type alone, so a model's many shapes share one copy.
+    #[inline(always)]
+    pub(crate) fn zeros(n: usize) -> Self {
+        Self::filled_by(n, |_| {})
+    }
+
     /// A fresh buffer of `n` elements that `write` fills: a kernel's output (inline when small, so a small result
     /// never touches the heap; else a vector from the [`pool`] whose spare capacity `write` initialises, with no
     /// pass over it first).

@@ -271,7 +271,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         // The positions to read, typed with the axis's own dim (static where the axis is).
         let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(n).expect("the axis's own size");
         let idx =
-            Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), |out| {
+            Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), &mut |out| {
                 for (i, p) in out.iter_mut().enumerate() {
                     *p = (n - 1 - i) as u32;
                 }
