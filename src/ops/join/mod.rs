@@ -1,7 +1,7 @@
 //! Joining and rearranging along an axis: `cat`, `stack`, `split`, `flip`, `roll`, `pad` (`tensor.rs`) and their
-//! traced forms (`traced.rs`). Only `cat` (and `stack`, `pad`, built on it) needs a kernel, [`JoinKernels`]: one
-//! host body for `Cpu` and `Embedded` (`host.rs`) and a copy per part on CUDA (`cuda.rs`); `split` is views,
-//! `flip` and `roll` are gathers.
+//! traced forms (`traced.rs`). `cat` and what is built on it (`stack`, `pad`, and `roll`: the tail, then the
+//! head) run the family's kernel, [`JoinKernels`]: one host body for `Cpu` and `Embedded` (`host.rs`) and a copy
+//! per part on CUDA (`cuda.rs`); `split` is views, `flip` a gather.
 
 #[cfg(feature = "cuda")]
 mod cuda;
