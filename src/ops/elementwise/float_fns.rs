@@ -4,7 +4,9 @@
 //! op's forward and backward are written once.
 //!
 //! A derivative receives the output's gradient `g` and whichever of the input `x` (`input` rows) or the result
-//! `y` (`output` rows) it is written with: the recorded graph keeps only that one alive until the backward pass.
+//! `y` (`output` rows) it is written with, or neither (`neither` rows): the recorded graph keeps only what it
+//! names alive until the backward pass. A row's parameters (`powf`'s exponent) are the methods' parameters, and
+//! the derivative may use them.
 
 #[cfg(feature = "std")]
 use crate::autograd::Traced;
@@ -18,12 +20,15 @@ use crate::tensor::Tensor;
 
 /// Generates the `Tensor` and `Traced` method of each row (see the module docs).
 macro_rules! float_fns {
-    ($($(#[$m:meta])* $name:ident $op:ident, $kind:ident |$g:ident, $v:ident| $grad:expr;)*) => {
+    ($(
+        $(#[$m:meta])*
+        $name:ident($($p:ident: $pt:ty),*) => $op:expr, $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
+    )*) => {
         impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             $(
                 $(#[$m])*
-                pub fn $name(&self) -> Self {
-                    self.unary(ops::$op)
+                pub fn $name(&self $(, $p: $pt)*) -> Self {
+                    self.unary($op)
                 }
             )*
         }
@@ -32,54 +37,69 @@ macro_rules! float_fns {
         impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             $(
                 $(#[$m])*
-                pub fn $name(&self) -> Self {
-                    float_fns!(@record self, $name, $kind |$g, $v| $grad)
+                pub fn $name(&self $(, $p: $pt)*) -> Self {
+                    let y = self.value.$name($($p),*);
+                    float_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
                 }
             )*
         }
     };
-    (@record $self:ident, $name:ident, input |$g:ident, $v:ident| $grad:expr) => {{
+    (@record $self:ident, $y:ident, input |$g:ident, $v:ident| $grad:expr) => {{
         let x = $self.value.clone();
-        $self.unary_op($self.value.$name(), move |$g| {
+        $self.unary_op($y, move |$g| {
             let $v = &x;
             $grad
         })
     }};
-    (@record $self:ident, $name:ident, output |$g:ident, $v:ident| $grad:expr) => {{
-        let y = $self.value.$name();
-        let out = y.clone();
-        $self.unary_op(y, move |$g| {
+    (@record $self:ident, $y:ident, output |$g:ident, $v:ident| $grad:expr) => {{
+        let out = $y.clone();
+        $self.unary_op($y, move |$g| {
             let $v = &out;
             $grad
         })
     }};
+    (@record $self:ident, $y:ident, neither |$g:ident| $grad:expr) => {
+        $self.unary_op($y, move |$g| $grad)
+    };
 }
 
 float_fns! {
     /// e^x.
-    exp Exp, output |g, y| g.zip_same(ops::Mul, y);
+    exp() => ops::Exp, output |g, y| g.zip_same(ops::Mul, y);
     /// Natural logarithm.
-    ln Ln, input |g, x| g.zip_same(ops::Div, x);
+    ln() => ops::Ln, input |g, x| g.zip_same(ops::Div, x);
     /// Square root.
-    sqrt Sqrt, output |g, y| g.zip_same(ops::Div, &y.affine(2.0, 0.0));
+    sqrt() => ops::Sqrt, output |g, y| g.zip_same(ops::Div, &y.affine(2.0, 0.0));
     /// `1 / x`.
-    recip Recip, output |g, y| -&g.zip_same(ops::Mul, &y.sqr());
+    recip() => ops::Recip, output |g, y| -&g.zip_same(ops::Mul, &y.sqr());
     /// Sine.
-    sin Sin, input |g, x| g.zip_same(ops::Mul, &x.cos());
+    sin() => ops::Sin, input |g, x| g.zip_same(ops::Mul, &x.cos());
     /// Cosine.
-    cos Cos, input |g, x| -&g.zip_same(ops::Mul, &x.sin());
+    cos() => ops::Cos, input |g, x| -&g.zip_same(ops::Mul, &x.sin());
     /// Hyperbolic tangent.
-    tanh Tanh, output |g, y| g.zip_same(ops::Mul, &y.sqr().affine(-1.0, 1.0));
+    tanh() => ops::Tanh, output |g, y| g.zip_same(ops::Mul, &y.sqr().affine(-1.0, 1.0));
     /// `1 / (1 + e^-x)`.
-    sigmoid Sigmoid, output |g, y| g.zip_same(ops::Mul, &y.zip_same(ops::Mul, &y.affine(-1.0, 1.0)));
+    sigmoid() => ops::Sigmoid, output |g, y| g.zip_same(ops::Mul, &y.zip_same(ops::Mul, &y.affine(-1.0, 1.0)));
     /// `max(x, 0)`; the gradient at 0 is 0.
-    relu Relu, input |g, x| g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO));
+    relu() => ops::Relu, input |g, x| g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO));
     /// GELU, tanh approximation (PyTorch's `approximate="tanh"`).
-    gelu GeluTanh, input |g, x| g.zip_same(ops::Mul, &gelu_tanh_derivative(x));
+    gelu() => ops::GeluTanh, input |g, x| g.zip_same(ops::Mul, &gelu_tanh_derivative(x));
     /// GELU, exact erf form (PyTorch's default): gradient `Phi(x) + x phi(x)` (the normal CDF and density).
-    gelu_erf GeluErf, input |g, x| g.zip_same(ops::Mul, &gelu_erf_derivative(x));
+    gelu_erf() => ops::GeluErf, input |g, x| g.zip_same(ops::Mul, &gelu_erf_derivative(x));
     /// `x * sigmoid(x)`.
-    silu Silu, input |g, x| g.zip_same(ops::Mul, &silu_derivative(x));
+    silu() => ops::Silu, input |g, x| g.zip_same(ops::Mul, &silu_derivative(x));
+    /// `x ^ e` (`e` rounded to the element type for the forward pass).
+    powf(e: f64) => ops::Powf(T::from_f64(e)),
+        input |g, x| g.zip_same(ops::Mul, &x.powf(e - 1.0).affine(e, 0.0));
+    /// `x * mul + add`, computed in f64 and rounded once.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([1., 2.]);
+    /// assert_eq!(x.affine(3., 1.).to_vec(), [4., 7.]);
+    /// ```
+    affine(mul: f64, add: f64) => ops::Affine { mul: T::from_f64(mul), add: T::from_f64(add) },
+        neither |g| g.affine(mul, 0.0);
 }
 
 /// `d/dx silu(x) = s (1 + x (1 - s))` with `s = sigmoid(x)`.

@@ -4,7 +4,7 @@
 //! compile.
 
 use crate::device::{Device, Operand};
-use crate::dtype::{FloatDType, SignedDType, WithDType};
+use crate::dtype::{SignedDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
@@ -323,26 +323,6 @@ impl<T: SignedDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `|x|`.
     pub fn abs(&self) -> Self {
         self.unary(ops::Abs)
-    }
-}
-
-impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// `x ^ e`.
-    pub fn powf(&self, e: f64) -> Self {
-        self.unary(ops::Powf(T::from_f64(e)))
-    }
-    /// `x * mul + add`.
-    ///
-    /// ```
-    /// use typed_tensor::prelude::*;
-    /// let x = Tensor::<f32, _, Cpu>::from_array([1., 2.]);
-    /// assert_eq!(x.affine(3., 1.).to_vec(), [4., 7.]);
-    /// ```
-    pub fn affine(&self, mul: f64, add: f64) -> Self {
-        self.unary(ops::Affine {
-            mul: T::from_f64(mul),
-            add: T::from_f64(add),
-        })
     }
 }
 

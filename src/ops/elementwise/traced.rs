@@ -159,19 +159,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         self.unary_op(-&self.value, |g| -&g)
     }
 
-    /// `x * mul + add`.
-    pub fn affine(&self, mul: f64, add: f64) -> Self {
-        self.unary_op(self.value.affine(mul, add), move |g| g.affine(mul, 0.0))
-    }
-
-    /// `x ^ e`.
-    pub fn powf(&self, e: f64) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.powf(e), move |g| {
-            g.zip_same(ops::Mul, &x.powf(e - 1.0).affine(e, 0.0))
-        })
-    }
-
     /// Every element clamped to `[lo, hi]`; the gradient flows where the input is inside the range.
     pub fn clamp(&self, lo: T, hi: T) -> Self {
         let x = self.value.clone();
