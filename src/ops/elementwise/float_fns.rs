@@ -102,6 +102,43 @@ float_fns! {
         neither |g| g.affine(mul, 0.0);
 }
 
+/// The traced forms of the unary ops that plain tensors have beyond the floats (`abs` for signed types, `sqr` and
+/// `clamp` for every type): their `Tensor` methods live with those wider bounds in `tensor.rs`, so a row here
+/// generates the `Traced` method alone, from the same kind of derivative. (`neg` is the `Neg` operator on
+/// tensors, with its traced method beside the traced operators.)
+macro_rules! traced_fns {
+    ($(
+        $(#[$m:meta])*
+        $name:ident($($p:ident: $pt:ty),*), $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
+    )*) => {
+        #[cfg(feature = "std")]
+        impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name(&self $(, $p: $pt)*) -> Self {
+                    let y = self.value.$name($($p),*);
+                    float_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
+                }
+            )*
+        }
+    };
+}
+
+traced_fns! {
+    /// `|x|`; the gradient at 0 is 0.
+    abs(), input |g, x| g.zip_same(
+        ops::Mul,
+        &x.mask_scalar(CmpOp::Gt, T::ZERO).zip_same(ops::Sub, &x.mask_scalar(CmpOp::Lt, T::ZERO)),
+    );
+    /// `x * x`.
+    sqr(), input |g, x| g.zip_same(ops::Mul, &x.affine(2.0, 0.0));
+    /// Every element clamped to `[lo, hi]`; the gradient flows where the input is inside the range.
+    clamp(lo: T, hi: T), input |g, x| g.zip_same(
+        ops::Mul,
+        &x.mask_scalar(CmpOp::Ge, lo).zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, hi)),
+    );
+}
+
 /// `d/dx silu(x) = s (1 + x (1 - s))` with `s = sigmoid(x)`.
 #[cfg(feature = "std")]
 fn silu_derivative<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {

@@ -159,36 +159,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         self.unary_op(-&self.value, |g| -&g)
     }
 
-    /// Every element clamped to `[lo, hi]`; the gradient flows where the input is inside the range.
-    pub fn clamp(&self, lo: T, hi: T) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.clamp(lo, hi), move |g| {
-            let inside = x
-                .mask_scalar(CmpOp::Ge, lo)
-                .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, hi));
-            g.zip_same(ops::Mul, &inside)
-        })
-    }
-
-    /// `|x|`; the gradient at 0 is 0.
-    pub fn abs(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.abs(), move |g| {
-            let sign = x
-                .mask_scalar(CmpOp::Gt, T::ZERO)
-                .zip_same(ops::Sub, &x.mask_scalar(CmpOp::Lt, T::ZERO));
-            g.zip_same(ops::Mul, &sign)
-        })
-    }
-
-    /// `x * x`.
-    pub fn sqr(&self) -> Self {
-        let x = self.value.clone();
-        self.unary_op(self.value.sqr(), move |g| {
-            g.zip_same(ops::Mul, &x.affine(2.0, 0.0))
-        })
-    }
-
     /// `op(self, value)` for a scalar `value`; `grad(g)` is the gradient.
     fn scalar_op(
         &self,
