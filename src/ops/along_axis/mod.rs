@@ -150,10 +150,10 @@ impl AlongAxis {
     /// lane is left as is.
     #[inline(always)]
     pub fn apply<A: Accumulator, L: Lane<A> + ?Sized>(self, lane: &mut L) {
-        let n = lane.len();
-        if n == 0 {
+        if lane.is_empty() {
             return;
         }
+        let n = lane.len();
         let count = A::from_usize(n);
         match self {
             AlongAxis::Softmax | AlongAxis::LogSoftmax => {
@@ -168,23 +168,14 @@ impl AlongAxis {
                 if self == AlongAxis::Softmax {
                     // A lane that can hold its results stores each exponential once (separate passes: exp, sum,
                     // scale, so each loop vectorises); one that cannot computes it again for the output.
-                    let sum = if L::HOLDS_RESULTS {
-                        for i in 0..n {
-                            let e = lane.get(i).sub(shift).exp();
-                            lane.set(i, e);
-                        }
-                        lane.fold(0..n, |x| x, A::ZERO, A::add, A::add)
+                    if L::HOLDS_RESULTS {
+                        lane.map(|x| x.sub(shift).exp());
+                        let inv = A::ONE.div(lane.fold(0..n, |e| e, A::ZERO, A::add, A::add));
+                        lane.map(|e| e.mul(inv));
                     } else {
-                        lane.fold(0..n, |x| x.sub(shift).exp(), A::ZERO, A::add, A::add)
-                    };
-                    let inv = A::ONE.div(sum);
-                    for i in 0..n {
-                        let e = if L::HOLDS_RESULTS {
-                            lane.get(i)
-                        } else {
-                            lane.get(i).sub(shift).exp()
-                        };
-                        lane.set(i, e.mul(inv));
+                        let exp = |x: A| x.sub(shift).exp();
+                        let inv = A::ONE.div(lane.fold(0..n, exp, A::ZERO, A::add, A::add));
+                        lane.map(|x| exp(x).mul(inv));
                     }
                 } else {
                     let mut total = A::ZERO;
@@ -199,10 +190,7 @@ impl AlongAxis {
                         ));
                     }
                     let log_sum = shift.add(total.ln());
-                    for i in 0..n {
-                        let y = lane.get(i).sub(log_sum);
-                        lane.set(i, y);
-                    }
+                    lane.map(|x| x.sub(log_sum));
                 }
             }
             AlongAxis::LayerNorm { eps } => {
@@ -217,27 +205,22 @@ impl AlongAxis {
                     .fold(0..n, centred, A::ZERO, |s, d| s.add(d.mul(d)), A::add)
                     .div(count);
                 let inv = A::ONE.div(var.add(A::from_f64(eps)).sqrt());
-                for i in 0..n {
-                    let y = centred(lane.get(i)).mul(inv);
-                    lane.set(i, y);
-                }
+                lane.map(|x| centred(x).mul(inv));
             }
             AlongAxis::RmsNorm { eps } => {
                 let ms = lane
                     .fold(0..n, |x| x, A::ZERO, |s, x| s.add(x.mul(x)), A::add)
                     .div(count);
                 let inv = A::ONE.div(ms.add(A::from_f64(eps)).sqrt());
-                for i in 0..n {
-                    let y = lane.get(i).mul(inv);
-                    lane.set(i, y);
-                }
+                lane.map(|x| x.mul(inv));
             }
         }
     }
 }
 
-/// One lane of an [`AlongAxis`] op, in accumulator precision: `len()` inputs, read with `get` as often as the op
-/// needs, and as many results, each given to `set` once, after the last read of that element's input.
+/// One lane of an [`AlongAxis`] op, in accumulator precision: `len()` inputs, read with `get` (or `fold`) as often
+/// as the op needs, and as many results, each given to `set` once (through `map`), after the last read of that
+/// element's input.
 pub trait Lane<A: Accumulator> {
     /// Whether `get(i)` returns the result after `set(i, ..)` (a row of accumulators that the results overwrite):
     /// softmax then stores each exponential instead of computing it twice.
@@ -264,6 +247,14 @@ pub trait Lane<A: Accumulator> {
         combine: impl Fn(A, A) -> A,
     ) -> A {
         lanes_fold_by(range, |i| f(self.get(i)), init, step, combine)
+    }
+    /// `set(i, f(get(i)))` for every element, in order: the lane's last read of each input and its one write.
+    #[inline(always)]
+    fn map(&mut self, f: impl Fn(A) -> A) {
+        for i in 0..self.len() {
+            let y = f(self.get(i));
+            self.set(i, y);
+        }
     }
 }
 
