@@ -18,28 +18,23 @@ use crate::ops::CmpOp;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 
-/// Generates the `Tensor` and `Traced` method of each row (see the module docs).
-macro_rules! float_fns {
+/// Generates the `Traced` method of each row: the value from the `Tensor` method of the same name, recorded with the
+/// row's derivative. `float_fns!` uses it for its rows' traced halves; on its own it serves the unary ops that
+/// plain tensors have beyond the floats (`abs` for signed types, `sqr` and `clamp` for every type), whose `Tensor`
+/// methods live with those wider bounds in `tensor.rs`. (`neg` is the `Neg` operator on tensors, with its traced
+/// method beside the traced operators.)
+macro_rules! traced_fns {
     ($(
         $(#[$m:meta])*
-        $name:ident($($p:ident: $pt:ty),*) => $op:expr, $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
+        $name:ident($($p:ident: $pt:ty),*), $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
     )*) => {
-        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
-            $(
-                $(#[$m])*
-                pub fn $name(&self $(, $p: $pt)*) -> Self {
-                    self.unary($op)
-                }
-            )*
-        }
-
         #[cfg(feature = "std")]
         impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             $(
                 $(#[$m])*
                 pub fn $name(&self $(, $p: $pt)*) -> Self {
                     let y = self.value.$name($($p),*);
-                    float_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
+                    traced_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
                 }
             )*
         }
@@ -60,6 +55,30 @@ macro_rules! float_fns {
     }};
     (@record $self:ident, $y:ident, neither |$g:ident| $grad:expr) => {
         $self.unary_op($y, move |$g| $grad)
+    };
+}
+
+/// Generates the `Tensor` and `Traced` method of each row (see the module docs).
+macro_rules! float_fns {
+    ($(
+        $(#[$m:meta])*
+        $name:ident($($p:ident: $pt:ty),*) => $op:expr, $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
+    )*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                pub fn $name(&self $(, $p: $pt)*) -> Self {
+                    self.unary($op)
+                }
+            )*
+        }
+
+        traced_fns! {
+            $(
+                $(#[$m])*
+                $name($($p: $pt),*), $kind |$g $(, $v)?| $grad;
+            )*
+        }
     };
 }
 
@@ -100,28 +119,6 @@ float_fns! {
     /// ```
     affine(mul: f64, add: f64) => ops::Affine { mul: T::from_f64(mul), add: T::from_f64(add) },
         neither |g| g.affine(mul, 0.0);
-}
-
-/// The traced forms of the unary ops that plain tensors have beyond the floats (`abs` for signed types, `sqr` and
-/// `clamp` for every type): their `Tensor` methods live with those wider bounds in `tensor.rs`, so a row here
-/// generates the `Traced` method alone, from the same kind of derivative. (`neg` is the `Neg` operator on
-/// tensors, with its traced method beside the traced operators.)
-macro_rules! traced_fns {
-    ($(
-        $(#[$m:meta])*
-        $name:ident($($p:ident: $pt:ty),*), $kind:ident |$g:ident $(, $v:ident)?| $grad:expr;
-    )*) => {
-        #[cfg(feature = "std")]
-        impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
-            $(
-                $(#[$m])*
-                pub fn $name(&self $(, $p: $pt)*) -> Self {
-                    let y = self.value.$name($($p),*);
-                    float_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
-                }
-            )*
-        }
-    };
 }
 
 traced_fns! {
