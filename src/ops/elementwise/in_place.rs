@@ -76,12 +76,25 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
             return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
-        let dims = shape.dims();
-        if let Some(out) = self.dense_out() {
-            return D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out);
+        if let Some(written) = self.binary_over_self(op, rhs, &lb) {
+            return written;
         }
         *self = self.try_binary(op, rhs)?;
         Ok(())
+    }
+
+    /// `self = op(self, rhs)` written over this tensor's own buffer, `rhs` read through `lb` (its layout broadcast
+    /// to `self`'s dims). `None`, with nothing written, unless this tensor alone holds its buffer densely: the
+    /// in-place step that `+=` and the owned operators share.
+    fn binary_over_self<S2: Shape, Op: BinaryOp<T>>(
+        &mut self,
+        op: Op,
+        rhs: &Tensor<T, S2, D>,
+        lb: &Layout,
+    ) -> Option<Result<()>> {
+        let dims = self.dims();
+        let out = self.dense_out()?;
+        Some(D::binary(op, Operand::Out(&dims), (rhs.buffer(), lb), out))
     }
 
     /// `op(self, rhs)` taking `self` by value (the operators' owned forms: `a.matmul(&w) + &b`): the result is
@@ -107,8 +120,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             ) {
                 let dims = self.dims();
                 if shape.dims() == dims {
-                    if let Some(out) = self.dense_out() {
-                        device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
+                    if let Some(written) = self.binary_over_self(op, rhs, &lb) {
+                        device_ok(written);
                         // The same buffer under the result's type (shared, then `self` lets go of it).
                         return Tensor::from_view(shape, Layout::contiguous(dims), self.storage());
                     }
