@@ -4,7 +4,7 @@ use super::var::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::Shape;
-use crate::tensor::Tensor;
+use crate::tensor::{Grad, Tensor};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -179,17 +179,15 @@ impl Gradients {
         &self,
         var: &Var<T, S, D>,
     ) -> Option<Tensor<T, S, D>> {
-        self.peek(var).cloned()
+        self.peek::<T, D>(var.id()).map(|g| g.unpadded(var.shape()))
     }
 
-    /// The gradient of `var`, borrowed (for checks that need no handle of their own).
-    pub(crate) fn peek<T: FloatDType, S: Shape, D: Device>(
-        &self,
-        var: &Var<T, S, D>,
-    ) -> Option<&Tensor<T, S, D>> {
-        self.by_id.get(&var.id()).map(|g| {
-            g.downcast_ref::<Tensor<T, S, D>>()
-                .expect("typed-tensor internal error: a Var's gradient has another type")
+    /// Node `id`'s gradient in its padded form, borrowed.
+    pub(crate) fn peek<T: FloatDType, D: Device>(&self, id: usize) -> Option<&Grad<T, D>> {
+        self.by_id.get(&id).map(|g| {
+            g.downcast_ref::<Grad<T, D>>().expect(
+                "typed-tensor internal error: a gradient has another element type or device",
+            )
         })
     }
 
@@ -203,15 +201,12 @@ impl Gradients {
         self.by_id.is_empty()
     }
 
-    /// Adds `grad` to node `id`'s gradient (in place when the stored one is not shared).
-    pub(crate) fn accumulate<T: FloatDType, S: Shape, D: Device>(
-        &mut self,
-        id: usize,
-        grad: Tensor<T, S, D>,
-    ) {
+    /// Adds `grad` to node `id`'s gradient (in place when the stored one is not shared). Gradients are kept in
+    /// their padded form, so this is compiled once per element type and device, whatever the shapes.
+    pub(crate) fn accumulate<T: FloatDType, D: Device>(&mut self, id: usize, grad: Grad<T, D>) {
         match self.stored_mut(id) {
             Some(sum) => sum
-                .downcast_mut::<Tensor<T, S, D>>()
+                .downcast_mut::<Grad<T, D>>()
                 .expect("typed-tensor internal error: one node, two gradient types")
                 .assign_same(crate::ops::Add, &grad),
             None => self.store(id, Box::new(grad)),
@@ -237,13 +232,10 @@ impl Gradients {
         self.by_id.remove(&id)
     }
 
-    /// Removes and returns node `id`'s gradient.
-    pub(crate) fn take<T: FloatDType, S: Shape, D: Device>(
-        &mut self,
-        id: usize,
-    ) -> Option<Tensor<T, S, D>> {
+    /// Removes and returns node `id`'s gradient, padded.
+    pub(crate) fn take<T: FloatDType, D: Device>(&mut self, id: usize) -> Option<Grad<T, D>> {
         self.remove(id).map(|g| {
-            *g.downcast::<Tensor<T, S, D>>()
+            *g.downcast::<Grad<T, D>>()
                 .expect("typed-tensor internal error: a node's gradient has another type")
         })
     }

@@ -56,6 +56,7 @@ mod var;
 
 pub use check::{check_gradient, GradCheck};
 pub use graph::Gradients;
+pub(crate) use traced::{record_with, Slot};
 pub use traced::{Traceable, Traced};
 pub use var::Var;
 

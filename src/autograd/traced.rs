@@ -1,11 +1,11 @@
 //! Traced values: a tensor plus its node in the graph of recorded ops.
 
-use super::graph::{next_id, run_backward, Gradients, Node};
+use super::graph::{next_id, run_backward, BackwardFn, Gradients, Node};
 use super::var::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::Shape;
-use crate::tensor::Tensor;
+use crate::tensor::{Grad, Tensor};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -53,7 +53,18 @@ impl Slot {
         grad: impl FnOnce() -> Tensor<T, S, D>,
     ) {
         if let Some(id) = self.0 {
-            grads.accumulate(id, grad());
+            grads.accumulate(id, grad().padded());
+        }
+    }
+
+    /// Adds `grad`, already in the padded form, if wanted.
+    pub(crate) fn give_padded<T: FloatDType, D: Device>(
+        self,
+        grads: &mut Gradients,
+        grad: Grad<T, D>,
+    ) {
+        if let Some(id) = self.0 {
+            grads.accumulate(id, grad);
         }
     }
 }
@@ -68,6 +79,39 @@ fn op_parents(inputs: &[&Arc<Node>]) -> Option<(usize, Vec<Arc<Node>>)> {
         .map(|&n| n.clone())
         .collect();
     (!parents.is_empty()).then(|| (next_id(), parents))
+}
+
+/// Records an op whose result is `value`, made from `inputs`, with a backward rule that names no shape: `rule`
+/// receives the result's gradient and `captured` (the inputs' [`Slot`]s and saved values, in the padded form).
+/// Only this small function is compiled once per result shape; `rule`, a function pointer, and the closure that
+/// calls it are compiled once per element type, device and captured type. When no input needs a gradient
+/// nothing is recorded.
+pub(crate) fn record_with<U: FloatDType, S2: Shape, D: Device, C: Send + 'static>(
+    value: Tensor<U, S2, D>,
+    inputs: &[&Arc<Node>],
+    captured: C,
+    rule: fn(Grad<U, D>, C, &mut Gradients),
+) -> Traced<U, S2, D> {
+    let Some((id, parents)) = op_parents(inputs) else {
+        return Traced::constant(value);
+    };
+    Traced::from_node(
+        value,
+        Node::op(id, parents, padded_rule(id, captured, rule)),
+    )
+}
+
+/// The boxed rule of [`record_with`]: takes node `id`'s gradient and runs `rule` on it.
+fn padded_rule<U: FloatDType, D: Device, C: Send + 'static>(
+    id: usize,
+    captured: C,
+    rule: fn(Grad<U, D>, C, &mut Gradients),
+) -> BackwardFn {
+    Box::new(move |grads: &mut Gradients| {
+        if let Some(g) = grads.take::<U, D>(id) {
+            rule(g, captured, grads);
+        }
+    })
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
@@ -115,9 +159,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         let Some((id, parents)) = op_parents(inputs) else {
             return Traced::constant(value);
         };
+        let shape = value.shape();
         let rule = Box::new(move |grads: &mut Gradients| {
-            if let Some(g) = grads.take::<U, S2, D>(id) {
-                backward(g, grads);
+            if let Some(g) = grads.take::<U, D>(id) {
+                backward(g.unpadded(shape), grads);
             }
         });
         Traced::from_node(value, Node::op(id, parents, rule))
@@ -155,7 +200,7 @@ impl<T: FloatDType, D: Device> Traced<T, (), D> {
     pub fn backward(self) -> Gradients {
         let id = self.node.id;
         let wanted = self.node.requires_grad();
-        let seed = Tensor::<T, (), D>::ones_with_shape(());
+        let seed = Tensor::<T, (), D>::ones_with_shape(()).padded();
         let node = self.node;
         drop(self.value);
         run_backward(&node, move |grads| {

@@ -30,8 +30,9 @@ pub use sgd::{Sgd, SgdConfig};
 use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::error::Error;
 use crate::error::Result;
-use crate::shape::Shape;
+use crate::shape::{Dims, Shape, MAX_RANK};
 use alloc::boxed::Box;
 
 /// Updates parameters from gradients.
@@ -125,10 +126,19 @@ fn check_grad<T: FloatDType, S: Shape, D: Device>(
     var: &Var<T, S, D>,
     grads: &Gradients,
 ) -> Result<()> {
-    match grads.peek(var) {
-        Some(g) => var.check_shape(op, g),
+    match grads.peek::<T, D>(var.id()) {
+        Some(g) => check_dims(op, &var.shape().dims(), &g.dims()),
         None => Ok(()),
     }
+}
+
+/// `Error::ShapeMismatch` naming `op` unless the padded gradient dims `grad` are the parameter's `dims`, padded.
+fn check_dims(op: &'static str, dims: &Dims, grad: &Dims) -> Result<()> {
+    let found = &grad[MAX_RANK - dims.len()..];
+    if found != dims.as_slice() {
+        return Err(Error::shape_mismatch(op, *dims, Dims::from_slice(found)));
+    }
+    Ok(())
 }
 
 /// Registers every parameter of a model as a slot of the optimizer whose hyper-parameters are `H`.

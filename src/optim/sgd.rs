@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
 use crate::ops;
 use crate::shape::Shape;
-use crate::tensor::Tensor;
+use crate::tensor::Grad;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -44,7 +44,8 @@ pub struct Sgd {
 
 struct SgdSlot<T: FloatDType, S: Shape, D: Device> {
     var: Var<T, S, D>,
-    velocity: Option<Tensor<T, S, D>>,
+    /// In the padded form gradients have, so that the update below is compiled once per element type and device.
+    velocity: Option<Grad<T, D>>,
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
@@ -53,37 +54,48 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
     }
 
     fn step(&mut self, grads: &Gradients, c: &SgdConfig) {
-        let Some(g) = grads.try_get(&self.var) else {
+        let Some(g) = grads.peek::<T, D>(self.var.id()) else {
             return;
         };
-        let mut d = g;
-        if c.weight_decay != 0.0 {
-            let decay = self.var.value().affine(c.weight_decay, 0.0);
-            d.assign_same(ops::Add, &decay);
-        }
-        // The new velocity is computed beside the old one and kept only once the parameter has its update.
-        let mut velocity = None;
-        if c.momentum != 0.0 {
-            let v = match &self.velocity {
-                // The first velocity is the step itself; velocities are never updated in place, so it may
-                // share the gradient's buffer.
-                None => d.clone(),
-                Some(v) => v.affine(c.momentum, 0.0).zip_same(ops::Add, &d),
-            };
-            d = if c.nesterov {
-                d.zip_same(ops::Add, &v.affine(c.momentum, 0.0))
-            } else {
-                v.clone()
-            };
-            velocity = Some(v);
-        }
-        let delta = d.affine(c.lr, 0.0);
+        let w = (c.weight_decay != 0.0).then(|| self.var.value().padded());
+        let (delta, velocity) = sgd_delta(g, w, self.velocity.as_ref(), c);
         self.var
-            .update_in_place(|w| w.assign_same(ops::Sub, &delta));
+            .update_in_place(|w| w.assign_padded(ops::Sub, &delta));
         if velocity.is_some() {
             self.velocity = velocity;
         }
     }
+}
+
+/// The step `lr * d` for gradient `g` (with the parameter's value `w` when there is weight decay) and the new
+/// velocity (with momentum), all in the padded form. The new velocity is computed beside the old one and kept
+/// only once the parameter has its update.
+fn sgd_delta<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    w: Option<Grad<T, D>>,
+    velocity: Option<&Grad<T, D>>,
+    c: &SgdConfig,
+) -> (Grad<T, D>, Option<Grad<T, D>>) {
+    let mut d = match w {
+        Some(w) => g.zip_same(ops::Add, &w.affine(c.weight_decay, 0.0)),
+        None => g.clone(),
+    };
+    let mut new_velocity = None;
+    if c.momentum != 0.0 {
+        let v = match velocity {
+            // The first velocity is the step itself; velocities are never updated in place, so it may share
+            // the gradient's buffer.
+            None => d.clone(),
+            Some(v) => v.affine(c.momentum, 0.0).zip_same(ops::Add, &d),
+        };
+        d = if c.nesterov {
+            d.zip_same(ops::Add, &v.affine(c.momentum, 0.0))
+        } else {
+            v.clone()
+        };
+        new_velocity = Some(v);
+    }
+    (d.affine(c.lr, 0.0), new_velocity)
 }
 
 impl Sgd {

@@ -87,8 +87,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// with `Error::ShapeOverflow` naming `op` when the shape is too large to address.
     ///
     /// `fill` is a trait object, and the fills are built in functions generic over the element type alone
-    /// ([`fill_rand`], ...), so a model's many parameter shapes share one copy of each fill loop.
+    /// ([`fill_rand`], ...), so a model's many parameter shapes share one copy of each fill loop. Never inlined:
+    /// inlined into a caller that names its fill, the call would be devirtualised and the fill (a whole random
+    /// number generator) compiled into every shape's copy.
     #[track_caller]
+    #[inline(never)]
     pub(crate) fn filled_with(op: &'static str, shape: S, fill: &mut dyn FnMut(&mut [T])) -> Self {
         let n = or_panic(checked_numel::<T>(op, shape));
         if let Some(mut storage) = D::host_zeros::<T, S>(n) {

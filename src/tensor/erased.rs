@@ -11,6 +11,92 @@ use crate::layout::Layout;
 use crate::ops::{self, BinaryOp};
 use crate::shape::{Dims, Shape, MAX_RANK};
 
+/// Every rank seen as rank [`MAX_RANK`] with leading size-1 axes: the one shape autograd's gradients and the
+/// optimizers' updates compute in, so that that code is compiled once per element type and device instead of once
+/// per tensor shape (a model of 49 layer widths compiled it 49 times). Padding is a view (stride 0 on the new
+/// axes), and broadcasting aligns shapes at the right, so padded operands broadcast and reduce as the originals
+/// do.
+pub(crate) type Padded = (usize, usize, usize, usize, usize, usize);
+
+/// A tensor in autograd's shape-erased form (see [`Padded`]).
+pub(crate) type Grad<T, D> = Tensor<T, Padded, D>;
+
+/// `l` with leading size-1 axes (stride 0) up to rank [`MAX_RANK`].
+fn pad_layout(l: &Layout) -> Layout {
+    let lead = MAX_RANK - l.rank();
+    let mut dims = [1; MAX_RANK];
+    let mut strides = [0; MAX_RANK];
+    dims[lead..].copy_from_slice(l.dims());
+    strides[lead..].copy_from_slice(l.strides());
+    Layout::from_parts(Dims::from_slice(&dims), &strides, l.offset())
+}
+
+/// The last `rank` axes of a padded layout (the leading ones have size 1).
+pub(crate) fn unpad_layout(l: &Layout, rank: usize) -> Layout {
+    let lead = MAX_RANK - rank;
+    debug_assert!(l.dims()[..lead].iter().all(|&d| d == 1));
+    Layout::from_parts(
+        Dims::from_slice(&l.dims()[lead..]),
+        &l.strides()[lead..],
+        l.offset(),
+    )
+}
+
+/// The padded form of `dims`.
+pub(crate) fn padded_shape(dims: &Dims) -> Padded {
+    let lead = MAX_RANK - dims.len();
+    let mut d = [1; MAX_RANK];
+    d[lead..].copy_from_slice(dims);
+    (d[0], d[1], d[2], d[3], d[4], d[5])
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// This tensor as a [`Grad`]: a view of the same elements.
+    pub(crate) fn padded(&self) -> Grad<T, D> {
+        Grad::over(&self.storage, &self.layout())
+    }
+}
+
+impl<T: WithDType, D: Device> Grad<T, D> {
+    /// The padded view of `storage` (any tensor's) through `layout`, of any rank.
+    pub(crate) fn over<S0: Shape>(storage: &D::Storage<T, S0>, layout: &Layout) -> Self {
+        let padded = pad_layout(layout);
+        Tensor::from_view(padded_shape(layout.dims()), padded, storage)
+    }
+
+    /// The tensor of `shape` this padded value holds (its dims are `shape`'s, padded): a view.
+    pub(crate) fn unpadded<S: Shape>(&self, shape: S) -> Tensor<T, S, D> {
+        let layout = unpad_layout(&self.layout(), S::RANK);
+        debug_assert_eq!(*layout.dims(), shape.dims());
+        Tensor::from_view(shape, layout, &self.storage)
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `self = op(self, rhs)` for `rhs` of this tensor's dims in the padded form: in place when this tensor alone
+    /// holds its dense buffer (the optimizers' parameter updates). Everything but the destination is
+    /// [`assign_padded_into`]'s, compiled once per element type, device and op.
+    pub(crate) fn assign_padded<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Grad<T, D>) {
+        if let Some(out) = self.dense_out() {
+            return assign_padded_into::<T, D, Op>(op, out, S::RANK, rhs);
+        }
+        *self = self.padded().zip_same(op, rhs).unpadded(self.shape);
+    }
+}
+
+/// `out = op(out, rhs)`, `out` the dense destination of a tensor of rank `rank` and `rhs`'s dims (padded).
+#[inline(never)]
+fn assign_padded_into<T: WithDType, D: Device, Op: BinaryOp<T>>(
+    op: Op,
+    out: &mut D::Out<T>,
+    rank: usize,
+    rhs: &Grad<T, D>,
+) {
+    let lb = unpad_layout(&rhs.layout(), rank);
+    let dims = *lb.dims();
+    device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
+}
+
 /// `dims` reading a dense buffer of the kept axes (in order, from `offset`) with stride 0 on the reduced ones.
 fn spread_layout(dims: Dims, reduced: &[bool; MAX_RANK], offset: usize) -> Layout {
     let mut strides = [0; MAX_RANK];

@@ -36,6 +36,8 @@ pub use create::NestedArray;
 mod display;
 #[cfg(feature = "std")] // used by autograd, nn and optim only
 mod erased;
+#[cfg(feature = "std")]
+pub(crate) use erased::{unpad_layout, Grad};
 mod tiny;
 
 pub use crate::ops::conv::{Conv, Pool2d};

@@ -9,13 +9,15 @@
 //! the derivative may use them.
 
 #[cfg(feature = "std")]
-use crate::autograd::Traced;
+use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
 #[cfg(feature = "std")]
 use crate::ops::CmpOp;
 use crate::shape::Shape;
+#[cfg(feature = "std")]
+use crate::tensor::Grad;
 use crate::tensor::Tensor;
 
 /// Generates the `Traced` method of each row: the value from the `Tensor` method of the same name, recorded with the
@@ -34,28 +36,48 @@ macro_rules! traced_fns {
                 $(#[$m])*
                 pub fn $name(&self $(, $p: $pt)*) -> Self {
                     let y = self.value.$name($($p),*);
-                    traced_fns!(@record self, y, $kind |$g $(, $v)?| $grad)
+                    traced_fns!(@record self, y, ($($p: $pt),*), $kind |$g $(, $v)?| $grad)
                 }
             )*
         }
     };
-    (@record $self:ident, $y:ident, input |$g:ident, $v:ident| $grad:expr) => {{
-        let x = $self.value.clone();
-        $self.unary_op($y, move |$g| {
-            let $v = &x;
-            $grad
-        })
+    // The derivative is a nested `fn` generic over the element type and device only (a closure would be
+    // compiled once per shape), and the saved value and the gradients are in autograd's padded form.
+    (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), input |$g:ident, $v:ident| $grad:expr) => {{
+        fn rule<T: FloatDType, D: Device>(
+            $g: Grad<T, D>,
+            (slot, $v, ($($p,)*)): (Slot, Grad<T, D>, ($($pt,)*)),
+            grads: &mut Gradients,
+        ) {
+            let $v = &$v;
+            slot.give_padded(grads, $grad)
+        }
+        let saved = $self.value.padded();
+        record_with($y, &[&$self.node], ($self.slot(), saved, ($($p,)*)), rule::<T, D>)
     }};
-    (@record $self:ident, $y:ident, output |$g:ident, $v:ident| $grad:expr) => {{
-        let out = $y.clone();
-        $self.unary_op($y, move |$g| {
-            let $v = &out;
-            $grad
-        })
+    (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), output |$g:ident, $v:ident| $grad:expr) => {{
+        fn rule<T: FloatDType, D: Device>(
+            $g: Grad<T, D>,
+            (slot, $v, ($($p,)*)): (Slot, Grad<T, D>, ($($pt,)*)),
+            grads: &mut Gradients,
+        ) {
+            let $v = &$v;
+            slot.give_padded(grads, $grad)
+        }
+        let saved = $y.padded();
+        record_with($y, &[&$self.node], ($self.slot(), saved, ($($p,)*)), rule::<T, D>)
     }};
-    (@record $self:ident, $y:ident, neither |$g:ident| $grad:expr) => {
-        $self.unary_op($y, move |$g| $grad)
-    };
+    (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), neither |$g:ident| $grad:expr) => {{
+        #[allow(unused_variables)] // a derivative may ignore a parameter (`affine`'s `add`)
+        fn rule<T: FloatDType, D: Device>(
+            $g: Grad<T, D>,
+            (slot, ($($p,)*)): (Slot, ($($pt,)*)),
+            grads: &mut Gradients,
+        ) {
+            slot.give_padded(grads, $grad)
+        }
+        record_with($y, &[&$self.node], ($self.slot(), ($($p,)*)), rule::<T, D>)
+    }};
 }
 
 /// Generates the `Tensor` and `Traced` method of each row (see the module docs).

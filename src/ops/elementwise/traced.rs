@@ -1,47 +1,63 @@
 //! Elementwise ops: arithmetic with suffix broadcasting (a broadcast operand's gradient is summed back to its
 //! shape), scalars, and the differentiable unary functions.
 
-use crate::autograd::{Traceable, Traced};
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
 use crate::shape::{BroadcastShapes, Shape};
-use crate::tensor::Tensor;
+use crate::tensor::{Grad, Tensor};
+
+/// The gradients of a broadcast binary op at the output's dims (see [`Traced::broadcast_binary`]): from the
+/// output's gradient `g`, which inputs want one, the operands `a` and `b` expanded to the output's dims, and the
+/// output.
+type BinaryGrads<T, D> =
+    fn(&Grad<T, D>, [bool; 2], &Grad<T, D>, &Grad<T, D>, &Grad<T, D>) -> [Option<Grad<T, D>>; 2];
+
+/// What a broadcast binary op's rule keeps: the inputs' slots, the operands and the output (padded), and the
+/// op's gradients.
+type BinaryCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 3], BinaryGrads<T, D>);
+
+/// The backward rule of every broadcast binary op: the gradients at the output's dims, each summed back to its
+/// operand's dims. Compiled once per element type and device.
+fn broadcast_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sa, sb], [a, b, out], grads): BinaryCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let shape = g.shape();
+    let (ea, eb) = (a.expand_to(shape), b.expand_to(shape));
+    let [ga, gb] = grads(&g, [sa.wanted(), sb.wanted()], &ea, &eb, &out);
+    if let Some(ga) = ga {
+        sa.give_padded(store, ga.sum_to(a.shape()));
+    }
+    if let Some(gb) = gb {
+        sb.give_padded(store, gb.sum_to(b.shape()));
+    }
+}
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
-    /// `op(self, rhs)` with suffix broadcasting; `grads(g, a, b, out)` gives the gradients of `a` and `b` at the
-    /// output's shape (each computed only if wanted), which are then summed back to the operands' shapes.
+    /// `op(self, rhs)` with suffix broadcasting; `grads(g, wanted, a, b, out)` gives the gradients of `a` and `b`
+    /// at the output's shape (each computed only if wanted), which are then summed back to the operands' shapes.
+    /// `grads` is a `fn` generic over the element type and device only, so the rule is compiled once for every
+    /// shape.
     fn broadcast_binary<S2: Shape>(
         &self,
         rhs: &Traced<T, S2, D>,
         value: Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
-        grads: impl FnOnce(
-                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
-                [bool; 2],
-                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
-                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
-                &Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
-            ) -> [Option<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>>; 2]
-            + Send
-            + 'static,
+        grads: BinaryGrads<T, D>,
     ) -> Traced<T, <S as BroadcastShapes<S2>>::Output, D>
     where
         S: BroadcastShapes<S2>,
     {
-        let (sa, sb) = (self.slot(), rhs.slot());
-        let (a, b) = (self.value.clone(), rhs.value.clone());
-        let out = value.clone();
-        Self::record(value, &[&self.node, &rhs.node], move |g, store| {
-            let shape = g.shape();
-            let (ea, eb) = (a.expand_to(shape), b.expand_to(shape));
-            let [ga, gb] = grads(&g, [sa.wanted(), sb.wanted()], &ea, &eb, &out);
-            if let Some(ga) = ga {
-                sa.give(store, || ga.sum_to(a.shape()));
-            }
-            if let Some(gb) = gb {
-                sb.give(store, || gb.sum_to(b.shape()));
-            }
-        })
+        let saved = [self.value.padded(), rhs.value.padded(), value.padded()];
+        let captured = ([self.slot(), rhs.slot()], saved, grads);
+        record_with(
+            value,
+            &[&self.node, &rhs.node],
+            captured,
+            broadcast_rule::<T, D>,
+        )
     }
 
     /// `self + rhs` (the method behind `+`).
@@ -51,11 +67,18 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
+        fn grads<T: FloatDType, D: Device>(
+            g: &Grad<T, D>,
+            [wa, wb]: [bool; 2],
+            _: &Grad<T, D>,
+            _: &Grad<T, D>,
+            _: &Grad<T, D>,
+        ) -> [Option<Grad<T, D>>; 2] {
+            [wa.then(|| g.clone()), wb.then(|| g.clone())]
+        }
         let rhs = rhs.traced();
         let value = &self.value + &rhs.value;
-        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, _, _| {
-            [wa.then(|| g.clone()), wb.then(|| g.clone())]
-        })
+        self.broadcast_binary(&rhs, value, grads::<T, D>)
     }
 
     /// `self - rhs`.
@@ -65,11 +88,18 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
+        fn grads<T: FloatDType, D: Device>(
+            g: &Grad<T, D>,
+            [wa, wb]: [bool; 2],
+            _: &Grad<T, D>,
+            _: &Grad<T, D>,
+            _: &Grad<T, D>,
+        ) -> [Option<Grad<T, D>>; 2] {
+            [wa.then(|| g.clone()), wb.then(|| g.unary(ops::Neg))]
+        }
         let rhs = rhs.traced();
         let value = &self.value - &rhs.value;
-        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, _, _| {
-            [wa.then(|| g.clone()), wb.then(|| g.unary(ops::Neg))]
-        })
+        self.broadcast_binary(&rhs, value, grads::<T, D>)
     }
 
     /// `self * rhs`.
@@ -79,14 +109,21 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
-        let rhs = rhs.traced();
-        let value = &self.value * &rhs.value;
-        self.broadcast_binary(&rhs, value, |g, [wa, wb], a, b, _| {
+        fn grads<T: FloatDType, D: Device>(
+            g: &Grad<T, D>,
+            [wa, wb]: [bool; 2],
+            a: &Grad<T, D>,
+            b: &Grad<T, D>,
+            _: &Grad<T, D>,
+        ) -> [Option<Grad<T, D>>; 2] {
             [
                 wa.then(|| g.zip_same(ops::Mul, b)),
                 wb.then(|| g.zip_same(ops::Mul, a)),
             ]
-        })
+        }
+        let rhs = rhs.traced();
+        let value = &self.value * &rhs.value;
+        self.broadcast_binary(&rhs, value, grads::<T, D>)
     }
 
     /// `self / rhs`.
@@ -96,14 +133,21 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
-        let rhs = rhs.traced();
-        let value = &self.value / &rhs.value;
-        self.broadcast_binary(&rhs, value, |g, [wa, wb], _, b, out| {
+        fn grads<T: FloatDType, D: Device>(
+            g: &Grad<T, D>,
+            [wa, wb]: [bool; 2],
+            _: &Grad<T, D>,
+            b: &Grad<T, D>,
+            out: &Grad<T, D>,
+        ) -> [Option<Grad<T, D>>; 2] {
             let ga = g.zip_same(ops::Div, b);
             // d(a / b)/db = -(a / b) / b = -out / b.
             let gb = wb.then(|| ga.zip_same(ops::Mul, out).unary(ops::Neg));
             [wa.then_some(ga), gb]
-        })
+        }
+        let rhs = rhs.traced();
+        let value = &self.value / &rhs.value;
+        self.broadcast_binary(&rhs, value, grads::<T, D>)
     }
 
     /// The elementwise maximum; where both are equal each gets half the gradient (as PyTorch does).
@@ -115,9 +159,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let rhs = rhs.traced();
         let value = self.value.maximum(&rhs.value);
-        self.broadcast_binary(&rhs, value, |g, w, a, b, _| {
-            pick_gradients(g, w, a, b, CmpOp::Gt)
-        })
+        self.broadcast_binary(&rhs, value, max_gradients::<T, D>)
     }
 
     /// The elementwise minimum; ties split the gradient.
@@ -129,22 +171,42 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let rhs = rhs.traced();
         let value = self.value.minimum(&rhs.value);
-        self.broadcast_binary(&rhs, value, |g, w, a, b, _| {
-            pick_gradients(g, w, a, b, CmpOp::Lt)
-        })
+        self.broadcast_binary(&rhs, value, min_gradients::<T, D>)
     }
 }
 
+/// Gradients of max: `a` gets `g` where `a > b`, `b` where `b > a`, both half on ties.
+fn max_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    w: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    _: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    pick_gradients(g, w, a, b, CmpOp::Gt)
+}
+
+/// Gradients of min: as [`max_gradients`] with `<`.
+fn min_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    w: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    _: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    pick_gradients(g, w, a, b, CmpOp::Lt)
+}
+
 /// Gradients of max/min: `a` gets `g` where `wins(a, b)`, `b` where `wins(b, a)`, both half on ties.
-fn pick_gradients<T: FloatDType, S: Shape, D: Device>(
-    g: &Tensor<T, S, D>,
+fn pick_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
     [wa, wb]: [bool; 2],
-    a: &Tensor<T, S, D>,
-    b: &Tensor<T, S, D>,
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
     wins: CmpOp,
-) -> [Option<Tensor<T, S, D>>; 2] {
+) -> [Option<Grad<T, D>>; 2] {
     let half_tie = a.mask_same(CmpOp::Eq, b).affine(0.5, 0.0);
-    let weight = |x: &Tensor<T, S, D>, y: &Tensor<T, S, D>| {
+    let weight = |x: &Grad<T, D>, y: &Grad<T, D>| {
         g.zip_same(
             ops::Mul,
             &x.mask_same(wins, y).zip_same(ops::Add, &half_tie),

@@ -22,6 +22,8 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
 use crate::tensor::{call, check_output, device_ok, written, Tensor};
+#[cfg(feature = "std")]
+use crate::tensor::{unpad_layout, Grad};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
@@ -143,9 +145,6 @@ struct Prepared<'a, T: FloatDType, S: Shape, S2: Shape, D: Device> {
     rhs: Operand<'a, T, S2, D>,
     lhs_layout: Layout,
     rhs_layout: Layout,
-    /// Whether each operand is one matrix shared by every batch entry (the gradient sums over the batch).
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    shared: [bool; 2],
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -256,109 +255,102 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             Operand::new(self, as_batched(&self.layout(), Side::Lhs).is_none()),
             Operand::new(rhs, as_batched(&rhs.layout(), Side::Rhs).is_none()),
         );
-        let ([lhs_layout, rhs_layout], shared) =
+        let ([lhs_layout, rhs_layout], _) =
             batched_pair(&a.layout(), &b.layout()).ok_or_else(mismatch)?;
         Ok(Prepared {
             lhs: a,
             rhs: b,
             lhs_layout,
             rhs_layout,
-            shared,
         })
     }
+}
 
-    #[cfg(feature = "std")]
-    /// The gradients of `self.matmul(rhs)` with respect to `self` and `rhs` (each only if wanted), given the
-    /// output's gradient `grad`: `grad x rhs^T` and `self^T x grad`, summed over the batch for an operand the
-    /// batch shared.
-    pub(crate) fn matmul_backward<S2: Shape, O: Shape>(
-        &self,
-        rhs: &Tensor<T, S2, D>,
-        grad: &Tensor<T, O, D>,
-        want: [bool; 2],
-    ) -> (Option<Self>, Option<Tensor<T, S2, D>>) {
-        let p = device_ok(self.prepare_matmul(rhs));
-        let (la, lb) = (p.lhs_layout, p.rhs_layout);
-        let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
-        let g = grad.contiguous();
-        let lg = Layout::from_parts(
-            Dims::from_slice(&[batch, m, n]),
-            &[m * n, n, 1],
-            g.contiguous_range().map_or(0, |r| r.start),
-        );
-        // The `[B, R, C]` product `a x b` as the operand's gradient: summed over B when the batch shared the
-        // operand, else the operand's shape already.
-        fn finish<T: FloatDType, S: Shape, D: Device>(
-            a: (&D::Buffer<T>, &Layout),
-            b: (&D::Buffer<T>, &Layout),
-            dims: [usize; 3],
-            shared: bool,
-            shape: S,
-        ) -> Tensor<T, S, D> {
-            if !(shared && dims[0] > 1) {
-                // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-                return unsafe {
-                    written!(
-                        Tensor::written_by,
-                        shape,
-                        "matmul",
-                        call::matmul::<T, D>(a, b)
-                    )
-                };
-            }
-            let product = product::<T, D>(a, b);
-            let l = Layout::contiguous(Dims::from_slice(&dims));
-            let mut reduced = [false; crate::shape::MAX_RANK];
-            reduced[0] = true;
-            let sums = (D::buffer(&product), &l);
-            // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-            unsafe {
-                written!(
-                    Tensor::written_by,
-                    shape,
-                    "sum",
-                    call::reduce::<T, D, _>(crate::ops::Sum, sums, &reduced),
-                )
+/// The gradients of `a.matmul(b)` with respect to `a` and `b` (each only if wanted), given the output's
+/// gradient `grad`: `grad x b^T` and `a^T x grad`, summed over the batch for an operand the batch shared. All in
+/// autograd's padded form (`ranks` are the operands' own ranks), so this is compiled once per element type and
+/// device.
+#[cfg(feature = "std")]
+pub(crate) fn matmul_backward<T: FloatDType, D: Device>(
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    ranks: [usize; 2],
+    grad: &Grad<T, D>,
+    want: [bool; 2],
+) -> [Option<Grad<T, D>>; 2] {
+    // An operand whose batch axes cannot merge (a permuted rank-4 view) is made contiguous, as in the forward.
+    let operand = |t: &Grad<T, D>, rank: usize, side: Side| {
+        let l = unpad_layout(&t.layout(), rank);
+        match as_batched(&l, side) {
+            Some(_) => (None, l),
+            None => {
+                let dense = t.contiguous();
+                let l = unpad_layout(&dense.layout(), rank);
+                (Some(dense), l)
             }
         }
-        // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
-        // (`da^T = b g^T`, `db^T = g^T a`) and viewed back: the gradient then has the operand's memory order, so
-        // after the transpose's own backward the weight's gradient is dense and an optimizer reads it in place
-        // (it was copied first: 8% of a small MLP's training step).
-        let da = want[0].then(|| {
-            if !p.shared[0] && column_major(&la) {
-                let product =
-                    product::<T, D>((p.rhs.buffer(), &lb), (g.buffer(), &lg.swap_axes(1, 2)));
-                return transposed_view(self.shape(), &product);
-            }
-            let k = la.dims()[2];
-            let b = (p.rhs.buffer(), &lb.swap_axes(1, 2));
-            finish(
-                (g.buffer(), &lg),
-                b,
-                [batch, m, k],
-                p.shared[0],
-                self.shape(),
+    };
+    let (a_copy, la0) = operand(a, ranks[0], Side::Lhs);
+    let (b_copy, lb0) = operand(b, ranks[1], Side::Rhs);
+    let (a, b) = (a_copy.as_ref().unwrap_or(a), b_copy.as_ref().unwrap_or(b));
+    let ([la, lb], shared) = batched_pair(&la0, &lb0)
+        .expect("typed-tensor internal error: matmul operands that the forward took");
+    let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
+    let g = grad.contiguous();
+    let lg = Layout::from_parts(
+        Dims::from_slice(&[batch, m, n]),
+        &[m * n, n, 1],
+        g.contiguous_range().map_or(0, |r| r.start),
+    );
+    // The `[B, R, C]` product `x y` as the gradient of an operand with dims `dims`: summed over B when the batch
+    // shared the operand, else the operand's dims already.
+    let finish = |x: (&D::Buffer<T>, &Layout),
+                  y: (&D::Buffer<T>, &Layout),
+                  rc: [usize; 3],
+                  shared: bool,
+                  dims: &Dims| {
+        let product = product::<T, D>(x, y);
+        let out = Layout::contiguous(*dims);
+        if !(shared && rc[0] > 1) {
+            return Grad::over(&product, &out);
+        }
+        let l = Layout::contiguous(Dims::from_slice(&rc));
+        let mut reduced = [false; crate::shape::MAX_RANK];
+        reduced[0] = true;
+        let src = (D::buffer(&product), &l);
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        let sums = device_ok(unsafe {
+            crate::tensor::fresh::<T, crate::tensor::Flat, D>(
+                "sum",
+                rc[1] * rc[2],
+                &mut call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
             )
         });
-        let db = want[1].then(|| {
-            if !p.shared[1] && column_major(&lb) {
-                let product =
-                    product::<T, D>((g.buffer(), &lg.swap_axes(1, 2)), (p.lhs.buffer(), &la));
-                return transposed_view(rhs.shape(), &product);
-            }
-            let k = lb.dims()[1];
-            let a = (p.lhs.buffer(), &la.swap_axes(1, 2));
-            finish(
-                a,
-                (g.buffer(), &lg),
-                [batch, k, n],
-                p.shared[1],
-                rhs.shape(),
-            )
-        });
-        (da, db)
-    }
+        Grad::over(&sums, &out)
+    };
+    // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
+    // (`da^T = b g^T`, `db^T = g^T a`) and viewed back: the gradient then has the operand's memory order, so
+    // after the transpose's own backward the weight's gradient is dense and an optimizer reads it in place
+    // (it was copied first: 8% of a small MLP's training step).
+    let da = want[0].then(|| {
+        if !shared[0] && column_major(&la) {
+            let product = product::<T, D>((b.buffer(), &lb), (g.buffer(), &lg.swap_axes(1, 2)));
+            return transposed_view(la0.dims(), &product);
+        }
+        let k = la.dims()[2];
+        let bt = (b.buffer(), &lb.swap_axes(1, 2));
+        finish((g.buffer(), &lg), bt, [batch, m, k], shared[0], la0.dims())
+    });
+    let db = want[1].then(|| {
+        if !shared[1] && column_major(&lb) {
+            let product = product::<T, D>((g.buffer(), &lg.swap_axes(1, 2)), (a.buffer(), &la));
+            return transposed_view(lb0.dims(), &product);
+        }
+        let k = lb.dims()[1];
+        let at = (a.buffer(), &la.swap_axes(1, 2));
+        finish(at, (g.buffer(), &lg), [batch, k, n], shared[1], lb0.dims())
+    });
+    [da, db]
 }
 
 /// The `[B, M, N]` product of `[B, M, K]` and `[B, K, N]` operand views, in a storage of no particular shape.
@@ -385,16 +377,16 @@ fn column_major(l: &Layout) -> bool {
     d[1] > 1 && d[2] > 1 && s[1] == 1
 }
 
-/// The tensor of `shape` (rank 2 or more) whose last two axes are the dense `product`'s, swapped: a view of a
-/// gradient computed transposed.
+/// The gradient of an operand with `dims` (rank 2 or more) whose last two axes are the dense `product`'s,
+/// swapped: a view of a gradient computed transposed.
 #[cfg(feature = "std")]
-fn transposed_view<T: FloatDType, S: Shape, D: Device>(
-    shape: S,
+fn transposed_view<T: FloatDType, D: Device>(
+    dims: &Dims,
     product: &D::Storage<T, crate::tensor::Flat>,
-) -> Tensor<T, S, D> {
-    let (dims, r) = (shape.dims(), S::RANK);
-    let mut swapped = dims;
+) -> Grad<T, D> {
+    let r = dims.len();
+    let mut swapped = *dims;
     swapped.as_mut_slice().swap(r - 2, r - 1);
     let layout = Layout::contiguous(swapped).swap_axes(r - 2, r - 1);
-    Tensor::from_view(shape, layout, product)
+    Grad::over(product, &layout)
 }

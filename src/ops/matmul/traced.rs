@@ -1,10 +1,12 @@
 //! The matrix product in every shape form; the gradients are products with the other operand transposed,
 //! summed over the batch for an operand the batch shared.
 
-use crate::autograd::{Traceable, Traced};
+use super::tensor::matmul_backward;
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::{MatMulShape, Shape};
+use crate::tensor::Grad;
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The matrix product (see [`Tensor::matmul`](crate::Tensor::matmul) for the shape forms).
@@ -16,16 +18,31 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let rhs = rhs.traced();
         let value = self.value.matmul(&rhs.value);
-        let (sa, sb) = (self.slot(), rhs.slot());
-        let (a, b) = (self.value.clone(), rhs.value.clone());
-        Self::record(value, &[&self.node, &rhs.node], move |g, store| {
-            let (ga, gb) = a.matmul_backward(&b, &g, [sa.wanted(), sb.wanted()]);
-            if let Some(ga) = ga {
-                sa.give(store, || ga);
-            }
-            if let Some(gb) = gb {
-                sb.give(store, || gb);
-            }
-        })
+        let saved = [self.value.padded(), rhs.value.padded()];
+        let captured = ([self.slot(), rhs.slot()], saved, [S::RANK, R::Shape::RANK]);
+        record_with(
+            value,
+            &[&self.node, &rhs.node],
+            captured,
+            matmul_rule::<T, D>,
+        )
+    }
+}
+
+/// What the product's rule keeps: the inputs' slots, the operands (padded) and their ranks.
+type MatmulCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 2], [usize; 2]);
+
+/// The product's backward rule, compiled once per element type and device.
+fn matmul_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sa, sb], [a, b], ranks): MatmulCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let [ga, gb] = matmul_backward(&a, &b, ranks, &g, [sa.wanted(), sb.wanted()]);
+    if let Some(ga) = ga {
+        sa.give_padded(store, ga);
+    }
+    if let Some(gb) = gb {
+        sb.give_padded(store, gb);
     }
 }
