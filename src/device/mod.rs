@@ -196,6 +196,32 @@ pub unsafe trait Kernels {
         let _ = n;
         None
     }
+    /// A fresh storage of `n` elements that `fill` writes in row-major order (a seeded random stream, a range):
+    /// in place where the device's memory is the host's, through a host vector elsewhere (so no heap is needed on
+    /// a device whose tensors are arrays).
+    fn filled<T: WithDType, S: Shape>(
+        n: usize,
+        fill: &mut dyn FnMut(&mut [T]),
+    ) -> Result<Self::Storage<T, S>> {
+        if let Some(mut storage) = Self::host_zeros::<T, S>(n) {
+            if let Some(elements) = Self::host_slice_mut(&mut storage) {
+                fill(&mut elements[..n]);
+                return Ok(storage);
+            }
+        }
+        #[cfg(feature = "alloc")]
+        {
+            let mut v = alloc::vec![T::ZERO; n];
+            fill(&mut v);
+            Self::from_vec(v)
+        }
+        #[cfg(not(feature = "alloc"))]
+        Err(crate::error::Error::Unsupported {
+            op: "filled",
+            dtype: T::DTYPE,
+            device: Self::NAME,
+        })
+    }
     /// The elements of a view, in row-major order, on the host.
     #[cfg(feature = "alloc")]
     fn to_vec<T: WithDType>(buffer: &Self::Buffer<T>, layout: &Layout) -> Result<Vec<T>>;

@@ -87,31 +87,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// with `Error::ShapeOverflow` naming `op` when the shape is too large to address.
     ///
     /// `fill` is a trait object, and the fills are built in functions generic over the element type alone
-    /// ([`fill_rand`], ...), so a model's many parameter shapes share one copy of each fill loop. Never inlined:
-    /// inlined into a caller that names its fill, the call would be devirtualised and the fill (a whole random
-    /// number generator) compiled into every shape's copy.
+    /// ([`fill_rand`], ...), so a model's many parameter shapes share one copy of each fill loop; the device's
+    /// [`Kernels::filled`](crate::device::Kernels::filled) builds the storage, on the CPU in one out-of-line copy
+    /// per element type.
     #[track_caller]
-    #[inline(never)]
     pub(crate) fn filled_with(op: &'static str, shape: S, fill: &mut dyn FnMut(&mut [T])) -> Self {
         let n = or_panic(checked_numel::<T>(op, shape));
-        if let Some(mut storage) = D::host_zeros::<T, S>(n) {
-            if let Some(elements) = D::host_slice_mut(&mut storage) {
-                fill(&mut elements[..n]);
-                return Self::from_storage(shape, storage);
-            }
-        }
-        #[cfg(feature = "alloc")]
-        {
-            let mut v = alloc::vec![T::ZERO; n];
-            fill(&mut v);
-            device_ok(Self::from_vec_with_shape(shape, v))
-        }
-        #[cfg(not(feature = "alloc"))]
-        device_ok(Err(Error::Unsupported {
-            op: "filled_with",
-            dtype: T::DTYPE,
-            device: D::NAME,
-        }))
+        Self::from_storage(shape, device_ok(D::filled::<T, S>(n, fill)))
     }
 
     /// Like [`Self::from_slice_with_shape`], reusing the vector's allocation on the CPU.

@@ -111,6 +111,14 @@ unsafe impl Kernels for Cpu {
         Some(CpuStorage::zeros(n))
     }
 
+    #[inline(always)]
+    fn filled<T: WithDType, S: Shape>(
+        n: usize,
+        fill: &mut dyn FnMut(&mut [T]),
+    ) -> Result<CpuStorage<T>> {
+        Ok(CpuStorage::filled_dyn(n, fill))
+    }
+
     fn to_vec<T: WithDType>(buffer: &[T], layout: &Layout) -> Result<Vec<T>> {
         Ok(map_view(buffer, layout, |x| x))
     }

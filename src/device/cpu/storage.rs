@@ -116,6 +116,13 @@ impl<T: WithDType> CpuStorage<T> {
         Self::filled_by(n, |_| {})
     }
 
+    /// [`Self::filled_by`] with the fill as a trait object, kept out of line: the constructors of every shape
+    /// (`rand`, `arange`, ...) call this one copy instead of each carrying the buffer's construction.
+    #[inline(never)]
+    pub(crate) fn filled_dyn(n: usize, fill: &mut dyn FnMut(&mut [T])) -> Self {
+        Self::filled_by(n, fill)
+    }
+
     /// A fresh buffer of `n` elements that `write` fills: a kernel's output (inline when small, so a small result
     /// never touches the heap; else a vector from the [`pool`] whose spare capacity `write` initialises, with no
     /// pass over it first).

@@ -112,39 +112,32 @@ const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
     crate::ops::matmul::host::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
 }
 
-/// An operand as the kernel reads it: the tensor itself, or a contiguous copy where its batch axes could not be
-/// merged. Borrowing matters on a device where a clone copies the elements (the embedded one).
-enum Operand<'a, T: FloatDType, S: Shape, D: Device> {
-    Itself(&'a Tensor<T, S, D>),
-    Copy(Tensor<T, S, D>),
+/// What a kernel writes into.
+type Out<D, T> = <D as crate::device::Kernels>::Out<T>;
+
+/// The kernel call of `a x b` for operand views of any shapes that chain and whose batch axes merge
+/// ([`as_batched`]): prepares the `[B, M, K]` and `[B, K, N]` layouts when it runs and calls the device's kernel.
+/// Built here, with no shape parameter, so that none of this is compiled once per shape.
+fn matmul_call<'a, T: FloatDType, D: Device>(
+    a: (&'a D::Buffer<T>, &'a Layout),
+    b: (&'a D::Buffer<T>, &'a Layout),
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| matmul_views::<T, D>(a, b, out)
 }
 
-impl<'a, T: FloatDType, S: Shape, D: Device> Operand<'a, T, S, D> {
-    fn new(t: &'a Tensor<T, S, D>, copy: bool) -> Self {
-        if copy {
-            Operand::Copy(t.contiguous())
-        } else {
-            Operand::Itself(t)
-        }
-    }
-}
-
-impl<T: FloatDType, S: Shape, D: Device> core::ops::Deref for Operand<'_, T, S, D> {
-    type Target = Tensor<T, S, D>;
-    fn deref(&self) -> &Tensor<T, S, D> {
-        match self {
-            Operand::Itself(t) => t,
-            Operand::Copy(t) => t,
-        }
-    }
-}
-
-/// Operands ready for the matmul kernel (see `prepare_matmul`).
-struct Prepared<'a, T: FloatDType, S: Shape, S2: Shape, D: Device> {
-    lhs: Operand<'a, T, S, D>,
-    rhs: Operand<'a, T, S2, D>,
-    lhs_layout: Layout,
-    rhs_layout: Layout,
+/// [`matmul_call`]'s work.
+fn matmul_views<T: FloatDType, D: Device>(
+    a: (&D::Buffer<T>, &Layout),
+    b: (&D::Buffer<T>, &Layout),
+    out: &mut Out<D, T>,
+) -> Result<()> {
+    let pair = batch_dims_agree(a.1.dims(), b.1.dims())
+        .then(|| batched_pair(a.1, b.1))
+        .flatten();
+    let Some(([la, lb], _)) = pair else {
+        return Err(Error::shape_mismatch("matmul", *a.1.dims(), *b.1.dims()));
+    };
+    D::matmul((a.0, &la), (b.0, &lb), out)
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -194,21 +187,32 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
-        let (out, n) = matmul_output_dims(&self.dims(), &rhs.dims());
-        let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n]).ok_or_else(mismatch)?;
+        let (la, lb) = (self.layout(), rhs.layout());
+        let (out, n) = matmul_output_dims(la.dims(), lb.dims());
+        let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n])
+            .ok_or_else(|| Error::shape_mismatch("matmul", *la.dims(), *lb.dims()))?;
         // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
         check_output::<T>("matmul", &shape.dims())?;
-        let p = self.prepare_matmul(rhs)?;
-        let (a, b, la, lb) = (p.lhs, p.rhs, p.lhs_layout, p.rhs_layout);
-        let (a, b) = ((a.buffer(), &la), (b.buffer(), &lb));
+        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
+        let a_copy = as_batched(&la, Side::Lhs)
+            .is_none()
+            .then(|| self.contiguous());
+        let b_copy = as_batched(&lb, Side::Rhs)
+            .is_none()
+            .then(|| rhs.contiguous());
+        let (la, lb) = (
+            a_copy.as_ref().map_or(la, |t| t.layout()),
+            b_copy.as_ref().map_or(lb, |t| t.layout()),
+        );
+        let a = (a_copy.as_ref().unwrap_or(self).buffer(), &la);
+        let b = (b_copy.as_ref().unwrap_or(rhs).buffer(), &lb);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
             written!(
                 Tensor::try_written_by,
                 shape,
                 "matmul",
-                call::matmul::<T, D>(a, b)
+                matmul_call::<T, D>(a, b)
             )
         }
     }
@@ -237,32 +241,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = Tensor::host_output(shape, m * n)?;
         crate::ops::matmul::host::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
         Some(out)
-    }
-
-    /// The operands as `[B, M, K]` and `[B, K, N]` layouts for the kernel (copied only if their batch axes
-    /// cannot merge), with which one is a single matrix shared by the whole batch. The layout work is
-    /// [`batched_pair`]'s, compiled once for every shape.
-    fn prepare_matmul<'a, S2: Shape>(
-        &'a self,
-        rhs: &'a Tensor<T, S2, D>,
-    ) -> Result<Prepared<'a, T, S, S2, D>> {
-        let mismatch = || Error::shape_mismatch("matmul", self.dims(), rhs.dims());
-        if !batch_dims_agree(&self.dims(), &rhs.dims()) {
-            return Err(mismatch());
-        }
-        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
-        let (a, b) = (
-            Operand::new(self, as_batched(&self.layout(), Side::Lhs).is_none()),
-            Operand::new(rhs, as_batched(&rhs.layout(), Side::Rhs).is_none()),
-        );
-        let ([lhs_layout, rhs_layout], _) =
-            batched_pair(&a.layout(), &b.layout()).ok_or_else(mismatch)?;
-        Ok(Prepared {
-            lhs: a,
-            rhs: b,
-            lhs_layout,
-            rhs_layout,
-        })
     }
 }
 
