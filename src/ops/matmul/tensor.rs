@@ -115,6 +115,30 @@ const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
 /// What a kernel writes into.
 type Out<D, T> = <D as crate::device::Kernels>::Out<T>;
 
+/// What the product of two operand views needs before its kernel call (see [`matmul_plan`]).
+struct MatmulPlan {
+    /// The output's dims ([`matmul_output_dims`]) and rank.
+    out: [usize; 4],
+    rank: usize,
+    /// Whether each operand must be made contiguous first (its batch axes do not merge).
+    copy: [bool; 2],
+}
+
+/// The output dims of `a x b` and which operands need a contiguous copy: out of line, so that each shape's product
+/// is only the calls around it.
+#[inline(never)]
+fn matmul_plan(a: &Layout, b: &Layout) -> MatmulPlan {
+    let (out, rank) = matmul_output_dims(a.dims(), b.dims());
+    MatmulPlan {
+        out,
+        rank,
+        copy: [
+            as_batched(a, Side::Lhs).is_none(),
+            as_batched(b, Side::Rhs).is_none(),
+        ],
+    }
+}
+
 /// The kernel call of `a x b` for operand views of any shapes that chain and whose batch axes merge
 /// ([`as_batched`]): prepares the `[B, M, K]` and `[B, K, N]` layouts when it runs and calls the device's kernel.
 /// Built here, with no shape parameter, so that none of this is compiled once per shape.
@@ -188,18 +212,14 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: MatMulShape<S2>,
     {
         let (la, lb) = (self.layout(), rhs.layout());
-        let (out, n) = matmul_output_dims(la.dims(), lb.dims());
-        let shape = <S as MatMulShape<S2>>::Output::from_dims(&out[..n])
+        let plan = matmul_plan(&la, &lb);
+        let shape = <S as MatMulShape<S2>>::Output::from_dims(&plan.out[..plan.rank])
             .ok_or_else(|| Error::shape_mismatch("matmul", *la.dims(), *lb.dims()))?;
         // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
         check_output::<T>("matmul", &shape.dims())?;
         // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
-        let a_copy = as_batched(&la, Side::Lhs)
-            .is_none()
-            .then(|| self.contiguous());
-        let b_copy = as_batched(&lb, Side::Rhs)
-            .is_none()
-            .then(|| rhs.contiguous());
+        let a_copy = plan.copy[0].then(|| self.contiguous());
+        let b_copy = plan.copy[1].then(|| rhs.contiguous());
         let (la, lb) = (
             a_copy.as_ref().map_or(la, |t| t.layout()),
             b_copy.as_ref().map_or(lb, |t| t.layout()),
