@@ -22,9 +22,11 @@
 //! - **`backward()` exists only for rank-0 [`Traced`] values**, so differentiating a non-scalar, or a plain
 //!   tensor, does not compile. It consumes the value and walks the graph once in reverse topological order;
 //!   each op's backward rule runs once, frees what it captured, and adds its inputs' gradients.
-//! - **Gradients are typed at the edges**: inside the walk they are stored type-erased per node, and
-//!   [`Gradients::get`] hands a parameter's gradient back as `Tensor<T, S, D>` of exactly the `Var`'s type (the
-//!   downcast cannot fail: the id belongs to that `Var`).
+//! - **Gradients are typed at the edges**: inside the walk they are stored shape-erased per node (every rank
+//!   viewed as rank 6 behind leading size-1 axes, so the backward rules and the optimizers' updates are compiled
+//!   once per element type and device, not once per shape), and [`Gradients::get`] hands a parameter's gradient
+//!   back as `Tensor<T, S, D>` of exactly the `Var`'s type (the downcast cannot fail: the id belongs to that
+//!   `Var`).
 //! - **Kernels are reused**: a backward rule is written with the same tensor ops as the forward pass (plus
 //!   shape-erased helpers such as summing a broadcast gradient back to its operand's shape), so every device
 //!   that runs the forward ops runs the backward ones.

@@ -1,21 +1,56 @@
 //! Traced views: reshape, transpose, permute, narrow, broadcast, squeeze/unsqueeze and `.i(...)` (their gradients
 //! undo the view).
 
-use crate::autograd::Traced;
+use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::shape::{
     BroadcastTo, Const, ConstShape, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes, MAX_RANK,
 };
-use crate::tensor::{IndexOp, Tensor};
+use crate::tensor::{padded_shape, Grad, IndexOp, Padded, Tensor};
+
+/// A permutation of a tensor's `perm.len()` axes as a permutation of its padded axes (the leading ones stay).
+fn padded_perm(perm: &[usize]) -> [usize; MAX_RANK] {
+    let lead = MAX_RANK - perm.len();
+    let mut padded: [usize; MAX_RANK] = core::array::from_fn(|k| k);
+    for (k, &p) in perm.iter().enumerate() {
+        padded[lead + k] = lead + p;
+    }
+    padded
+}
+
+/// The backward rule of transpose and permute: the gradient viewed through the inverse permutation `perm`.
+fn permute_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, perm): (Slot, [usize; MAX_RANK]),
+    store: &mut Gradients,
+) {
+    let dims = g.dims();
+    let permuted: [usize; MAX_RANK] = core::array::from_fn(|k| dims[perm[k]]);
+    let shape = padded_shape(&crate::shape::Dims::from_slice(&permuted));
+    slot.give_padded(store, g.permute_to(shape, &perm));
+}
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The same elements with another static shape of the same element count.
     #[track_caller]
     pub fn reshape<S2: ConstShape>(&self) -> Traced<T, S2, D> {
-        let shape = self.value.shape();
-        self.unary_op(self.value.reshape::<S2>(), move |g| g.relabel(shape))
+        fn rule<T: FloatDType, D: Device>(
+            g: Grad<T, D>,
+            (slot, shape): (Slot, Padded),
+            store: &mut Gradients,
+        ) {
+            slot.give_padded(store, g.relabel(shape));
+        }
+        let shape = padded_shape(&self.value.dims());
+        let captured = (self.slot(), shape);
+        record_with(
+            self.value.reshape::<S2>(),
+            &[&self.node],
+            captured,
+            rule::<T, D>,
+        )
     }
 
     /// Exchanges axes `I` and `J`.
@@ -24,12 +59,15 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: SwapAxes<I, J>,
     {
         let (i, j) = <S as SwapAxes<I, J>>::AXES;
-        let shape = self.value.shape();
-        self.unary_op(self.value.transpose::<I, J>(), move |g| {
-            let mut perm: [usize; MAX_RANK] = core::array::from_fn(|k| k);
-            perm.swap(i, j);
-            g.permute_to(shape, &perm[..S::RANK])
-        })
+        let mut perm: [usize; MAX_RANK] = core::array::from_fn(|k| k);
+        perm.swap(i, j);
+        let captured = (self.slot(), padded_perm(&perm[..S::RANK]));
+        record_with(
+            self.value.transpose::<I, J>(),
+            &[&self.node],
+            captured,
+            permute_rule::<T, D>,
+        )
     }
 
     /// Reorders the axes: output axis `k` is input axis `Axes.k`.
@@ -37,14 +75,17 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: PermuteTo<Axes>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.permute::<Axes>(), move |g| {
-            let mut inverse = [0; MAX_RANK];
-            for (k, &p) in S::PERM[..S::RANK].iter().enumerate() {
-                inverse[p] = k;
-            }
-            g.permute_to(shape, &inverse[..S::RANK])
-        })
+        let mut inverse = [0; MAX_RANK];
+        for (k, &p) in S::PERM[..S::RANK].iter().enumerate() {
+            inverse[p] = k;
+        }
+        let captured = (self.slot(), padded_perm(&inverse[..S::RANK]));
+        record_with(
+            self.value.permute::<Axes>(),
+            &[&self.node],
+            captured,
+            permute_rule::<T, D>,
+        )
     }
 
     /// Keeps `LEN` entries of axis `Ax` from `START`; the gradient is zero outside them.
@@ -67,8 +108,20 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: BroadcastTo<Dst>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.broadcast::<Dst>(), move |g| g.sum_to(shape))
+        fn rule<T: FloatDType, D: Device>(
+            g: Grad<T, D>,
+            (slot, shape): (Slot, Padded),
+            store: &mut Gradients,
+        ) {
+            slot.give_padded(store, g.sum_to(shape));
+        }
+        let captured = (self.slot(), padded_shape(&self.value.dims()));
+        record_with(
+            self.value.broadcast::<Dst>(),
+            &[&self.node],
+            captured,
+            rule::<T, D>,
+        )
     }
 
     /// Removes axis `Ax`, which has size 1.
