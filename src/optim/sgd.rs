@@ -1,6 +1,6 @@
 //! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's `SGD` rules).
 
-use super::{check_grad, step_all, Optimizer, Register, Slot};
+use super::{check_param_grad, step_all, Optimizer, Param, Register, Slot};
 use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -42,25 +42,25 @@ pub struct Sgd {
     slots: Vec<Box<dyn Slot<SgdConfig>>>,
 }
 
-struct SgdSlot<T: FloatDType, S: Shape, D: Device> {
-    var: Var<T, S, D>,
-    /// In the padded form gradients have, so that the update below is compiled once per element type and device.
+/// One parameter's SGD state, generic over the element type and device only (see [`Param`]).
+struct SgdSlot<T: FloatDType, D: Device> {
+    param: Box<dyn Param<T, D>>,
+    /// In the padded form gradients have.
     velocity: Option<Grad<T, D>>,
 }
 
-impl<T: FloatDType, S: Shape, D: Device> Slot<SgdConfig> for SgdSlot<T, S, D> {
+impl<T: FloatDType, D: Device> Slot<SgdConfig> for SgdSlot<T, D> {
     fn check(&self, grads: &Gradients) -> Result<()> {
-        check_grad("Sgd::step", &self.var, grads)
+        check_param_grad("Sgd::step", &*self.param, grads)
     }
 
     fn step(&mut self, grads: &Gradients, c: &SgdConfig) {
-        let Some(g) = grads.peek::<T, D>(self.var.id()) else {
+        let Some(g) = grads.peek::<T, D>(self.param.id()) else {
             return;
         };
-        let w = (c.weight_decay != 0.0).then(|| self.var.value().padded());
+        let w = (c.weight_decay != 0.0).then(|| self.param.padded());
         let (delta, velocity) = sgd_delta(g, w, self.velocity.as_ref(), c);
-        self.var
-            .update_in_place(|w| w.assign_padded(ops::Sub, &delta));
+        self.param.sub_assign(&delta);
         if velocity.is_some() {
             self.velocity = velocity;
         }
@@ -114,8 +114,8 @@ impl Sgd {
 
 impl ParamVisitor for Register<'_, SgdConfig> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, var: &Var<T, S, D>) {
-        self.slots.push(Box::new(SgdSlot {
-            var: var.clone(),
+        self.slots.push(Box::new(SgdSlot::<T, D> {
+            param: Box::new(var.clone()),
             velocity: None,
         }));
     }

@@ -19,7 +19,7 @@
 //! assert_eq!(out.to_array(), [[3., 6., 9.], [3., 6., 9.]]);
 //! ```
 
-use super::tensor::broadcast_pair;
+use super::tensor::{broadcast_layouts, broadcast_pair};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -71,15 +71,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if Self::MAYBE_TINY && self.binary_assign_tiny(op, rhs) {
             return Ok(());
         }
-        let (shape, _, lb): (S, _, _) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        if shape.dims() != self.dims() {
+        let (la, lb) = broadcast_layouts(Op::NAME, &self.layout(), &rhs.layout())?;
+        if la.dims() != &self.dims() {
             // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
             return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
         }
         if let Some(written) = self.binary_over_self(op, rhs, &lb) {
             return written;
         }
-        *self = self.try_binary(op, rhs)?;
+        // Shared or strided: a fresh result (the dims are checked), through the out-of-line kernel path.
+        *self = self.binary_kernel(op, rhs);
         Ok(())
     }
 

@@ -62,7 +62,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::binary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
     #[track_caller]
-    fn binary_kernel<S2: Shape, Op: BinaryOp<T>>(
+    pub(super) fn binary_kernel<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
         rhs: &Tensor<T, S2, D>,
@@ -359,8 +359,13 @@ pub(super) fn broadcast_pair<Out: Shape>(
 }
 
 /// [`broadcast_pair`]'s shape-free part: both layouts broadcast to the longer operand's dims, which the shorter
-/// one's must end.
-fn broadcast_layouts(op: &'static str, a: &Layout, b: &Layout) -> Result<(Layout, Layout)> {
+/// one's must end. Out of line: its callers are compiled once per shape.
+#[inline(never)]
+pub(super) fn broadcast_layouts(
+    op: &'static str,
+    a: &Layout,
+    b: &Layout,
+) -> Result<(Layout, Layout)> {
     let (da, db) = (a.dims(), b.dims());
     let (big, small) = if da.len() >= db.len() {
         (da, db)
