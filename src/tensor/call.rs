@@ -104,6 +104,7 @@ pub(crate) fn along_axis<'a, T: FloatDType, D: Device>(
     move |out| D::along_axis(op, src, axis, out)
 }
 
+#[cfg(feature = "std")] // the gradients' products; the forward builds its own call (ops/matmul)
 pub(crate) fn matmul<'a, T: FloatDType, D: Device>(
     lhs: View<'a, D, T>,
     rhs: View<'a, D, T>,

@@ -21,9 +21,9 @@ use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
-use crate::tensor::{call, check_output, device_ok, written, Tensor};
 #[cfg(feature = "std")]
-use crate::tensor::{unpad_layout, Grad};
+use crate::tensor::{call, unpad_layout, Grad};
+use crate::tensor::{check_output, device_ok, written, Tensor};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
