@@ -121,18 +121,6 @@ fn step_all<H>(slots: &mut [Box<dyn Slot<H>>], grads: &Gradients, hyper: &H) -> 
     Ok(())
 }
 
-/// `Error::ShapeMismatch` naming `op` when `var`'s gradient in `grads` has another shape than `var`.
-fn check_grad<T: FloatDType, S: Shape, D: Device>(
-    op: &'static str,
-    var: &Var<T, S, D>,
-    grads: &Gradients,
-) -> Result<()> {
-    match grads.peek::<T, D>(var.id()) {
-        Some(g) => check_dims(op, &var.shape().dims(), &g.dims()),
-        None => Ok(()),
-    }
-}
-
 /// `Error::ShapeMismatch` naming `op` unless the padded gradient dims `grad` are the parameter's `dims`, padded.
 fn check_dims(op: &'static str, dims: &Dims, grad: &Dims) -> Result<()> {
     let found = &grad[MAX_RANK - dims.len()..];
@@ -173,7 +161,7 @@ impl<T: FloatDType, S: Shape, D: Device> Param<T, D> for Var<T, S, D> {
 }
 
 /// `Error::ShapeMismatch` naming `op` when `param`'s gradient in `grads` has another shape than `param`.
-fn check_param_grad<T: FloatDType, D: Device>(
+fn check_grad<T: FloatDType, D: Device>(
     op: &'static str,
     param: &dyn Param<T, D>,
     grads: &Gradients,

@@ -1,6 +1,6 @@
 //! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's `SGD` rules).
 
-use super::{check_param_grad, step_all, Optimizer, Param, Register, Slot};
+use super::{check_grad, step_all, Optimizer, Param, Register, Slot};
 use crate::autograd::{Gradients, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -51,7 +51,7 @@ struct SgdSlot<T: FloatDType, D: Device> {
 
 impl<T: FloatDType, D: Device> Slot<SgdConfig> for SgdSlot<T, D> {
     fn check(&self, grads: &Gradients) -> Result<()> {
-        check_param_grad("Sgd::step", &*self.param, grads)
+        check_grad("Sgd::step", &*self.param, grads)
     }
 
     fn step(&mut self, grads: &Gradients, c: &SgdConfig) {

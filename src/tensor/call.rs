@@ -17,7 +17,7 @@ use crate::shape::MAX_RANK;
 /// An operand: a buffer and the layout it is read through.
 type View<'a, D, T> = (&'a <D as crate::device::Kernels>::Buffer<T>, &'a Layout);
 /// What a kernel writes into.
-type Out<D, T> = <D as crate::device::Kernels>::Out<T>;
+pub(crate) type Out<D, T> = <D as crate::device::Kernels>::Out<T>;
 
 pub(crate) fn copy<'a, T: WithDType, D: Device>(
     src: View<'a, D, T>,

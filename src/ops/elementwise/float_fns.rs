@@ -42,20 +42,17 @@ macro_rules! traced_fns {
         }
     };
     // The derivative is a nested `fn` generic over the element type and device only (a closure would be
-    // compiled once per shape), and the saved value and the gradients are in autograd's padded form.
+    // compiled once per shape), and the saved value and the gradients are in autograd's padded form. `input` and
+    // `output` rows differ only in the value saved for the derivative.
     (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), input |$g:ident, $v:ident| $grad:expr) => {{
-        fn rule<T: FloatDType, D: Device>(
-            $g: Grad<T, D>,
-            (slot, $v, ($($p,)*)): (Slot, Grad<T, D>, ($($pt,)*)),
-            grads: &mut Gradients,
-        ) {
-            let $v = &$v;
-            slot.give_padded(grads, $grad)
-        }
         let saved = $self.value.padded();
-        record_with($y, &[&$self.node], ($self.slot(), saved, ($($p,)*)), rule::<T, D>)
+        traced_fns!(@saved $self, $y, saved, ($($p: $pt),*), |$g, $v| $grad)
     }};
     (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), output |$g:ident, $v:ident| $grad:expr) => {{
+        let saved = $y.padded();
+        traced_fns!(@saved $self, $y, saved, ($($p: $pt),*), |$g, $v| $grad)
+    }};
+    (@saved $self:ident, $y:ident, $saved:ident, ($($p:ident: $pt:ty),*), |$g:ident, $v:ident| $grad:expr) => {{
         fn rule<T: FloatDType, D: Device>(
             $g: Grad<T, D>,
             (slot, $v, ($($p,)*)): (Slot, Grad<T, D>, ($($pt,)*)),
@@ -64,8 +61,7 @@ macro_rules! traced_fns {
             let $v = &$v;
             slot.give_padded(grads, $grad)
         }
-        let saved = $y.padded();
-        record_with($y, &[&$self.node], ($self.slot(), saved, ($($p,)*)), rule::<T, D>)
+        record_with($y, &[&$self.node], ($self.slot(), $saved, ($($p,)*)), rule::<T, D>)
     }};
     (@record $self:ident, $y:ident, ($($p:ident: $pt:ty),*), neither |$g:ident| $grad:expr) => {{
         #[allow(unused_variables)] // a derivative may ignore a parameter (`affine`'s `add`)

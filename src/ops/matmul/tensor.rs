@@ -21,6 +21,7 @@ use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
+use crate::tensor::call::Out;
 #[cfg(feature = "std")]
 use crate::tensor::{call, unpad_layout, Grad};
 use crate::tensor::{check_output, device_ok, written, Tensor};
@@ -111,9 +112,6 @@ fn matmul_output_dims(da: &[usize], db: &[usize]) -> ([usize; 4], usize) {
 const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
     crate::ops::matmul::host::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
 }
-
-/// What a kernel writes into.
-type Out<D, T> = <D as crate::device::Kernels>::Out<T>;
 
 /// What the product of two operand views needs before its kernel call (see [`matmul_plan`]).
 struct MatmulPlan {
