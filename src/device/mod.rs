@@ -128,6 +128,14 @@ pub unsafe trait Kernels {
     /// What a tensor of shape `S` records of its view into its buffer: strides and offset ([`crate::layout::Strided`]) where
     /// tensors share buffers, nothing ([`crate::layout::Dense`]) where every tensor is a dense array.
     type View<S: Shape>: ViewOf<S>;
+    /// Storage that names no shape, on a device whose storage does not depend on its shape: there
+    /// `Storage<T, S>` is `Loose<T>` for every `S` (`Cpu`, `Cuda`), and [`Self::SHAPE_FREE`] says so. The tensor
+    /// layer builds its outputs through it on such devices, so that that code is compiled once per element type
+    /// and not once per tensor shape (a model of many layer widths would compile it once per width). A device whose
+    /// storage is an array sized by its shape (`Embedded`) has none: `Infallible`.
+    type Loose<T: WithDType>: Clone + Send + Sync;
+    /// Whether the device's storage is [`Self::Loose`] whatever its shape (see there).
+    const SHAPE_FREE: bool;
     /// Lower-case device name, for printing and errors.
     const NAME: &'static str;
 
@@ -153,6 +161,23 @@ pub unsafe trait Kernels {
         n: usize,
         write: &mut Write<'_, Self::Out<T>>,
     ) -> Result<Self::Storage<T, S>>;
+    /// [`Self::alloc_with`] in the shape-free storage, where the device has one ([`Self::SHAPE_FREE`]);
+    /// `Error::Unsupported` elsewhere.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::alloc_with`].
+    unsafe fn alloc_loose<T: WithDType>(
+        op: &'static str,
+        n: usize,
+        write: &mut Write<'_, Self::Out<T>>,
+    ) -> Result<Self::Loose<T>>;
+    /// `storage` as the shape-free storage it is, where the device has [`Self::SHAPE_FREE`] storage (`None`
+    /// elsewhere). Cloning it shares the buffer, as views do.
+    fn loose<T: WithDType, S: Shape>(storage: &Self::Storage<T, S>) -> Option<&Self::Loose<T>>;
+    /// The storage of shape `S` that `storage` is (the same value, where the device has [`Self::SHAPE_FREE`]
+    /// storage).
+    fn tighten<T: WithDType, S: Shape>(storage: Self::Loose<T>) -> Self::Storage<T, S>;
     /// A buffer (one a tensor alone holds: [`Self::buffer_mut`]) as a kernel's destination.
     ///
     /// # Safety

@@ -47,7 +47,7 @@ use crate::device::{Device, Write};
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
-use crate::shape::{Shape, MAX_RANK};
+use crate::shape::{Dims, Shape, MAX_RANK};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -142,8 +142,101 @@ pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
     n: usize,
     kernel: &mut Write<'_, D::Out<T>>,
 ) -> Result<D::Storage<T, S>> {
+    if D::SHAPE_FREE {
+        // SAFETY: the caller's promise is `fresh_loose`'s requirement.
+        return unsafe { fresh_loose::<T, D>(op, n, kernel) }.map(D::tighten);
+    }
     // SAFETY: the caller's promise is `alloc_with`'s requirement.
     unsafe { D::alloc_with::<T, S>(op, n, kernel) }
+}
+
+/// [`fresh`] in the device's shape-free storage ([`Kernels::Loose`](crate::device::Kernels::Loose)): compiled
+/// once per element type and device, where `fresh` is compiled once per shape.
+///
+/// # Safety
+///
+/// As for [`fresh`].
+#[inline(never)]
+unsafe fn fresh_loose<T: WithDType, D: Device>(
+    op: &'static str,
+    n: usize,
+    kernel: &mut Write<'_, D::Out<T>>,
+) -> Result<D::Loose<T>> {
+    // SAFETY: the caller's promise is `alloc_loose`'s requirement.
+    unsafe { D::alloc_loose::<T>(op, n, kernel) }
+}
+
+/// [`fresh_loose`] in an infallible op: a device failure panics with its message.
+///
+/// # Safety
+///
+/// As for [`fresh`].
+#[inline(never)]
+#[track_caller]
+unsafe fn fresh_loose_or_panic<T: WithDType, D: Device>(
+    op: &'static str,
+    n: usize,
+    kernel: &mut Write<'_, D::Out<T>>,
+) -> D::Loose<T> {
+    // SAFETY: the caller's promise is `alloc_loose`'s requirement.
+    device_ok(unsafe { D::alloc_loose::<T>(op, n, kernel) })
+}
+
+/// Another handle on `storage`'s buffer (a view's): compiled once per element type and device, where a clone in
+/// [`Tensor::from_view`] would be compiled into every shape's views.
+#[inline(never)]
+fn shared<T: WithDType, D: Device>(storage: &D::Loose<T>) -> D::Loose<T> {
+    storage.clone()
+}
+
+/// Where an op whose body names no shape puts its result: the body works out the output's dims and its kernel
+/// call (broadcast layouts, a product's plan), then hands both to the sink, which allocates the output of its
+/// shape and runs the kernel into it. The body is then compiled once per element type and device, and the op's
+/// typed method is a thin wrapper ([`Tensor::built_by`]); what stays per shape is one [`Sink::fill`] per output
+/// shape, shared by every op that returns a tensor of that shape.
+pub(crate) trait Sink<T: WithDType, D: Device> {
+    /// The output, of `dims`, written by `kernel`. The op's types vouch that `dims` are the sink's shape's (it
+    /// panics with an internal error otherwise).
+    ///
+    /// # Safety
+    ///
+    /// As for [`fresh`]: `kernel` initialises the whole output when it returns `Ok` and never reads it.
+    unsafe fn fill(
+        &mut self,
+        op: &'static str,
+        dims: &Dims,
+        kernel: &mut Write<'_, D::Out<T>>,
+    ) -> Result<()>;
+}
+
+impl<T: WithDType, S: Shape, D: Device> Sink<T, D> for Option<Tensor<T, S, D>> {
+    unsafe fn fill(
+        &mut self,
+        op: &'static str,
+        dims: &Dims,
+        kernel: &mut Write<'_, D::Out<T>>,
+    ) -> Result<()> {
+        let shape = S::from_dims(dims).unwrap_or_else(|| output_dims_disagree(op, dims));
+        // SAFETY: the caller's promise is `fresh`'s requirement.
+        let storage = unsafe { fresh::<T, S, D>(op, shape.numel(), kernel) }?;
+        *self = Some(Tensor::from_storage(shape, storage));
+        Ok(())
+    }
+}
+
+/// [`Sink::fill`]'s panic: an op's output dims that its output type does not have (a bug in the op, not the
+/// caller's: the types fix the output shape).
+#[cold]
+#[inline(never)]
+fn output_dims_disagree(op: &'static str, dims: &Dims) -> ! {
+    panic!("{op}: internal error: output dims {dims} disagree with the output type")
+}
+
+/// [`Tensor::built_by`]'s panic: an op body that returned `Ok` without filling its sink (a bug in the op).
+#[cold]
+#[inline(never)]
+fn sink_unfilled() -> ! {
+    panic!("typed-tensor internal error: an op returned without its output")
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -194,8 +287,32 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         op: &'static str,
         kernel: &mut Write<'_, D::Out<T>>,
     ) -> Self {
+        if D::SHAPE_FREE {
+            // SAFETY: the caller's promise is `fresh_loose_or_panic`'s requirement.
+            let storage = unsafe { fresh_loose_or_panic::<T, D>(op, shape.numel(), kernel) };
+            return Self::from_storage(shape, D::tighten(storage));
+        }
         // SAFETY: the caller's promise is `try_written_by`'s requirement.
         device_ok(unsafe { written!(Self::try_written_by, shape, op, kernel) })
+    }
+
+    /// What `body`, an op's shape-free body, builds in the [`Sink`] it is given; panics with the body's error.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn built_by(body: impl FnOnce(&mut dyn Sink<T, D>) -> Result<()>) -> Self {
+        let mut out = None;
+        device_ok(body(&mut out));
+        out.unwrap_or_else(|| sink_unfilled())
+    }
+
+    /// [`Self::built_by`] returning the body's error.
+    #[inline(always)]
+    pub(crate) fn try_built_by(
+        body: impl FnOnce(&mut dyn Sink<T, D>) -> Result<()>,
+    ) -> Result<Self> {
+        let mut out = None;
+        body(&mut out)?;
+        Ok(out.unwrap_or_else(|| sink_unfilled()))
     }
 
     /// The tensor of `shape` that sees `storage` (another tensor's, of any shape) through `layout`, whose dims
@@ -207,6 +324,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         storage: &D::Storage<T, S0>,
     ) -> Self {
         debug_assert_eq!(shape.dims(), *layout.dims());
+        if D::SHAPE_FREE {
+            if let Some(loose) = D::loose(storage) {
+                return Tensor {
+                    storage: D::tighten(shared::<T, D>(loose)),
+                    shape,
+                    view: <D::View<S> as ViewOf<S>>::from_layout(&layout),
+                };
+            }
+        }
         let (storage, view) = device_ok(D::view::<T, S0, S>(storage, &layout));
         Tensor {
             storage,

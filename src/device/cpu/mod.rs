@@ -48,6 +48,8 @@ unsafe impl Kernels for Cpu {
     type Out<T: WithDType> = [MaybeUninit<T>];
     type Storage<T: WithDType, S: Shape> = CpuStorage<T>;
     type View<S: Shape> = Strided<S>;
+    type Loose<T: WithDType> = CpuStorage<T>;
+    const SHAPE_FREE: bool = true;
     const NAME: &'static str = "cpu";
 
     #[inline(always)]
@@ -68,6 +70,25 @@ unsafe impl Kernels for Cpu {
     ) -> Result<CpuStorage<T>> {
         // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
         unsafe { CpuStorage::try_written(n, write) }
+    }
+
+    unsafe fn alloc_loose<T: WithDType>(
+        _op: &'static str,
+        n: usize,
+        write: &mut Write<'_, [MaybeUninit<T>]>,
+    ) -> Result<CpuStorage<T>> {
+        // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
+        unsafe { CpuStorage::try_written(n, write) }
+    }
+
+    #[inline(always)]
+    fn loose<T: WithDType, S: Shape>(storage: &CpuStorage<T>) -> Option<&CpuStorage<T>> {
+        Some(storage)
+    }
+
+    #[inline(always)]
+    fn tighten<T: WithDType, S: Shape>(storage: CpuStorage<T>) -> CpuStorage<T> {
+        storage
     }
 
     #[inline(always)]

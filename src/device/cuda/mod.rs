@@ -543,6 +543,8 @@ unsafe impl Kernels for Cuda {
     type Out<T: WithDType> = CudaStorage<T>;
     type Storage<T: WithDType, S: Shape> = CudaStorage<T>;
     type View<S: Shape> = Strided<S>;
+    type Loose<T: WithDType> = CudaStorage<T>;
+    const SHAPE_FREE: bool = true;
     const NAME: &'static str = "cuda";
 
     #[inline(always)]
@@ -565,6 +567,24 @@ unsafe impl Kernels for Cuda {
         write: &mut Write<'_, CudaStorage<T>>,
     ) -> Result<CudaStorage<T>> {
         fresh(op, n, write)
+    }
+
+    unsafe fn alloc_loose<T: WithDType>(
+        op: &'static str,
+        n: usize,
+        write: &mut Write<'_, CudaStorage<T>>,
+    ) -> Result<CudaStorage<T>> {
+        fresh(op, n, write)
+    }
+
+    #[inline(always)]
+    fn loose<T: WithDType, S: Shape>(storage: &CudaStorage<T>) -> Option<&CudaStorage<T>> {
+        Some(storage)
+    }
+
+    #[inline(always)]
+    fn tighten<T: WithDType, S: Shape>(storage: CudaStorage<T>) -> CudaStorage<T> {
+        storage
     }
 
     #[inline(always)]

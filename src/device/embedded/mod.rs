@@ -53,6 +53,8 @@ unsafe impl Kernels for Embedded {
     type Out<T: WithDType> = [MaybeUninit<T>];
     type Storage<T: WithDType, S: Shape> = ArrayStorage<T, S>;
     type View<S: Shape> = Dense;
+    type Loose<T: WithDType> = core::convert::Infallible;
+    const SHAPE_FREE: bool = false;
     const NAME: &'static str = "embedded";
 
     #[inline(always)]
@@ -78,6 +80,31 @@ unsafe impl Kernels for Embedded {
         // SAFETY: `write` writes only initialised values (this method's contract).
         write(unsafe { as_slots(out.as_mut_slice()) })?;
         Ok(out)
+    }
+
+    unsafe fn alloc_loose<T: WithDType>(
+        op: &'static str,
+        _n: usize,
+        _write: &mut Write<'_, [MaybeUninit<T>]>,
+    ) -> Result<core::convert::Infallible> {
+        // Every tensor here is an array sized by its shape: there is no storage without one.
+        Err(crate::error::Error::Unsupported {
+            op,
+            dtype: T::DTYPE,
+            device: Self::NAME,
+        })
+    }
+
+    #[inline(always)]
+    fn loose<T: WithDType, S: Shape>(
+        _storage: &ArrayStorage<T, S>,
+    ) -> Option<&core::convert::Infallible> {
+        None
+    }
+
+    #[inline(always)]
+    fn tighten<T: WithDType, S: Shape>(storage: core::convert::Infallible) -> ArrayStorage<T, S> {
+        match storage {}
     }
 
     #[inline(always)]

@@ -10,7 +10,7 @@ use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::{call, written};
-use crate::tensor::{device_ok, fresh, Tensor};
+use crate::tensor::{device_ok, Sink, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
@@ -70,36 +70,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
-            // Built here rather than unwrapped from `try_binary`'s `Result`, which would copy the tensor once more.
-            return Tensor::from_storage(shape, device_ok(storage));
-        }
-        device_ok(self.try_binary(op, rhs))
-    }
-
-    /// The common case of [`Self::try_binary`], operands with equal dims: nothing is broadcast and the operands'
-    /// own layouts go to the kernel. `None` when the dims differ.
-    #[inline(always)]
-    fn binary_same_dims<S2: Shape, Op: BinaryOp<T>>(
-        &self,
-        op: Op,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Option<ShapedResult<<S as BroadcastShapes<S2>>::Output, T, D>>
-    where
-        S: BroadcastShapes<S2>,
-    {
-        let shape = same_dims_shape(self, rhs)?;
         let (la, lb) = (self.layout(), rhs.layout());
-        let lhs = Operand::View(self.buffer(), &la);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        let storage = unsafe {
-            fresh::<T, _, D>(
-                Op::NAME,
-                la.numel(),
-                &mut call::binary::<T, D, _>(op, lhs, (rhs.buffer(), &lb)),
-            )
-        };
-        Some((shape, storage))
+        Tensor::built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 
     /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
@@ -116,20 +88,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 return Ok(out);
             }
         }
-        if let Some((shape, storage)) = self.binary_same_dims(op, rhs) {
-            return Ok(Tensor::from_storage(shape, storage?));
-        }
-        let (shape, la, lb) = broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        let lhs = Operand::View(self.buffer(), &la);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape,
-                Op::NAME,
-                call::binary::<T, D, _>(op, lhs, (rhs.buffer(), &lb)),
-            )
-        }
+        let (la, lb) = (self.layout(), rhs.layout());
+        Tensor::try_built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 
     #[inline]
@@ -147,20 +107,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 return out;
             }
         }
-        let (shape, la, lb) = match same_dims_shape(self, rhs) {
-            Some(shape) => (shape, self.layout(), rhs.layout()),
-            None => device_ok(broadcast_pair(op.name(), &self.layout(), &rhs.layout())),
-        };
-        let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                op.name(),
-                call::compare::<T, D>(op, lhs, rhs)
-            )
-        }
+        let (la, lb) = (self.layout(), rhs.layout());
+        Tensor::built_by(|out| compare_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
@@ -327,21 +275,52 @@ impl<T: SignedDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 /// An output shape with a kernel's result.
-type ShapedResult<S, T, D> = (S, Result<<D as crate::device::Kernels>::Storage<T, S>>);
+/// An elementwise operand: a buffer and the layout it is read through.
+type View<'a, T, D> = (&'a <D as crate::device::Kernels>::Buffer<T>, &'a Layout);
 
-/// The output shape when both operands have the same dims: the common case, where nothing is broadcast and the
-/// operands' own layouts go to the kernel (no layout copies).
-#[inline(always)]
-fn same_dims_shape<Out: Shape, T: WithDType, U: WithDType, A: Shape, B: Shape, D: Device>(
-    a: &Tensor<T, A, D>,
-    b: &Tensor<U, B, D>,
-) -> Option<Out> {
-    let (da, db) = (a.dims(), b.dims());
-    if da.as_slice() == db.as_slice() {
-        Out::from_dims(&da)
-    } else {
-        None
+/// `op(a, b)` with suffix broadcasting, into `out`: [`Tensor::binary`]'s shape-free body.
+#[inline(never)]
+fn binary_body<T: WithDType, D: Device, Op: BinaryOp<T>>(
+    op: Op,
+    a: View<'_, T, D>,
+    b: View<'_, T, D>,
+    out: &mut dyn Sink<T, D>,
+) -> Result<()> {
+    let broadcast = operand_layouts(Op::NAME, a.1, b.1)?;
+    let (la, lb) = match &broadcast {
+        Some((la, lb)) => (la, lb),
+        None => (a.1, b.1),
+    };
+    let mut kernel = call::binary::<T, D, _>(op, Operand::View(a.0, la), (b.0, lb));
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe { out.fill(Op::NAME, la.dims(), &mut kernel) }
+}
+
+/// `a op b` as a `u8` mask with suffix broadcasting, into `out`: the comparisons' shape-free body.
+#[inline(never)]
+fn compare_body<T: WithDType, D: Device>(
+    op: CmpOp,
+    a: View<'_, T, D>,
+    b: View<'_, T, D>,
+    out: &mut dyn Sink<u8, D>,
+) -> Result<()> {
+    let broadcast = operand_layouts(op.name(), a.1, b.1)?;
+    let (la, lb) = match &broadcast {
+        Some((la, lb)) => (la, lb),
+        None => (a.1, b.1),
+    };
+    let mut kernel = call::compare::<T, D>(op, (a.0, la), (b.0, lb));
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe { out.fill(op.name(), la.dims(), &mut kernel) }
+}
+
+/// `None` when two operands have the same dims (the common case: their own layouts go to the kernel), else both
+/// layouts broadcast to the output's dims ([`broadcast_layouts`]).
+fn operand_layouts(op: &'static str, a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>> {
+    if a.dims() == b.dims() {
+        return Ok(None);
     }
+    broadcast_layouts(op, a, b).map(Some)
 }
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape

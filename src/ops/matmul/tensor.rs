@@ -24,7 +24,7 @@ use crate::shape::{Dims, MatMulShape, Shape};
 use crate::tensor::call::Out;
 #[cfg(feature = "std")]
 use crate::tensor::{call, unpad_layout, Grad};
-use crate::tensor::{check_output, device_ok, written, Tensor};
+use crate::tensor::{check_output, device_ok, Sink, Tensor};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
@@ -113,28 +113,31 @@ const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
     crate::ops::matmul::host::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
 }
 
-/// What the product of two operand views needs before its kernel call (see [`matmul_plan`]).
-struct MatmulPlan {
-    /// The output's dims ([`matmul_output_dims`]) and rank.
-    out: [usize; 4],
-    rank: usize,
-    /// Whether each operand must be made contiguous first (its batch axes do not merge).
-    copy: [bool; 2],
+/// Whether each operand of `a x b` must be made contiguous before the kernel can take it (its batch axes do not
+/// merge).
+#[inline(never)]
+fn matmul_copies(a: &Layout, b: &Layout) -> [bool; 2] {
+    [
+        as_batched(a, Side::Lhs).is_none(),
+        as_batched(b, Side::Rhs).is_none(),
+    ]
 }
 
-/// The output dims of `a x b` and which operands need a contiguous copy: out of line, so that each shape's product
-/// is only the calls around it.
+/// `a x b` into `out`, for operand views whose batch axes merge ([`as_batched`]): [`Tensor::matmul`]'s
+/// shape-free body.
 #[inline(never)]
-fn matmul_plan(a: &Layout, b: &Layout) -> MatmulPlan {
-    let (out, rank) = matmul_output_dims(a.dims(), b.dims());
-    MatmulPlan {
-        out,
-        rank,
-        copy: [
-            as_batched(a, Side::Lhs).is_none(),
-            as_batched(b, Side::Rhs).is_none(),
-        ],
-    }
+fn matmul_body<T: FloatDType, D: Device>(
+    a: (&D::Buffer<T>, &Layout),
+    b: (&D::Buffer<T>, &Layout),
+    out: &mut dyn Sink<T, D>,
+) -> Result<()> {
+    let (dims, rank) = matmul_output_dims(a.1.dims(), b.1.dims());
+    let dims = Dims::from_slice(&dims[..rank]);
+    // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
+    check_output::<T>("matmul", &dims)?;
+    let mut kernel = matmul_call::<T, D>(a, b);
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe { out.fill("matmul", &dims, &mut kernel) }
 }
 
 /// The kernel call of `a x b` for operand views of any shapes that chain and whose batch axes merge
@@ -200,7 +203,8 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// Every product the unrolled static path does not take, through the device's kernel. Kept out of line so
-    /// that the static path, inlined into the caller, stays a few instructions around the arithmetic.
+    /// that the static path, inlined into the caller, stays a few instructions around the arithmetic; the work
+    /// is [`matmul_body`]'s, which names no shape.
     #[inline(never)]
     fn matmul_general<S2: Shape>(
         &self,
@@ -209,30 +213,26 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        let (la, lb) = (self.layout(), rhs.layout());
-        let plan = matmul_plan(&la, &lb);
-        let shape = <S as MatMulShape<S2>>::Output::from_dims(&plan.out[..plan.rank])
-            .ok_or_else(|| Error::shape_mismatch("matmul", *la.dims(), *lb.dims()))?;
-        // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
-        check_output::<T>("matmul", &shape.dims())?;
-        // Operands whose batch axes cannot be merged (rare: a permuted rank-4 view) are made contiguous.
-        let a_copy = plan.copy[0].then(|| self.contiguous());
-        let b_copy = plan.copy[1].then(|| rhs.contiguous());
-        let (la, lb) = (
-            a_copy.as_ref().map_or(la, |t| t.layout()),
-            b_copy.as_ref().map_or(lb, |t| t.layout()),
-        );
-        let a = (a_copy.as_ref().unwrap_or(self).buffer(), &la);
-        let b = (b_copy.as_ref().unwrap_or(rhs).buffer(), &lb);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape,
-                "matmul",
-                matmul_call::<T, D>(a, b)
-            )
+        // A rank-4 operand whose batch axes cannot merge (rare: a permuted view) is made contiguous first. Only
+        // rank 4 can need it (`as_batched`), so the copies are compiled for those shapes alone.
+        if const { S::RANK > 3 || S2::RANK > 3 } {
+            let copy = matmul_copies(&self.layout(), &rhs.layout());
+            if copy[0] || copy[1] {
+                let a = if copy[0] {
+                    self.contiguous()
+                } else {
+                    self.clone()
+                };
+                let b = if copy[1] {
+                    rhs.contiguous()
+                } else {
+                    rhs.clone()
+                };
+                return a.matmul_general(&b);
+            }
         }
+        let (la, lb) = (self.layout(), rhs.layout());
+        Tensor::try_built_by(|out| matmul_body((self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 
     /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
