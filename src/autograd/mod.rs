@@ -61,6 +61,7 @@ pub use graph::Gradients;
 pub(crate) use traced::{record_with, Slot};
 pub use traced::{Traceable, Traced};
 pub use var::Var;
+pub(crate) use var::VarCell;
 
 use crate::device::{Device, Kernels};
 use crate::layout::ViewOf;

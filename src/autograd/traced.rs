@@ -83,22 +83,30 @@ fn op_parents(inputs: &[&Arc<Node>]) -> Option<(usize, Vec<Arc<Node>>)> {
 
 /// Records an op whose result is `value`, made from `inputs`, with a backward rule that names no shape: `rule`
 /// receives the result's gradient and `captured` (the inputs' [`Slot`]s and saved values, in the padded form).
-/// Only this small function is compiled once per result shape; `rule`, a function pointer, and the closure that
-/// calls it are compiled once per element type, device and captured type. When no input needs a gradient
-/// nothing is recorded.
+/// Only this small function is compiled once per result shape; the node ([`op_node`]), `rule`, a function pointer,
+/// and the closure that calls it are compiled once per element type, device and captured type. When no input
+/// needs a gradient nothing is recorded.
+#[inline]
 pub(crate) fn record_with<U: FloatDType, S2: Shape, D: Device, C: Send + 'static>(
     value: Tensor<U, S2, D>,
     inputs: &[&Arc<Node>],
     captured: C,
     rule: fn(Grad<U, D>, C, &mut Gradients),
 ) -> Traced<U, S2, D> {
-    let Some((id, parents)) = op_parents(inputs) else {
-        return Traced::constant(value);
-    };
-    Traced::from_node(
-        value,
-        Node::op(id, parents, padded_rule(id, captured, rule)),
-    )
+    Traced::from_node(value, op_node(inputs, captured, rule))
+}
+
+/// [`record_with`]'s node: a new op node whose rule is `rule`, or a constant's when no input needs a gradient.
+#[inline(never)]
+fn op_node<U: FloatDType, D: Device, C: Send + 'static>(
+    inputs: &[&Arc<Node>],
+    captured: C,
+    rule: fn(Grad<U, D>, C, &mut Gradients),
+) -> Arc<Node> {
+    match op_parents(inputs) {
+        Some((id, parents)) => Node::op(id, parents, padded_rule(id, captured, rule)),
+        None => Node::constant(),
+    }
 }
 
 /// The boxed rule of [`record_with`]: takes node `id`'s gradient and runs `rule` on it.

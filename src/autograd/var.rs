@@ -5,10 +5,10 @@ use super::traced::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
-use crate::shape::Shape;
-use crate::tensor::{or_panic, Tensor};
+use crate::shape::{Dims, Shape};
+use crate::tensor::{or_panic, Grad, Tensor};
 use alloc::sync::Arc;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{RwLock, RwLockWriteGuard};
 
 /// A trainable parameter: a shared cell holding a tensor, with an identity its gradient is keyed by.
 ///
@@ -25,13 +25,91 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// assert_eq!(g.to_array(), [[1., 2.], [1., 2.]]);
 /// ```
 pub struct Var<T: FloatDType, S: Shape, D: Device> {
-    cell: Arc<Cell<T, S, D>>,
+    cell: Arc<VarCell<T, D>>,
+    shape: S,
 }
 
-struct Cell<T: FloatDType, S: Shape, D: Device> {
+/// What a [`Var`] shares with its clones: its identity and its value, held in the padded form that autograd's
+/// gradients use ([`Grad`]), so that the cell, its lock and the optimizers' updates of it are compiled once per
+/// element type and device and not once per parameter shape. The `Var` keeps the shape and views the value
+/// through it.
+pub(crate) struct VarCell<T: FloatDType, D: Device> {
     id: usize,
-    shape: S,
-    value: RwLock<Tensor<T, S, D>>,
+    /// The parameter's own dims (its value's, unpadded).
+    dims: Dims,
+    /// Empty only while [`Var::try_update`] holds the value as its typed tensor, under the write lock.
+    value: RwLock<Option<Grad<T, D>>>,
+}
+
+impl<T: FloatDType, D: Device> VarCell<T, D> {
+    fn new(value: Grad<T, D>, dims: Dims) -> Arc<Self> {
+        Arc::new(VarCell {
+            id: next_id(),
+            dims,
+            value: RwLock::new(Some(value)),
+        })
+    }
+
+    /// The identity gradients are keyed by.
+    pub(crate) fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The parameter's dims.
+    pub(crate) fn dims(&self) -> &Dims {
+        &self.dims
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Option<Grad<T, D>>> {
+        self.value.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current value (a view of the same buffer; a later update does not change it).
+    pub(crate) fn value(&self) -> Grad<T, D> {
+        let value = self.value.read().unwrap_or_else(|e| e.into_inner());
+        value.clone().unwrap_or_else(|| value_lost())
+    }
+
+    /// Replaces the value with `value` (of the same dims).
+    pub(crate) fn set(&self, value: Grad<T, D>) {
+        *self.write() = Some(value);
+    }
+
+    /// Changes the value through `f` under the write lock: the optimizers' in-place steps, which keep its dims.
+    /// `f` writes into the parameter's own buffer when no traced value or other handle still shares it.
+    pub(crate) fn update<R>(&self, f: impl FnOnce(&mut Grad<T, D>) -> R) -> R {
+        let mut value = self.write();
+        f(value.as_mut().unwrap_or_else(|| value_lost()))
+    }
+
+    /// `value -= delta`, for `delta` of the parameter's dims: in place when no other tensor shares the buffer.
+    pub(crate) fn sub_assign(&self, delta: &Grad<T, D>) {
+        self.update(|w| w.assign_same(crate::ops::Sub, delta));
+    }
+}
+
+/// A cell found empty: only a panic inside a [`Var::try_update`] closure could leave one, and the value goes
+/// back even then, so this is a bug in the library.
+#[cold]
+#[inline(never)]
+fn value_lost() -> ! {
+    panic!("typed-tensor internal error: a Var's value is missing from its cell")
+}
+
+/// A parameter's value taken out of its cell as its typed tensor, for [`Var::try_update`]: the cell holds no
+/// other handle on the buffer meanwhile, so in-place ops write into it, and the value goes back (padded) when
+/// this is dropped, a panic in the update included. The write lock is held throughout.
+struct Taken<'a, T: FloatDType, S: Shape, D: Device> {
+    cell: RwLockWriteGuard<'a, Option<Grad<T, D>>>,
+    value: Option<Tensor<T, S, D>>,
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Drop for Taken<'_, T, S, D> {
+    fn drop(&mut self) {
+        if let Some(value) = self.value.take() {
+            *self.cell = Some(value.padded());
+        }
+    }
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Clone for Var<T, S, D> {
@@ -39,6 +117,7 @@ impl<T: FloatDType, S: Shape, D: Device> Clone for Var<T, S, D> {
     fn clone(&self) -> Self {
         Var {
             cell: self.cell.clone(),
+            shape: self.shape,
         }
     }
 }
@@ -54,11 +133,8 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     pub fn new(value: Tensor<T, S, D>) -> Self {
         const { super::assert_device::<D>() };
         Var {
-            cell: Arc::new(Cell {
-                id: next_id(),
-                shape: value.shape(),
-                value: RwLock::new(value),
-            }),
+            cell: VarCell::new(value.padded(), value.dims()),
+            shape: value.shape(),
         }
     }
 
@@ -69,20 +145,17 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
 
     /// The shape value.
     pub fn shape(&self) -> S {
-        self.cell.shape
+        self.shape
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Tensor<T, S, D>> {
-        self.cell.value.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Tensor<T, S, D>> {
-        self.cell.value.write().unwrap_or_else(|e| e.into_inner())
+    /// The shared cell, for the optimizers' shape-free updates.
+    pub(crate) fn cell(&self) -> &Arc<VarCell<T, D>> {
+        &self.cell
     }
 
     /// The current value (a cheap handle on the same buffer; a later update does not change it).
     pub fn value(&self) -> Tensor<T, S, D> {
-        self.read().clone()
+        self.cell.value().unpadded(self.shape)
     }
 
     /// Replaces the value, or returns `Error::ShapeMismatch` and keeps the old one when `value` has another size
@@ -99,7 +172,7 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     /// ```
     pub fn try_set(&self, value: Tensor<T, S, D>) -> Result<()> {
         self.check_shape("Var::set", &value)?;
-        *self.write() = value;
+        self.cell.set(value.padded());
         Ok(())
     }
 
@@ -115,13 +188,22 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     /// dims the old value is kept aside while `f` runs, so they write a fresh buffer there. `f` runs under the
     /// cell's write lock, so it must not read this `Var` (or a clone of it) itself: that would deadlock.
     pub fn try_update<R>(&self, f: impl FnOnce(&mut Tensor<T, S, D>) -> R) -> Result<R> {
-        let mut value = self.write();
+        let mut cell = self.cell.write();
+        let value = cell
+            .take()
+            .unwrap_or_else(|| value_lost())
+            .unpadded(self.shape);
+        let mut taken = Taken {
+            cell,
+            value: Some(value),
+        };
+        let value = taken.value.as_mut().unwrap_or_else(|| value_lost());
         if S::IS_STATIC {
-            return Ok(f(&mut value)); // every value of a static shape type has that shape
+            return Ok(f(value)); // every value of a static shape type has that shape
         }
         let before = value.clone();
-        let r = f(&mut value);
-        if let Err(e) = self.check_shape("Var::update", &value) {
+        let r = f(value);
+        if let Err(e) = self.check_shape("Var::update", value) {
             *value = before;
             return Err(e);
         }
@@ -135,23 +217,10 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
         or_panic(self.try_update(f))
     }
 
-    /// [`Self::update`] for the library's own in-place steps (optimizers), which keep the shape by construction:
-    /// nothing is kept aside, so in-place ops write the parameter's own buffer whatever its shape.
-    pub(crate) fn update_in_place<R>(&self, f: impl FnOnce(&mut Tensor<T, S, D>) -> R) -> R {
-        let mut value = self.write();
-        let r = f(&mut value);
-        debug_assert!(value.shape() == self.cell.shape);
-        r
-    }
-
     /// `Error::ShapeMismatch` naming `op` unless `value` has this parameter's shape.
     pub(crate) fn check_shape(&self, op: &'static str, value: &Tensor<T, S, D>) -> Result<()> {
-        if value.shape() != self.cell.shape {
-            return Err(Error::shape_mismatch(
-                op,
-                self.cell.shape.dims(),
-                value.dims(),
-            ));
+        if value.shape() != self.shape {
+            return Err(Error::shape_mismatch(op, self.shape.dims(), value.dims()));
         }
         Ok(())
     }

@@ -2,15 +2,16 @@
 //! as in PyTorch.
 
 use super::{check_grad, step_all, Optimizer, Register, Slot};
-use crate::autograd::{Gradients, Var};
+use crate::autograd::{Gradients, Var, VarCell};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
 use crate::ops::{self, AdamStep};
 use crate::shape::Shape;
-use crate::tensor::Tensor;
+use crate::tensor::Grad;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// [`Adam`]'s and [`AdamW`]'s hyper-parameters.
@@ -54,33 +55,36 @@ struct Hyper {
     decay: Decay,
 }
 
-struct AdamSlot<T: FloatDType, S: Shape, D: Device> {
-    var: Var<T, S, D>,
+/// One parameter's Adam state, generic over the element type and device only (the parameter's cell and the
+/// moments are in the padded form gradients have), so it is compiled once per element type and device, not once
+/// per parameter shape.
+struct AdamSlot<T: FloatDType, D: Device> {
+    param: Arc<VarCell<T, D>>,
     /// First and second moment averages, created at the first step.
-    moments: Option<Moments<T, S, D>>,
+    moments: Option<Moments<T, D>>,
     /// Updates made so far (the bias correction's `t`), counted per parameter as in PyTorch: a parameter that
     /// had no gradient in a step, or whose update failed, does not advance.
     steps: u64,
 }
 
 /// Adam's running averages of the gradient and of its square.
-struct Moments<T: FloatDType, S: Shape, D: Device> {
-    m: Tensor<T, S, D>,
-    v: Tensor<T, S, D>,
+struct Moments<T: FloatDType, D: Device> {
+    m: Grad<T, D>,
+    v: Grad<T, D>,
 }
 
-impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
+impl<T: FloatDType, D: Device> Slot<Hyper> for AdamSlot<T, D> {
     fn check(&self, grads: &Gradients) -> Result<()> {
-        check_grad("Adam::step", &self.var, grads)
+        check_grad("Adam::step", &self.param, grads)
     }
 
     fn step(&mut self, grads: &Gradients, h: &Hyper) {
-        let Some(g) = grads.try_get(&self.var) else {
+        let Some(g) = grads.peek::<T, D>(self.param.id()) else {
             return;
         };
         let c = &h.config;
         let Moments { m, v } = self.moments.get_or_insert_with(|| {
-            let zeros = Tensor::zeros_with_shape(self.var.shape());
+            let zeros = Grad::<T, D>::zeros_with_shape(g.shape());
             Moments {
                 m: zeros.clone() + T::ZERO, // each its own buffer, updated in place from then on
                 v: zeros + T::ZERO,
@@ -103,20 +107,17 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
             l2,
             keep,
         };
-        if self
-            .var
-            .update_in_place(|w| w.adam_step_fused(m, v, &g, step))
-        {
+        if self.param.update(|w| w.adam_step_fused(m, v, g, step)) {
             self.steps = t;
             return;
         }
         // ... otherwise the same step from tensor ops, new moments beside the old ones, kept only once the
         // parameter has its update.
-        let w = self.var.value();
+        let w = self.param.value();
         let g = if l2 != 0.0 {
             g.zip_same(ops::Add, &w.affine(l2, 0.0))
         } else {
-            g
+            g.clone()
         };
         // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2.
         let m_new = m
@@ -134,7 +135,7 @@ impl<T: FloatDType, S: Shape, D: Device> Slot<Hyper> for AdamSlot<T, S, D> {
             w.zip_same(ops::Sub, &delta)
         };
         drop(w);
-        self.var.update_in_place(|w| *w = w_new);
+        self.param.set(w_new);
         (*m, *v) = (m_new, v_new);
         self.steps = t;
     }
@@ -151,8 +152,8 @@ pub struct AdamW(Adam);
 
 impl ParamVisitor for Register<'_, Hyper> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, var: &Var<T, S, D>) {
-        self.slots.push(Box::new(AdamSlot {
-            var: var.clone(),
+        self.slots.push(Box::new(AdamSlot::<T, D> {
+            param: var.cell().clone(),
             moments: None,
             steps: 0,
         }));

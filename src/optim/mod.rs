@@ -27,13 +27,12 @@ mod sgd;
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use sgd::{Sgd, SgdConfig};
 
-use crate::autograd::{Gradients, Var};
+use crate::autograd::{Gradients, VarCell};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Error;
 use crate::error::Result;
-use crate::shape::{Dims, Shape, MAX_RANK};
-use crate::tensor::Grad;
+use crate::shape::{Dims, MAX_RANK};
 use alloc::boxed::Box;
 
 /// Updates parameters from gradients.
@@ -130,44 +129,14 @@ fn check_dims(op: &'static str, dims: &Dims, grad: &Dims) -> Result<()> {
     Ok(())
 }
 
-/// A parameter as an optimizer's update sees it, its shape erased: what a slot generic over the element type
-/// and device alone needs, so that the update is compiled once per element type and device, and each parameter
-/// shape adds only these few methods.
-trait Param<T: FloatDType, D: Device>: Send + Sync {
-    /// The parameter's identity (its gradient's key).
-    fn id(&self) -> usize;
-    /// The parameter's dims.
-    fn dims(&self) -> Dims;
-    /// The current value, padded (a view of the same buffer).
-    fn padded(&self) -> Grad<T, D>;
-    /// `value -= delta` for `delta` of the parameter's dims (padded): into the parameter's own buffer when no
-    /// other tensor shares it.
-    fn sub_assign(&self, delta: &Grad<T, D>);
-}
-
-impl<T: FloatDType, S: Shape, D: Device> Param<T, D> for Var<T, S, D> {
-    fn id(&self) -> usize {
-        Var::id(self)
-    }
-    fn dims(&self) -> Dims {
-        self.shape().dims()
-    }
-    fn padded(&self) -> Grad<T, D> {
-        self.value().padded()
-    }
-    fn sub_assign(&self, delta: &Grad<T, D>) {
-        self.update_in_place(|w| w.assign_padded(crate::ops::Sub, delta));
-    }
-}
-
 /// `Error::ShapeMismatch` naming `op` when `param`'s gradient in `grads` has another shape than `param`.
 fn check_grad<T: FloatDType, D: Device>(
     op: &'static str,
-    param: &dyn Param<T, D>,
+    param: &VarCell<T, D>,
     grads: &Gradients,
 ) -> Result<()> {
     match grads.peek::<T, D>(param.id()) {
-        Some(g) => check_dims(op, &param.dims(), &g.dims()),
+        Some(g) => check_dims(op, param.dims(), &g.dims()),
         None => Ok(()),
     }
 }

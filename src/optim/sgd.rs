@@ -1,7 +1,7 @@
 //! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's `SGD` rules).
 
-use super::{check_grad, step_all, Optimizer, Param, Register, Slot};
-use crate::autograd::{Gradients, Var};
+use super::{check_grad, step_all, Optimizer, Register, Slot};
+use crate::autograd::{Gradients, Var, VarCell};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
@@ -10,6 +10,7 @@ use crate::ops;
 use crate::shape::Shape;
 use crate::tensor::Grad;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// [`Sgd`]'s hyper-parameters.
@@ -42,23 +43,24 @@ pub struct Sgd {
     slots: Vec<Box<dyn Slot<SgdConfig>>>,
 }
 
-/// One parameter's SGD state, generic over the element type and device only (see [`Param`]).
+/// One parameter's SGD state, generic over the element type and device only (the parameter's cell holds its
+/// value in the padded form), so it is compiled once per element type and device, not once per parameter shape.
 struct SgdSlot<T: FloatDType, D: Device> {
-    param: Box<dyn Param<T, D>>,
+    param: Arc<VarCell<T, D>>,
     /// In the padded form gradients have.
     velocity: Option<Grad<T, D>>,
 }
 
 impl<T: FloatDType, D: Device> Slot<SgdConfig> for SgdSlot<T, D> {
     fn check(&self, grads: &Gradients) -> Result<()> {
-        check_grad("Sgd::step", &*self.param, grads)
+        check_grad("Sgd::step", &self.param, grads)
     }
 
     fn step(&mut self, grads: &Gradients, c: &SgdConfig) {
         let Some(g) = grads.peek::<T, D>(self.param.id()) else {
             return;
         };
-        let w = (c.weight_decay != 0.0).then(|| self.param.padded());
+        let w = (c.weight_decay != 0.0).then(|| self.param.value());
         let (delta, velocity) = sgd_delta(g, w, self.velocity.as_ref(), c);
         self.param.sub_assign(&delta);
         if velocity.is_some() {
@@ -115,7 +117,7 @@ impl Sgd {
 impl ParamVisitor for Register<'_, SgdConfig> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, var: &Var<T, S, D>) {
         self.slots.push(Box::new(SgdSlot::<T, D> {
-            param: Box::new(var.clone()),
+            param: var.cell().clone(),
             velocity: None,
         }));
     }

@@ -57,11 +57,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
+/// [`Grad::over`] on a device without shape-free storage: autograd's entry points refuse such devices at build
+/// time (`autograd::assert_device`), so no program reaches this.
+#[cold]
+#[inline(never)]
+fn autograd_unsupported(device: &'static str) -> ! {
+    panic!("typed-tensor: autograd runs on devices whose storage names no shape, not on {device}")
+}
+
 impl<T: WithDType, D: Device> Grad<T, D> {
     /// The padded view of `storage` (any tensor's) through `layout`, of any rank.
     pub(crate) fn over<S0: Shape>(storage: &D::Storage<T, S0>, layout: &Layout) -> Self {
-        let padded = pad_layout(layout);
-        Tensor::from_view(padded_shape(layout.dims()), padded, storage)
+        let Some(storage) = D::loose(storage) else {
+            autograd_unsupported(D::NAME)
+        };
+        Tensor::from_loose_view(padded_shape(layout.dims()), &pad_layout(layout), storage)
     }
 
     /// The tensor of `shape` this padded value holds (its dims are `shape`'s, padded): a view.
@@ -70,31 +80,6 @@ impl<T: WithDType, D: Device> Grad<T, D> {
         debug_assert_eq!(*layout.dims(), shape.dims());
         Tensor::from_view(shape, layout, &self.storage)
     }
-}
-
-impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// `self = op(self, rhs)` for `rhs` of this tensor's dims in the padded form: in place when this tensor alone
-    /// holds its dense buffer (the optimizers' parameter updates). Everything but the destination is
-    /// [`assign_padded_into`]'s, compiled once per element type, device and op.
-    pub(crate) fn assign_padded<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Grad<T, D>) {
-        if let Some(out) = self.dense_out() {
-            return assign_padded_into::<T, D, Op>(op, out, S::RANK, rhs);
-        }
-        *self = self.padded().zip_same(op, rhs).unpadded(self.shape);
-    }
-}
-
-/// `out = op(out, rhs)`, `out` the dense destination of a tensor of rank `rank` and `rhs`'s dims (padded).
-#[inline(never)]
-fn assign_padded_into<T: WithDType, D: Device, Op: BinaryOp<T>>(
-    op: Op,
-    out: &mut D::Out<T>,
-    rank: usize,
-    rhs: &Grad<T, D>,
-) {
-    let lb = unpad_layout(&rhs.layout(), rank);
-    let dims = *lb.dims();
-    device_ok(D::binary(op, Operand::Out(&dims), (rhs.buffer(), &lb), out));
 }
 
 /// `dims` reading a dense buffer of the kept axes (in order, from `offset`) with stride 0 on the reduced ones.

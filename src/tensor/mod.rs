@@ -326,11 +326,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         debug_assert_eq!(shape.dims(), *layout.dims());
         if D::SHAPE_FREE {
             if let Some(loose) = D::loose(storage) {
-                return Tensor {
-                    storage: D::tighten(shared::<T, D>(loose)),
-                    shape,
-                    view: <D::View<S> as ViewOf<S>>::from_layout(&layout),
-                };
+                return Self::from_loose_view(shape, &layout, loose);
             }
         }
         let (storage, view) = device_ok(D::view::<T, S0, S>(storage, &layout));
@@ -338,6 +334,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             storage,
             shape,
             view,
+        }
+    }
+
+    /// [`Self::from_view`] over a device's shape-free storage (see [`Kernels::Loose`](crate::device::Kernels::Loose)):
+    /// the same buffer, shared.
+    #[inline]
+    pub(crate) fn from_loose_view(shape: S, layout: &Layout, storage: &D::Loose<T>) -> Self {
+        debug_assert_eq!(shape.dims(), *layout.dims());
+        Tensor {
+            storage: D::tighten(shared::<T, D>(storage)),
+            shape,
+            view: <D::View<S> as ViewOf<S>>::from_layout(layout),
         }
     }
 

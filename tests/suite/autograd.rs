@@ -592,6 +592,43 @@ fn cpu_parameter_updates_reuse_the_buffer() {
     assert_eq!(w.value().storage().as_ptr(), before);
 }
 
+/// The optimizers' steps write the parameter's own buffer too (the cell holds the value in the padded form the
+/// updates compute in, so no copy is made on the way).
+#[test]
+fn cpu_optimizer_steps_reuse_the_buffer() {
+    use typed_tensor::optim::{Adam, AdamConfig, Optimizer, Sgd, SgdConfig};
+    let w = Var::new(Tensor::<f32, Rank2<4, 8>, Cpu>::full(2.0));
+    let before = w.value().storage().as_ptr();
+    let mut sgd = Sgd::new(&w, SgdConfig::default());
+    let mut adam = Adam::new(&w, AdamConfig::default());
+    for _ in 0..2 {
+        sgd.step(&(&w.trace() * &w.trace()).sum_all().backward());
+        adam.step(&(&w.trace() * &w.trace()).sum_all().backward());
+    }
+    assert_eq!(w.value().storage().as_ptr(), before);
+    // Two SGD steps of lr 0.01 on w^2 (w -= 0.02 w), each followed by an Adam step, whose first steps move
+    // every element by lr (1e-3) against the gradient's sign.
+    let want = ((2.0f32 * 0.98 - 1e-3) * 0.98) - 1e-3;
+    assert!(w.value().to_vec().iter().all(|&x| (x - want).abs() < 1e-6));
+}
+
+/// A panic inside `update` leaves the parameter readable, holding what the closure had written before it
+/// panicked (as a poisoned lock would).
+#[test]
+fn a_panicking_update_keeps_the_value() {
+    let w = Var::new(Tensor::<f32, Rank1<3>, Cpu>::ones());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        w.update(|v| {
+            *v += 1.0;
+            panic!("boom")
+        })
+    }));
+    assert!(r.is_err());
+    assert_eq!(w.value().to_vec(), [2., 2., 2.]);
+    w.update(|v| *v *= 2.0);
+    assert_eq!(w.value().to_vec(), [4., 4., 4.]);
+}
+
 /// A value whose graph an earlier backward consumed cannot be differentiated again.
 #[test]
 #[should_panic(expected = "already used")]

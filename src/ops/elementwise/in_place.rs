@@ -71,13 +71,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if Self::MAYBE_TINY && self.binary_assign_tiny(op, rhs) {
             return Ok(());
         }
-        let (la, lb) = broadcast_layouts(Op::NAME, &self.layout(), &rhs.layout())?;
-        if la.dims() != &self.dims() {
-            // Only runtime dims get here: `rhs` is the larger operand, which `self` cannot hold.
-            return Err(Error::shape_mismatch(Op::NAME, self.dims(), rhs.dims()));
-        }
-        if let Some(written) = self.binary_over_self(op, rhs, &lb) {
-            return written;
+        let (la, lb) = (self.layout(), rhs.layout());
+        let rhs_view = (rhs.buffer(), &lb);
+        if assign_body::<T, D, Op>(op, &la, rhs_view, self.dense_out())? {
+            return Ok(());
         }
         // Shared or strided: a fresh result (the dims are checked), through the out-of-line kernel path.
         *self = self.binary_kernel(op, rhs);
@@ -208,6 +205,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         *out = self.try_binary(op, rhs)?;
         Ok(())
     }
+}
+
+/// `out = op(out, b)` for `out`, the dense buffer of a tensor of layout `a` that it alone holds, with `b`
+/// broadcast onto `a`'s dims: the shape-free body of `+=` and the other assignments. `Ok(false)`, with nothing
+/// written, when there is no such buffer (the caller computes a fresh result); `Error::ShapeMismatch` when `b`
+/// does not broadcast onto `a`.
+#[inline(never)]
+fn assign_body<T: WithDType, D: Device, Op: BinaryOp<T>>(
+    op: Op,
+    a: &Layout,
+    b: (&D::Buffer<T>, &Layout),
+    out: Option<&mut D::Out<T>>,
+) -> Result<bool> {
+    let (la, lb) = broadcast_layouts(Op::NAME, a, b.1)?;
+    if la.dims() != a.dims() {
+        // Only runtime dims get here: `b` is the larger operand, which `a` cannot hold.
+        return Err(Error::shape_mismatch(Op::NAME, *a.dims(), *b.1.dims()));
+    }
+    let Some(out) = out else {
+        return Ok(false);
+    };
+    D::binary(op, Operand::Out(a.dims()), (b.0, &lb), out)?;
+    Ok(true)
 }
 
 // `add_into` and friends: the named `_into` forms of the arithmetic operators.
