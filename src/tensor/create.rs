@@ -5,7 +5,7 @@ use crate::device::{ArrayStorage, Device, Embedded};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Dense;
-use crate::shape::{Const, ConstShape, Shape};
+use crate::shape::{Const, ConstShape, Dims, Shape};
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -45,7 +45,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(err.to_string(), "full: out of memory allocating 70368744177664 bytes");
     /// ```
     pub fn try_full_with_shape(shape: S, value: T) -> Result<Self> {
-        let n = checked_numel::<T>("full", shape)?;
+        let n = checked_numel::<T>("full", &shape.dims())?;
         Ok(Self::from_storage(shape, D::full(n, value)?))
     }
     /// Every element `value`, for a shape with runtime dims: `Tensor::<f32, (usize, Const<3>), Cpu>::full_with_shape((5, Const), 1.0)`.
@@ -92,7 +92,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// per element type.
     #[track_caller]
     pub(crate) fn filled_with(op: &'static str, shape: S, fill: &mut dyn FnMut(&mut [T])) -> Self {
-        let n = or_panic(checked_numel::<T>(op, shape));
+        let n = or_panic(checked_numel::<T>(op, &shape.dims()));
         Self::from_storage(shape, device_ok(D::filled::<T, S>(n, fill)))
     }
 
@@ -111,22 +111,25 @@ fn fill_arange<T: WithDType>(out: &mut [T]) {
     }
 }
 
-/// A fill writing `sample` draws from the seeded stream, each rounded to `T`.
+/// A fill writing `sample` draws from the seeded stream, each rounded to `T`. Out of line: the stream's setup
+/// is shared by the constructors of every shape.
+#[inline(never)]
 fn fill_rand<T: WithDType>(seed: u64, sample: fn(&mut SeededRng) -> f64) -> impl FnMut(&mut [T]) {
     let mut rng = SeededRng::new(seed);
     move |out| out.fill_with(|| T::from_f64(sample(&mut rng)))
 }
 
-/// The element count of a fresh buffer of `shape`, or `Error::ShapeOverflow` naming `op` when the count or the
-/// buffer's bytes exceed `isize::MAX`.
-fn checked_numel<T: WithDType>(op: &'static str, shape: impl Shape) -> Result<usize> {
-    check_output::<T>(op, &shape.dims())?;
-    Ok(shape.numel())
+/// The element count of a fresh buffer of `dims`, or `Error::ShapeOverflow` naming `op` when the count or the
+/// buffer's bytes exceed `isize::MAX`. Shape-free and out of line: every shape's constructors share it.
+#[inline(never)]
+fn checked_numel<T: WithDType>(op: &'static str, dims: &Dims) -> Result<usize> {
+    check_output::<T>(op, dims)?;
+    Ok(dims.numel())
 }
 
 /// `Error::LengthMismatch` naming `op` unless `shape` holds exactly `found` elements.
 fn check_len<T: WithDType, S: Shape>(op: &'static str, shape: S, found: usize) -> Result<()> {
-    let expected = checked_numel::<T>(op, shape)?;
+    let expected = checked_numel::<T>(op, &shape.dims())?;
     if expected != found {
         return Err(Error::LengthMismatch {
             op,
