@@ -67,10 +67,31 @@ impl Dim for usize {
 }
 
 /// The runtime list of a shape's sizes (at most [`MAX_RANK`]), used below the typed API.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Eq, Default)]
 pub struct Dims {
     len: usize,
+    /// Zero past `len` (nothing writes there), so whole arrays compare and hash as the lists do.
     buf: [usize; MAX_RANK],
+}
+
+impl core::hash::Hash for Dims {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state)
+    }
+}
+
+impl PartialEq for Dims {
+    /// Branch-free over the whole array: the shape-free op bodies compare operand dims on every call, and the
+    /// derived comparison was a `memcmp` call there.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let differ = self
+            .buf
+            .iter()
+            .zip(&other.buf)
+            .fold(self.len ^ other.len, |acc, (a, b)| acc | (a ^ b));
+        differ == 0
+    }
 }
 
 impl Dims {
@@ -336,6 +357,22 @@ shape_impls!(6; A NA 0, B NB 1, C NC 2, D ND 3, E NE 4, F NF 5);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dims_compare_and_hash_as_lists() {
+        use std::hash::{BuildHasher, RandomState};
+        let d = Dims::from_slice;
+        assert!(d(&[2, 3]) == d(&[2, 3]));
+        assert!(d(&[]) == d(&[]));
+        assert!(d(&[2, 3]) != d(&[3, 2]));
+        assert!(d(&[2, 3]) != d(&[2, 3, 1]));
+        // Same array (zero past the length), other lengths: not equal.
+        assert!(d(&[2, 0]) != d(&[2]));
+        assert!(d(&[0]) != d(&[]));
+        let h = RandomState::new();
+        assert_eq!(h.hash_one(d(&[4, 5, 6])), h.hash_one(d(&[4, 5, 6])));
+        assert_ne!(h.hash_one(d(&[2, 0])), h.hash_one(d(&[2])));
+    }
 
     #[test]
     fn dims_and_numel() {

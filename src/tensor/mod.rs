@@ -143,30 +143,16 @@ pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
     kernel: &mut Write<'_, D::Out<T>>,
 ) -> Result<D::Storage<T, S>> {
     if D::SHAPE_FREE {
-        // SAFETY: the caller's promise is `fresh_loose`'s requirement.
-        return unsafe { fresh_loose::<T, D>(op, n, kernel) }.map(D::tighten);
+        // One body per element type (the device's own, not inlined here), whatever the shape.
+        // SAFETY: the caller's promise is `alloc_loose`'s requirement.
+        return unsafe { D::alloc_loose::<T>(op, n, kernel) }.map(D::tighten);
     }
     // SAFETY: the caller's promise is `alloc_with`'s requirement.
     unsafe { D::alloc_with::<T, S>(op, n, kernel) }
 }
 
-/// [`fresh`] in the device's shape-free storage ([`Kernels::Loose`](crate::device::Kernels::Loose)): compiled
-/// once per element type and device, where `fresh` is compiled once per shape.
-///
-/// # Safety
-///
-/// As for [`fresh`].
-#[inline(never)]
-unsafe fn fresh_loose<T: WithDType, D: Device>(
-    op: &'static str,
-    n: usize,
-    kernel: &mut Write<'_, D::Out<T>>,
-) -> Result<D::Loose<T>> {
-    // SAFETY: the caller's promise is `alloc_loose`'s requirement.
-    unsafe { D::alloc_loose::<T>(op, n, kernel) }
-}
-
-/// [`fresh_loose`] in an infallible op: a device failure panics with its message.
+/// [`fresh`] in the device's shape-free storage ([`Kernels::Loose`](crate::device::Kernels::Loose)), in an
+/// infallible op: a device failure panics with its message, here and not in every shape's caller.
 ///
 /// # Safety
 ///

@@ -72,6 +72,7 @@ unsafe impl Kernels for Cpu {
         unsafe { CpuStorage::try_written(n, write) }
     }
 
+    #[inline(never)] // one body per element type: every shape's allocation calls it
     unsafe fn alloc_loose<T: WithDType>(
         _op: &'static str,
         n: usize,

@@ -286,10 +286,13 @@ fn binary_body<T: WithDType, D: Device, Op: BinaryOp<T>>(
     b: View<'_, T, D>,
     out: &mut dyn Sink<T, D>,
 ) -> Result<()> {
-    let broadcast = operand_layouts(Op::NAME, a.1, b.1)?;
-    let (la, lb) = match &broadcast {
-        Some((la, lb)) => (la, lb),
-        None => (a.1, b.1),
+    // Operands of equal dims (the common case) go to the kernel with their own layouts, nothing copied.
+    let broadcast;
+    let (la, lb) = if a.1.dims() == b.1.dims() {
+        (a.1, b.1)
+    } else {
+        broadcast = broadcast_layouts(Op::NAME, a.1, b.1)?;
+        (&broadcast.0, &broadcast.1)
     };
     let mut kernel = call::binary::<T, D, _>(op, Operand::View(a.0, la), (b.0, lb));
     // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
@@ -304,23 +307,17 @@ fn compare_body<T: WithDType, D: Device>(
     b: View<'_, T, D>,
     out: &mut dyn Sink<u8, D>,
 ) -> Result<()> {
-    let broadcast = operand_layouts(op.name(), a.1, b.1)?;
-    let (la, lb) = match &broadcast {
-        Some((la, lb)) => (la, lb),
-        None => (a.1, b.1),
+    // Operands of equal dims (the common case) go to the kernel with their own layouts, nothing copied.
+    let broadcast;
+    let (la, lb) = if a.1.dims() == b.1.dims() {
+        (a.1, b.1)
+    } else {
+        broadcast = broadcast_layouts(op.name(), a.1, b.1)?;
+        (&broadcast.0, &broadcast.1)
     };
     let mut kernel = call::compare::<T, D>(op, (a.0, la), (b.0, lb));
     // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
     unsafe { out.fill(op.name(), la.dims(), &mut kernel) }
-}
-
-/// `None` when two operands have the same dims (the common case: their own layouts go to the kernel), else both
-/// layouts broadcast to the output's dims ([`broadcast_layouts`]).
-fn operand_layouts(op: &'static str, a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>> {
-    if a.dims() == b.dims() {
-        return Ok(None);
-    }
-    broadcast_layouts(op, a, b).map(Some)
 }
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape
