@@ -50,6 +50,15 @@ pub(crate) fn padded_shape(dims: &Dims) -> Padded {
     (d[0], d[1], d[2], d[3], d[4], d[5])
 }
 
+/// Axis flags of a tensor of rank `rank` (the first `rank` entries of `axes`) at its padded axes' positions; the
+/// leading padded axes get `false`.
+pub(crate) fn padded_axes(axes: &[bool; MAX_RANK], rank: usize) -> [bool; MAX_RANK] {
+    let lead = MAX_RANK - rank;
+    let mut padded = [false; MAX_RANK];
+    padded[lead..].copy_from_slice(&axes[..rank]);
+    padded
+}
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// This tensor as a [`Grad`]: a view of the same elements.
     pub(crate) fn padded(&self) -> Grad<T, D> {

@@ -37,7 +37,7 @@ mod display;
 #[cfg(feature = "std")] // used by autograd, nn and optim only
 mod erased;
 #[cfg(feature = "std")]
-pub(crate) use erased::{padded_shape, unpad_layout, Grad, Padded};
+pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
 mod tiny;
 
 pub use crate::ops::conv::{Conv, Pool2d};

@@ -601,11 +601,16 @@ fn cpu_optimizer_steps_reuse_the_buffer() {
     let before = w.value().storage().as_ptr();
     let mut sgd = Sgd::new(&w, SgdConfig::default());
     let mut adam = Adam::new(&w, AdamConfig::default());
+    // Each gradient in its own statement: the traced values (views of the parameter's buffer) are gone before the
+    // step, as in a training loop (inside one statement they would live until its end and share the buffer).
     for _ in 0..2 {
-        sgd.step(&(&w.trace() * &w.trace()).sum_all().backward());
-        adam.step(&(&w.trace() * &w.trace()).sum_all().backward());
+        let grads = (&w.trace() * &w.trace()).sum_all().backward();
+        sgd.step(&grads);
+        assert_eq!(w.value().storage().as_ptr(), before, "SGD");
+        let grads = (&w.trace() * &w.trace()).sum_all().backward();
+        adam.step(&grads);
+        assert_eq!(w.value().storage().as_ptr(), before, "Adam");
     }
-    assert_eq!(w.value().storage().as_ptr(), before);
     // Two SGD steps of lr 0.01 on w^2 (w -= 0.02 w), each followed by an Adam step, whose first steps move
     // every element by lr (1e-3) against the gradient's sign.
     let want = ((2.0f32 * 0.98 - 1e-3) * 0.98) - 1e-3;

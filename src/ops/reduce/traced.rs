@@ -4,12 +4,12 @@
 //! is the output's whatever the ties; variances and norms use their closed forms; `prod`'s is the product of the
 //! other elements of the lane, with care at zeros.
 
-use crate::autograd::Traced;
+use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
 use crate::shape::{ReduceShape, Shape, MAX_RANK};
-use crate::tensor::Tensor;
+use crate::tensor::{padded_axes, Grad, Tensor};
 
 /// How a reduction's gradient reaches its input.
 #[derive(Clone, Copy)]
@@ -24,6 +24,51 @@ enum Route {
     Norm,
 }
 
+/// What a reduction's rule keeps: the input's slot, the input and the result (padded), the reduced axes (of the
+/// padded input) and the route.
+type ReductionCaptured<T, D> = (Slot, [Grad<T, D>; 2], [bool; MAX_RANK], Route);
+
+/// The backward rule of every reduction, in the padded form: compiled once per element type and device.
+fn reduction_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, [x, out], reduced, route): ReductionCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let spread = g.spread_over(x.shape(), &reduced);
+    let grad = match route {
+        Route::Spread { scale: 1.0 } => spread,
+        Route::Spread { scale } => spread.affine(scale, 0.0),
+        Route::Extremum => {
+            // 1 at each position holding the lane's extremum: equal to it, or NaN where the result is NaN
+            // (NaN propagates, so a lane's result is NaN exactly when the lane holds one, and equality then
+            // marks nothing). Disjoint, so the sum is the union.
+            let at = x
+                .mask_same(CmpOp::Eq, &out.spread_over(x.shape(), &reduced))
+                .zip_same(ops::Add, &x.mask_same(CmpOp::Ne, &x));
+            // The gradient split evenly among the lane's `ties` positions (each lane has at least one).
+            let ties = at.sum_spread(&reduced);
+            spread.zip_same(ops::Mul, &at).zip_same(ops::Div, &ties)
+        }
+        Route::Variance { ddof } => {
+            let n = (0..MAX_RANK)
+                .filter(|&ax| reduced[ax])
+                .map(|ax| x.dims()[ax])
+                .product::<usize>();
+            let mean = x.sum_spread(&reduced).affine(1.0 / n as f64, 0.0);
+            let centred = x.zip_same(ops::Sub, &mean);
+            let scale = 2.0 / (n as f64 - ddof as f64);
+            spread.zip_same(ops::Mul, &centred.affine(scale, 0.0))
+        }
+        Route::Norm => {
+            let norm = out.spread_over(x.shape(), &reduced);
+            // x / norm, with the 0/0 of an all-zero lane replaced by 0 (a subgradient).
+            let safe = norm.zip_same(ops::Add, &norm.mask_scalar(CmpOp::Eq, T::ZERO));
+            spread.zip_same(ops::Mul, &x.zip_same(ops::Div, &safe))
+        }
+    };
+    slot.give_padded(store, grad);
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Records a reduction over `reduced` whose result is `value`.
     fn reduction<S2: Shape>(
@@ -32,42 +77,9 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         reduced: [bool; MAX_RANK],
         route: Route,
     ) -> Traced<T, S2, D> {
-        let x = self.value.clone();
-        let out = value.clone();
-        self.unary_op(value, move |g| {
-            let spread = g.spread_over(x.shape(), &reduced);
-            match route {
-                Route::Spread { scale: 1.0 } => spread,
-                Route::Spread { scale } => spread.affine(scale, 0.0),
-                Route::Extremum => {
-                    // 1 at each position holding the lane's extremum: equal to it, or NaN where the result is NaN
-                    // (NaN propagates, so a lane's result is NaN exactly when the lane holds one, and equality
-                    // then marks nothing). Disjoint, so the sum is the union.
-                    let at = x
-                        .mask_same(CmpOp::Eq, &out.spread_over(x.shape(), &reduced))
-                        .zip_same(ops::Add, &x.mask_same(CmpOp::Ne, &x));
-                    // The gradient split evenly among the lane's `ties` positions (each lane has at least one).
-                    let ties = at.sum_spread(&reduced);
-                    spread.zip_same(ops::Mul, &at).zip_same(ops::Div, &ties)
-                }
-                Route::Variance { ddof } => {
-                    let n = (0..x.dims().len())
-                        .filter(|&ax| reduced[ax])
-                        .map(|ax| x.dims()[ax])
-                        .product::<usize>();
-                    let mean = x.sum_spread(&reduced).affine(1.0 / n as f64, 0.0);
-                    let centred = x.zip_same(ops::Sub, &mean);
-                    let scale = 2.0 / (n as f64 - ddof as f64);
-                    spread.zip_same(ops::Mul, &centred.affine(scale, 0.0))
-                }
-                Route::Norm => {
-                    let norm = out.spread_over(x.shape(), &reduced);
-                    // x / norm, with the 0/0 of an all-zero lane replaced by 0 (a subgradient).
-                    let safe = norm.zip_same(ops::Add, &norm.mask_scalar(CmpOp::Eq, T::ZERO));
-                    spread.zip_same(ops::Mul, &x.zip_same(ops::Div, &safe))
-                }
-            }
-        })
+        let saved = [self.value.padded(), value.padded()];
+        let captured = (self.slot(), saved, padded_axes(&reduced, S::RANK), route);
+        record_with(value, &[&self.node], captured, reduction_rule::<T, D>)
     }
 
     /// The number of elements over the `reduced` axes.
