@@ -14,12 +14,12 @@
 //! assert!((g.to_vec()[5] - (1.0 / 3.0 - 1.0) / 2.0).abs() < 1e-6);
 //! ```
 
-use crate::autograd::{Traceable, Traced};
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
 use crate::ops;
 use crate::shape::{Axis, Const, Dim, Shape};
-use crate::tensor::Tensor;
+use crate::tensor::{Grad, Tensor};
 
 impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
     /// Cross entropy of `(batch, classes)` logits against integer class labels, per sample:
@@ -40,20 +40,44 @@ impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
     }
 }
 
+/// Squared error's gradient: `2 (p - t) g` for the prediction, its negation for the target (each if wanted).
+fn mse_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sp, st], diff): ([Slot; 2], Grad<T, D>),
+    store: &mut Gradients,
+) {
+    let dp = g.zip_same(ops::Mul, &diff.affine(2.0, 0.0));
+    if st.wanted() {
+        st.give_padded(store, dp.unary(ops::Neg));
+    }
+    sp.give_padded(store, dp);
+}
+
+/// Binary cross entropy's gradient with respect to the logits `x`: `(sigmoid(x) - y) g`.
+fn bce_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, [x, y]): (Slot, [Grad<T, D>; 2]),
+    store: &mut Gradients,
+) {
+    slot.give_padded(
+        store,
+        g.zip_same(ops::Mul, &x.sigmoid().zip_same(ops::Sub, &y)),
+    );
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Squared error per element, `(self - target)^2`; `target` is a traced value, a parameter or a plain
     /// tensor of the same shape.
     pub fn mse<R: Traceable<Elem = T, Shape = S, Device = D>>(&self, target: &R) -> Self {
         let target = target.traced();
         let diff = self.value.zip_same(ops::Sub, &target.value);
-        let (sp, st) = (self.slot(), target.slot());
-        Self::record(diff.sqr(), &[&self.node, &target.node], move |g, grads| {
-            let dp = g.zip_same(ops::Mul, &diff.affine(2.0, 0.0));
-            if st.wanted() {
-                st.give(grads, || dp.unary(ops::Neg));
-            }
-            sp.give(grads, || dp);
-        })
+        let captured = ([self.slot(), target.slot()], diff.padded());
+        record_with(
+            diff.sqr(),
+            &[&self.node, &target.node],
+            captured,
+            mse_rule::<T, D>,
+        )
     }
 
     /// Binary cross entropy of logits against targets in [0, 1], per element, computed stably as
@@ -65,9 +89,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             .relu()
             .zip_same(ops::Sub, &x.zip_same(ops::Mul, targets))
             .zip_same(ops::Add, &softplus);
-        let (x, y) = (x.clone(), targets.clone());
-        self.unary_op(value, move |g| {
-            g.zip_same(ops::Mul, &x.sigmoid().zip_same(ops::Sub, &y))
-        })
+        let captured = (self.slot(), [x.padded(), targets.padded()]);
+        record_with(value, &[&self.node], captured, bce_rule::<T, D>)
     }
 }
