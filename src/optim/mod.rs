@@ -2,9 +2,12 @@
 //! schedule hook ([`Optimizer::with_schedule`]).
 //!
 //! An optimizer is built over a model's [`Parameters`](crate::nn::Parameters) (it keeps handles on the same
-//! [`Var`] cells) and updates them in place from a [`Gradients`] set. Parameters are
+//! [`Var`](crate::autograd::Var) cells) and updates them in place from a [`Gradients`] set. Parameters are
 //! written into their own buffers (no reallocation) once the step's traced values are gone; `backward()`
-//! consumes the loss, so the usual loop does that by itself:
+//! consumes the loss, so the usual loop does that by itself. Bind the loss (or the gradients) in a statement of
+//! its own, as below: traced values that are temporaries of the step's own statement (`opt.step(&(w.trace() *
+//! 3.0).sum_all().backward())`) are views of the parameter until that statement ends, and the step then writes
+//! a fresh buffer instead:
 //!
 //! ```
 //! use typed_tensor::prelude::*;
