@@ -1,11 +1,112 @@
-//! Convolution, pooling and nearest-neighbour upsampling (the gradients come from `grad.rs`, built on the forward kernels).
+//! Convolution, pooling and nearest-neighbour upsampling (the gradients come from `grad.rs`, built on the forward
+//! kernels). The backward rules are `fn`s over padded values, which they view as the runtime NCHW tensors the
+//! gradient kernels take: each is compiled once per element type and device, whatever the layer's sizes.
 
-use crate::autograd::{Traceable, Traced};
+use super::grad::Dyn4;
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::shape::{Rank3, Rank4};
-use crate::tensor::{Conv, Pool2d, Tensor};
+use crate::tensor::{Conv, Grad, Pool2d, Tensor};
+
+/// A padded rank-4 value as the runtime NCHW tensor it holds (a view).
+fn nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
+    let d = t.dims();
+    t.unpadded((d[2], d[3], d[4], d[5]))
+}
+
+/// A padded rank-3 `(N, C, L)` value as the NCHW tensor `(N, C, 1, L)` a 1-D convolution is computed as.
+fn ncl_as_nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
+    let d = t.dims();
+    t.relabel((d[3], d[4], 1, d[5]))
+}
+
+/// What a convolution's rule keeps: the input's and the weight's slots, the input and the weight (padded), and
+/// the parameters.
+type ConvCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 2], Conv2dParams);
+
+/// conv2d's gradients: the transposed convolution of the output's gradient for the input, the weight-gradient
+/// kernel for the weight.
+fn conv2d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sx, sw], [x, w], p): ConvCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let (g, x, w) = (nchw(&g), nchw(&x), nchw(&w));
+    if sx.wanted() {
+        sx.give_padded(store, g.conv2d_input_grad(&w, p, x.shape()).padded());
+    }
+    if sw.wanted() {
+        sw.give_padded(store, x.conv2d_weight_grad(&g, p, w.shape()).padded());
+    }
+}
+
+/// conv_transpose2d's gradients: the conv2d of the output's gradient for the input, the conv2d weight gradient
+/// with the roles of input and output exchanged for the weight.
+fn conv_transpose2d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sx, sw], [x, w], p): ConvCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let (g, x, w) = (nchw(&g), nchw(&x), nchw(&w));
+    if sx.wanted() {
+        sx.give_padded(store, g.conv2d_dyn(&w, p).padded());
+    }
+    if sw.wanted() {
+        sw.give_padded(store, g.conv2d_weight_grad(&x, p, w.shape()).padded());
+    }
+}
+
+/// conv1d's gradients, as those of the conv2d of height 1 it is, relabelled back to rank 3.
+fn conv1d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sx, sw], [x, w], p): ConvCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let (g4, x4, w4) = (ncl_as_nchw(&g), ncl_as_nchw(&x), ncl_as_nchw(&w));
+    let rank3 = |t: Tensor<T, Dyn4, D>| {
+        let (n, c, _, l) = t.shape();
+        t.relabel((n, c, l)).padded()
+    };
+    if sx.wanted() {
+        sx.give_padded(store, rank3(g4.conv2d_input_grad(&w4, p, x4.shape())));
+    }
+    if sw.wanted() {
+        sw.give_padded(store, rank3(x4.conv2d_weight_grad(&g4, p, w4.shape())));
+    }
+}
+
+/// max_pool2d's gradient: to every position holding its window's maximum.
+fn max_pool2d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, [x, out], kernel, p): (Slot, [Grad<T, D>; 2], usize, Conv2dParams),
+    store: &mut Gradients,
+) {
+    let grad = nchw(&x).max_pool2d_grad(&nchw(&out), &nchw(&g), kernel, p);
+    slot.give_padded(store, grad.padded());
+}
+
+/// avg_pool2d's gradient, for an input of dims `input`.
+fn avg_pool2d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, input, kernel, p): (Slot, Dyn4, usize, Conv2dParams),
+    store: &mut Gradients,
+) {
+    let grad = nchw(&g).avg_pool2d_grad(kernel, p, input);
+    slot.give_padded(store, grad.padded());
+}
+
+/// upsample_nearest2d's gradient, for an input of dims `input` upsampled by `factor`: each input pixel sums its
+/// block.
+fn upsample_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, input, factor): (Slot, Dyn4, usize),
+    store: &mut Gradients,
+) {
+    let grad = nchw(&g).upsample_nearest2d_grad(input, factor);
+    slot.give_padded(store, grad.padded());
+}
 
 impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
     Traced<T, Rank4<N, C, H, W>, D>
@@ -32,18 +133,14 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let weight = weight.traced();
         let value = self.value.conv2d(&weight.value, conv);
         let p = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
-        let (sx, sw) = (self.slot(), weight.slot());
-        let (x, w) = (self.value.clone(), weight.value.clone());
-        Self::record(value, &[&self.node, &weight.node], move |g, grads| {
-            sx.give(grads, || {
-                g.conv2d_input_grad(&w, p, (N, C, H, W))
-                    .relabel::<Rank4<N, C, H, W>>(Default::default())
-            });
-            sw.give(grads, || {
-                x.conv2d_weight_grad(&g, p, (C_OUT, C_IN_G, KH, KW))
-                    .relabel::<Rank4<C_OUT, C_IN_G, KH, KW>>(Default::default())
-            });
-        })
+        let saved = [self.value.padded(), weight.value.padded()];
+        let captured = ([self.slot(), weight.slot()], saved, p);
+        record_with(
+            value,
+            &[&self.node, &weight.node],
+            captured,
+            conv2d_rule::<T, D>,
+        )
     }
 
     /// Transposed 2-D convolution (see [`Tensor::conv_transpose2d`]): its input gradient is the conv2d of the
@@ -70,18 +167,14 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let weight = weight.traced();
         let value = self.value.conv_transpose2d(&weight.value, conv);
         let p = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
-        let (sx, sw) = (self.slot(), weight.slot());
-        let (x, w) = (self.value.clone(), weight.value.clone());
-        Self::record(value, &[&self.node, &weight.node], move |g, grads| {
-            sx.give(grads, || {
-                g.conv2d_dyn(&w, p)
-                    .relabel::<Rank4<N, C, H, W>>(Default::default())
-            });
-            sw.give(grads, || {
-                g.conv2d_weight_grad(&x, p, (C, C_OUT_G, KH, KW))
-                    .relabel::<Rank4<C, C_OUT_G, KH, KW>>(Default::default())
-            });
-        })
+        let saved = [self.value.padded(), weight.value.padded()];
+        let captured = ([self.slot(), weight.slot()], saved, p);
+        record_with(
+            value,
+            &[&self.node, &weight.node],
+            captured,
+            conv_transpose2d_rule::<T, D>,
+        )
     }
 
     /// Max pooling (see [`Tensor::max_pool2d`]); the gradient goes to every position holding its window's
@@ -97,12 +190,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         window: Pool2d<KERNEL, STRIDE, PADDING>,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
         let y = self.value.max_pool2d(window);
-        let (x, out) = (self.value.clone(), y.clone());
-        self.unary_op(y, move |g| {
-            let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-            x.max_pool2d_grad(&out, &g, KERNEL, p)
-                .relabel(Default::default())
-        })
+        let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
+        let captured = (self.slot(), [self.value.padded(), y.padded()], KERNEL, p);
+        record_with(y, &[&self.node], captured, max_pool2d_rule::<T, D>)
     }
 
     /// Average pooling (see [`Tensor::avg_pool2d`]).
@@ -116,11 +206,14 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         window: Pool2d<KERNEL, STRIDE, PADDING>,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        self.unary_op(self.value.avg_pool2d(window), move |g| {
-            let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-            g.avg_pool2d_grad(KERNEL, p, (N, C, H, W))
-                .relabel(Default::default())
-        })
+        let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
+        let captured = (self.slot(), (N, C, H, W), KERNEL, p);
+        record_with(
+            self.value.avg_pool2d(window),
+            &[&self.node],
+            captured,
+            avg_pool2d_rule::<T, D>,
+        )
     }
 }
 
@@ -132,10 +225,13 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
         &self,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        self.unary_op(self.value.upsample_nearest2d::<OH, OW>(), move |g| {
-            g.upsample_nearest2d_grad((N, C, H, W), OH / H)
-                .relabel::<Rank4<N, C, H, W>>(Default::default())
-        })
+        let captured = (self.slot(), (N, C, H, W), OH / H);
+        record_with(
+            self.value.upsample_nearest2d::<OH, OW>(),
+            &[&self.node],
+            captured,
+            upsample_rule::<T, D>,
+        )
     }
 }
 
@@ -167,24 +263,13 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
             dilation: [1, DILATION],
             groups: GROUPS,
         };
-        let (sx, sw) = (self.slot(), weight.slot());
-        let (x, w) = (self.value.clone(), weight.value.clone());
-        Self::record(
+        let saved = [self.value.padded(), weight.value.padded()];
+        let captured = ([self.slot(), weight.slot()], saved, p);
+        record_with(
             value,
             &[&self.node, &weight.node],
-            move |g: Tensor<T, Rank3<N, C_OUT, OL>, D>, grads| {
-                let g4 = g.relabel((N, C_OUT, 1, OL));
-                sx.give(grads, || {
-                    let w4 = w.relabel((C_OUT, C_IN_G, 1, K));
-                    g4.conv2d_input_grad(&w4, p, (N, C, 1, L))
-                        .relabel::<Rank3<N, C, L>>(Default::default())
-                });
-                sw.give(grads, || {
-                    let x4 = x.relabel((N, C, 1, L));
-                    x4.conv2d_weight_grad(&g4, p, (C_OUT, C_IN_G, 1, K))
-                        .relabel::<Rank3<C_OUT, C_IN_G, K>>(Default::default())
-                });
-            },
+            captured,
+            conv1d_rule::<T, D>,
         )
     }
 }
