@@ -90,26 +90,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     #[cfg(feature = "std")] // autograd
-    /// `grad` (a gather output's gradient) scatter-added into zeros of this tensor's shape.
-    pub(crate) fn gather_backward<Ax, I: IndexDType, S2: Shape>(
-        &self,
-        indices: &Tensor<I, S2, D>,
-        grad: &Tensor<T, S2, D>,
-    ) -> Self
-    where
-        S: AgreeExceptAxis<S2, Ax>,
-    {
-        self.scatter_into_zeros(
-            "gather",
-            (indices.buffer(), &indices.layout()),
-            grad,
-            S::INDEX,
-        )
-    }
-
-    #[cfg(feature = "std")] // autograd
-    /// Zeros of this tensor's shape with `grad[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`.
-    fn scatter_into_zeros<I: IndexDType, S2: Shape>(
+    /// Zeros of this tensor's shape with `grad[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`
+    /// (with `idx` the indices of a gather, this is its gradient).
+    pub(crate) fn scatter_into_zeros<I: IndexDType, S2: Shape>(
         &self,
         op: &'static str,
         idx: (&D::Buffer<I>, &Layout),

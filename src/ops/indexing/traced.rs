@@ -1,11 +1,22 @@
 //! Indexing with index tensors: the gradient of a gather is the output's gradient scatter-added back to the
 //! positions it was read from (repeated indices accumulate).
 
-use crate::autograd::Traced;
+use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
-use crate::shape::{AgreeExceptAxis, AppendDim, Dim, HasAxis, Shape};
-use crate::tensor::Tensor;
+use crate::shape::{AgreeExceptAxis, AppendDim, Dim, HasAxis, Shape, MAX_RANK};
+use crate::tensor::{Grad, Tensor};
+
+/// gather's gradient: the output's gradient scatter-added into zeros of the input's dims, along `axis` of the
+/// padded form, at the positions the indices name. Compiled once per element type, index type and device.
+fn gather_rule<T: FloatDType, I: IndexDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, x, indices, axis): (Slot, Grad<T, D>, Grad<I, D>, usize),
+    store: &mut Gradients,
+) {
+    let idx = (indices.buffer(), &indices.layout());
+    slot.give_padded(store, x.scatter_into_zeros("gather", idx, &g, axis));
+}
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Entries `indices` of axis `Ax` (see [`Tensor::index_select`]).
@@ -32,10 +43,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        let (x, idx) = (self.value.clone(), indices.clone());
-        self.unary_op(self.value.gather::<Ax, I, S2>(indices), move |g| {
-            x.gather_backward::<Ax, I, S2>(&idx, &g)
-        })
+        let value = self.value.gather::<Ax, I, S2>(indices);
+        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let captured = (self.slot(), self.value.padded(), indices.padded(), axis);
+        record_with(value, &[&self.node], captured, gather_rule::<T, I, D>)
     }
 }
 
