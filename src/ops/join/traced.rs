@@ -1,11 +1,46 @@
 //! The traced joins and rearrangements: `cat` and `stack` (each input's gradient is its slice of the output's),
 //! `flip`, `roll`, `pad`, `split` (each gradient undoes the rearrangement).
 
-use crate::autograd::{Traceable, Traced};
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape};
-use crate::tensor::Tensor;
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape, MAX_RANK};
+use crate::tensor::{padded_shape, Grad, Padded, Tensor};
+
+/// `cat`'s gradients: each input's slice of the output's, along `axis` of the padded form (`len_a` the first
+/// input's length there).
+fn cat_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sa, sb], [shape_a, shape_b], axis, len_a): ([Slot; 2], [Padded; 2], usize, usize),
+    store: &mut Gradients,
+) {
+    if sa.wanted() {
+        sa.give_padded(store, g.narrow_to(shape_a, axis, 0));
+    }
+    if sb.wanted() {
+        sb.give_padded(store, g.narrow_to(shape_b, axis, len_a));
+    }
+}
+
+/// The gradient of a view that kept `shape` (padded) from `start` along `axis` of a larger value (`pad`'s): the
+/// output's gradient narrowed back.
+fn narrow_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, shape, axis, start): (Slot, Padded, usize, usize),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.narrow_to(shape, axis, start));
+}
+
+/// The gradient of a piece of `split`: the piece's gradient in zeros of the input's `shape` (padded), from `start`
+/// along `axis`.
+fn embed_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, shape, axis, start): (Slot, Padded, usize, usize),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.embed_in(shape, axis, start));
+}
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// `self` and `other` laid end to end along `Ax` (see [`Tensor::cat`]).
@@ -20,13 +55,16 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let other = other.traced();
         let value = self.value.cat::<Ax, OUT, R::Shape>(&other.value);
-        let (sa, sb) = (self.slot(), other.slot());
-        let (shape_a, shape_b) = (self.value.shape(), other.value.shape());
-        let len_a = shape_a.dims()[S::INDEX];
-        Self::record(value, &[&self.node, &other.node], move |g, grads| {
-            sa.give(grads, || g.narrow_to(shape_a, S::INDEX, 0));
-            sb.give(grads, || g.narrow_to(shape_b, S::INDEX, len_a));
-        })
+        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let shapes = [self.value.dims(), other.value.dims()].map(|d| padded_shape(&d));
+        let len_a = self.value.dims()[<S as HasAxis<Ax>>::INDEX];
+        let captured = ([self.slot(), other.slot()], shapes, axis, len_a);
+        record_with(
+            value,
+            &[&self.node, &other.node],
+            captured,
+            cat_rule::<T, D>,
+        )
     }
 
     /// `N` values of one shape stacked along a new axis `Ax` (see [`Tensor::stack`]).
@@ -74,10 +112,14 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.pad::<Ax, BEFORE, AFTER, OUT>(), move |g| {
-            g.narrow_to(shape, S::INDEX, BEFORE)
-        })
+        let axis = MAX_RANK - S::RANK + S::INDEX;
+        let captured = (self.slot(), padded_shape(&self.value.dims()), axis, BEFORE);
+        record_with(
+            self.value.pad::<Ax, BEFORE, AFTER, OUT>(),
+            &[&self.node],
+            captured,
+            narrow_rule::<T, D>,
+        )
     }
 
     /// `N` consecutive pieces of `LEN` entries along `Ax` (see [`Tensor::split`]).
@@ -89,11 +131,15 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: HasAxis<Ax>,
     {
         let pieces = self.value.split::<Ax, LEN, N>();
-        let shape = self.value.shape();
+        let (shape, axis) = (
+            padded_shape(&self.value.dims()),
+            MAX_RANK - S::RANK + S::INDEX,
+        );
         let mut pieces = pieces.into_iter();
         core::array::from_fn(|i| {
             let piece = pieces.next().expect("N pieces");
-            self.unary_op(piece, move |g| g.embed_in(shape, S::INDEX, i * LEN))
+            let captured = (self.slot(), shape, axis, i * LEN);
+            record_with(piece, &[&self.node], captured, embed_rule::<T, D>)
         })
     }
 }
