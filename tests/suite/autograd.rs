@@ -455,6 +455,11 @@ fn indexing<D: Device>() {
     check("index_select", &x, || {
         weighted(x.trace().index_select::<Axis<0>, _, _>(&rows))
     });
+    // Along the last axis, with a strided index vector (a column of a matrix: stride 2).
+    let col = Tensor::<u32, _, D>::from_array([[2, 9], [0, 9], [2, 9], [1, 9]]).i((.., 0));
+    check("index_select along axis 1, strided indices", &x, || {
+        weighted(x.trace().index_select::<Axis<1>, _, _>(&col))
+    });
     let idx = Tensor::<i64, _, D>::from_array([[2, 0], [1, 1], [0, 2], [2, 2]]);
     check("gather", &x, || {
         weighted(x.trace().gather::<Axis<1>, _, _>(&idx))

@@ -70,26 +70,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     #[cfg(feature = "std")] // autograd
-    /// `grad` (an index_select output's gradient) scatter-added into zeros of this tensor's shape: the gradient
-    /// with respect to the source.
-    pub(crate) fn index_select_backward<Ax, I: IndexDType, N: Dim, S2: Shape>(
-        &self,
-        indices: &Tensor<I, (N,), D>,
-        grad: &Tensor<T, S2, D>,
-    ) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let idx_layout = self.index_select_layout(S::INDEX, indices);
-        self.scatter_into_zeros(
-            "index_select",
-            (indices.buffer(), &idx_layout),
-            grad,
-            S::INDEX,
-        )
-    }
-
-    #[cfg(feature = "std")] // autograd
     /// Zeros of this tensor's shape with `grad[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`
     /// (with `idx` the indices of a gather, this is its gradient).
     pub(crate) fn scatter_into_zeros<I: IndexDType, S2: Shape>(
@@ -271,7 +251,7 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
     #[cfg(feature = "std")] // autograd
     /// `grad` (an embedding output's gradient, the ids' dims plus `E`) added into zeros of the table's shape at
     /// the rows the ids name.
-    pub(crate) fn embedding_backward<I: IndexDType, S2: AppendDim, S3: Shape>(
+    pub(crate) fn embedding_backward<I: IndexDType, S2: Shape, S3: Shape>(
         &self,
         ids: &Tensor<I, S2, D>,
         grad: &Tensor<T, S3, D>,

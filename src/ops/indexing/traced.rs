@@ -4,6 +4,7 @@
 use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
+use crate::layout::Layout;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, HasAxis, Shape, MAX_RANK};
 use crate::tensor::{Grad, Tensor};
 
@@ -18,6 +19,36 @@ fn gather_rule<T: FloatDType, I: IndexDType, D: Device>(
     slot.give_padded(store, x.scatter_into_zeros("gather", idx, &g, axis));
 }
 
+/// index_select's gradient: the output's gradient scatter-added into zeros of the input's dims, along `axis` of
+/// the padded form, at the entries the index vector (padded: its length on the last axis) names.
+fn index_select_rule<T: FloatDType, I: IndexDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, x, indices, axis): (Slot, Grad<T, D>, Grad<I, D>, usize),
+    store: &mut Gradients,
+) {
+    // The index vector seen with the output's dims: it varies along `axis` only.
+    let li = indices.layout();
+    let mut dims = x.dims();
+    dims.as_mut_slice()[axis] = li.dims()[MAX_RANK - 1];
+    let mut strides = [0; MAX_RANK];
+    strides[axis] = li.strides()[MAX_RANK - 1];
+    let idx = Layout::from_parts(dims, &strides, li.offset());
+    let grad = x.scatter_into_zeros("index_select", (indices.buffer(), &idx), &g, axis);
+    slot.give_padded(store, grad);
+}
+
+/// embedding's gradient: each output row's gradient added into the table row its id names (the table viewed as
+/// the runtime `(V, E)` matrix it is).
+fn embedding_rule<T: FloatDType, I: IndexDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, table, ids): (Slot, Grad<T, D>, Grad<I, D>),
+    store: &mut Gradients,
+) {
+    let d = table.dims();
+    let table = table.unpadded((d[MAX_RANK - 2], d[MAX_RANK - 1]));
+    slot.give_padded(store, table.embedding_backward(&ids, &g).padded());
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Entries `indices` of axis `Ax` (see [`Tensor::index_select`]).
     #[track_caller]
@@ -28,10 +59,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let (x, idx) = (self.value.clone(), indices.clone());
-        self.unary_op(self.value.index_select::<Ax, I, N>(indices), move |g| {
-            x.index_select_backward::<Ax, I, N, _>(&idx, &g)
-        })
+        let value = self.value.index_select::<Ax, I, N>(indices);
+        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let captured = (self.slot(), self.value.padded(), indices.padded(), axis);
+        record_with(value, &[&self.node], captured, index_select_rule::<T, I, D>)
     }
 
     /// `out[p] = self[p with its Ax coordinate replaced by indices[p]]` (see [`Tensor::gather`]).
@@ -58,9 +89,12 @@ impl<T: FloatDType, V: Dim, E: Dim, D: Device> Traced<T, (V, E), D> {
         &self,
         ids: &Tensor<I, S2, D>,
     ) -> Traced<T, <S2 as AppendDim>::Output<E>, D> {
-        let (table, idx) = (self.value.clone(), ids.clone());
-        self.unary_op(self.value.embedding(ids), move |g| {
-            table.embedding_backward(&idx, &g)
-        })
+        let captured = (self.slot(), self.value.padded(), ids.padded());
+        record_with(
+            self.value.embedding(ids),
+            &[&self.node],
+            captured,
+            embedding_rule::<T, I, D>,
+        )
     }
 }
