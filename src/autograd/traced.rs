@@ -4,7 +4,7 @@ use super::graph::{next_id, run_backward, BackwardFn, Gradients, Node};
 use super::var::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::Shape;
+use crate::shape::{HasAxis, Shape, MAX_RANK};
 use crate::tensor::{Grad, Tensor};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -151,6 +151,14 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// True when gradients flow through this value (it depends on some [`Var`]).
     pub fn requires_grad(&self) -> bool {
         self.node.requires_grad()
+    }
+
+    /// Axis `Ax` of this value's padded form ([`Grad`]): where a padded backward rule finds it.
+    pub(crate) fn padded_axis<Ax>(&self) -> usize
+    where
+        S: HasAxis<Ax>,
+    {
+        MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX
     }
 
     pub(crate) fn slot(&self) -> Slot {

@@ -88,14 +88,6 @@ fn rms_norm_rule<T: FloatDType, D: Device>(
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
-    /// Axis `Ax` of this value's padded form.
-    fn padded_axis<Ax>(&self) -> usize
-    where
-        S: HasAxis<Ax>,
-    {
-        MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX
-    }
-
     /// `exp(x - max) / sum(exp(x - max))` along `Ax`; gradient `y (g - sum(g y))`.
     pub fn softmax<Ax>(&self) -> Self
     where

@@ -60,7 +60,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: HasAxis<Ax>,
     {
         let value = self.value.index_select::<Ax, I, N>(indices);
-        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let axis = self.padded_axis::<Ax>();
         let captured = (self.slot(), self.value.padded(), indices.padded(), axis);
         record_with(value, &[&self.node], captured, index_select_rule::<T, I, D>)
     }
@@ -75,7 +75,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: AgreeExceptAxis<S2, Ax>,
     {
         let value = self.value.gather::<Ax, I, S2>(indices);
-        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let axis = self.padded_axis::<Ax>();
         let captured = (self.slot(), self.value.padded(), indices.padded(), axis);
         record_with(value, &[&self.node], captured, gather_rule::<T, I, D>)
     }

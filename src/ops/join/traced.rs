@@ -4,7 +4,7 @@
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape, MAX_RANK};
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape};
 use crate::tensor::{padded_shape, Grad, Padded, Tensor};
 
 /// `cat`'s gradients: each input's slice of the output's, along `axis` of the padded form (`len_a` the first
@@ -55,7 +55,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let other = other.traced();
         let value = self.value.cat::<Ax, OUT, R::Shape>(&other.value);
-        let axis = MAX_RANK - S::RANK + <S as HasAxis<Ax>>::INDEX;
+        let axis = self.padded_axis::<Ax>();
         let shapes = [self.value.dims(), other.value.dims()].map(|d| padded_shape(&d));
         let len_a = self.value.dims()[<S as HasAxis<Ax>>::INDEX];
         let captured = ([self.slot(), other.slot()], shapes, axis, len_a);
@@ -112,7 +112,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let axis = MAX_RANK - S::RANK + S::INDEX;
+        let axis = self.padded_axis::<Ax>();
         let captured = (self.slot(), padded_shape(&self.value.dims()), axis, BEFORE);
         record_with(
             self.value.pad::<Ax, BEFORE, AFTER, OUT>(),
@@ -131,10 +131,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: HasAxis<Ax>,
     {
         let pieces = self.value.split::<Ax, LEN, N>();
-        let (shape, axis) = (
-            padded_shape(&self.value.dims()),
-            MAX_RANK - S::RANK + S::INDEX,
-        );
+        let (shape, axis) = (padded_shape(&self.value.dims()), self.padded_axis::<Ax>());
         let mut pieces = pieces.into_iter();
         core::array::from_fn(|i| {
             let piece = pieces.next().expect("N pieces");
