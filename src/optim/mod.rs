@@ -123,9 +123,14 @@ fn step_all<H>(slots: &mut [Box<dyn Slot<H>>], grads: &Gradients, hyper: &H) -> 
     Ok(())
 }
 
-/// `Error::ShapeMismatch` naming `op` unless the padded gradient dims `grad` are the parameter's `dims`, padded.
+/// `Error::ShapeMismatch` naming `op` unless the padded gradient dims `grad` are the parameter's `dims`, padded
+/// (size 1 on every leading axis). The error shows the gradient's dims at the parameter's rank, or whole when a
+/// leading axis is not 1.
 fn check_dims(op: &'static str, dims: &Dims, grad: &Dims) -> Result<()> {
-    let found = &grad[MAX_RANK - dims.len()..];
+    let (lead, found) = grad.split_at(MAX_RANK - dims.len());
+    if lead.iter().any(|&d| d != 1) {
+        return Err(Error::shape_mismatch(op, *dims, *grad));
+    }
     if found != dims.as_slice() {
         return Err(Error::shape_mismatch(op, *dims, Dims::from_slice(found)));
     }
@@ -147,4 +152,24 @@ fn check_grad<T: FloatDType, D: Device>(
 /// Registers every parameter of a model as a slot of the optimizer whose hyper-parameters are `H`.
 struct Register<'a, H> {
     slots: &'a mut alloc::vec::Vec<Box<dyn Slot<H>>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gradient_dims_are_checked_whole() {
+        let d = Dims::from_slice;
+        let dims = d(&[3, 2]);
+        assert!(check_dims("t", &dims, &d(&[1, 1, 1, 1, 3, 2])).is_ok());
+        let err = check_dims("t", &dims, &d(&[1, 1, 1, 1, 2, 2])).unwrap_err();
+        assert_eq!(err.to_string(), "t: shapes [3, 2] and [2, 2] do not match");
+        // Matching trailing dims behind a leading axis that is not 1: another rank, refused.
+        let err = check_dims("t", &dims, &d(&[1, 1, 1, 4, 3, 2])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t: shapes [3, 2] and [1, 1, 1, 4, 3, 2] do not match"
+        );
+    }
 }
