@@ -12,10 +12,11 @@
 //! Results: benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::ffi::c_void;
 use std::hint::black_box;
 use std::time::Instant;
 use typed_tensor::autograd::{Traced, Var};
-use typed_tensor::device::Cuda;
+use typed_tensor::device::{Cuda, MatmulBackend};
 use typed_tensor::ops::Exp;
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::Conv;
@@ -59,6 +60,140 @@ impl Drop for RawPair {
     }
 }
 
+/// cuBLAS called directly on copies of the operands (the baseline the library's products are held against):
+/// the same `cublasGemmStridedBatchedEx` the library calls, on the legacy default stream, which the library's
+/// blocking stream synchronises with.
+struct DirectCublas {
+    handle: *mut c_void,
+    gemm: GemmFn,
+    _lib: libloading::Library,
+}
+
+type GemmFn = unsafe extern "C" fn(
+    *mut c_void,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const c_void,
+    *const c_void,
+    i32,
+    i32,
+    i64,
+    *const c_void,
+    i32,
+    i32,
+    i64,
+    *const c_void,
+    *mut c_void,
+    i32,
+    i32,
+    i64,
+    i32,
+    i32,
+    i32,
+) -> i32;
+
+impl DirectCublas {
+    fn open() -> Option<Self> {
+        let path = std::env::var("TYPED_TENSOR_CUBLAS").unwrap_or_default();
+        let names = if path.is_empty() {
+            vec![
+                "libcublas.so.13",
+                "libcublas.so.12",
+                "libcublas.so.11",
+                "libcublas.so",
+            ]
+        } else {
+            vec![path.as_str()]
+        };
+        let lib = names
+            .into_iter()
+            .find_map(|n| unsafe { libloading::Library::new(n) }.ok())?;
+        unsafe {
+            let create = *lib
+                .get::<unsafe extern "C" fn(*mut *mut c_void) -> i32>(b"cublasCreate_v2\0")
+                .ok()?;
+            let gemm = *lib.get::<GemmFn>(b"cublasGemmStridedBatchedEx\0").ok()?;
+            let mut handle = std::ptr::null_mut();
+            (create(&mut handle) == 0).then_some(DirectCublas {
+                handle,
+                gemm,
+                _lib: lib,
+            })
+        }
+    }
+
+    /// Mean seconds of `C = A B` for two square S x S matrices copied from `a` and `b` (row-major, asked for as
+    /// `Cᵀ = Bᵀ Aᵀ`), with cuBLAS's data type `dtype` and compute type `compute`.
+    fn seconds<T: WithDType>(
+        &self,
+        a: &Tensor<T, Rank2<S, S>, Cuda>,
+        b: &Tensor<T, Rank2<S, S>, Cuda>,
+        dtype: i32,
+        compute: i32,
+    ) -> f64 {
+        use cust::sys as cu;
+        let bytes = S * S * size_of::<T>();
+        let (ra, rb) = (RawPair::new(bytes), RawPair::new(bytes));
+        for (raw, t) in [(&ra, a), (&rb, b)] {
+            let host = t.to_vec();
+            unsafe {
+                assert_eq!(
+                    cu::cuMemcpyHtoD_v2(raw.0, host.as_ptr() as *const c_void, bytes),
+                    cu::CUresult::CUDA_SUCCESS
+                );
+            }
+        }
+        let (one32, zero32, one64, zero64) = (1f32, 0f32, 1f64, 0f64);
+        let (alpha, beta): (*const c_void, *const c_void) = if compute == 70 {
+            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
+        } else {
+            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
+        };
+        let n = S as i32;
+        let run = || unsafe {
+            let code = (self.gemm)(
+                self.handle,
+                0,
+                0,
+                n,
+                n,
+                n,
+                alpha,
+                rb.0 as *const c_void,
+                dtype,
+                n,
+                0,
+                ra.0 as *const c_void,
+                dtype,
+                n,
+                0,
+                beta,
+                ra.1 as *mut c_void,
+                dtype,
+                n,
+                0,
+                1,
+                compute,
+                -1,
+            );
+            assert_eq!(code, 0, "cublasGemmStridedBatchedEx");
+        };
+        for _ in 0..3 {
+            run();
+        }
+        unsafe { cu::cuCtxSynchronize() };
+        let start = Instant::now();
+        for _ in 0..20 {
+            run();
+        }
+        unsafe { cu::cuCtxSynchronize() };
+        start.elapsed().as_secs_f64() / 20.0
+    }
+}
+
 fn sync() {
     Cuda::synchronize().expect("synchronize");
 }
@@ -78,10 +213,18 @@ fn seconds(mut f: impl FnMut()) -> f64 {
 }
 
 fn bandwidth(c: &mut Criterion) {
+    // The first call loads every kernel module (the driver compiles PTX it has no machine code for; run with
+    // CUDA_CACHE_DISABLE=1 to time what a fresh machine, whose JIT cache is empty, waits).
+    let start = Instant::now();
     if let Err(e) = Cuda::init() {
         eprintln!("skipped the CUDA benches: {e}");
         return;
     }
+    println!(
+        "summary: first Cuda::init() in this process: {:.2} s (CUDA_CACHE_DISABLE={})",
+        start.elapsed().as_secs_f64(),
+        std::env::var("CUDA_CACHE_DISABLE").unwrap_or_default()
+    );
     let bytes = N * 4;
     let raw = RawPair::new(bytes);
     let a = Tensor::<f32, Big, Cuda>::ones();
@@ -226,34 +369,84 @@ fn matmul(c: &mut Criterion) {
         })
     });
     g.finish();
-    // Peaks of an H100 SXM (the GPU these were first measured on): f32 and f64 without tensor cores, f16/bf16
-    // dense tensor cores.
-    for (what, s, peak) in [
-        ("f32", seconds(|| drop(black_box(a.matmul(&b)))), 67.0),
+    // Peaks of an H100 SXM (the GPU these were first measured on): f32 without tensor cores, TF32, f16/bf16 and
+    // f64 on dense tensor cores (cuBLAS runs f64 on the DMMA units; the kernels' f64 runs at the 33.5 TFLOP/s of
+    // the CUDA cores).
+    println!(
+        "summary: cuBLAS {}",
+        Cuda::cublas_version()
+            .map_or_else(|e| format!("not used: {e}"), |v| format!("version {v}"))
+    );
+    let direct = DirectCublas::open();
+    let ours = |f: &dyn Fn()| Cuda::with_matmul_backend(MatmulBackend::Kernels, || seconds(f));
+    let rows: [(&str, f64, f64, Option<f64>, f64); 5] = [
         (
-            "f32, rhs a transposed view",
-            seconds(|| drop(black_box(a.matmul(&bt)))),
+            "f32",
+            seconds(|| drop(black_box(a.matmul(&b)))),
+            ours(&|| drop(black_box(a.matmul(&b)))),
+            direct.as_ref().map(|d| d.seconds(&a, &b, 0, 68)),
             67.0,
         ),
         (
-            "f16 (tensor cores, f32 accumulator)",
+            "f32, rhs a transposed view",
+            seconds(|| drop(black_box(a.matmul(&bt)))),
+            ours(&|| drop(black_box(a.matmul(&bt)))),
+            None,
+            67.0,
+        ),
+        (
+            "f16 (f32 accumulator)",
             seconds(|| drop(black_box(ah.matmul(&bh)))),
+            ours(&|| drop(black_box(ah.matmul(&bh)))),
+            direct.as_ref().map(|d| d.seconds(&ah, &bh, 2, 68)),
             990.0,
         ),
         (
-            "bf16 (tensor cores, f32 accumulator)",
+            "bf16 (f32 accumulator)",
             seconds(|| drop(black_box(ab.matmul(&bb)))),
+            ours(&|| drop(black_box(ab.matmul(&bb)))),
+            direct.as_ref().map(|d| d.seconds(&ab, &bb, 14, 68)),
             990.0,
         ),
-        ("f64", seconds(|| drop(black_box(a64.matmul(&b64)))), 33.5),
-    ] {
-        let tflops = flops as f64 / s / 1e12;
+        (
+            "f64",
+            seconds(|| drop(black_box(a64.matmul(&b64)))),
+            ours(&|| drop(black_box(a64.matmul(&b64)))),
+            direct.as_ref().map(|d| d.seconds(&a64, &b64, 1, 70)),
+            67.0,
+        ),
+    ];
+    let tf = |s: f64| flops as f64 / s / 1e12;
+    for (what, s, kernels_s, direct_s, peak) in rows {
         println!(
-            "summary: matmul {S}^3 {what}: {:.2} ms, {tflops:.1} TFLOP/s ({:.0}% of an H100 SXM's {peak} TFLOP/s)",
+            "summary: matmul {S}^3 {what}: {:.2} ms, {:.1} TFLOP/s ({:.0}% of an H100 SXM's {peak} TFLOP/s); \
+             the library's kernels {:.1} TFLOP/s{}",
             s * 1e3,
-            100.0 * tflops / peak
+            tf(s),
+            100.0 * tf(s) / peak,
+            tf(kernels_s),
+            direct_s.map_or(String::new(), |d| format!(
+                "; a direct cublasGemmStridedBatchedEx {:.1} TFLOP/s, the library at {:.2}x it",
+                tf(d),
+                d / s
+            ))
         );
     }
+    Cuda::set_allow_tf32(true);
+    let tf32_s = seconds(|| drop(black_box(a.matmul(&b))));
+    let tf32_direct = direct.as_ref().map(|d| d.seconds(&a, &b, 0, 77));
+    Cuda::set_allow_tf32(false);
+    println!(
+        "summary: matmul {S}^3 f32 with TF32 allowed: {:.2} ms, {:.1} TFLOP/s ({:.0}% of an H100 SXM's 495 TFLOP/s){}",
+        tf32_s * 1e3,
+        tf(tf32_s),
+        100.0 * tf(tf32_s) / 495.0,
+        tf32_direct.map_or(String::new(), |d| format!(
+            "; direct {:.1} TFLOP/s, the library at {:.2}x it",
+            tf(d),
+            d / tf32_s
+        ))
+    );
 
     // The CPU bench's convolution shape: batch 8, 64 -> 64 channels, 56x56, 3x3, padding 1.
     const B: usize = 8;
@@ -285,5 +478,48 @@ fn matmul(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bandwidth, matmul);
+/// Small products, as a small model's training step makes them (the digits MLP's shapes): the first call of each
+/// backend (cuBLAS loads its kernels lazily), the host time to queue one call, and one call waited for.
+fn small_products(_: &mut Criterion) {
+    if Cuda::init().is_err() {
+        return;
+    }
+    fn shape<const M: usize, const K: usize, const N: usize>() {
+        let a = Tensor::<f32, Rank2<M, K>, Cuda>::randn(5);
+        let b = Tensor::<f32, Rank2<K, N>, Cuda>::randn(6);
+        for backend in [MatmulBackend::Kernels, MatmulBackend::Cublas] {
+            Cuda::with_matmul_backend(backend, || {
+                sync();
+                let start = Instant::now();
+                drop(black_box(a.matmul(&b)));
+                sync();
+                let first = start.elapsed().as_secs_f64();
+                let start = Instant::now();
+                for _ in 0..1000 {
+                    drop(black_box(a.matmul(&b)));
+                }
+                let queued = start.elapsed().as_secs_f64() / 1000.0;
+                sync();
+                let waited = seconds(|| {
+                    drop(black_box(a.matmul(&b)));
+                    sync()
+                });
+                println!(
+                    "summary: small matmul ({M}, {K}) x ({K}, {N}) f32 on {:?}: first call {:.1} us, queued {:.1} \
+                     us per call, waited for {:.1} us per call",
+                    Cuda::last_matmul_backend().expect("a product ran"),
+                    first * 1e6,
+                    queued * 1e6,
+                    waited * 1e6
+                );
+            });
+        }
+    }
+    shape::<32, 64, 64>();
+    shape::<32, 64, 10>();
+    shape::<64, 32, 64>();
+    shape::<256, 256, 256>();
+}
+
+criterion_group!(benches, small_products, bandwidth, matmul);
 criterion_main!(benches);

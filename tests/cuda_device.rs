@@ -1,6 +1,8 @@
 //! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse, and
-//! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer).
-//! One test in its own binary, so no other test allocates while it reads the global statistics.
+//! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer); then the
+//! process-wide TF32 switch of the f32 products.
+//! One test in its own binary, so no other test allocates while it reads the global statistics, and no other
+//! product runs while TF32 is on.
 #![cfg(feature = "cuda")]
 
 use typed_tensor::device::Cuda;
@@ -65,4 +67,51 @@ fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
     drop(t);
     let after = Cuda::memory_stats().unwrap();
     assert_eq!(after.in_use, start.in_use);
+
+    tf32_products_stay_within_their_stated_error();
+}
+
+/// With TF32 allowed, an f32 product of `K` terms in [-1, 1) is within `4 * 2^-11 * sqrt(K)` of the exact one
+/// (`Cuda::set_allow_tf32`'s stated precision); switched off again, products are exact f32 again.
+fn tf32_products_stay_within_their_stated_error() {
+    const K: usize = 512;
+    let values = |seed: u64, n: usize| -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
+                    - 1.0
+            })
+            .collect()
+    };
+    let (va, vb) = (values(1, 64 * K), values(2, K * 48));
+    let a = Tensor::<f32, Rank2<64, K>, Cuda>::from_vec(va.clone()).unwrap();
+    let b = Tensor::<f32, Rank2<K, 48>, Cuda>::from_vec(vb.clone()).unwrap();
+    let want: Vec<f64> = (0..64 * 48)
+        .map(|ij| {
+            let (i, j) = (ij / 48, ij % 48);
+            (0..K)
+                .map(|k| va[i * K + k] as f64 * vb[k * 48 + j] as f64)
+                .sum()
+        })
+        .collect();
+    let worst = |got: Vec<f32>| {
+        got.iter()
+            .zip(&want)
+            .map(|(g, w)| (*g as f64 - w).abs())
+            .fold(0.0, f64::max)
+    };
+    assert!(!Cuda::allow_tf32(), "TF32 is off by default");
+    let exact = worst(a.matmul(&b).to_vec());
+    Cuda::set_allow_tf32(true);
+    let tf32 = worst(a.matmul(&b).to_vec());
+    Cuda::set_allow_tf32(false);
+    let again = worst(a.matmul(&b).to_vec());
+    println!("largest error of a {K}-term f32 product: {exact:e} exact, {tf32:e} with TF32");
+    assert!(exact < 1e-4 && again < 1e-4, "{exact} {again}");
+    let bound = 4.0 * 2f64.powi(-11) * (K as f64).sqrt();
+    assert!(tf32 < bound, "TF32 error {tf32} over {bound}");
 }

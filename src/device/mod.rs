@@ -24,7 +24,7 @@ pub use cpu::CpuMemoryStats;
 #[cfg(feature = "alloc")]
 pub use cpu::{Cpu, CpuStorage};
 #[cfg(feature = "cuda")]
-pub use cuda::Cuda;
+pub use cuda::{Cuda, MatmulBackend};
 pub use embedded::{ArrayStorage, Embedded};
 
 use crate::dtype::WithDType;

@@ -584,3 +584,17 @@ fn cpu_max_pool_nan_and_signed_zero() {
 embedded_tests! {
     conv_and_pool_every_float_dtype => forward_every_dtype;
 }
+
+/// The convolutions' products through the library's own kernels (the `cuda` variant above takes cuBLAS wherever
+/// it is installed).
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_conv_through_the_matmul_kernels() {
+    use typed_tensor::device::{Cuda, MatmulBackend};
+    if let Err(e) = Cuda::init() {
+        eprintln!("skipped cuda_conv_through_the_matmul_kernels: {e}");
+        return;
+    }
+    Cuda::with_matmul_backend(MatmulBackend::Kernels, every_dtype::<Cuda>);
+    assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
+}

@@ -296,3 +296,93 @@ embedded_tests! {
     matmul_4x4_f32_is_the_direct_loop => mat4_f32_is_the_direct_loop;
     matmul_every_form_every_dtype => every_dtype;
 }
+
+/// Both CUDA paths: every form and dtype again through the library's own kernels (the `cuda` variants above take
+/// cuBLAS wherever it can read the layouts), and which path each kind of layout takes.
+#[cfg(feature = "cuda")]
+mod cuda_paths {
+    use super::*;
+    use typed_tensor::device::{Cuda, MatmulBackend};
+
+    fn gpu() -> bool {
+        Cuda::init()
+            .map_err(|e| eprintln!("skipped a CUDA matmul path test: {e}"))
+            .is_ok()
+    }
+
+    #[test]
+    fn every_form_every_dtype_through_the_kernels() {
+        if gpu() {
+            Cuda::with_matmul_backend(MatmulBackend::Kernels, every_dtype::<Cuda>);
+        }
+    }
+
+    fn paths_agree<T: FloatDType>() {
+        // Products of at least 2^20 multiply-adds: the size cuBLAS takes.
+        const B: usize = 3;
+        const M: usize = 128;
+        const K: usize = 96;
+        const N: usize = 136;
+        let a: Tensor<T, Rank3<B, M, K>, Cuda> = random(31);
+        let b: Tensor<T, Rank2<K, N>, Cuda> = random(32); // broadcast over the batch: stride 0
+        let want = {
+            let (va, vb) = (values(&a.to_vec()), values(&b.to_vec()));
+            let vb: Vec<f64> = (0..B).flat_map(|_| vb.iter().copied()).collect();
+            reference(&va, &vb, B, M, K, N)
+        };
+        let kernels = Cuda::with_matmul_backend(MatmulBackend::Kernels, || a.matmul(&b));
+        assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
+        let default = a.matmul(&b);
+        let expect = match Cuda::cublas_version() {
+            Ok(_) => MatmulBackend::Cublas,
+            Err(e) => {
+                eprintln!("cuBLAS is not used, so both runs took the kernels: {e}");
+                MatmulBackend::Kernels
+            }
+        };
+        assert_eq!(Cuda::last_matmul_backend(), Some(expect));
+        check("kernels", &kernels.to_vec(), &want, K);
+        check("default path", &default.to_vec(), &want, K);
+
+        // Transposed operands are passed transposed, not copied, and still reach cuBLAS.
+        let at: Tensor<T, Rank2<K, M>, Cuda> = random(33);
+        let bt: Tensor<T, Rank2<N, K>, Cuda> = random(34);
+        let want_t = reference(
+            &values(&at.t().to_vec()),
+            &values(&bt.t().to_vec()),
+            1,
+            M,
+            K,
+            N,
+        );
+        let product = at.t().matmul(&bt.t());
+        assert_eq!(Cuda::last_matmul_backend(), Some(expect));
+        check("a.t() x b.t()", &product.to_vec(), &want_t, K);
+
+        // A matrix whose rows repeat one row (stride 0) has no cuBLAS description: the kernels take it.
+        let row: Tensor<T, Rank1<K>, Cuda> = random(35);
+        let rows = row.broadcast::<Rank2<M, K>>();
+        let want_r = reference(&values(&rows.to_vec()), &values(&b.to_vec()), 1, M, K, N);
+        let product = rows.matmul(&b);
+        assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
+        check("broadcast rows x b", &product.to_vec(), &want_r, K);
+
+        // A small product stays with the kernels (cuBLAS's host time per call would exceed its GPU time).
+        let small = a.narrow::<Axis<1>, 0, 8>().matmul(&b);
+        assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
+        let want_small: Vec<f64> = (0..B)
+            .flat_map(|p| want[p * M * N..][..8 * N].iter().copied())
+            .collect();
+        check("small", &small.to_vec(), &want_small, K);
+    }
+
+    #[test]
+    fn cublas_and_the_kernels_agree_and_each_layout_takes_its_path() {
+        if gpu() {
+            paths_agree::<f32>();
+            paths_agree::<f64>();
+            paths_agree::<f16>();
+            paths_agree::<bf16>();
+        }
+    }
+}

@@ -18,9 +18,17 @@ pub struct PtxModule {
     pub name: &'static str,
     /// The PTX text.
     pub ptx: &'static str,
+    /// The same PTX with machine code for sm_70, sm_80 and sm_90 beside it (a compressed fatbin): the driver
+    /// loads the code of its GPU without compiling, and compiles the PTX on other GPUs.
+    pub fatbin: &'static [u8],
     /// Lowest compute capability (major * 10 + minor) that can load it.
     pub min_capability: u32,
 }
+
+/// Bytes the driver reads in place: a fatbin must start on an 8-byte boundary, which `include_bytes!` does not
+/// promise.
+#[repr(C, align(16))]
+struct Aligned<B: ?Sized>(B);
 
 // `PTX_MODULES`, the table build.rs writes from the `ptx/*.cu` files it compiled (a file's first line
 // `// nvcc-arch: compute_80` makes its module need compute capability 8.0).

@@ -5,6 +5,7 @@
 //! driver is present, every operation returns [`Error::Cuda`] with the driver's reason (and the infallible tensor
 //! ops panic with it); [`Cuda::is_available`] tells beforehand.
 
+mod blas;
 pub mod kernels;
 
 use super::{Device, Kernels, Write};
@@ -16,6 +17,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+pub use blas::MatmulBackend;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use cust::context::{Context, CurrentContext};
@@ -106,9 +108,9 @@ fn init_state() -> core::result::Result<State, String> {
         .iter()
         .filter(|m| m.min_capability <= capability)
         .map(|m| {
-            Module::from_ptx(m.ptx, &[])
+            Module::from_fatbin(m.fatbin, &[])
                 .map(|module| (m.name, module))
-                .map_err(|e| fail(&format!("cannot load PTX module `{}`", m.name), e))
+                .map_err(|e| fail(&format!("cannot load kernel module `{}`", m.name), e))
         })
         .collect::<core::result::Result<Vec<_>, _>>()?;
     Ok(State {
@@ -192,6 +194,55 @@ impl Cuda {
             in_use: cache.in_use,
             cached: cache.cached,
         })
+    }
+
+    /// Runs `f` with the matrix products this thread launches (matmul, and the products inside the
+    /// convolutions) preferring `backend`, then restores the previous preference.
+    ///
+    /// By default products go through cuBLAS when it is installed and can take the operands' layouts (row- or
+    /// column-major strides, as transposed and narrowed views have, and broadcast batches), and through the
+    /// library's own kernels otherwise; [`MatmulBackend::Kernels`] keeps them on the kernels, to compare the two.
+    /// [`Cuda::last_matmul_backend`] tells which one ran.
+    ///
+    /// ```no_run
+    /// # use typed_tensor::prelude::*;
+    /// use typed_tensor::device::{Cuda, MatmulBackend};
+    /// let a: Tensor<f32, Rank2<64, 32>, Cuda> = Tensor::randn(1);
+    /// let b: Tensor<f32, Rank2<32, 16>, Cuda> = Tensor::randn(2);
+    /// let ours = Cuda::with_matmul_backend(MatmulBackend::Kernels, || a.matmul(&b));
+    /// assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
+    /// let theirs = a.matmul(&b); // cuBLAS, when installed
+    /// assert!(ours.sub(&theirs).abs().max_all().to_scalar() < 1e-4);
+    /// ```
+    pub fn with_matmul_backend<R>(backend: MatmulBackend, f: impl FnOnce() -> R) -> R {
+        blas::with_backend(backend, f)
+    }
+
+    /// The backend that ran the last matrix product this thread launched (`None` before the first).
+    pub fn last_matmul_backend() -> Option<MatmulBackend> {
+        blas::last_backend()
+    }
+
+    /// The cuBLAS version the products use (major * 10000 + minor * 100 + patch, as `cublasGetVersion` gives
+    /// it), or why cuBLAS is not used: not found on the library path (`TYPED_TENSOR_CUBLAS` names another file,
+    /// or `off`), or no GPU.
+    pub fn cublas_version() -> Result<u32> {
+        blas::version()
+    }
+
+    /// Lets f32 products run on tensor cores in TF32 (off by default, as in PyTorch's
+    /// `torch.backends.cuda.matmul.allow_tf32`), for every thread.
+    ///
+    /// TF32 rounds each input to 10 mantissa bits (a relative error up to 2^-11 per input, against f32's 2^-24)
+    /// and accumulates in f32, so a product of `K` terms is off by about `2^-11 * sqrt(K)` relative to its terms'
+    /// magnitude; in exchange it runs several times faster. It applies to products cuBLAS runs.
+    pub fn set_allow_tf32(allow: bool) {
+        blas::set_allow_tf32(allow)
+    }
+
+    /// Whether f32 products may use TF32 (see [`Cuda::set_allow_tf32`]).
+    pub fn allow_tf32() -> bool {
+        blas::allow_tf32()
     }
 
     /// Gives every cached (freed) buffer back to the driver, after waiting for queued kernels.
@@ -458,6 +509,10 @@ pub(crate) fn gemm<T: FloatDType>(
             format!("{} rows exceed the kernel's grid", dims.m),
         ));
     }
+    if blas::try_gemm::<T>(op, &dims, a, b, c)? {
+        return Ok(());
+    }
+    blas::ran_on(MatmulBackend::Kernels);
     let args = alloc::vec![Arg::Gemm(dims), Arg::U64(a), Arg::U64(b), Arg::U64(c)];
     // f16/bf16 use tensor cores where the GPU has the module (same 128 x 128 tiles, same grid).
     if T::DTYPE == DType::F16 || T::DTYPE == DType::BF16 {
