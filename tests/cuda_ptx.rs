@@ -61,7 +61,7 @@ fn every_launched_kernel_exists_with_matching_parameters() {
         let params = module
             .get(&sig.name)
             .unwrap_or_else(|| panic!("kernel {} is missing from ptx/{}.cu", sig.name, sig.module));
-        assert_eq!(params, &sig.params, "parameter sizes of {}", sig.name);
+        assert_eq!(params, sig.params(), "parameter sizes of {}", sig.name);
     }
     // And the other way round: no kernel is compiled that Rust cannot launch.
     let launched: std::collections::BTreeSet<&str> = sigs.iter().map(|s| s.name.as_str()).collect();

@@ -222,12 +222,12 @@ mod cuda_against_cpu {
     use typed_tensor::prelude::*;
     use typed_tensor::shape::HasAxis;
 
-    fn along<T: FloatDType, D: Device, A>(
-        x: &Tensor<T, Rank2<6, 1000>, D>,
+    fn along<T: FloatDType, D: Device, A, const R: usize, const C: usize>(
+        x: &Tensor<T, Rank2<R, C>, D>,
         op: AlongAxis,
     ) -> Vec<f64>
     where
-        Rank2<6, 1000>: HasAxis<A>,
+        Rank2<R, C>: HasAxis<A>,
     {
         let y = match op {
             AlongAxis::Softmax => x.softmax::<A>(),
@@ -238,8 +238,9 @@ mod cuda_against_cpu {
         y.to_vec().iter().map(|v| v.to_f64()).collect()
     }
 
-    fn agree<T: FloatDType>(ulp: f64) {
-        let cpu = Tensor::<T, Rank2<6, 1000>, Cpu>::randn(11).affine(3.0, 0.5);
+    /// Every op along both axes of an (R, C) tensor, on the CPU and the GPU, within `64 ulp`.
+    fn agree_on<T: FloatDType, const R: usize, const C: usize>(ulp: f64) {
+        let cpu = Tensor::<T, Rank2<R, C>, Cpu>::randn(11).affine(3.0, 0.5);
         let gpu = cpu.to_device::<Cuda>().unwrap();
         for op in [
             AlongAxis::Softmax,
@@ -250,24 +251,44 @@ mod cuda_against_cpu {
             for (axis, c, g) in [
                 (
                     0,
-                    along::<T, _, Axis<0>>(&cpu, op),
-                    along::<T, _, Axis<0>>(&gpu, op),
+                    along::<T, _, Axis<0>, R, C>(&cpu, op),
+                    along::<T, _, Axis<0>, R, C>(&gpu, op),
                 ),
                 (
                     1,
-                    along::<T, _, Axis<1>>(&cpu, op),
-                    along::<T, _, Axis<1>>(&gpu, op),
+                    along::<T, _, Axis<1>, R, C>(&cpu, op),
+                    along::<T, _, Axis<1>, R, C>(&gpu, op),
                 ),
             ] {
                 for (i, (c, g)) in c.iter().zip(&g).enumerate() {
                     assert!(
                         (c - g).abs() <= 64.0 * ulp * c.abs().max(1.0),
-                        "{op:?} [{}] axis {axis} element {i}: cpu {c}, cuda {g}",
+                        "{op:?} [{}] ({R}, {C}) axis {axis} element {i}: cpu {c}, cuda {g}",
                         T::DTYPE
                     );
                 }
             }
         }
+    }
+
+    fn agree<T: FloatDType>(ulp: f64) {
+        agree_on::<T, 6, 1000>(ulp);
+    }
+
+    /// The GPU keeps a lane in shared memory when it fits in 47 KB and reads it again from global memory when
+    /// not: lanes on both sides of that size give the CPU's results, dense ones (read 16 bytes at a time) and
+    /// lanes of a length that is no whole number of 16-byte vectors.
+    #[test]
+    fn lanes_in_and_past_shared_memory_agree_with_the_cpu() {
+        if let Err(e) = Cuda::init() {
+            eprintln!("skipped lanes_in_and_past_shared_memory_agree_with_the_cpu on cuda: {e}");
+            return;
+        }
+        agree_on::<f32, 2, 12032>(f32::EPSILON as f64); // 47 KB: kept
+        agree_on::<f32, 2, 12033>(f32::EPSILON as f64); // 4 bytes past: read again
+        agree_on::<f64, 2, 6016>(f64::EPSILON); // 47 KB
+        agree_on::<f64, 2, 7000>(f64::EPSILON);
+        agree_on::<f16, 3, 4098>(f16::EPSILON.to_f64()); // 8 KB, no whole number of 8-element vectors
     }
 
     #[test]

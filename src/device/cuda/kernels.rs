@@ -130,6 +130,9 @@ pub const LAYOUT_BYTES: usize = core::mem::size_of::<KernelLayout>();
 const PTR: usize = 8;
 const COUNT: usize = 8;
 
+/// Most parameters a kernel takes (the reductions and scatter-add take 10).
+pub const MAX_PARAMS: usize = 12;
+
 /// A kernel's module, name and parameter sizes (in bytes, in order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSig {
@@ -137,17 +140,30 @@ pub struct KernelSig {
     pub module: &'static str,
     /// Entry name, `{stem}_{dtype}`.
     pub name: String,
-    /// Byte size of each parameter.
-    pub params: Vec<usize>,
+    /// Byte size of each parameter, held inline (a launch allocates no list for them).
+    sizes: [usize; MAX_PARAMS],
+    count: usize,
 }
 
 impl KernelSig {
     fn new(module: &'static str, stem: &str, dtype: DType, params: &[usize]) -> Self {
+        assert!(
+            params.len() <= MAX_PARAMS,
+            "a kernel of {} parameters",
+            params.len()
+        );
+        let mut sizes = [0; MAX_PARAMS];
+        sizes[..params.len()].copy_from_slice(params);
         KernelSig {
             module,
             name: crate::ops::kernel_name(stem, dtype),
-            params: params.to_vec(),
+            sizes,
+            count: params.len(),
         }
+    }
+    /// Byte size of each parameter, in order.
+    pub fn params(&self) -> &[usize] {
+        &self.sizes[..self.count]
     }
     /// `fill_{T}(n, value, out)`.
     pub fn fill(t: DType) -> Self {

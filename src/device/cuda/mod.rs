@@ -36,8 +36,20 @@ struct State {
     ctx: Context,
     stream: Stream,
     modules: Vec<(&'static str, Module)>,
+    /// Kernel handles by module and entry name, looked up in their module once (a launch then only reads this).
+    functions: std::sync::RwLock<BTreeMap<&'static str, BTreeMap<String, Kernel>>>,
     cache: Mutex<Cache>,
 }
+
+/// A kernel entry of a loaded module.
+#[derive(Clone, Copy)]
+struct Kernel(cu::CUfunction);
+
+// SAFETY: a `CUfunction` is a handle the driver owns for the module's lifetime (the process's: modules are never
+// unloaded) and may be launched from any thread that has the context current.
+unsafe impl Send for Kernel {}
+// SAFETY: as for `Send`: launching reads the handle, and nothing mutates it.
+unsafe impl Sync for Kernel {}
 
 /// The caching allocator's books: freed buffers by rounded size, ready for reuse, so a training loop that
 /// allocates the same sizes every step stops calling the driver after its first step.
@@ -117,6 +129,7 @@ fn init_state() -> core::result::Result<State, String> {
         ctx,
         stream,
         modules,
+        functions: Default::default(),
         cache: Mutex::new(Cache::default()),
     })
 }
@@ -125,6 +138,38 @@ impl State {
     /// True when the module `name` was loaded (the GPU can run its PTX).
     fn has_module(&self, name: &str) -> bool {
         self.modules.iter().any(|(n, _)| *n == name)
+    }
+
+    /// The handle of `sig`'s kernel: from the table after the first launch, from its module before.
+    fn kernel(&self, op: &'static str, sig: &KernelSig) -> Result<Kernel> {
+        let read = |table: &BTreeMap<&'static str, BTreeMap<String, Kernel>>| {
+            table
+                .get(sig.module)
+                .and_then(|m| m.get(&sig.name))
+                .copied()
+        };
+        if let Some(k) = read(&self.functions.read().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(k);
+        }
+        let module = &self
+            .modules
+            .iter()
+            .find(|(name, _)| *name == sig.module)
+            .ok_or_else(|| cuda_err(op, format!("no kernel module {}", sig.module)))?
+            .1;
+        let kernel = Kernel(
+            module
+                .get_function(&sig.name)
+                .map_err(|e| cuda_err(op, format!("kernel {}: {e}", sig.name)))?
+                .to_raw(),
+        );
+        self.functions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(sig.module)
+            .or_default()
+            .insert(sig.name.clone(), kernel);
+        Ok(kernel)
     }
 }
 
@@ -427,15 +472,35 @@ pub(crate) fn launch_grid(
     sig: KernelSig,
     grid: (u32, u32, u32),
     block: u32,
+    args: Vec<Arg>,
+) -> Result<()> {
+    launch_grid_shared(op, sig, grid, block, 0, args)
+}
+
+/// Dynamic shared memory a launch may ask for: a block may have 48 KB without opting in (per-kernel attributes
+/// raise it on newer GPUs), static and dynamic together, and 1 KB is left for the kernels' static arrays (the
+/// block reductions' take at most 288 bytes). A launch asking for more fails with `CUDA_ERROR_INVALID_VALUE`.
+pub(crate) const SHARED_BYTES: usize = 47 << 10;
+
+/// [`launch_grid`] with `shared` bytes of dynamic shared memory per block (at most [`SHARED_BYTES`]).
+pub(crate) fn launch_grid_shared(
+    op: &'static str,
+    sig: KernelSig,
+    grid: (u32, u32, u32),
+    block: u32,
+    shared: usize,
     mut args: Vec<Arg>,
 ) -> Result<()> {
-    let sizes: Vec<usize> = args.iter().map(Arg::size).collect();
-    if sizes != sig.params {
+    debug_assert!(shared <= SHARED_BYTES);
+    if !args.iter().map(Arg::size).eq(sig.params().iter().copied()) {
+        let sizes: Vec<usize> = args.iter().map(Arg::size).collect();
         return Err(cuda_err(
             op,
             format!(
                 "internal error: {} expects parameters {:?}, got {:?}",
-                sig.name, sig.params, sizes
+                sig.name,
+                sig.params(),
+                sizes
             ),
         ));
     }
@@ -443,22 +508,35 @@ pub(crate) fn launch_grid(
         return Ok(());
     }
     let st = state(op)?;
-    let module = &st
-        .modules
-        .iter()
-        .find(|(name, _)| *name == sig.module)
-        .ok_or_else(|| cuda_err(op, format!("no PTX module {}", sig.module)))?
-        .1;
-    let func = module
-        .get_function(&sig.name)
-        .map_err(|e| cuda_err(op, format!("kernel {}: {e}", sig.name)))?;
-    let ptrs: Vec<*mut c_void> = args.iter_mut().map(Arg::ptr).collect();
+    let kernel = st.kernel(op, &sig)?;
+    let mut ptrs = [core::ptr::null_mut::<c_void>(); kernels::MAX_PARAMS];
+    for (p, arg) in ptrs.iter_mut().zip(&mut args) {
+        *p = arg.ptr();
+    }
     // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a live argument of the size the PTX entry
     // declares (checked against the catalog above; `args` outlives the launch, which copies them). Device
     // addresses among them point into buffers of at least the elements the kernel indexes: every caller sizes
-    // its output by the launch's element count and passes input views of tensors over their own buffers.
-    unsafe { st.stream.launch(&func, grid, block, 0, &ptrs) }
-        .map_err(|e| cuda_err(op, format!("launching {}: {e}", sig.name)))
+    // its output by the launch's element count and passes input views of tensors over their own buffers. The
+    // kernel handle belongs to a module of this context, and the stream is the device's.
+    let code = unsafe {
+        cu::cuLaunchKernel(
+            kernel.0,
+            grid.0,
+            grid.1,
+            grid.2,
+            block,
+            1,
+            1,
+            shared as u32,
+            st.stream.as_inner(),
+            ptrs.as_mut_ptr(),
+            core::ptr::null_mut(),
+        )
+    };
+    if code != cu::CUresult::CUDA_SUCCESS {
+        return Err(cuda_err(op, format!("launching {}: {code:?}", sig.name)));
+    }
+    Ok(())
 }
 
 /// Launches `sig` with the common parameter order `(n, <inputs: layouts then pointers>, out, <scalars>)`,

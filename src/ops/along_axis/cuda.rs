@@ -1,8 +1,11 @@
-//! The family's CUDA kernels (`ptx/along_axis.cu`): a block per lane, the lane's reductions in shared memory.
+//! The family's CUDA kernels (`ptx/along_axis.cu`): a block per lane, the lane's reductions in shared memory, and
+//! the lane itself kept in dynamic shared memory when it fits (one read of the input instead of two or three).
 
 use super::{AlongAxis, AlongAxisKernels};
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
-use crate::device::cuda::{dest, launch_grid, threads_for, Arg, CudaStorage, MAX_BLOCKS};
+use crate::device::cuda::{
+    dest, launch_grid_shared, threads_for, Arg, CudaStorage, MAX_BLOCKS, SHARED_BYTES,
+};
 use crate::device::Cuda;
 use crate::dtype::FloatDType;
 use crate::error::Result;
@@ -47,6 +50,13 @@ unsafe impl AlongAxisKernels for Cuda {
         ];
         let grid = rows.min(MAX_BLOCKS) as u32;
         let sig = KernelSig::along_axis(name, T::DTYPE);
-        launch_grid(name, sig, (grid, 1, 1), threads_for(len), args)
+        // The kernel keeps the lane in shared memory when given room for it (it reads the size it got).
+        let lane_bytes = len * size_of::<T>();
+        let shared = if lane_bytes <= SHARED_BYTES {
+            lane_bytes
+        } else {
+            0
+        };
+        launch_grid_shared(name, sig, (grid, 1, 1), threads_for(len), shared, args)
     }
 }

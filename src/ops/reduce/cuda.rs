@@ -3,7 +3,7 @@
 
 use super::{ReduceKernels, ReduceOp};
 use crate::device::cuda::kernels::{self, KernelLayout, KernelSig};
-use crate::device::cuda::{dest, launch, launch_grid, threads_for, Arg, CudaStorage, MAX_BLOCKS};
+use crate::device::cuda::{dest, launch_grid, threads_for, Arg, CudaStorage, MAX_BLOCKS};
 use crate::device::Cuda;
 use crate::dtype::WithDType;
 use crate::error::Result;
@@ -30,7 +30,13 @@ unsafe impl ReduceKernels for Cuda {
         } else {
             (1024 / n_out).clamp(1, count.div_ceil(4096))
         };
-        let chunk = count.div_ceil(parts).max(1);
+        // Parts start on 16-byte boundaries (a multiple of 16 bytes apart), where the kernel loads 16 bytes at a
+        // time.
+        let chunk = count
+            .div_ceil(parts)
+            .max(1)
+            .next_multiple_of(16 / size_of::<T>().clamp(1, 16));
+        let parts = count.div_ceil(chunk).max(1);
         let partial = if parts > 1 {
             Some(CudaStorage::<u8>::alloc(
                 name,
@@ -64,7 +70,9 @@ unsafe impl ReduceKernels for Cuda {
                 Arg::U64(out_ptr),
                 Arg::scalar(op.param()),
             ];
-            launch(name, KernelSig::reduce_merge(name, T::DTYPE), n_out, args)?;
+            let grid = n_out.min(MAX_BLOCKS) as u32;
+            let sig = KernelSig::reduce_merge(name, T::DTYPE);
+            launch_grid(name, sig, (grid, 1, 1), threads_for(parts), args)?;
         }
         Ok(())
     }
