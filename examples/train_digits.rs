@@ -165,9 +165,12 @@ pub struct Config {
 pub struct Report {
     pub test_accuracy: f64,
     pub final_loss: f32,
-    /// Wall time per epoch, and the parts of it spent building the graph and loss (forward), in `backward()`,
-    /// and in the optimizer.
+    /// Wall time per epoch (the median of the epochs after the first, evaluation and printing included), and the
+    /// mean parts of an epoch spent building the graph and loss (forward), in `backward()`, and in the optimizer.
     pub epoch_time: Duration,
+    /// Wall time of the first epoch, which also pays one-time costs (a GPU library loading its kernels, the
+    /// caches filling).
+    pub first_epoch: Duration,
     pub forward: Duration,
     pub backward: Duration,
     pub optimizer: Duration,
@@ -225,8 +228,9 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
     let (mut forward, mut backward, mut optimizer) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut final_loss = f32::NAN;
-    let start = Instant::now();
+    let mut epoch_times = Vec::with_capacity(config.epochs);
     for epoch in 0..config.epochs {
+        let start = Instant::now();
         shuffle(&mut order, config.seed ^ (epoch as u64 + 1));
         let (mut loss_sum, mut batches) = (0.0f32, 0);
 
@@ -259,12 +263,17 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
                 100.0 * accuracy::<TEST, M, D>(model, &test)
             );
         }
+        epoch_times.push(start.elapsed());
     }
     let epochs = config.epochs.max(1) as u32;
+    let first_epoch = epoch_times.first().copied().unwrap_or_default();
+    let mut later = epoch_times.get(1..).unwrap_or_default().to_vec();
+    later.sort();
     Report {
         test_accuracy: accuracy::<TEST, M, D>(model, &test),
         final_loss,
-        epoch_time: start.elapsed() / epochs,
+        epoch_time: later.get(later.len() / 2).copied().unwrap_or(first_epoch),
+        first_epoch,
         forward: forward / epochs,
         backward: backward / epochs,
         optimizer: optimizer / epochs,
@@ -303,9 +312,10 @@ fn main() {
         let steps = report.forward + report.backward + report.optimizer;
         let share = |d: Duration| 100.0 * d.as_secs_f64() / steps.as_secs_f64();
         println!(
-            "{arch:?} time per epoch: {:.2?} (training steps: forward + loss {:.0}%, backward {:.0}%, optimizer \
-             {:.0}%; the rest is evaluation and printing)",
+            "{arch:?} time per epoch: {:.2?} (the median after the first epoch, which took {:.2?}; training steps: \
+             forward + loss {:.0}%, backward {:.0}%, optimizer {:.0}%; the rest is evaluation and printing)",
             report.epoch_time,
+            report.first_epoch,
             share(report.forward),
             share(report.backward),
             share(report.optimizer)

@@ -54,6 +54,21 @@ FLOAT_FN(gelu_tanh, x / ((A)1 + m_exp((A)-2 * (A)0.7978845608028654 * (x + (A)0.
 // 0.5 x erfc(-x / sqrt 2) == 0.5 x (1 + erf(x / sqrt 2)) without the cancellation of 1 + erf for x << 0.
 FLOAT_FN(gelu_erf, (A)0.5 * x * m_erfc(-x * (A)0.7071067811865476))
 FLOAT_FN(silu, x / ((A)1 + m_exp(-x)))
+// The activations of src/ops/elementwise/activations.rs, same formulas in the accumulator type. Comparisons are
+// written so that NaN falls through to the branch that propagates it.
+FLOAT_FN(erf, m_erf(x))
+FLOAT_FN(erfc, m_erfc(x))
+FLOAT_FN(softsign, x / ((A)1 + m_abs(x)))
+FLOAT_FN(relu6, x < (A)0 ? (A)0 : (x > (A)6 ? (A)6 : x))
+FLOAT_FN(hardsigmoid, x <= (A)-3 ? (A)0 : (x >= (A)3 ? (A)1 : (x + (A)3) / (A)6))
+FLOAT_FN(hardswish, x <= (A)-3 ? (A)0 : (x >= (A)3 ? x : x * (x + (A)3) / (A)6))
+FLOAT_FN(mish, x * m_tanh(x > (A)20 ? x : m_log1p(m_exp(x))))
+FLOAT_FN(log_sigmoid, m_min(x, (A)0) - m_log1p(m_exp(-m_abs(x))))
+FLOAT_FN(selu, (A)1.0507009873554805 * (x > (A)0 ? x : (A)1.6732632423543772 * m_expm1(x)))
+FLOAT_FN(leaky_relu, x > (A)0 ? x : x * p0)
+FLOAT_FN(elu, x > (A)0 ? x : p0 * m_expm1(x))
+FLOAT_FN(celu, x > (A)0 ? x : p0 * m_expm1(x / p0))
+FLOAT_FN(softplus, x * p0 > p1 ? x : m_log1p(m_exp(p0 * x)) / p0)
 FLOAT_FN(powf, m_pow(x, p0))
 // Affine in double for every float type, like the CPU, so both devices round once from the same value.
 FLOAT_FN(affine, (A)((double)x * (double)p0 + (double)p1))

@@ -44,6 +44,15 @@ fn erf(x: f64) -> f64 {
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
+/// PyTorch's `torch.nn.SELU`, with its constants to the digits it documents them.
+#[allow(clippy::excessive_precision)]
+fn selu(x: f64) -> f64 {
+    let (alpha, scale) = (
+        1.6732632423543772848170429916717,
+        1.0507009873554804934193349852946,
+    );
+    scale * if x > 0.0 { x } else { alpha * (x.exp() - 1.0) }
+}
 
 fn float_unary_cases<T: FloatDType, D: Device>() -> Vec<UnaryCase<T, D>> {
     vec![
@@ -67,6 +76,77 @@ fn float_unary_cases<T: FloatDType, D: Device>() -> Vec<UnaryCase<T, D>> {
             (-4.0, 4.0),
         ),
         ("silu", |t| t.silu(), |x| x * sigmoid(x), (-6.0, 6.0)),
+        // The activations, with PyTorch's definitions written out directly.
+        ("erf", |t| t.erf(), erf, (-3.0, 3.0)),
+        ("erfc", |t| t.erfc(), |x| 1.0 - erf(x), (-3.0, 3.0)),
+        (
+            "softsign",
+            |t| t.softsign(),
+            |x| x / (1.0 + x.abs()),
+            (-4.0, 4.0),
+        ),
+        ("relu6", |t| t.relu6(), |x| x.clamp(0.0, 6.0), (-2.0, 8.0)),
+        (
+            "hardtanh",
+            |t| t.hardtanh(-1.0, 2.0),
+            |x| x.clamp(-1.0, 2.0),
+            (-4.0, 4.0),
+        ),
+        (
+            "hardsigmoid",
+            |t| t.hardsigmoid(),
+            |x| (x + 3.0).clamp(0.0, 6.0) / 6.0,
+            (-5.0, 5.0),
+        ),
+        (
+            "hardswish",
+            |t| t.hardswish(),
+            |x| x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
+            (-5.0, 5.0),
+        ),
+        (
+            "mish",
+            |t| t.mish(),
+            |x| x * (1.0 + x.exp()).ln().tanh(),
+            (-5.0, 5.0),
+        ),
+        (
+            "log_sigmoid",
+            |t| t.log_sigmoid(),
+            |x| sigmoid(x).ln(),
+            (-8.0, 8.0),
+        ),
+        ("selu", |t| t.selu(), selu, (-4.0, 4.0)),
+        (
+            "leaky_relu",
+            |t| t.leaky_relu(0.125),
+            |x| if x > 0.0 { x } else { 0.125 * x },
+            (-4.0, 4.0),
+        ),
+        (
+            "elu",
+            |t| t.elu(1.5),
+            |x| if x > 0.0 { x } else { 1.5 * (x.exp() - 1.0) },
+            (-4.0, 4.0),
+        ),
+        (
+            "celu",
+            |t| t.celu(2.0),
+            |x| x.max(0.0) + (2.0 * ((x / 2.0).exp() - 1.0)).min(0.0),
+            (-4.0, 4.0),
+        ),
+        (
+            "softplus",
+            |t| t.softplus(2.0, 5.0),
+            |x| {
+                if 2.0 * x > 5.0 {
+                    x
+                } else {
+                    (1.0 + (2.0 * x).exp()).ln() / 2.0
+                }
+            },
+            (-4.0, 4.0),
+        ),
         ("powf", |t| t.powf(2.5), |x| x.powf(2.5), (0.1, 4.0)),
         (
             "affine",
@@ -772,7 +852,59 @@ fn tiny_matches_kernel_all<D: Device>() {
     tiny_matches_kernel_float::<f64, D>();
 }
 
+/// The activations at NaN (propagated by every one, as in PyTorch) and on the edges of their pieces: PyTorch's
+/// conventions (`hardswish(-3) = 0`, `hardsigmoid(3) = 1`, softplus exactly at its threshold still takes the
+/// logarithm, `leaky_relu(-0.0)` is `-0.0 * slope`).
+fn activation_edges<T: FloatDType, D: Device>() {
+    let nan = Tensor::<T, Rank1<1>, D>::from_array([T::from_f64(f64::NAN)]);
+    type Act<T, D> = fn(&Tensor<T, Rank1<1>, D>) -> Tensor<T, Rank1<1>, D>;
+    let all: [(&str, Act<T, D>); 15] = [
+        ("erf", |t| t.erf()),
+        ("erfc", |t| t.erfc()),
+        ("softsign", |t| t.softsign()),
+        ("relu6", |t| t.relu6()),
+        ("hardtanh", |t| t.hardtanh(-1.0, 1.0)),
+        ("hardsigmoid", |t| t.hardsigmoid()),
+        ("hardswish", |t| t.hardswish()),
+        ("mish", |t| t.mish()),
+        ("log_sigmoid", |t| t.log_sigmoid()),
+        ("selu", |t| t.selu()),
+        ("leaky_relu", |t| t.leaky_relu(0.01)),
+        ("elu", |t| t.elu(1.0)),
+        ("celu", |t| t.celu(1.0)),
+        ("softplus", |t| t.softplus(1.0, 20.0)),
+        ("gelu_erf", |t| t.gelu_erf()),
+    ];
+    for (name, f) in all {
+        assert!(
+            f(&nan).to_vec()[0].to_f64().is_nan(),
+            "{name}(NaN) on {:?}",
+            T::DTYPE
+        );
+    }
+    let x = Tensor::<T, Rank1<4>, D>::from_array([-3.0, 3.0, 4.0, -0.0].map(T::from_f64));
+    let v = |t: Tensor<T, Rank1<4>, D>| t.to_vec().iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    assert_eq!(v(x.hardswish())[..3], [0.0, 3.0, 4.0]);
+    assert_eq!(v(x.hardsigmoid())[..3], [0.0, 1.0, 1.0]);
+    assert!(v(x.leaky_relu(0.5))[3].is_sign_negative());
+    // beta x = 4 = threshold: still ln(1 + e^4) = 4.01814992791781 (from Python's math.log1p(math.exp(4))).
+    let at = v(x.softplus(1.0, 4.0))[2];
+    assert!(
+        (at - 4.018_149_927_917_81).abs() < 4.1 * tolerance::<T>(),
+        "{at}"
+    );
+    assert_eq!(v(x.softplus(1.0, 3.5))[2], 4.0);
+}
+
+fn activation_edges_all<D: Device>() {
+    activation_edges::<f32, D>();
+    activation_edges::<f64, D>();
+    activation_edges::<f16, D>();
+    activation_edges::<bf16, D>();
+}
+
 device_tests! {
+    activations_at_nan_and_piece_edges => activation_edges_all;
     tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
     tiny_reductions_match_the_kernel => tiny_reductions_all;
     tiny_axis_ops_match_the_kernel => tiny_axis_ops_all;
@@ -785,6 +917,7 @@ device_tests! {
 }
 
 embedded_tests! {
+    activations_at_nan_and_piece_edges => activation_edges_all;
     float_unary_ops => float_unary_all;
     integer_unary_ops => int_unary_all;
     binary_ops_all_dtypes => binary_all;

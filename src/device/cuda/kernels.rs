@@ -392,6 +392,11 @@ pub fn catalog() -> Vec<KernelSig> {
                 all.push(KernelSig::unary(op, t));
             }
         }
+        if t.is_float() {
+            for op in elementwise::PARAM_STEMS {
+                all.push(KernelSig::unary(op, t));
+            }
+        }
         for op in elementwise::BINARY_STEMS
             .iter()
             .chain(crate::ops::CmpOp::ALL.map(|c| c.name()).iter())

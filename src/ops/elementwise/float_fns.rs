@@ -125,6 +125,53 @@ float_fns! {
     gelu_erf() => ops::GeluErf, input |g, x| g.zip_same(ops::Mul, &gelu_erf_derivative(x));
     /// `x * sigmoid(x)`.
     silu() => ops::Silu, input |g, x| g.zip_same(ops::Mul, &silu_derivative(x));
+    /// The error function (see [`ops::Erf`]).
+    ///
+    /// ```
+    /// # use typed_tensor::prelude::*;
+    /// let x = Tensor::<f64, Rank1<2>, Cpu>::from_array([0.0, 0.5]);
+    /// assert!((x.erf().to_vec()[1] - 0.520_499_877_813_046_5).abs() < 1e-15);
+    /// ```
+    erf() => ops::Erf, input |g, x| g.zip_same(ops::Mul, &gaussian(x, 2.0));
+    /// The complementary error function, `1 - erf x`, accurate where `erf x` is near 1.
+    erfc() => ops::Erfc, input |g, x| g.zip_same(ops::Mul, &gaussian(x, -2.0));
+    /// `x / (1 + |x|)`.
+    softsign() => ops::Softsign, input |g, x| g.zip_same(ops::Div, &x.abs().affine(1.0, 1.0).sqr());
+    /// `min(max(x, 0), 6)`; the gradient is 1 strictly between 0 and 6.
+    relu6() => ops::Relu6, input |g, x| g.zip_same(ops::Mul, &between(x, 0.0, 6.0));
+    /// `min(max(x, min), max)` with PyTorch's `hardtanh` gradient: 1 strictly between the bounds, 0 at and
+    /// beyond them (`clamp`'s is 1 at the bounds too). `hardtanh(-1.0, 1.0)` is PyTorch's default.
+    hardtanh(min: f64, max: f64) => ops::Clamp { lo: T::from_f64(min), hi: T::from_f64(max) },
+        input |g, x| g.zip_same(ops::Mul, &between(x, min, max));
+    /// 0 for `x <= -3`, 1 for `x >= 3`, `x / 6 + 1/2` between (PyTorch's `hardsigmoid`).
+    hardsigmoid() => ops::Hardsigmoid,
+        input |g, x| g.zip_same(ops::Mul, &between(x, -3.0, 3.0).affine(1.0 / 6.0, 0.0));
+    /// 0 for `x <= -3`, `x` for `x >= 3`, `x (x + 3) / 6` between (PyTorch's `hardswish`).
+    hardswish() => ops::Hardswish, input |g, x| g.zip_same(ops::Mul, &hardswish_derivative(x));
+    /// `x tanh(softplus(x))` (Mish; PyTorch's `mish`).
+    mish() => ops::Mish, input |g, x| g.zip_same(ops::Mul, &mish_derivative(x));
+    /// `ln(sigmoid(x))`, computed as `min(x, 0) - ln(1 + e^-|x|)` so that it neither overflows nor rounds to 0.
+    log_sigmoid() => ops::LogSigmoid, input |g, x| g.zip_same(ops::Mul, &x.sigmoid().affine(-1.0, 1.0));
+    /// SELU: `scale x` for `x > 0`, `scale alpha (e^x - 1)` otherwise, with PyTorch's constants
+    /// [`ops::SELU_SCALE`] and [`ops::SELU_ALPHA`].
+    selu() => ops::Selu, input |g, x| g.zip_same(
+        ops::Mul,
+        &exp_below_zero(x, ops::SELU_SCALE, ops::SELU_SCALE * ops::SELU_ALPHA, 1.0),
+    );
+    /// `x` for `x > 0`, `slope x` otherwise (PyTorch's `leaky_relu(x, negative_slope)`; its default slope is
+    /// 0.01). The slope is rounded to `T`.
+    leaky_relu(slope: f64) => ops::LeakyRelu { slope: T::from_f64(slope) },
+        input |g, x| g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO).affine(1.0 - slope, slope));
+    /// `x` for `x > 0`, `alpha (e^x - 1)` otherwise (PyTorch's `elu`; its default alpha is 1).
+    elu(alpha: f64) => ops::Elu { alpha: T::from_f64(alpha) },
+        input |g, x| g.zip_same(ops::Mul, &exp_below_zero(x, 1.0, alpha, 1.0));
+    /// `x` for `x > 0`, `alpha (e^(x / alpha) - 1)` otherwise (PyTorch's `celu`; its default alpha is 1).
+    celu(alpha: f64) => ops::Celu { alpha: T::from_f64(alpha) },
+        input |g, x| g.zip_same(ops::Mul, &exp_below_zero(x, 1.0, 1.0, 1.0 / alpha));
+    /// `ln(1 + e^(beta x)) / beta`, and `x` itself where `beta x > threshold` (PyTorch's `softplus`; its defaults
+    /// are beta 1 and threshold 20). `beta` must be positive.
+    softplus(beta: f64, threshold: f64) => ops::Softplus { beta: T::from_f64(beta), threshold: T::from_f64(threshold) },
+        input |g, x| g.zip_same(ops::Mul, &softplus_derivative(x, beta, threshold));
     /// `x ^ e` (`e` rounded to the element type for the forward pass).
     powf(e: f64) => ops::Powf(T::from_f64(e)),
         input |g, x| g.zip_same(ops::Mul, &x.powf(e - 1.0).affine(e, 0.0));
@@ -155,6 +202,82 @@ traced_fns! {
 }
 
 /// `d/dx silu(x) = s (1 + x (1 - s))` with `s = sigmoid(x)`.
+/// `c / sqrt(pi) * e^(-x^2)`: erf's derivative for `c = 2`, erfc's for `c = -2`.
+#[cfg(feature = "std")]
+fn gaussian<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>, c: f64) -> Tensor<T, S, D> {
+    x.sqr()
+        .affine(-1.0, 0.0)
+        .exp()
+        .affine(c / core::f64::consts::PI.sqrt(), 0.0)
+}
+
+/// 1 strictly between `lo` and `hi`, 0 elsewhere (and at NaN).
+#[cfg(feature = "std")]
+fn between<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+    lo: f64,
+    hi: f64,
+) -> Tensor<T, S, D> {
+    x.mask_scalar(CmpOp::Gt, T::from_f64(lo))
+        .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Lt, T::from_f64(hi)))
+}
+
+/// `above` for `x > 0`, `below * e^(k min(x, 0))` otherwise: SELU's, ELU's and CELU's derivatives (the exponent is
+/// clamped at 0 so that large inputs do not make `inf * 0`).
+#[cfg(feature = "std")]
+fn exp_below_zero<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+    above: f64,
+    below: f64,
+    k: f64,
+) -> Tensor<T, S, D> {
+    let positive = x.mask_scalar(CmpOp::Gt, T::ZERO);
+    let rest = positive.affine(-1.0, 1.0);
+    let min0 = x.zip_same(ops::Sub, &x.relu());
+    let tail = min0.affine(k, 0.0).exp().affine(below, 0.0);
+    positive
+        .affine(above, 0.0)
+        .zip_same(ops::Add, &rest.zip_same(ops::Mul, &tail))
+}
+
+/// PyTorch's: 0 for `x < -3`, `x / 3 + 1/2` for `-3 <= x <= 3`, 1 above.
+#[cfg(feature = "std")]
+fn hardswish_derivative<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+) -> Tensor<T, S, D> {
+    let mid = x
+        .mask_scalar(CmpOp::Ge, T::from_f64(-3.0))
+        .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, T::from_f64(3.0)));
+    mid.zip_same(ops::Mul, &x.affine(1.0 / 3.0, 0.5))
+        .zip_same(ops::Add, &x.mask_scalar(CmpOp::Gt, T::from_f64(3.0)))
+}
+
+/// `tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)` with `sp = softplus(x)`.
+#[cfg(feature = "std")]
+fn mish_derivative<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
+    let t = x.softplus(1.0, 20.0).tanh();
+    let sech2 = t.sqr().affine(-1.0, 1.0);
+    let inner = x
+        .zip_same(ops::Mul, &x.sigmoid())
+        .zip_same(ops::Mul, &sech2);
+    t.zip_same(ops::Add, &inner)
+}
+
+/// `sigmoid(beta x)`, and 1 where `beta x > threshold`.
+#[cfg(feature = "std")]
+fn softplus_derivative<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+    beta: f64,
+    threshold: f64,
+) -> Tensor<T, S, D> {
+    let above = x.mask_scalar(CmpOp::Gt, T::from_f64(threshold / beta));
+    let below = above.affine(-1.0, 1.0);
+    above.zip_same(
+        ops::Add,
+        &below.zip_same(ops::Mul, &x.affine(beta, 0.0).sigmoid()),
+    )
+}
+
 #[cfg(feature = "std")]
 fn silu_derivative<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
     let s = x.sigmoid();

@@ -5,6 +5,7 @@
 //! [`ElementwiseKernels`]: the host loops `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers
 //! (`cuda.rs`, sources in `ptx/unary.cu` and `ptx/binary.cu`).
 
+mod activations;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod float_fns;
@@ -180,7 +181,7 @@ macro_rules! unary_ops {
             }
         )*
         /// The kernel name stem and bound of every unary op: the ops above and the three with scalar parameters
-        /// ([`Powf`], [`Affine`], [`Clamp`]).
+        /// ([`Powf`], [`Affine`], [`Clamp`]); the activations with parameters are in [`PARAM_STEMS`].
         #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
         pub(crate) const UNARY_STEMS: &[(&str, Bound)] = &[
             $(($stem, Bound::$bound),)*
@@ -221,7 +222,29 @@ unary_ops! {
     GeluErf, "gelu_erf", FloatDType, |x| T::from_f64(fast_math::f64_ref::gelu_erf(x.to_f64()));
     /// SiLU (swish): x / (1 + e^-x).
     Silu, "silu", FloatDType, |x| x.silu();
+    /// The error function, erf x = 2/sqrt(pi) * integral of e^(-t^2) from 0 to x.
+    Erf, "erf", FloatDType, |x| T::from_f64(activations::erf(x.to_f64()));
+    /// The complementary error function, 1 - erf x (accurate where erf x is near 1).
+    Erfc, "erfc", FloatDType, |x| T::from_f64(activations::erfc(x.to_f64()));
+    /// x / (1 + |x|).
+    Softsign, "softsign", FloatDType, |x| T::from_f64(activations::softsign(x.to_f64()));
+    /// min(max(x, 0), 6); NaN stays NaN.
+    Relu6, "relu6", FloatDType, |x| T::from_f64(activations::relu6(x.to_f64()));
+    /// 0 for x <= -3, 1 for x >= 3, x / 6 + 1/2 between.
+    Hardsigmoid, "hardsigmoid", FloatDType, |x| T::from_f64(activations::hardsigmoid(x.to_f64()));
+    /// 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between.
+    Hardswish, "hardswish", FloatDType, |x| T::from_f64(activations::hardswish(x.to_f64()));
+    /// x tanh(softplus(x)).
+    Mish, "mish", FloatDType, |x| T::from_f64(activations::mish(x.to_f64()));
+    /// ln(sigmoid(x)) = -softplus(-x).
+    LogSigmoid, "log_sigmoid", FloatDType, |x| T::from_f64(activations::log_sigmoid(x.to_f64()));
+    /// SELU: scale * x for x > 0, scale * alpha * (e^x - 1) otherwise ([`SELU_SCALE`], [`SELU_ALPHA`]).
+    Selu, "selu", FloatDType, |x| T::from_f64(activations::selu(x.to_f64()));
 }
+
+#[cfg(feature = "cuda")]
+pub(crate) use activations::PARAM_STEMS;
+pub use activations::{Celu, Elu, LeakyRelu, Softplus, SELU_ALPHA, SELU_SCALE};
 
 /// `x ^ e` (e rounded to `T`).
 #[derive(Clone, Copy, Debug)]
