@@ -40,8 +40,73 @@ activations! {
     Tanh => tanh;
     /// `1 / (1 + e^-x)`.
     Sigmoid => sigmoid;
-    /// GELU, tanh approximation.
+    /// GELU, tanh approximation (PyTorch's `nn.GELU(approximate="tanh")`; its default `nn.GELU()` is
+    /// [`GeLUErf`]).
     GeLU => gelu;
+    /// GELU, exact erf form (PyTorch's default `nn.GELU()`).
+    GeLUErf => gelu_erf;
     /// `x * sigmoid(x)`.
     SiLU => silu;
+    /// `x tanh(softplus(x))` (PyTorch's `nn.Mish`).
+    Mish => mish;
+    /// `x relu6(x + 3) / 6` (PyTorch's `nn.Hardswish`).
+    Hardswish => hardswish;
+    /// `relu6(x + 3) / 6` (PyTorch's `nn.Hardsigmoid`).
+    Hardsigmoid => hardsigmoid;
+    /// `min(max(x, 0), 6)` (PyTorch's `nn.ReLU6`).
+    ReLU6 => relu6;
+    /// `x / (1 + |x|)` (PyTorch's `nn.Softsign`).
+    Softsign => softsign;
+    /// `ln(sigmoid(x))` (PyTorch's `nn.LogSigmoid`).
+    LogSigmoid => log_sigmoid;
+    /// SELU with PyTorch's constants (`nn.SELU`).
+    SELU => selu;
+}
+
+macro_rules! param_activations {
+    ($($(#[$m:meta])* $name:ident { $($field:ident = $default:expr),* } => $method:ident;)*) => {$(
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name {
+            $(#[allow(missing_docs)] pub $field: f64,)*
+        }
+
+        impl Default for $name {
+            /// PyTorch's defaults.
+            fn default() -> Self {
+                $name { $($field: $default),* }
+            }
+        }
+
+        impl<T: FloatDType, S: Shape, D: Device> Module<Tensor<T, S, D>> for $name {
+            type Output = Tensor<T, S, D>;
+            fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
+                x.$method($(self.$field),*)
+            }
+        }
+
+        impl<T: FloatDType, S: Shape, D: Device> Module<Traced<T, S, D>> for $name {
+            type Output = Traced<T, S, D>;
+            fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
+                x.$method($(self.$field),*)
+            }
+        }
+
+        impl Parameters for $name {
+            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+        }
+    )*};
+}
+
+param_activations! {
+    /// PyTorch's `nn.LeakyReLU(negative_slope)`: `x` above 0, `slope x` below; `default()` has slope 0.01.
+    LeakyReLU { slope = 0.01 } => leaky_relu;
+    /// PyTorch's `nn.ELU(alpha)`; `default()` has alpha 1.
+    ELU { alpha = 1.0 } => elu;
+    /// PyTorch's `nn.CELU(alpha)`; `default()` has alpha 1.
+    CELU { alpha = 1.0 } => celu;
+    /// PyTorch's `nn.Softplus(beta, threshold)`; `default()` has beta 1 and threshold 20.
+    Softplus { beta = 1.0, threshold = 20.0 } => softplus;
+    /// PyTorch's `nn.Hardtanh(min_val, max_val)`; `default()` clamps to [-1, 1].
+    Hardtanh { min = -1.0, max = 1.0 } => hardtanh;
 }

@@ -31,7 +31,10 @@ mod module;
 mod norm;
 mod params;
 
-pub use activation::{GeLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use activation::{
+    GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU, ReLU6,
+    SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
+};
 pub use conv::{AvgPool2d, Conv2d, Flatten, MaxPool2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;

@@ -159,3 +159,46 @@ fn dropout_masks_and_scales_while_training_only() {
     drop.set_training(false);
     assert_eq!(drop.forward(w.trace()).into_value().to_vec(), x.to_vec());
 }
+
+/// The activation layers apply their functions with PyTorch's default parameters (or the ones given), on plain
+/// and traced values alike.
+#[test]
+fn activation_layers_are_their_functions() {
+    use typed_tensor::nn::{
+        GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, Softplus,
+        Softsign, CELU, ELU, SELU,
+    };
+    let x: Tensor<f64, Rank2<3, 5>, Cpu> = random(9);
+    fn same<M>(
+        name: &str,
+        layer: M,
+        x: &Tensor<f64, Rank2<3, 5>, Cpu>,
+        want: Tensor<f64, Rank2<3, 5>, Cpu>,
+    ) where
+        M: Module<Tensor<f64, Rank2<3, 5>, Cpu>, Output = Tensor<f64, Rank2<3, 5>, Cpu>>
+            + Module<Traced<f64, Rank2<3, 5>, Cpu>, Output = Traced<f64, Rank2<3, 5>, Cpu>>,
+    {
+        assert_eq!(layer.forward(x.clone()).to_vec(), want.to_vec(), "{name}");
+        let traced = layer.forward(Traced::constant(x.clone())).into_value();
+        assert_eq!(traced.to_vec(), want.to_vec(), "{name}, traced");
+    }
+    same("GeLUErf", GeLUErf, &x, x.gelu_erf());
+    same("Mish", Mish, &x, x.mish());
+    same("Hardswish", Hardswish, &x, x.hardswish());
+    same("Hardsigmoid", Hardsigmoid, &x, x.hardsigmoid());
+    same("ReLU6", ReLU6, &x, x.relu6());
+    same("Softsign", Softsign, &x, x.softsign());
+    same("LogSigmoid", LogSigmoid, &x, x.log_sigmoid());
+    same("SELU", SELU, &x, x.selu());
+    same("LeakyReLU", LeakyReLU::default(), &x, x.leaky_relu(0.01));
+    same(
+        "LeakyReLU(0.2)",
+        LeakyReLU { slope: 0.2 },
+        &x,
+        x.leaky_relu(0.2),
+    );
+    same("ELU", ELU::default(), &x, x.elu(1.0));
+    same("CELU", CELU { alpha: 0.5 }, &x, x.celu(0.5));
+    same("Softplus", Softplus::default(), &x, x.softplus(1.0, 20.0));
+    same("Hardtanh", Hardtanh::default(), &x, x.hardtanh(-1.0, 1.0));
+}
