@@ -109,6 +109,27 @@ __device__ __forceinline__ float m_expm1(float x) { return expm1f(x); }
 __device__ __forceinline__ double m_expm1(double x) { return expm1(x); }
 __device__ __forceinline__ float m_log1p(float x) { return log1pf(x); }
 __device__ __forceinline__ double m_log1p(double x) { return log1p(x); }
+// One overload pair per libm function the math ops use (float for f16/bf16/f32, double for f64).
+#define M_FN(NAME, F, D) \
+    __device__ __forceinline__ float NAME(float x) { return F(x); } \
+    __device__ __forceinline__ double NAME(double x) { return D(x); }
+M_FN(m_floor, floorf, floor)
+M_FN(m_ceil, ceilf, ceil)
+M_FN(m_rint, rintf, rint)
+M_FN(m_trunc, truncf, trunc)
+M_FN(m_log2, log2f, log2)
+M_FN(m_log10, log10f, log10)
+M_FN(m_exp2, exp2f, exp2)
+M_FN(m_tan, tanf, tan)
+M_FN(m_asin, asinf, asin)
+M_FN(m_acos, acosf, acos)
+M_FN(m_atan, atanf, atan)
+M_FN(m_sinh, sinhf, sinh)
+M_FN(m_cosh, coshf, cosh)
+M_FN(m_asinh, asinhf, asinh)
+M_FN(m_acosh, acoshf, acosh)
+M_FN(m_atanh, atanhf, atanh)
+#undef M_FN
 __device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
 __device__ __forceinline__ double m_pow(double x, double e) { return pow(x, e); }
 __device__ __forceinline__ float m_abs(float x) { return fabsf(x); }

@@ -76,6 +76,40 @@ fn float_unary_cases<T: FloatDType, D: Device>() -> Vec<UnaryCase<T, D>> {
             (-4.0, 4.0),
         ),
         ("silu", |t| t.silu(), |x| x * sigmoid(x), (-6.0, 6.0)),
+        // Rounding and the rest of libm.
+        ("floor", |t| t.floor(), f64::floor, (-4.0, 4.0)),
+        ("ceil", |t| t.ceil(), f64::ceil, (-4.0, 4.0)),
+        ("round", |t| t.round(), f64::round_ties_even, (-4.0, 4.0)),
+        ("trunc", |t| t.trunc(), f64::trunc, (-4.0, 4.0)),
+        (
+            "sign",
+            |t| t.sign(),
+            |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x
+                }
+            },
+            (-4.0, 4.0),
+        ),
+        ("log1p", |t| t.log1p(), f64::ln_1p, (-0.9, 4.0)),
+        ("expm1", |t| t.expm1(), f64::exp_m1, (-4.0, 4.0)),
+        ("log2", |t| t.log2(), f64::log2, (0.05, 20.0)),
+        ("log10", |t| t.log10(), f64::log10, (0.05, 20.0)),
+        ("exp2", |t| t.exp2(), f64::exp2, (-5.0, 5.0)),
+        ("rsqrt", |t| t.rsqrt(), |x| 1.0 / x.sqrt(), (0.1, 20.0)),
+        ("tan", |t| t.tan(), f64::tan, (-1.4, 1.4)),
+        ("asin", |t| t.asin(), f64::asin, (-0.99, 0.99)),
+        ("acos", |t| t.acos(), f64::acos, (-0.99, 0.99)),
+        ("atan", |t| t.atan(), f64::atan, (-4.0, 4.0)),
+        ("sinh", |t| t.sinh(), f64::sinh, (-4.0, 4.0)),
+        ("cosh", |t| t.cosh(), f64::cosh, (-4.0, 4.0)),
+        ("asinh", |t| t.asinh(), f64::asinh, (-4.0, 4.0)),
+        ("acosh", |t| t.acosh(), f64::acosh, (1.01, 5.0)),
+        ("atanh", |t| t.atanh(), f64::atanh, (-0.95, 0.95)),
         // The activations, with PyTorch's definitions written out directly.
         ("erf", |t| t.erf(), erf, (-3.0, 3.0)),
         ("erfc", |t| t.erfc(), |x| 1.0 - erf(x), (-3.0, 3.0)),
@@ -896,7 +930,45 @@ fn activation_edges<T: FloatDType, D: Device>() {
     assert_eq!(v(x.softplus(1.0, 3.5))[2], 4.0);
 }
 
+/// `round` takes halves to even; `sign` keeps the sign of zeros; the masks of special values.
+fn rounding_and_masks<T: FloatDType, D: Device>() {
+    let halves =
+        Tensor::<T, Rank1<6>, D>::from_array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5].map(T::from_f64));
+    let v = |t: Tensor<T, Rank1<6>, D>| t.to_vec().iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    assert_eq!(v(halves.round()), [0.0, 2.0, 2.0, -0.0, -2.0, -2.0]);
+    assert_eq!(v(halves.trunc()), [0.0, 1.0, 2.0, -0.0, -1.0, -2.0]);
+    let zeros = Tensor::<T, Rank1<2>, D>::from_array([0.0, -0.0].map(T::from_f64)).sign();
+    let z = zeros.to_vec();
+    assert!(
+        z[0].to_f64() == 0.0 && z[1].to_f64().is_sign_negative(),
+        "{:?}",
+        T::DTYPE
+    );
+    let special = [
+        1.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        65504.0,
+    ];
+    let x = Tensor::<T, Rank1<6>, D>::from_array(special.map(T::from_f64));
+    assert_eq!(x.isnan().to_vec(), [0, 1, 0, 0, 0, 0]);
+    assert_eq!(x.isinf().to_vec(), [0, 0, 1, 1, 0, 0]);
+    assert_eq!(x.isfinite().to_vec(), [1, 0, 0, 0, 1, 1]);
+    // On a strided view: every other element of a transposed matrix.
+    let m = Tensor::<T, Rank2<2, 3>, D>::from_array(
+        [[1.0, f64::NAN, 2.0], [f64::INFINITY, 3.0, f64::NAN]].map(|r| r.map(T::from_f64)),
+    );
+    assert_eq!(m.t().isnan().to_vec(), [0, 0, 1, 0, 0, 1]);
+    assert_eq!(m.t().isfinite().to_vec(), [1, 0, 0, 1, 1, 0]);
+}
+
 fn activation_edges_all<D: Device>() {
+    rounding_and_masks::<f32, D>();
+    rounding_and_masks::<f64, D>();
+    rounding_and_masks::<f16, D>();
+    rounding_and_masks::<bf16, D>();
     activation_edges::<f32, D>();
     activation_edges::<f64, D>();
     activation_edges::<f16, D>();

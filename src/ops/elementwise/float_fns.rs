@@ -172,6 +172,53 @@ float_fns! {
     /// are beta 1 and threshold 20). `beta` must be positive.
     softplus(beta: f64, threshold: f64) => ops::Softplus { beta: T::from_f64(beta), threshold: T::from_f64(threshold) },
         input |g, x| g.zip_same(ops::Mul, &softplus_derivative(x, beta, threshold));
+    /// The largest integer `<= x`; its gradient is zero (as in PyTorch).
+    floor() => ops::Floor, neither |g| g.affine(0.0, 0.0);
+    /// The smallest integer `>= x`; zero gradient.
+    ceil() => ops::Ceil, neither |g| g.affine(0.0, 0.0);
+    /// The nearest integer, halves to even (`round(0.5) = 0`, `round(1.5) = 2`, as PyTorch and NumPy round);
+    /// zero gradient.
+    ///
+    /// ```
+    /// # use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank1<4>, Cpu>::from_array([0.5, 1.5, 2.5, -2.5]);
+    /// assert_eq!(x.round().to_vec(), [0.0, 2.0, 2.0, -2.0]);
+    /// ```
+    round() => ops::Round, neither |g| g.affine(0.0, 0.0);
+    /// `x` with its fraction dropped (towards zero); zero gradient.
+    trunc() => ops::Trunc, neither |g| g.affine(0.0, 0.0);
+    /// 1 above zero, -1 below, zeros and NaN unchanged; zero gradient.
+    sign() => ops::Sign, neither |g| g.affine(0.0, 0.0);
+    /// `ln(1 + x)`, accurate for small `x`.
+    log1p() => ops::Log1p, input |g, x| g.zip_same(ops::Div, &x.affine(1.0, 1.0));
+    /// `e^x - 1`, accurate for small `x`.
+    expm1() => ops::Expm1, output |g, y| g.zip_same(ops::Mul, &y.affine(1.0, 1.0));
+    /// Base-2 logarithm.
+    log2() => ops::Log2, input |g, x| g.zip_same(ops::Div, &x.affine(core::f64::consts::LN_2, 0.0));
+    /// Base-10 logarithm.
+    log10() => ops::Log10, input |g, x| g.zip_same(ops::Div, &x.affine(core::f64::consts::LN_10, 0.0));
+    /// `2^x`.
+    exp2() => ops::Exp2, output |g, y| g.zip_same(ops::Mul, &y.affine(core::f64::consts::LN_2, 0.0));
+    /// `1 / sqrt(x)`.
+    rsqrt() => ops::Rsqrt, output |g, y| g.zip_same(ops::Mul, &y.sqr().zip_same(ops::Mul, y).affine(-0.5, 0.0));
+    /// Tangent.
+    tan() => ops::Tan, output |g, y| g.zip_same(ops::Mul, &y.sqr().affine(1.0, 1.0));
+    /// Arcsine (NaN outside [-1, 1]).
+    asin() => ops::Asin, input |g, x| g.zip_same(ops::Div, &x.sqr().affine(-1.0, 1.0).sqrt());
+    /// Arccosine (NaN outside [-1, 1]).
+    acos() => ops::Acos, input |g, x| -&g.zip_same(ops::Div, &x.sqr().affine(-1.0, 1.0).sqrt());
+    /// Arctangent.
+    atan() => ops::Atan, input |g, x| g.zip_same(ops::Div, &x.sqr().affine(1.0, 1.0));
+    /// Hyperbolic sine.
+    sinh() => ops::Sinh, input |g, x| g.zip_same(ops::Mul, &x.cosh());
+    /// Hyperbolic cosine.
+    cosh() => ops::Cosh, input |g, x| g.zip_same(ops::Mul, &x.sinh());
+    /// Inverse hyperbolic sine.
+    asinh() => ops::Asinh, input |g, x| g.zip_same(ops::Div, &x.sqr().affine(1.0, 1.0).sqrt());
+    /// Inverse hyperbolic cosine (NaN below 1).
+    acosh() => ops::Acosh, input |g, x| g.zip_same(ops::Div, &x.sqr().affine(1.0, -1.0).sqrt());
+    /// Inverse hyperbolic tangent (NaN outside [-1, 1]).
+    atanh() => ops::Atanh, input |g, x| g.zip_same(ops::Div, &x.sqr().affine(-1.0, 1.0));
     /// `x ^ e` (`e` rounded to the element type for the forward pass).
     powf(e: f64) => ops::Powf(T::from_f64(e)),
         input |g, x| g.zip_same(ops::Mul, &x.powf(e - 1.0).affine(e, 0.0));

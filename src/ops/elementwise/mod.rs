@@ -240,6 +240,46 @@ unary_ops! {
     LogSigmoid, "log_sigmoid", FloatDType, |x| T::from_f64(activations::log_sigmoid(x.to_f64()));
     /// SELU: scale * x for x > 0, scale * alpha * (e^x - 1) otherwise ([`SELU_SCALE`], [`SELU_ALPHA`]).
     Selu, "selu", FloatDType, |x| T::from_f64(activations::selu(x.to_f64()));
+    /// The largest integer <= x.
+    Floor, "floor", FloatDType, |x| T::from_f64(libm::floor(x.to_f64()));
+    /// The smallest integer >= x.
+    Ceil, "ceil", FloatDType, |x| T::from_f64(libm::ceil(x.to_f64()));
+    /// The nearest integer, halves to even (PyTorch's and NumPy's `round`: 0.5 -> 0, 1.5 -> 2, -2.5 -> -2).
+    Round, "round", FloatDType, |x| T::from_f64(libm::rint(x.to_f64()));
+    /// x with its fraction dropped (towards zero).
+    Trunc, "trunc", FloatDType, |x| T::from_f64(libm::trunc(x.to_f64()));
+    /// 1 for x > 0, -1 for x < 0, x itself for zeros (keeping their sign) and NaN.
+    Sign, "sign", FloatDType, |x| if x > T::ZERO { T::ONE } else if x < T::ZERO { T::ONE.neg() } else { x };
+    /// ln(1 + x), accurate for small x.
+    Log1p, "log1p", FloatDType, |x| T::from_f64(libm::log1p(x.to_f64()));
+    /// e^x - 1, accurate for small x.
+    Expm1, "expm1", FloatDType, |x| T::from_f64(libm::expm1(x.to_f64()));
+    /// log2 x.
+    Log2, "log2", FloatDType, |x| T::from_f64(libm::log2(x.to_f64()));
+    /// log10 x.
+    Log10, "log10", FloatDType, |x| T::from_f64(libm::log10(x.to_f64()));
+    /// 2^x.
+    Exp2, "exp2", FloatDType, |x| T::from_f64(libm::exp2(x.to_f64()));
+    /// 1 / sqrt x.
+    Rsqrt, "rsqrt", FloatDType, |x| T::from_f64(1.0 / libm::sqrt(x.to_f64()));
+    /// tan x.
+    Tan, "tan", FloatDType, |x| T::from_f64(libm::tan(x.to_f64()));
+    /// arcsin x (NaN outside [-1, 1]).
+    Asin, "asin", FloatDType, |x| T::from_f64(libm::asin(x.to_f64()));
+    /// arccos x (NaN outside [-1, 1]).
+    Acos, "acos", FloatDType, |x| T::from_f64(libm::acos(x.to_f64()));
+    /// arctan x.
+    Atan, "atan", FloatDType, |x| T::from_f64(libm::atan(x.to_f64()));
+    /// sinh x.
+    Sinh, "sinh", FloatDType, |x| T::from_f64(libm::sinh(x.to_f64()));
+    /// cosh x.
+    Cosh, "cosh", FloatDType, |x| T::from_f64(libm::cosh(x.to_f64()));
+    /// arsinh x.
+    Asinh, "asinh", FloatDType, |x| T::from_f64(libm::asinh(x.to_f64()));
+    /// arcosh x (NaN below 1).
+    Acosh, "acosh", FloatDType, |x| T::from_f64(libm::acosh(x.to_f64()));
+    /// artanh x (NaN outside [-1, 1], infinite at +-1).
+    Atanh, "atanh", FloatDType, |x| T::from_f64(libm::atanh(x.to_f64()));
 }
 
 #[cfg(feature = "cuda")]

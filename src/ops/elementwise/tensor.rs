@@ -207,6 +207,39 @@ cmp_methods!(
     ge Ge
 );
 
+/// Masks of special float values, composed from the comparisons (one pass for `isnan`, two for the others).
+impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `1` where the element is NaN (the one value unequal to itself), else `0`.
+    ///
+    /// ```
+    /// # use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([1.0, f32::NAN, f32::INFINITY]);
+    /// assert_eq!(x.isnan().to_vec(), [0, 1, 0]);
+    /// assert_eq!(x.isinf().to_vec(), [0, 0, 1]);
+    /// assert_eq!(x.isfinite().to_vec(), [1, 0, 0]);
+    /// ```
+    pub fn isnan(&self) -> Tensor<u8, S, D> {
+        self.compare_itself(CmpOp::Ne)
+    }
+
+    /// `1` where the element is finite (neither infinite nor NaN): `x - x` is 0 exactly there, NaN elsewhere.
+    pub fn isfinite(&self) -> Tensor<u8, S, D> {
+        self.zip_same(ops::Sub, self).compare_itself(CmpOp::Eq)
+    }
+
+    /// `1` where the element is `+inf` or `-inf`.
+    pub fn isinf(&self) -> Tensor<u8, S, D> {
+        self.abs()
+            .mask_scalar(CmpOp::Eq, T::from_f64(f64::INFINITY))
+            .to_dtype::<u8>()
+    }
+
+    fn compare_itself(&self, op: CmpOp) -> Tensor<u8, S, D> {
+        let l = self.layout();
+        Tensor::built_by(|out| compare_body(op, (self.buffer(), &l), (self.buffer(), &l), out))
+    }
+}
+
 impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// Picks `on_true` where the mask is non-zero and `on_false` elsewhere.
     ///
