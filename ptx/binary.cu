@@ -41,6 +41,20 @@ FOR_ALL_DTYPES(BINARY_KERNEL, div)
 FOR_ALL_DTYPES(BINARY_KERNEL, maximum)
 FOR_ALL_DTYPES(BINARY_KERNEL, minimum)
 
+// Float-only (src/ops/elementwise/mod.rs, `float_binary_ops!`), in the accumulator type.
+template <typename T> __device__ __forceinline__ T op_atan2(T a, T b) { return down<T>(m_atan2(up(a), up(b))); }
+template <typename T> __device__ __forceinline__ T op_pow(T a, T b) { return down<T>(m_pow(up(a), up(b))); }
+template <typename T> __device__ __forceinline__ T op_fmod(T a, T b) { return down<T>(m_fmod(up(a), up(b))); }
+template <typename T> __device__ __forceinline__ T op_remainder(T a, T b) {
+    typedef typename Acc<T>::type A;
+    const A x = up(a), y = up(b), r = m_fmod(x, y);
+    return down<T>(r != (A)0 && ((r < (A)0) != (y < (A)0)) ? r + y : r);
+}
+FOR_FLOAT_DTYPES(BINARY_KERNEL, atan2)
+FOR_FLOAT_DTYPES(BINARY_KERNEL, pow)
+FOR_FLOAT_DTYPES(BINARY_KERNEL, fmod)
+FOR_FLOAT_DTYPES(BINARY_KERNEL, remainder)
+
 // Comparisons on the (exact) compute types: NaN compares unequal to everything.
 #define CMP_KERNEL(T, NAME, OP) \
     extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, u8 *out) { \

@@ -130,6 +130,10 @@ M_FN(m_asinh, asinhf, asinh)
 M_FN(m_acosh, acoshf, acosh)
 M_FN(m_atanh, atanhf, atanh)
 #undef M_FN
+__device__ __forceinline__ float m_atan2(float a, float b) { return atan2f(a, b); }
+__device__ __forceinline__ double m_atan2(double a, double b) { return atan2(a, b); }
+__device__ __forceinline__ float m_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double m_fmod(double a, double b) { return fmod(a, b); }
 __device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
 __device__ __forceinline__ double m_pow(double x, double e) { return pow(x, e); }
 __device__ __forceinline__ float m_abs(float x) { return fabsf(x); }

@@ -137,6 +137,25 @@ fn binary_ops<D: Device>() {
             weighted(op(&at.trace(), &Traced::constant(c.clone())))
         });
     }
+    // The float-only binary ops, each where it is smooth: pow on positive bases, the remainders away from the
+    // multiples of b (the seeds keep every a / b off an integer by more than the step).
+    type Ranged<D> = (&'static str, Bin<D>, (f64, f64), (f64, f64));
+    let float_cases: [Ranged<D>; 4] = [
+        ("atan2", |a, b| a.atan2(b), (-2.0, 2.0), (0.5, 2.0)),
+        ("pow", |a, b| a.pow(b), (0.5, 2.0), (0.5, 2.0)),
+        ("fmod", |a, b| a.fmod(b), (-2.0, 2.0), (0.5, 2.0)),
+        ("remainder", |a, b| a.remainder(b), (-2.0, 2.0), (0.5, 2.0)),
+    ];
+    for (i, (name, op, (alo, ahi), (blo, bhi))) in float_cases.into_iter().enumerate() {
+        let a = param::<M, D>(60 + i as u64, alo, ahi);
+        let b = param::<Rank1<4>, D>(70 + i as u64, blo, bhi);
+        check(&format!("{name}: lhs"), &a, || {
+            weighted(op(&a.trace(), &b.trace()))
+        });
+        check(&format!("{name}: broadcast rhs"), &b, || {
+            weighted(op(&a.trace(), &b.trace()))
+        });
+    }
     // The same operand on both sides: gradients from both uses add up (d(x * x)/dx = 2x).
     let x = param::<M, D>(40, -2.0, 2.0);
     check("x * x", &x, || weighted(&x.trace() * &x.trace()));

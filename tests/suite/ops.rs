@@ -355,7 +355,105 @@ fn binary<T: WithDType, D: Device>() {
     }
 }
 
+/// The float-only binary ops against f64, each on operands drawn where it is defined, over every pair of views.
+fn float_binary<T: FloatDType, D: Device>() {
+    type Case<T, D> = (
+        &'static str,
+        BinFn<T, D>,
+        fn(f64, f64) -> f64,
+        (f64, f64),
+        (f64, f64),
+    );
+    let python_remainder = |a: f64, b: f64| a - (a / b).floor() * b;
+    let cases: [Case<T, D>; 5] = [
+        (
+            "atan2",
+            |a, b| a.atan2(b),
+            f64::atan2,
+            (-4.0, 4.0),
+            (-4.0, 4.0),
+        ),
+        ("pow", |a, b| a.pow(b), f64::powf, (0.25, 3.0), (-2.0, 2.5)),
+        (
+            "fmod",
+            |a, b| a.fmod(b),
+            |a, b| a % b,
+            (-8.0, 8.0),
+            (0.5, 3.0),
+        ),
+        (
+            "fmod, negative divisor",
+            |a, b| a.fmod(b),
+            |a, b| a % b,
+            (-8.0, 8.0),
+            (-3.0, -0.5),
+        ),
+        (
+            "remainder",
+            |a, b| a.remainder(b),
+            python_remainder,
+            (-8.0, 8.0),
+            (-3.0, 3.0),
+        ),
+    ];
+    for (name, op, reference, (alo, ahi), (blo, bhi)) in cases {
+        let lhs = views::<T, D>(13, alo, ahi);
+        let rhs = views::<T, D>(14, blo, bhi);
+        for a in &lhs {
+            for b in &rhs {
+                let got = op(&a.tensor, &b.tensor).to_vec();
+                let want: Vec<f64> = a
+                    .expected
+                    .iter()
+                    .zip(&b.expected)
+                    .map(|(&x, &y)| reference(x.to_f64(), y.to_f64()))
+                    .collect();
+                // A remainder is off by up to one rounding of `b` when it moves by `b` (tolerance scaled by 8).
+                let tol_scale = if name.starts_with("remainder") {
+                    8.0
+                } else {
+                    1.0
+                };
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let (g, tol) = (g.to_f64(), tol_scale * tolerance::<T>());
+                    assert!(
+                        (g - w).abs() <= tol * w.abs().max(1.0),
+                        "{name} on {} x {} [{:?}] element {i}: got {g}, want {w}",
+                        a.kind,
+                        b.kind,
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    // Known values: the two remainders' sign conventions, atan2 on the axes.
+    let a = Tensor::<T, Rank1<4>, D>::from_array([-7.0, 7.0, -7.0, 7.0].map(T::from_f64));
+    let b = Tensor::<T, Rank1<4>, D>::from_array([3.0, -3.0, -3.0, 3.0].map(T::from_f64));
+    let v = |t: Tensor<T, Rank1<4>, D>| t.to_vec().iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    assert_eq!(v(a.fmod(&b)), [-1.0, 1.0, -1.0, 1.0]);
+    assert_eq!(v(a.remainder(&b)), [2.0, -2.0, -1.0, 1.0]);
+    let y = Tensor::<T, Rank1<4>, D>::from_array([0.0, 1.0, 0.0, -1.0].map(T::from_f64));
+    let x = Tensor::<T, Rank1<4>, D>::from_array([1.0, 0.0, -1.0, 0.0].map(T::from_f64));
+    let want = [
+        0.0,
+        std::f64::consts::FRAC_PI_2,
+        std::f64::consts::PI,
+        -std::f64::consts::FRAC_PI_2,
+    ];
+    for (g, w) in v(y.atan2(&x)).iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 2.0 * tolerance::<T>() * w.abs().max(1.0),
+            "atan2: {g} vs {w}"
+        );
+    }
+}
+
 fn binary_all<D: Device>() {
+    float_binary::<f32, D>();
+    float_binary::<f64, D>();
+    float_binary::<f16, D>();
+    float_binary::<bf16, D>();
     binary::<u8, D>();
     binary::<u32, D>();
     binary::<i64, D>();

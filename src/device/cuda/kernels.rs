@@ -396,6 +396,9 @@ pub fn catalog() -> Vec<KernelSig> {
             for op in elementwise::PARAM_STEMS {
                 all.push(KernelSig::unary(op, t));
             }
+            for op in elementwise::FLOAT_BINARY_STEMS {
+                all.push(KernelSig::binary(op, t));
+            }
         }
         for op in elementwise::BINARY_STEMS
             .iter()

@@ -165,6 +165,50 @@ binary_ops! {
     Minimum, "minimum", |a, b| a.min_of(b);
 }
 
+/// Defines the float-only binary ops and [`FLOAT_BINARY_STEMS`], their kernel names: evaluated in f64 and rounded
+/// once on the host devices, in the accumulator type on CUDA.
+macro_rules! float_binary_ops {
+    ($($(#[$m:meta])* $name:ident, $stem:literal, |$a:ident, $b:ident| $body:expr;)*) => {
+        $(
+            $(#[$m])*
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct $name;
+            impl<T: crate::dtype::FloatDType> BinaryOp<T> for $name {
+                const NAME: &'static str = $stem;
+                #[inline(always)]
+                fn apply(&self, a: T, b: T) -> T {
+                    let ($a, $b) = (a.to_f64(), b.to_f64());
+                    T::from_f64($body)
+                }
+            }
+        )*
+        /// The kernel name stems of the float-only binary ops (CUDA instantiates them for the float dtypes).
+        #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+        pub(crate) const FLOAT_BINARY_STEMS: &[&str] = &[$($stem),*];
+    };
+}
+float_binary_ops! {
+    /// The angle of the point `(b, a)`: `atan2(a, b)` in `(-pi, pi]`.
+    Atan2, "atan2", |a, b| libm::atan2(a, b);
+    /// `a ^ b`, with C's `pow` conventions (`pow(x, 0) = 1` even for NaN `x`; a negative base with a non-integer
+    /// exponent is NaN).
+    Pow, "pow", |a, b| libm::pow(a, b);
+    /// C's remainder: `a - trunc(a / b) b`, with the sign of `a` (PyTorch's `fmod`).
+    Fmod, "fmod", |a, b| libm::fmod(a, b);
+    /// Python's remainder: `a - floor(a / b) b`, with the sign of `b` (PyTorch's `remainder`, Python's `%`).
+    Remainder, "remainder", |a, b| python_remainder(a, b);
+}
+
+/// `a mod b` with the sign of `b`: C's `fmod` moved by one `b` when the signs differ.
+fn python_remainder(a: f64, b: f64) -> f64 {
+    let r = libm::fmod(a, b);
+    if r != 0.0 && (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    }
+}
+
 /// Defines the parameterless unary ops and [`UNARY_STEMS`], their kernel names with their bounds, from one list.
 macro_rules! unary_ops {
     ($($(#[$m:meta])* $name:ident, $stem:literal, $bound:ident, |$x:ident| $body:expr;)*) => {

@@ -207,6 +207,44 @@ cmp_methods!(
     ge Ge
 );
 
+macro_rules! float_binary_methods {
+    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
+        impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                #[track_caller]
+                pub fn $name<S2: Shape>(
+                    &self,
+                    rhs: &Tensor<T, S2, D>,
+                ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+                where
+                    S: BroadcastShapes<S2>,
+                {
+                    self.binary(ops::$op, rhs)
+                }
+            )*
+        }
+    };
+}
+float_binary_methods!(
+    /// `atan2(self, rhs)`: the angle of the point `(rhs, self)`, in `(-pi, pi]`, with suffix broadcasting.
+    atan2 Atan2,
+    /// `self ^ rhs` elementwise (C's `pow`: a negative base with a non-integer exponent is NaN).
+    ///
+    /// ```
+    /// # use typed_tensor::prelude::*;
+    /// let base = Tensor::<f32, _, Cpu>::from_array([[2.0, 3.0], [4.0, 9.0]]);
+    /// let exponent = Tensor::<f32, _, Cpu>::from_array([2.0, 0.5]); // broadcast over the rows
+    /// assert_eq!(base.pow(&exponent).to_array(), [[4.0, 3f32.sqrt()], [16.0, 3.0]]);
+    /// ```
+    pow Pow,
+    /// C's remainder, `self - trunc(self / rhs) rhs`: the sign of `self` (PyTorch's `fmod`; `-7 fmod 3 = -1`).
+    fmod Fmod,
+    /// Python's remainder, `self - floor(self / rhs) rhs`: the sign of `rhs` (PyTorch's `remainder` and Python's
+    /// `%`; `-7 remainder 3 = 2`).
+    remainder Remainder
+);
+
 /// Masks of special float values, composed from the comparisons (one pass for `isnan`, two for the others).
 impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `1` where the element is NaN (the one value unequal to itself), else `0`.

@@ -175,6 +175,100 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 }
 
+macro_rules! traced_float_binary {
+    ($($(#[$m:meta])* $name:ident => $grads:ident;)*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+            $(
+                $(#[$m])*
+                #[track_caller]
+                pub fn $name<R>(&self, rhs: &R) -> Traced<T, <S as BroadcastShapes<R::Shape>>::Output, D>
+                where
+                    R: Traceable<Elem = T, Device = D>,
+                    S: BroadcastShapes<R::Shape>,
+                {
+                    let rhs = rhs.traced();
+                    let value = self.value.$name(&rhs.value);
+                    self.broadcast_binary(&rhs, value, $grads::<T, D>)
+                }
+            )*
+        }
+    };
+}
+traced_float_binary! {
+    /// `atan2(self, rhs)`: gradients `b / (a^2 + b^2)` and `-a / (a^2 + b^2)`.
+    atan2 => atan2_gradients;
+    /// `self ^ rhs`: gradients `b a^(b - 1)` and `a^b ln a` (0 where `a` is 0, as PyTorch).
+    pow => pow_gradients;
+    /// C's remainder: gradients `1` and `-trunc(a / b)` (as PyTorch's `fmod`).
+    fmod => fmod_gradients;
+    /// Python's remainder: gradients `1` and `-floor(a / b)` (as PyTorch's `remainder`).
+    remainder => remainder_gradients;
+}
+
+fn atan2_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    [wa, wb]: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    _: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    let scale = g.zip_same(ops::Div, &a.sqr().zip_same(ops::Add, &b.sqr()));
+    [
+        wa.then(|| scale.zip_same(ops::Mul, b)),
+        wb.then(|| scale.zip_same(ops::Mul, a).unary(ops::Neg)),
+    ]
+}
+
+fn pow_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    [wa, wb]: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    out: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    let ga = wa.then(|| {
+        let d = a
+            .zip_same(ops::Pow, &b.affine(1.0, -1.0))
+            .zip_same(ops::Mul, b);
+        g.zip_same(ops::Mul, &d)
+    });
+    let gb = wb.then(|| {
+        // ln a with the zeros of `a` read as 1: their term is then `out * 0 = 0`.
+        let zeros = a.mask_scalar(CmpOp::Eq, T::ZERO);
+        let log = a.zip_same(ops::Add, &zeros).ln();
+        g.zip_same(ops::Mul, &out.zip_same(ops::Mul, &log))
+    });
+    [ga, gb]
+}
+
+fn fmod_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    [wa, wb]: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    _: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    let gb = wb.then(|| {
+        let q = a.zip_same(ops::Div, b).trunc();
+        g.zip_same(ops::Mul, &q).unary(ops::Neg)
+    });
+    [wa.then(|| g.clone()), gb]
+}
+
+fn remainder_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    [wa, wb]: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    _: &Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
+    let gb = wb.then(|| {
+        let q = a.zip_same(ops::Div, b).floor();
+        g.zip_same(ops::Mul, &q).unary(ops::Neg)
+    });
+    [wa.then(|| g.clone()), gb]
+}
+
 /// Gradients of max: `a` gets `g` where `a > b`, `b` where `b > a`, both half on ties.
 fn max_gradients<T: FloatDType, D: Device>(
     g: &Grad<T, D>,
