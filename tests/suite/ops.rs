@@ -1062,7 +1062,39 @@ fn rounding_and_masks<T: FloatDType, D: Device>() {
     assert_eq!(m.t().isfinite().to_vec(), [1, 0, 0, 1, 1, 0]);
 }
 
+/// The logical ops on masks: any non-zero byte is true, results are 0/1, broadcasting and strided views.
+fn logical_masks<D: Device>() {
+    let a = Tensor::<u8, Rank2<3, 4>, D>::from_array([[0, 1, 2, 255], [0, 0, 9, 1], [3, 0, 0, 0]]);
+    let b = Tensor::<u8, Rank1<4>, D>::from_array([0, 7, 0, 1]);
+    let truth = |x: u8| x != 0;
+    let want = |f: fn(bool, bool) -> bool| -> Vec<u8> {
+        let (av, bv) = (a.to_vec(), b.to_vec());
+        (0..12)
+            .map(|k| f(truth(av[k]), truth(bv[k % 4])) as u8)
+            .collect()
+    };
+    assert_eq!(a.logical_and(&b).to_vec(), want(|x, y| x && y));
+    assert_eq!(a.logical_or(&b).to_vec(), want(|x, y| x || y));
+    assert_eq!(a.logical_xor(&b).to_vec(), want(|x, y| x != y));
+    assert_eq!(
+        a.logical_not().to_vec(),
+        a.to_vec()
+            .iter()
+            .map(|&x| (x == 0) as u8)
+            .collect::<Vec<_>>()
+    );
+    // A transposed view against itself: xor is all zeros, and matches `ne` of the 0/1 forms.
+    let t = a.t();
+    assert_eq!(t.logical_xor(&t).to_vec(), [0; 12]);
+    assert_eq!(
+        t.logical_and(&t.logical_not()).to_vec(),
+        [0; 12],
+        "x and not x"
+    );
+}
+
 fn activation_edges_all<D: Device>() {
+    logical_masks::<D>();
     rounding_and_masks::<f32, D>();
     rounding_and_masks::<f64, D>();
     rounding_and_masks::<f16, D>();

@@ -245,6 +245,66 @@ float_binary_methods!(
     remainder Remainder
 );
 
+/// Logical ops on masks (any non-zero byte is true, as in PyTorch's `logical_*`), composed from the comparisons
+/// and `maximum`/`mul`; the results are 0/1 masks.
+impl<S: Shape, D: Device> Tensor<u8, S, D> {
+    /// `1` where the mask is zero.
+    ///
+    /// ```
+    /// # use typed_tensor::prelude::*;
+    /// let a = Tensor::<u8, _, Cpu>::from_array([[0, 1], [7, 0]]);
+    /// let b = Tensor::<u8, _, Cpu>::from_array([1, 0]); // broadcast over the rows
+    /// assert_eq!(a.logical_not().to_array(), [[1, 0], [0, 1]]);
+    /// assert_eq!(a.logical_and(&b).to_array(), [[0, 0], [1, 0]]);
+    /// assert_eq!(a.logical_or(&b).to_array(), [[1, 1], [1, 0]]);
+    /// assert_eq!(a.logical_xor(&b).to_array(), [[1, 1], [0, 0]]);
+    /// ```
+    pub fn logical_not(&self) -> Self {
+        self.mask_scalar(CmpOp::Eq, 0)
+    }
+
+    /// `1` where both are non-zero, with suffix broadcasting.
+    #[track_caller]
+    pub fn logical_and<S2: Shape>(
+        &self,
+        rhs: &Tensor<u8, S2, D>,
+    ) -> Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        self.truth().binary(ops::Mul, &rhs.truth())
+    }
+
+    /// `1` where either is non-zero, with suffix broadcasting.
+    #[track_caller]
+    pub fn logical_or<S2: Shape>(
+        &self,
+        rhs: &Tensor<u8, S2, D>,
+    ) -> Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        self.truth().binary(ops::Maximum, &rhs.truth())
+    }
+
+    /// `1` where exactly one is non-zero, with suffix broadcasting.
+    #[track_caller]
+    pub fn logical_xor<S2: Shape>(
+        &self,
+        rhs: &Tensor<u8, S2, D>,
+    ) -> Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        self.truth().ne(&rhs.truth())
+    }
+
+    /// The mask as 0/1.
+    fn truth(&self) -> Self {
+        self.mask_scalar(CmpOp::Ne, 0)
+    }
+}
+
 /// Masks of special float values, composed from the comparisons (one pass for `isnan`, two for the others).
 impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `1` where the element is NaN (the one value unequal to itself), else `0`.
