@@ -243,27 +243,34 @@ fn pow_gradients<T: FloatDType, D: Device>(
 
 fn fmod_gradients<T: FloatDType, D: Device>(
     g: &Grad<T, D>,
-    [wa, wb]: [bool; 2],
+    w: [bool; 2],
     a: &Grad<T, D>,
     b: &Grad<T, D>,
     _: &Grad<T, D>,
 ) -> [Option<Grad<T, D>>; 2] {
-    let gb = wb.then(|| {
-        let q = a.zip_same(ops::Div, b).trunc();
-        g.zip_same(ops::Mul, &q).unary(ops::Neg)
-    });
-    [wa.then(|| g.clone()), gb]
+    quotient_gradients(g, w, a, b, |q| q.trunc())
 }
 
 fn remainder_gradients<T: FloatDType, D: Device>(
     g: &Grad<T, D>,
-    [wa, wb]: [bool; 2],
+    w: [bool; 2],
     a: &Grad<T, D>,
     b: &Grad<T, D>,
     _: &Grad<T, D>,
 ) -> [Option<Grad<T, D>>; 2] {
+    quotient_gradients(g, w, a, b, |q| q.floor())
+}
+
+/// Gradients of `a - round(a / b) b`: `g` for `a`, `-round(a / b) g` for `b`.
+fn quotient_gradients<T: FloatDType, D: Device>(
+    g: &Grad<T, D>,
+    [wa, wb]: [bool; 2],
+    a: &Grad<T, D>,
+    b: &Grad<T, D>,
+    round: fn(&Grad<T, D>) -> Grad<T, D>,
+) -> [Option<Grad<T, D>>; 2] {
     let gb = wb.then(|| {
-        let q = a.zip_same(ops::Div, b).floor();
+        let q = round(&a.zip_same(ops::Div, b));
         g.zip_same(ops::Mul, &q).unary(ops::Neg)
     });
     [wa.then(|| g.clone()), gb]
