@@ -260,7 +260,9 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// assert_eq!(a.logical_xor(&b).to_array(), [[1, 1], [0, 0]]);
     /// ```
     pub fn logical_not(&self) -> Self {
-        self.mask_scalar(CmpOp::Eq, 0)
+        // Compared with `self - self`, the zeros of this shape (u8 arithmetic wraps, so it is exact).
+        let zeros = self.zip_same_shape(ops::Sub, self);
+        self.compare_same_shape(CmpOp::Eq, &zeros)
     }
 
     /// `1` where both are non-zero, with suffix broadcasting.
@@ -299,9 +301,9 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         self.truth().ne(&rhs.truth())
     }
 
-    /// The mask as 0/1.
+    /// The mask as 0/1: clamped to [0, 1].
     fn truth(&self) -> Self {
-        self.mask_scalar(CmpOp::Ne, 0)
+        self.unary(ops::Clamp { lo: 0, hi: 1 })
     }
 }
 
@@ -317,24 +319,33 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.isfinite().to_vec(), [1, 0, 0]);
     /// ```
     pub fn isnan(&self) -> Tensor<u8, S, D> {
-        self.compare_itself(CmpOp::Ne)
+        self.compare_same_shape(CmpOp::Ne, self)
     }
 
     /// `1` where the element is finite (neither infinite nor NaN): `x - x` is 0 exactly there, NaN elsewhere.
     pub fn isfinite(&self) -> Tensor<u8, S, D> {
-        self.zip_same(ops::Sub, self).compare_itself(CmpOp::Eq)
+        let d = self.zip_same_shape(ops::Sub, self);
+        d.compare_same_shape(CmpOp::Eq, &d)
     }
 
-    /// `1` where the element is `+inf` or `-inf`.
+    /// `1` where the element is `+inf` or `-inf`: neither finite nor NaN (the two masks are never both 1, so
+    /// they are equal exactly there).
     pub fn isinf(&self) -> Tensor<u8, S, D> {
-        self.abs()
-            .mask_scalar(CmpOp::Eq, T::from_f64(f64::INFINITY))
-            .to_dtype::<u8>()
+        self.isfinite().compare_same_shape(CmpOp::Eq, &self.isnan())
+    }
+}
+
+/// Same-shape forms of the binary ops and comparisons, with no broadcasting relation to name (every shape has
+/// them; the bodies are the broadcasting ones').
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    fn zip_same_shape<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
+        let (la, lb) = (self.layout(), rhs.layout());
+        Tensor::built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 
-    fn compare_itself(&self, op: CmpOp) -> Tensor<u8, S, D> {
-        let l = self.layout();
-        Tensor::built_by(|out| compare_body(op, (self.buffer(), &l), (self.buffer(), &l), out))
+    fn compare_same_shape(&self, op: CmpOp, rhs: &Self) -> Tensor<u8, S, D> {
+        let (la, lb) = (self.layout(), rhs.layout());
+        Tensor::built_by(|out| compare_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
     }
 }
 
