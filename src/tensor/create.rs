@@ -222,6 +222,90 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     }
 }
 
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// A tensor of this one's shape (runtime dims included), every element `value` (PyTorch's `full_like`).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, (usize, Const<2>), Cpu>::zeros_with_shape((3, Const));
+    /// assert_eq!(x.full_like(1.5).to_vec(), [1.5; 6]);
+    /// assert_eq!(x.ones_like().dims(), x.dims());
+    /// ```
+    pub fn full_like(&self, value: T) -> Self {
+        Self::full_with_shape(self.shape, value)
+    }
+    /// Zeros of this one's shape (PyTorch's `zeros_like`).
+    pub fn zeros_like(&self) -> Self {
+        self.full_like(T::ZERO)
+    }
+    /// Ones of this one's shape (PyTorch's `ones_like`).
+    pub fn ones_like(&self) -> Self {
+        self.full_like(T::ONE)
+    }
+}
+
+impl<T: WithDType, const R: usize, const C: usize, D: Device> Tensor<T, (Const<R>, Const<C>), D> {
+    /// Ones on the main diagonal, zeros elsewhere (PyTorch's `eye(R, C)`; square or not).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let i = Tensor::<f32, Rank2<2, 3>, Cpu>::eye();
+    /// assert_eq!(i.to_array(), [[1., 0., 0.], [0., 1., 0.]]);
+    /// ```
+    pub fn eye() -> Self {
+        Self::filled_with("eye", Default::default(), &mut |out: &mut [T]| {
+            for (k, x) in out.iter_mut().enumerate() {
+                *x = if k / C == k % C { T::ONE } else { T::ZERO };
+            }
+        })
+    }
+}
+
+impl<T: WithDType, const N: usize, D: Device> Tensor<T, (Const<N>,), D> {
+    /// `start, start + step, ..., start + (N - 1) step`, each computed in f64 and rounded to `T` (PyTorch's
+    /// `arange(start, end, step)` with the length `N` in the type instead of `end`).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t = Tensor::<f32, Rank1<4>, Cpu>::arange_step(1.0, 0.5);
+    /// assert_eq!(t.to_array(), [1.0, 1.5, 2.0, 2.5]);
+    /// ```
+    pub fn arange_step(start: f64, step: f64) -> Self {
+        Self::filled_with("arange_step", Default::default(), &mut |out: &mut [T]| {
+            for (i, x) in out.iter_mut().enumerate() {
+                *x = T::from_f64(start + i as f64 * step);
+            }
+        })
+    }
+
+    /// `N` values evenly spaced from `start` to `end`, both included (PyTorch's `linspace(start, end, N)`): the
+    /// first half counted up from `start`, the second down from `end` (as PyTorch computes them), so both ends are
+    /// exact; `[start]` when `N` is 1.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t = Tensor::<f64, Rank1<5>, Cpu>::linspace(0.0, 1.0);
+    /// assert_eq!(t.to_array(), [0.0, 0.25, 0.5, 0.75, 1.0]);
+    /// ```
+    pub fn linspace(start: f64, end: f64) -> Self {
+        Self::filled_with("linspace", Default::default(), &mut |out: &mut [T]| {
+            let step = if N > 1 {
+                (end - start) / (N - 1) as f64
+            } else {
+                0.0
+            };
+            for (i, x) in out.iter_mut().enumerate() {
+                let v = if i < N / 2 {
+                    start + i as f64 * step
+                } else {
+                    end - (N - 1 - i) as f64 * step
+                };
+                *x = T::from_f64(if N == 1 { start } else { v });
+            }
+        })
+    }
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// [`Self::rand`] for a shape with runtime dims.
     pub fn rand_with_shape(shape: S, seed: u64) -> Self {

@@ -312,7 +312,48 @@ tensor([[   0.,    1.,    2., ...,   47.,   48.,   49.],
     assert_eq!(big.to_string(), format!("{want}{dev})"));
 }
 
+/// eye, arange with a step, linspace and the `_like` constructors, for an integer and the float dtypes.
+fn more_creation<D: Device>() {
+    assert_eq!(
+        Tensor::<u8, Rank2<3, 2>, D>::eye().to_array(),
+        [[1, 0], [0, 1], [0, 0]]
+    );
+    assert_eq!(
+        Tensor::<f64, Rank2<2, 2>, D>::eye().to_array(),
+        [[1.0, 0.0], [0.0, 1.0]]
+    );
+    assert_eq!(
+        Tensor::<i64, Rank1<4>, D>::arange_step(-3.0, 2.0).to_array(),
+        [-3, -1, 1, 3]
+    );
+    assert_eq!(
+        Tensor::<f32, Rank1<3>, D>::arange_step(0.5, -0.25).to_array(),
+        [0.5, 0.25, 0.0]
+    );
+    // torch.linspace(-1, 1, 5) = [-1, -0.5, 0, 0.5, 1]; the ends are exact even when the step is not
+    // (torch.linspace(0, 1, 7)[-1] == 1).
+    assert_eq!(
+        Tensor::<f32, Rank1<5>, D>::linspace(-1.0, 1.0).to_array(),
+        [-1.0, -0.5, 0.0, 0.5, 1.0]
+    );
+    let seven = Tensor::<f64, Rank1<7>, D>::linspace(0.0, 1.0).to_array();
+    assert_eq!((seven[0], seven[6]), (0.0, 1.0));
+    assert!((seven[1] - 1.0 / 6.0).abs() < 1e-16 && (seven[5] - 5.0 / 6.0).abs() < 1e-15);
+    assert_eq!(
+        Tensor::<f16, Rank1<1>, D>::linspace(2.0, 9.0).to_vec(),
+        [f16::from_f32(2.0)]
+    );
+    let x = Tensor::<bf16, Rank2<2, 3>, D>::arange();
+    assert_eq!(x.zeros_like().to_vec(), [bf16::ZERO; 6]);
+    assert_eq!(x.ones_like().to_vec(), [bf16::ONE; 6]);
+    assert_eq!(
+        x.t().full_like(bf16::from_f32(2.5)).to_array(),
+        [[bf16::from_f32(2.5); 2]; 3]
+    );
+}
+
 device_tests! {
+    more_creation_eye_arange_linspace_like => more_creation;
     creation_and_extraction => creation;
     bad_lengths_are_errors => bad_lengths;
     views_share_and_copy_correctly => views;
@@ -384,6 +425,7 @@ fn cpu_outputs_in_reused_buffers_hold_their_own_values() {
 }
 
 embedded_tests! {
+    more_creation_eye_arange_linspace_like => more_creation;
     creation_and_extraction => creation;
     views_share_and_copy_correctly => views;
     indexing_selects_and_checks_bounds => indexing;
