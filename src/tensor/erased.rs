@@ -113,22 +113,6 @@ fn spread_count(dims: &Dims, reduced: &[bool; MAX_RANK]) -> usize {
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// `op(self, rhs)` for two tensors of one shape.
-    pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
-        debug_assert_eq!(self.dims(), rhs.dims());
-        let (la, lb) = (self.layout(), rhs.layout());
-        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape,
-                Op::NAME,
-                call::binary::<T, D, _>(op, lhs, rhs)
-            )
-        }
-    }
-
     /// `self = op(self, rhs)` for two tensors of one shape (in place when this tensor alone holds its dense
     /// buffer).
     pub(crate) fn assign_same<Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Self) {
@@ -216,18 +200,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, `rhs` read with this tensor's dims.
     fn mask(&self, op: ops::CmpOp, rhs: (&D::Buffer<T>, &Layout)) -> Self {
-        let la = self.layout();
-        let lhs = (self.buffer(), &la);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::<u8, S, D>::written_by,
-                self.shape,
-                op.name(),
-                call::compare::<T, D>(op, lhs, rhs),
-            )
-        }
-        .to_dtype::<T>()
+        self.compare_view(op, rhs).to_dtype::<T>()
     }
 }
 

@@ -242,10 +242,7 @@ traced_fns! {
     /// `x * x`.
     sqr(), input |g, x| g.zip_same(ops::Mul, &x.affine(2.0, 0.0));
     /// Every element clamped to `[lo, hi]`; the gradient flows where the input is inside the range.
-    clamp(lo: T, hi: T), input |g, x| g.zip_same(
-        ops::Mul,
-        &x.mask_scalar(CmpOp::Ge, lo).zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, hi)),
-    );
+    clamp(lo: T, hi: T), input |g, x| g.zip_same(ops::Mul, &within(x, lo, hi));
 }
 
 /// `d/dx silu(x) = s (1 + x (1 - s))` with `s = sigmoid(x)`.
@@ -267,6 +264,17 @@ fn between<T: FloatDType, S: Shape, D: Device>(
 ) -> Tensor<T, S, D> {
     x.mask_scalar(CmpOp::Gt, T::from_f64(lo))
         .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Lt, T::from_f64(hi)))
+}
+
+/// 1 from `lo` to `hi`, bounds included, 0 elsewhere (and at NaN).
+#[cfg(feature = "std")]
+fn within<T: FloatDType, S: Shape, D: Device>(
+    x: &Tensor<T, S, D>,
+    lo: T,
+    hi: T,
+) -> Tensor<T, S, D> {
+    x.mask_scalar(CmpOp::Ge, lo)
+        .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, hi))
 }
 
 /// `above` for `x > 0`, `below * e^(k min(x, 0))` otherwise: SELU's, ELU's and CELU's derivatives (the exponent is
@@ -292,9 +300,7 @@ fn exp_below_zero<T: FloatDType, S: Shape, D: Device>(
 fn hardswish_derivative<T: FloatDType, S: Shape, D: Device>(
     x: &Tensor<T, S, D>,
 ) -> Tensor<T, S, D> {
-    let mid = x
-        .mask_scalar(CmpOp::Ge, T::from_f64(-3.0))
-        .zip_same(ops::Mul, &x.mask_scalar(CmpOp::Le, T::from_f64(3.0)));
+    let mid = within(x, T::from_f64(-3.0), T::from_f64(3.0));
     mid.zip_same(ops::Mul, &x.affine(1.0 / 3.0, 0.5))
         .zip_same(ops::Add, &x.mask_scalar(CmpOp::Gt, T::from_f64(3.0)))
 }

@@ -261,8 +261,8 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
     /// ```
     pub fn logical_not(&self) -> Self {
         // Compared with `self - self`, the zeros of this shape (u8 arithmetic wraps, so it is exact).
-        let zeros = self.zip_same_shape(ops::Sub, self);
-        self.compare_same_shape(CmpOp::Eq, &zeros)
+        let zeros = self.zip_same(ops::Sub, self);
+        self.compare_same(CmpOp::Eq, &zeros)
     }
 
     /// `1` where both are non-zero, with suffix broadcasting.
@@ -319,33 +319,63 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.isfinite().to_vec(), [1, 0, 0]);
     /// ```
     pub fn isnan(&self) -> Tensor<u8, S, D> {
-        self.compare_same_shape(CmpOp::Ne, self)
+        self.compare_same(CmpOp::Ne, self)
     }
 
     /// `1` where the element is finite (neither infinite nor NaN): `x - x` is 0 exactly there, NaN elsewhere.
     pub fn isfinite(&self) -> Tensor<u8, S, D> {
-        let d = self.zip_same_shape(ops::Sub, self);
-        d.compare_same_shape(CmpOp::Eq, &d)
+        let d = self.zip_same(ops::Sub, self);
+        d.compare_same(CmpOp::Eq, &d)
     }
 
     /// `1` where the element is `+inf` or `-inf`: neither finite nor NaN (the two masks are never both 1, so
     /// they are equal exactly there).
     pub fn isinf(&self) -> Tensor<u8, S, D> {
-        self.isfinite().compare_same_shape(CmpOp::Eq, &self.isnan())
+        self.isfinite().compare_same(CmpOp::Eq, &self.isnan())
     }
 }
 
-/// Same-shape forms of the binary ops and comparisons, with no broadcasting relation to name (every shape has
-/// them; the bodies are the broadcasting ones').
+/// Same-shape forms of a binary op and of a comparison: one kernel call, no broadcasting relation to name (every
+/// shape has them). The backward rules (`zip_same`), the masks above and the float masks of `mask_scalar` use them.
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    fn zip_same_shape<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
+    /// `op(self, rhs)` for two tensors of one shape.
+    pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
+        debug_assert_eq!(self.dims(), rhs.dims());
         let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
+        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape(),
+                Op::NAME,
+                call::binary::<T, D, _>(op, lhs, rhs)
+            )
+        }
     }
 
-    fn compare_same_shape(&self, op: CmpOp, rhs: &Self) -> Tensor<u8, S, D> {
-        let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::built_by(|out| compare_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
+    /// A `u8` mask, 1 where `op(self, rhs)` holds, `rhs` read through a layout of this tensor's dims.
+    pub(crate) fn compare_view(
+        &self,
+        op: CmpOp,
+        rhs: (&D::Buffer<T>, &Layout),
+    ) -> Tensor<u8, S, D> {
+        let la = self.layout();
+        let lhs = (self.buffer(), &la);
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::<u8, S, D>::written_by,
+                self.shape(),
+                op.name(),
+                call::compare::<T, D>(op, lhs, rhs),
+            )
+        }
+    }
+
+    /// [`Self::compare_view`] against a tensor of the same shape.
+    fn compare_same(&self, op: CmpOp, rhs: &Self) -> Tensor<u8, S, D> {
+        self.compare_view(op, (rhs.buffer(), &rhs.layout()))
     }
 }
 
