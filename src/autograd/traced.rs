@@ -57,6 +57,17 @@ impl Slot {
         }
     }
 
+    /// Adds the padded gradient `grad()` (evaluated only if wanted).
+    pub(crate) fn give_padded_with<T: FloatDType, D: Device>(
+        self,
+        grads: &mut Gradients,
+        grad: impl FnOnce() -> Grad<T, D>,
+    ) {
+        if let Some(id) = self.0 {
+            grads.accumulate(id, grad());
+        }
+    }
+
     /// Adds `grad`, already in the padded form, if wanted.
     pub(crate) fn give_padded<T: FloatDType, D: Device>(
         self,

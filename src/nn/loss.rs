@@ -47,9 +47,7 @@ fn mse_rule<T: FloatDType, D: Device>(
     store: &mut Gradients,
 ) {
     let dp = g.zip_same(ops::Mul, &diff.affine(2.0, 0.0));
-    if st.wanted() {
-        st.give_padded(store, dp.unary(ops::Neg));
-    }
+    st.give_padded_with(store, || dp.unary(ops::Neg));
     sp.give_padded(store, dp);
 }
 

@@ -34,12 +34,8 @@ fn conv2d_rule<T: FloatDType, D: Device>(
     store: &mut Gradients,
 ) {
     let (g, x, w) = (nchw(&g), nchw(&x), nchw(&w));
-    if sx.wanted() {
-        sx.give_padded(store, g.conv2d_input_grad(&w, p, x.shape()).padded());
-    }
-    if sw.wanted() {
-        sw.give_padded(store, x.conv2d_weight_grad(&g, p, w.shape()).padded());
-    }
+    sx.give_padded_with(store, || g.conv2d_input_grad(&w, p, x.shape()).padded());
+    sw.give_padded_with(store, || x.conv2d_weight_grad(&g, p, w.shape()).padded());
 }
 
 /// conv_transpose2d's gradients: the conv2d of the output's gradient for the input, the conv2d weight gradient
@@ -50,12 +46,8 @@ fn conv_transpose2d_rule<T: FloatDType, D: Device>(
     store: &mut Gradients,
 ) {
     let (g, x, w) = (nchw(&g), nchw(&x), nchw(&w));
-    if sx.wanted() {
-        sx.give_padded(store, g.conv2d_dyn(&w, p).padded());
-    }
-    if sw.wanted() {
-        sw.give_padded(store, g.conv2d_weight_grad(&x, p, w.shape()).padded());
-    }
+    sx.give_padded_with(store, || g.conv2d_dyn(&w, p).padded());
+    sw.give_padded_with(store, || g.conv2d_weight_grad(&x, p, w.shape()).padded());
 }
 
 /// conv1d's gradients, as those of the conv2d of height 1 it is, relabelled back to rank 3.
@@ -69,12 +61,8 @@ fn conv1d_rule<T: FloatDType, D: Device>(
         let (n, c, _, l) = t.shape();
         t.relabel((n, c, l)).padded()
     };
-    if sx.wanted() {
-        sx.give_padded(store, rank3(g4.conv2d_input_grad(&w4, p, x4.shape())));
-    }
-    if sw.wanted() {
-        sw.give_padded(store, rank3(x4.conv2d_weight_grad(&g4, p, w4.shape())));
-    }
+    sx.give_padded_with(store, || rank3(g4.conv2d_input_grad(&w4, p, x4.shape())));
+    sw.give_padded_with(store, || rank3(x4.conv2d_weight_grad(&g4, p, w4.shape())));
 }
 
 /// max_pool2d's gradient: to every position holding its window's maximum.

@@ -14,12 +14,8 @@ fn cat_rule<T: FloatDType, D: Device>(
     ([sa, sb], [shape_a, shape_b], axis, len_a): ([Slot; 2], [Padded; 2], usize, usize),
     store: &mut Gradients,
 ) {
-    if sa.wanted() {
-        sa.give_padded(store, g.narrow_to(shape_a, axis, 0));
-    }
-    if sb.wanted() {
-        sb.give_padded(store, g.narrow_to(shape_b, axis, len_a));
-    }
+    sa.give_padded_with(store, || g.narrow_to(shape_a, axis, 0));
+    sb.give_padded_with(store, || g.narrow_to(shape_b, axis, len_a));
 }
 
 /// The gradient of a view that kept `shape` (padded) from `start` along `axis` of a larger value (`pad`'s): the
