@@ -105,7 +105,6 @@ macro_rules! param_ops {
                 #[inline(always)]
                 fn apply(&self, x: T) -> T {
                     let $x = x.to_f64();
-                    #[allow(unused_variables)]
                     let $p0 = self.$p0.to_f64();
                     $(let $p1 = self.$p1.to_f64();)?
                     T::from_f64($body)
