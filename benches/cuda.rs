@@ -10,6 +10,8 @@
 //!   dense, TF32 495, f32 67, f64 67 on tensor cores), and prints the library's own kernels beside them.
 //! - `small matmul` lines: the first call of each backend, the host time to queue a call, and a call waited for,
 //!   for the shapes of a small model (why products under 2^20 multiply-adds stay with the kernels).
+//! - `host time to queue`: a small op and a digits-MLP training step against a bare `cuLaunchKernel` of an empty
+//!   kernel in the same run (how launch-bound a small model is).
 //! - The first `Cuda::init()` of the process is timed (run with CUDA_CACHE_DISABLE=1 for a fresh machine's wait).
 //! - The run ends with a summary of ratios timed directly (mean over 20 synchronised calls).
 //!
@@ -532,5 +534,91 @@ fn small_products(_: &mut Criterion) {
     shape::<256, 256, 256>();
 }
 
-criterion_group!(benches, bandwidth, small_products, matmul);
+/// An empty kernel, loaded beside the library's modules: the bare cost of one `cuLaunchKernel` on this machine.
+const EMPTY_KERNEL_PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
+    .visible .entry empty(.param .u64 a, .param .u64 b, .param .u64 c) { ret; }\n\0";
+
+/// Host time to queue small work, against a bare `cuLaunchKernel` of an empty kernel in the same run: one
+/// elementwise op, and one training step of the digits MLP (`Linear<64, 64>`, ReLU, `Linear<64, 10>`, batch 32,
+/// cross-entropy, backward, Adam; 32 launches). A small model is launch-bound when the step's host time is about
+/// its launch count times the bare launch.
+fn launch_overhead(_: &mut Criterion) {
+    use cust::sys as cu;
+    use typed_tensor::nn::{Linear, Module, ReLU};
+    use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
+    if Cuda::init().is_err() {
+        return;
+    }
+    // Any library call makes its context current on this thread; the empty kernel is loaded into it.
+    drop(Tensor::<f32, Rank1<1>, Cuda>::zeros());
+    let (mut module, mut empty) = (core::ptr::null_mut(), core::ptr::null_mut());
+    unsafe {
+        let code = cu::cuModuleLoadData(&mut module, EMPTY_KERNEL_PTX.as_ptr() as *const c_void);
+        assert_eq!(code, cu::CUresult::CUDA_SUCCESS);
+        let code = cu::cuModuleGetFunction(&mut empty, module, c"empty".as_ptr());
+        assert_eq!(code, cu::CUresult::CUDA_SUCCESS);
+    }
+    /// Host seconds per call to queue `f` (1000 calls, then one wait).
+    fn queued(mut f: impl FnMut()) -> f64 {
+        f();
+        sync();
+        let start = Instant::now();
+        for _ in 0..1000 {
+            f();
+        }
+        let s = start.elapsed().as_secs_f64() / 1000.0;
+        sync();
+        s
+    }
+    let bare = queued(|| {
+        let mut args = [1u64, 2, 3];
+        let mut ptrs: Vec<*mut c_void> = args
+            .iter_mut()
+            .map(|a| a as *mut u64 as *mut c_void)
+            .collect();
+        let code = unsafe {
+            cu::cuLaunchKernel(
+                empty,
+                1,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                core::ptr::null_mut(),
+                ptrs.as_mut_ptr(),
+                core::ptr::null_mut(),
+            )
+        };
+        assert_eq!(code, cu::CUresult::CUDA_SUCCESS);
+    });
+    unsafe { cu::cuCtxSynchronize() };
+    let a = Tensor::<f32, Rank2<32, 64>, Cuda>::randn(1);
+    let b = Tensor::<f32, Rank2<32, 64>, Cuda>::randn(2);
+    let add = queued(|| drop(black_box(&a + &b)));
+    type Mlp = (Linear<f32, 64, 64, Cuda>, ReLU, Linear<f32, 64, 10, Cuda>);
+    let model: Mlp = (Linear::new(1), ReLU, Linear::new(2));
+    let mut opt = Adam::new(&model, AdamConfig::default());
+    let x = Tensor::<f32, Rank2<32, 64>, Cuda>::randn(3);
+    let y = Tensor::<u32, Rank1<32>, Cuda>::from_vec((0..32).map(|i| i % 10).collect())
+        .expect("labels");
+    let step = queued(|| {
+        let logits: Traced<f32, Rank2<32, 10>, Cuda> = model.forward(Traced::constant(x.clone()));
+        let grads = logits.cross_entropy(&y).mean_all().backward();
+        opt.step(&grads);
+    });
+    unsafe { cu::cuModuleUnload(module) };
+    println!(
+        "summary: host time to queue: a bare cuLaunchKernel {:.2} us; (32, 64) f32 add {:.2} us ({:.2}x the bare \
+         launch); a digits-MLP training step {:.1} us ({:.1} bare launches; the step makes 32)",
+        bare * 1e6,
+        add * 1e6,
+        add / bare,
+        step * 1e6,
+        step / bare
+    );
+}
+
+criterion_group!(benches, bandwidth, small_products, launch_overhead, matmul);
 criterion_main!(benches);
