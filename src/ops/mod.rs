@@ -16,6 +16,7 @@ pub mod join;
 pub mod matmul;
 pub mod optim;
 pub mod reduce;
+pub mod scan;
 pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
@@ -26,6 +27,7 @@ pub use join::JoinKernels;
 pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};
 pub use reduce::*;
+pub use scan::{Scan, ScanKernels};
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.
 #[cfg(feature = "alloc")]

@@ -11,7 +11,7 @@ use crate::device::{Device, Operand};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, UnaryOp};
+use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, Scan, UnaryOp};
 use crate::shape::MAX_RANK;
 
 /// An operand: a buffer and the layout it is read through.
@@ -102,6 +102,32 @@ pub(crate) fn along_axis<'a, T: FloatDType, D: Device>(
     axis: usize,
 ) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
     move |out| D::along_axis(op, src, axis, out)
+}
+
+pub(crate) fn scan<'a, T: WithDType, D: Device>(
+    op: Scan,
+    src: View<'a, D, T>,
+    axis: usize,
+    reverse: bool,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::scan(op, src, axis, reverse, out)
+}
+
+pub(crate) fn scan_index<'a, T: WithDType, D: Device>(
+    op: Scan,
+    src: View<'a, D, T>,
+    axis: usize,
+) -> impl FnMut(&mut Out<D, u32>) -> Result<()> + 'a {
+    move |out| D::scan_index(op, src, axis, out)
+}
+
+#[cfg(feature = "std")] // autograd
+pub(crate) fn cumprod_backward<'a, T: WithDType, D: Device>(
+    x: View<'a, D, T>,
+    g: View<'a, D, T>,
+    axis: usize,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::cumprod_backward(x, g, axis, out)
 }
 
 #[cfg(feature = "std")] // the gradients' products; the forward builds its own call (ops/matmul)

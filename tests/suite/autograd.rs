@@ -357,6 +357,40 @@ fn views_and_lanes<D: Device>() {
     });
 }
 
+fn scans<D: Device>() {
+    let x = param::<Rank3<2, 3, 4>, D>(91, -2.0, 2.0);
+    check("cumsum", &x, || weighted(x.trace().cumsum::<Axis<1>>()));
+    check("cumsum of a transposed view", &x, || {
+        weighted(
+            x.trace()
+                .transpose::<Axis<0>, Axis<2>>()
+                .cumsum::<Axis<0>>(),
+        )
+    });
+    check("cumprod", &x, || weighted(x.trace().cumprod::<Axis<2>>()));
+    check("cummax", &x, || weighted(x.trace().cummax::<Axis<2>>().0));
+    check("cummin", &x, || weighted(x.trace().cummin::<Axis<0>>().0));
+    check("logcumsumexp", &x, || {
+        weighted(x.trace().logcumsumexp::<Axis<2>>())
+    });
+    let wide = param::<Rank2<3, 4>, D>(92, -30.0, 30.0);
+    check("logcumsumexp of wide-ranged inputs", &wide, || {
+        weighted(wide.trace().logcumsumexp::<Axis<1>>())
+    });
+    // Zeros, one and two in a lane: the gradient needs no division by the input.
+    let zeros = Var::new(Tensor::<f64, Rank2<2, 4>, D>::from_array([
+        [0.5, 0.0, 1.5, -1.0],
+        [2.0, 0.0, -0.5, 0.0],
+    ]));
+    check("cumprod through zeros", &zeros, || {
+        weighted(zeros.trace().cumprod::<Axis<1>>())
+    });
+    // Known values: d/dx sum(cumprod([2, 0, 3])) = [1, 2 + 2 * 3, 0].
+    let x = Var::new(Tensor::<f64, _, D>::from_array([2.0, 0.0, 3.0]));
+    let grads = x.trace().cumprod::<Axis<0>>().sum_all().backward();
+    assert_eq!(grads.get(&x).to_array(), [1.0, 8.0, 0.0]);
+}
+
 fn joins_casts_and_norms<D: Device>() {
     let x = param::<Rank2<3, 4>, D>(100, -2.0, 2.0);
     let y = param::<Rank2<3, 2>, D>(101, -2.0, 2.0);
@@ -715,4 +749,5 @@ device_tests! {
     joins_casts_and_norms_match_finite_differences => joins_casts_and_norms;
     losses_match_definitions_and_finite_differences => losses;
     shared_parameters_constants_and_in_place_updates => bookkeeping;
+    scans_match_finite_differences => scans;
 }

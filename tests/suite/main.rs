@@ -24,5 +24,6 @@ mod ops;
 mod optim;
 mod reduce;
 mod robustness;
+mod scan;
 mod tensor;
 mod train_digits;

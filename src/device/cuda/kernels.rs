@@ -6,7 +6,7 @@
 
 use crate::dtype::DType;
 use crate::layout::Layout;
-use crate::ops::{elementwise, reduce, AlongAxis, Pool};
+use crate::ops::{elementwise, reduce, AlongAxis, Pool, Scan};
 use crate::shape::MAX_RANK;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -261,6 +261,54 @@ impl KernelSig {
         let stem = alloc::format!("merge_{op}");
         Self::new("reduce", &stem, t, &[COUNT, COUNT, COUNT, PTR, PTR, F64])
     }
+    /// `scan_{op}_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out, reverse)`.
+    pub fn scan(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("scan_{op}");
+        let lane = [
+            COUNT,
+            COUNT,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            COUNT,
+            COUNT,
+            PTR,
+            PTR,
+            COUNT,
+        ];
+        Self::new("scan", &stem, t, &lane)
+    }
+    /// `scan_index_{op}_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out)`.
+    pub fn scan_index(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("scan_index_{op}");
+        let lane = [
+            COUNT,
+            COUNT,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            COUNT,
+            COUNT,
+            PTR,
+            PTR,
+        ];
+        Self::new("scan", &stem, t, &lane)
+    }
+    /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out)`.
+    pub fn cumprod_backward(t: DType) -> Self {
+        let params = [
+            COUNT,
+            COUNT,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            COUNT,
+            COUNT,
+            COUNT,
+            PTR,
+            PTR,
+            PTR,
+        ];
+        Self::new("scan", "cumprod_backward", t, &params)
+    }
     /// `{op}_{T}(rows, len, outer_in, outer_out, in_stride, out_stride, x, out, eps)`.
     pub fn along_axis(op: &str, t: DType) -> Self {
         Self::new(
@@ -412,6 +460,17 @@ pub fn catalog() -> Vec<KernelSig> {
                 all.push(KernelSig::reduce(op, t));
                 all.push(KernelSig::reduce_merge(op, t));
             }
+        }
+        for op in Scan::ALL {
+            if !op.floats_only() || t.is_float() {
+                all.push(KernelSig::scan(op.name(), t));
+            }
+        }
+        for op in [Scan::Max, Scan::Min] {
+            all.push(KernelSig::scan_index(op.name(), t));
+        }
+        if t.is_float() {
+            all.push(KernelSig::cumprod_backward(t));
         }
         for index in [DType::U32, DType::I64] {
             all.push(KernelSig::gather(index, t));

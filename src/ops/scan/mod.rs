@@ -1,0 +1,216 @@
+//! Scans along one axis: cumulative sum, product, maximum, minimum and log-sum-exp (PyTorch's `cumsum`,
+//! `cumprod`, `cummax`/`cummin` with their indices, `logcumsumexp`). The whole family lives here: the descriptor
+//! and the lane arithmetic every host device runs (this file), the `Tensor` methods (`tensor.rs`), the `Traced`
+//! methods with their backward rules (`traced.rs`), the device trait [`ScanKernels`] and its implementations
+//! (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching `ptx/scan.cu`).
+//!
+//! Every element of a lane depends on the ones before it, so a lane is walked in order, in the accumulator type
+//! ([`WithDType::Acc`]: f32 for f16/bf16/f32, f64 for f64, wrapping i64 for integers); lanes run in parallel.
+//! CUDA runs the same recurrences, a thread per lane, so the results are the host's to rounding (the same bits
+//! for integers, maxima and minima).
+
+#[cfg(feature = "cuda")]
+mod cuda;
+mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
+use crate::dtype::{Accumulator, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// The family's kernels, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
+/// [`crate::device::Device`] requires it beside [`Kernels`]. Each writes a dense output with the input view's dims.
+///
+/// # Safety
+///
+/// As for [`Kernels`]: each method initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait ScanKernels: Kernels {
+    /// The inclusive scan `op` of every lane along `axis`, from the first element to the last, or from the last
+    /// to the first when `reverse` (the gradients' reverse cumulative sums).
+    fn scan<T: WithDType>(
+        op: Scan,
+        src: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        reverse: bool,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+
+    /// The index along `axis` of each running maximum ([`Scan::Max`]) or minimum ([`Scan::Min`]) that
+    /// [`ScanKernels::scan`] gives: ties go to the later element and a NaN wins from where it occurs (PyTorch's
+    /// `cummax`/`cummin` indices).
+    fn scan_index<T: WithDType>(
+        op: Scan,
+        src: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        out: &mut Self::Out<u32>,
+    ) -> Result<()>;
+
+    /// The gradient of `cumprod` along `axis` for input `x` and output gradient `g` (both with the output's
+    /// dims): `dx_i = P_i R_i` with `P_i` the product of the elements before `i` and `R_i = g_i + x_{i+1}
+    /// R_{i+1}`, which needs no division, so zeros in `x` get their exact gradient.
+    fn cumprod_backward<T: WithDType>(
+        x: (&Self::Buffer<T>, &Layout),
+        g: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+}
+
+/// The running operation of a scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scan {
+    /// Running sum (wrapping for integers, as [`crate::ops::Sum`]).
+    Sum,
+    /// Running product (wrapping for integers).
+    Prod,
+    /// Running maximum; NaN propagates.
+    Max,
+    /// Running minimum; NaN propagates.
+    Min,
+    /// Running `ln(sum(exp(x)))`, kept as a maximum and a sum of shifted exponentials, so it never overflows.
+    LogSumExp,
+}
+
+impl Scan {
+    /// Every scan: the CUDA catalog instantiates `scan_{name}` for the dtypes [`Scan::floats_only`] admits.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) const ALL: [Scan; 5] =
+        [Scan::Sum, Scan::Prod, Scan::Max, Scan::Min, Scan::LogSumExp];
+
+    /// The op's name, for errors and kernel names (PyTorch's).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scan::Sum => "cumsum",
+            Scan::Prod => "cumprod",
+            Scan::Max => "cummax",
+            Scan::Min => "cummin",
+            Scan::LogSumExp => "logcumsumexp",
+        }
+    }
+
+    /// True for the scans defined on floats only.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) const fn floats_only(self) -> bool {
+        matches!(self, Scan::LogSumExp)
+    }
+
+    /// Runs the scan over `len` elements read by `get(i)`, handing each running result to `put(i, y)`, in the
+    /// order `order(0), order(1), ..` (forwards or backwards): the one lane recurrence of every host device.
+    #[inline(always)]
+    pub(crate) fn run<A: Accumulator>(
+        self,
+        len: usize,
+        order: impl Fn(usize) -> usize,
+        get: impl Fn(usize) -> A,
+        mut put: impl FnMut(usize, A),
+    ) {
+        match self {
+            Scan::Sum => fold_each(len, order, get, put, A::ZERO, A::add),
+            Scan::Prod => fold_each(len, order, get, put, A::ONE, A::mul),
+            Scan::Max => fold_each(len, order, get, put, A::LOWEST, max_step),
+            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, min_step),
+            Scan::LogSumExp => {
+                // State (m, s): the running maximum and the sum of exp(x - m); the result is m + ln(s).
+                let (mut m, mut s) = (A::LOWEST, A::ZERO);
+                for k in 0..len {
+                    let i = order(k);
+                    (m, s) = log_sum_exp_step(m, s, get(i));
+                    let y = if m == A::LOWEST || m == A::HIGHEST || m.is_nan() {
+                        m
+                    } else {
+                        m.add(s.ln())
+                    };
+                    put(i, y);
+                }
+            }
+        }
+    }
+
+    /// The index of each running maximum or minimum (see [`ScanKernels::scan_index`]), in lane order.
+    #[inline(always)]
+    pub(crate) fn run_index<A: Accumulator>(
+        self,
+        len: usize,
+        get: impl Fn(usize) -> A,
+        mut put: impl FnMut(usize, u32),
+    ) {
+        let better = |x: A, best: A| match self {
+            Scan::Min => x <= best,
+            _ => x >= best,
+        };
+        let mut best = A::ZERO;
+        let mut at = 0;
+        for i in 0..len {
+            let x = get(i);
+            if i == 0 || x.is_nan() || (!best.is_nan() && better(x, best)) {
+                best = x;
+                at = i;
+            }
+            put(i, at as u32);
+        }
+    }
+}
+
+/// Each running value of `step` from `init`, in `order`.
+#[inline(always)]
+fn fold_each<A: Accumulator>(
+    len: usize,
+    order: impl Fn(usize) -> usize,
+    get: impl Fn(usize) -> A,
+    mut put: impl FnMut(usize, A),
+    init: A,
+    step: impl Fn(A, A) -> A,
+) {
+    let mut acc = init;
+    for k in 0..len {
+        let i = order(k);
+        acc = step(acc, get(i));
+        put(i, acc);
+    }
+}
+
+/// The NaN-propagating running maximum (the reductions' rule: NaN sticks).
+#[inline(always)]
+fn max_step<A: Accumulator>(m: A, x: A) -> A {
+    if m.is_nan() || (!x.is_nan() && m >= x) {
+        m
+    } else {
+        x
+    }
+}
+#[inline(always)]
+fn min_step<A: Accumulator>(m: A, x: A) -> A {
+    if m.is_nan() || (!x.is_nan() && m <= x) {
+        m
+    } else {
+        x
+    }
+}
+
+/// One element folded into the log-sum-exp state `(m, s)`: NaN sticks, -inf adds nothing, +inf makes the result
+/// +inf, and otherwise the smaller of `m` and `x` is shifted by the larger.
+#[inline(always)]
+fn log_sum_exp_step<A: Accumulator>(m: A, s: A, x: A) -> (A, A) {
+    if m.is_nan() || x.is_nan() {
+        (A::ZERO.div(A::ZERO), A::ONE)
+    } else if x == A::LOWEST {
+        (m, s)
+    } else if m == A::LOWEST || x == m {
+        // Also covers two +inf, where exp(inf - inf) would be NaN.
+        (
+            x,
+            if m == A::LOWEST {
+                A::ONE
+            } else {
+                s.add(A::ONE)
+            },
+        )
+    } else if x > m {
+        (x, A::ONE.add(s.mul(m.sub(x).exp())))
+    } else {
+        (m, s.add(x.sub(m).exp()))
+    }
+}

@@ -1,0 +1,120 @@
+//! Scans along a typed axis: `cumsum`, `cumprod`, `cummax`/`cummin` (values and `u32` indices) and
+//! `logcumsumexp`, each a dense tensor of the input's shape.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let x = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., -1., 5.]]);
+//! assert_eq!(x.cumsum::<Axis<1>>().to_array(), [[1., 3., 6.], [4., 3., 8.]]);
+//! assert_eq!(x.cumprod::<Axis<0>>().to_array(), [[1., 2., 3.], [4., -2., 15.]]);
+//! let (values, indices) = x.cummax::<Axis<1>>();
+//! assert_eq!(values.to_array(), [[1., 2., 3.], [4., 4., 5.]]);
+//! assert_eq!(indices.to_array(), [[0, 1, 2], [0, 0, 2]]);
+//! ```
+
+use super::Scan;
+use crate::device::Device;
+use crate::dtype::{FloatDType, WithDType};
+use crate::shape::{HasAxis, Shape};
+use crate::tensor::{call, written, Tensor};
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The scan `op` along runtime axis `axis` (backwards when `reverse`): the typed methods' body, and the
+    /// gradients' reverse scans.
+    #[inline(never)]
+    pub(crate) fn scan_axis(&self, op: Scan, axis: usize, reverse: bool) -> Self {
+        let src = (self.buffer(), &self.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape(),
+                op.name(),
+                call::scan::<T, D>(op, src, axis, reverse),
+            )
+        }
+    }
+
+    /// The indices of the running maxima or minima along runtime axis `axis`.
+    #[inline(never)]
+    pub(crate) fn scan_index_axis(&self, op: Scan, axis: usize) -> Tensor<u32, S, D> {
+        let src = (self.buffer(), &self.layout());
+        // SAFETY: as in `scan_axis`.
+        unsafe {
+            written!(
+                Tensor::<u32, S, D>::written_by,
+                self.shape(),
+                op.name(),
+                call::scan_index::<T, D>(op, src, axis),
+            )
+        }
+    }
+
+    /// Running sums along `Ax` (PyTorch's `cumsum`): element `i` is the sum of elements `0..=i` of its lane,
+    /// accumulated in order in [`WithDType::Acc`] (f32 for f16/bf16, wrapping for integers, which keep their
+    /// type: `u8` sums wrap at 256).
+    pub fn cumsum<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.scan_axis(Scan::Sum, S::INDEX, false)
+    }
+
+    /// Running products along `Ax` (PyTorch's `cumprod`), accumulated as [`Self::cumsum`] is.
+    pub fn cumprod<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.scan_axis(Scan::Prod, S::INDEX, false)
+    }
+
+    /// Running maxima along `Ax` and the index each came from (PyTorch's `cummax`): on ties the later index,
+    /// and from a NaN on, NaN with the index of the latest NaN.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank1<5>, Cpu>::from_array([1., 3., 3., f32::NAN, 7.]);
+    /// let (values, indices) = x.cummax::<Axis<0>>();
+    /// assert_eq!(indices.to_array(), [0, 1, 2, 3, 3]);
+    /// assert!(values.to_vec()[4].is_nan());
+    /// ```
+    pub fn cummax<Ax>(&self) -> (Self, Tensor<u32, S, D>)
+    where
+        S: HasAxis<Ax>,
+    {
+        (
+            self.scan_axis(Scan::Max, S::INDEX, false),
+            self.scan_index_axis(Scan::Max, S::INDEX),
+        )
+    }
+
+    /// Running minima along `Ax` and the index each came from (PyTorch's `cummin`; ties and NaN as in
+    /// [`Self::cummax`]).
+    pub fn cummin<Ax>(&self) -> (Self, Tensor<u32, S, D>)
+    where
+        S: HasAxis<Ax>,
+    {
+        (
+            self.scan_axis(Scan::Min, S::INDEX, false),
+            self.scan_index_axis(Scan::Min, S::INDEX),
+        )
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// `ln(sum(exp(x)))` of each prefix along `Ax` (PyTorch's `logcumsumexp`), computed with a running maximum, so
+    /// it neither overflows nor loses small terms next to large ones.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f64, Rank1<3>, Cpu>::from_array([1000., 1000., 0.]);
+    /// let y = x.logcumsumexp::<Axis<0>>().to_vec();
+    /// assert_eq!(y[0], 1000.);
+    /// assert!((y[1] - (1000. + 2f64.ln())).abs() < 1e-12);
+    /// ```
+    pub fn logcumsumexp<Ax>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.scan_axis(Scan::LogSumExp, S::INDEX, false)
+    }
+}
