@@ -1,7 +1,11 @@
 //! Reductions against a read-bandwidth baseline measured in the same run: `cargo bench --bench reduce`.
 //!
 //! `read/xor_u64` folds the same 64 MB with XOR (as fast as memory delivers it); the sums read those bytes once,
-//! so the ratio of throughputs is the share of read bandwidth the reduction reaches. Results: benches/README.md.
+//! so the ratio of throughputs is the share of read bandwidth the reduction reaches.
+//!
+//! `scan/plain_loop_rows` is the baseline of the scans: a running sum over each 4096-element row of the same data
+//! into a reused output, one thread, written as anyone would; `cumsum` along either axis (a fresh output, lanes on
+//! every core), `cummax` and `logcumsumexp` report the same bytes. Results: benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -43,5 +47,39 @@ fn sums(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sums);
+fn scans(c: &mut Criterion) {
+    let data: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 1e-3).collect();
+    let mut g = c.benchmark_group("scan");
+    g.throughput(Throughput::Bytes((N * 4) as u64))
+        .sample_size(10);
+    let mut out = vec![0f32; N];
+    g.bench_function("plain_loop_rows_baseline", |b| {
+        b.iter(|| {
+            for (row, dst) in black_box(&data).chunks(SIDE).zip(out.chunks_mut(SIDE)) {
+                let mut acc = 0f32;
+                for (x, y) in row.iter().zip(dst) {
+                    acc += x;
+                    *y = acc;
+                }
+            }
+            black_box(&out);
+        })
+    });
+    let square = Tensor::<f32, Rank2<SIDE, SIDE>, Cpu>::from_vec(data).unwrap();
+    g.bench_function("cumsum/4096x4096_axis1", |b| {
+        b.iter(|| black_box(square.cumsum::<Axis<1>>()))
+    });
+    g.bench_function("cumsum/4096x4096_axis0", |b| {
+        b.iter(|| black_box(square.cumsum::<Axis<0>>()))
+    });
+    g.bench_function("cummax/4096x4096_axis1_values_and_indices", |b| {
+        b.iter(|| black_box(square.cummax::<Axis<1>>()))
+    });
+    g.bench_function("logcumsumexp/4096x4096_axis1", |b| {
+        b.iter(|| black_box(square.logcumsumexp::<Axis<1>>()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sums, scans);
 criterion_main!(benches);

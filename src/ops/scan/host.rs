@@ -1,6 +1,8 @@
 //! The family's host kernels, one body for `Cpu` and `Embedded`: each lane walked in order by [`Scan::run`], read
-//! in place from the strided input and written once into the dense output. With `std`, the CPU splits large
-//! tensors' lanes across cores.
+//! in place from the strided input and written once into the dense output. The CPU walks the output a slab at a
+//! time (the lanes of one index of the axes before the scanned one): lanes that lie side by side (a scan along a
+//! leading axis) go row by row through [`Scan::run_rows`], and with `std` a large tensor's slabs run on every
+//! core. `Embedded` walks one lane at a time, with no heap.
 
 use super::{Scan, ScanKernels};
 use crate::device::host::elementwise::zeroed;
@@ -14,76 +16,152 @@ use core::mem::MaybeUninit;
 #[cfg(feature = "std")]
 const PARALLEL_ELEMS: usize = 1 << 15;
 
-/// Calls `lane(starts, out, o0, os)` for every lane along `axis` of the inputs (whose dims are `inputs[0]`'s):
-/// `starts[k]` is input `k`'s storage index of the lane's first element, and the lane's outputs are
-/// `out[o0 + i * os]` in the dense output. With `threads` (the CPU under `std`) a large tensor's lanes run on every
-/// core, each thread owning whole slabs of the output (a slab per index of the axes before `axis`).
-fn for_each_lane<const K: usize, O: Send>(
+/// The lane walk along `axis` of views over the same dims (`inputs[0]`'s): the lanes' count and length, how many
+/// lie side by side in a slab of the dense output (`inner`, the product of the dims after `axis`), and per input
+/// the storage index of each lane's first element as `for_each_row` walks the other axes.
+fn lane_walk<const K: usize>(
     inputs: [&Layout; K],
     axis: usize,
-    out: &mut [O],
-    threads: bool,
-    lane: impl Fn([usize; K], &mut [O], usize, usize) + Sync,
-) {
+    mut start: impl FnMut([usize; K]),
+) -> (usize, usize) {
     let dims = *inputs[0].dims();
     let mut on_axis = [false; MAX_RANK];
     on_axis[axis] = true;
     let split: [(Layout, Layout); K] = core::array::from_fn(|k| inputs[k].split_reduced(&on_axis));
     let outer: [&Layout; K] = core::array::from_fn(|k| &split[k].0);
-    // Lanes in row-major order of the other axes: lane `l` starts at `(l / inner) n inner + l % inner` in the
-    // dense output and steps by `inner`.
-    let n = dims[axis];
-    let inner: usize = dims[axis + 1..].iter().product();
-    #[cfg(feature = "std")]
-    if threads && out.len() >= PARALLEL_ELEMS && out.len() > n * inner {
-        use rayon::prelude::*;
-        let mut starts: alloc::vec::Vec<[usize; K]> = alloc::vec::Vec::with_capacity(out.len() / n);
-        for_each_row(outer[0].dims(), outer, |o, len, s| {
-            starts.extend(
-                (0..len).map(|i| -> [usize; K] { core::array::from_fn(|k| o[k] + i * s[k]) }),
-            )
-        });
-        out.par_chunks_mut(n * inner)
-            .zip(starts.par_chunks(inner))
-            .for_each(|(slab, slab_starts)| {
-                for (j, &st) in slab_starts.iter().enumerate() {
-                    lane(st, slab, j, inner);
-                }
-            });
-        return;
-    }
-    let _ = threads;
-    let mut first = 0;
     for_each_row(outer[0].dims(), outer, |o, len, s| {
         for i in 0..len {
-            let l = first + i;
-            lane(
-                core::array::from_fn(|k| o[k] + i * s[k]),
-                out,
-                l / inner * n * inner + l % inner,
-                inner,
-            );
+            start(core::array::from_fn(|k| o[k] + i * s[k]));
         }
-        first += len;
+    });
+    (dims[axis], dims[axis + 1..].iter().product())
+}
+
+/// Calls `lane(starts, out, o0, os)` for every lane along `axis` of the inputs, without a heap: `starts[k]` is
+/// input `k`'s storage index of the lane's first element, and the lane's outputs are `out[o0 + i * os]` in the
+/// dense output (lane `l` starts at `(l / inner) n inner + l % inner` and steps by `inner`).
+fn for_each_lane<const K: usize, O>(
+    inputs: [&Layout; K],
+    axis: usize,
+    out: &mut [O],
+    lane: impl Fn([usize; K], &mut [O], usize, usize),
+) {
+    let dims = *inputs[0].dims();
+    let (n, inner) = (dims[axis], dims[axis + 1..].iter().product::<usize>());
+    let mut l = 0;
+    lane_walk(inputs, axis, |st| {
+        lane(st, out, l / inner * n * inner + l % inner, inner);
+        l += 1;
     });
 }
 
+/// Calls `slab(starts, out_slab)` for every slab of the dense output (the `n x inner` elements of one index of
+/// the axes before `axis`, lane `j`'s element `i` at `i * inner + j`), with the first-element indices of the
+/// slab's `inner` lanes in each input; a large tensor's slabs run on every core (`std`).
+#[cfg(feature = "alloc")]
+fn for_each_slab<const K: usize, O: Send>(
+    inputs: [&Layout; K],
+    axis: usize,
+    out: &mut [O],
+    slab: impl Fn(&[[usize; K]], &mut [O]) + Sync,
+) {
+    let mut starts: alloc::vec::Vec<[usize; K]> = alloc::vec::Vec::new();
+    let (n, inner) = lane_walk(inputs, axis, |st| starts.push(st));
+    if n == 0 || inner == 0 {
+        return;
+    }
+    #[cfg(feature = "std")]
+    if out.len() >= PARALLEL_ELEMS && out.len() > n * inner {
+        use rayon::prelude::*;
+        out.par_chunks_mut(n * inner)
+            .zip(starts.par_chunks(inner))
+            .for_each(|(o, st)| slab(st, o));
+        return;
+    }
+    for (o, st) in out.chunks_mut(n * inner).zip(starts.chunks(inner)) {
+        slab(st, o);
+    }
+}
+
+/// Where the host kernels' lanes come from: `Embedded` walks each lane on its own with no heap; the CPU walks
+/// slabs (threads for large tensors, and side-by-side lanes row by row).
+#[derive(Clone, Copy, PartialEq)]
+enum Walk {
+    Lanes,
+    #[cfg(feature = "alloc")]
+    Slabs,
+}
+
+/// [`for_each_lane`] or, walking slabs, each lane of each slab (threads for large tensors).
+fn each_lane<const K: usize, O: Send>(
+    walk: Walk,
+    inputs: [&Layout; K],
+    axis: usize,
+    out: &mut [O],
+    lane: impl Fn([usize; K], &mut [O], usize, usize) + Sync,
+) {
+    match walk {
+        Walk::Lanes => for_each_lane(inputs, axis, out, lane),
+        #[cfg(feature = "alloc")]
+        Walk::Slabs => {
+            let inner: usize = inputs[0].dims()[axis + 1..].iter().product();
+            for_each_slab(inputs, axis, out, |starts, slab| {
+                for (j, &st) in starts.iter().enumerate() {
+                    lane(st, slab, j, inner);
+                }
+            })
+        }
+    }
+}
+
 /// The scan `op` of every lane along `axis` of `src`/`layout` into `out` (dense, every element written).
-pub(crate) fn scan_into<T: WithDType>(
+fn scan_into<T: WithDType>(
+    walk: Walk,
     op: Scan,
     (src, layout): (&[T], &Layout),
     axis: usize,
     reverse: bool,
     out: &mut [T],
-    threads: bool,
 ) {
-    let n = layout.dims()[axis];
-    let xs = axis_stride(layout, axis);
-    for_each_lane([layout], axis, out, threads, |[x0], out, o0, os| {
-        let order = |k: usize| if reverse { n - 1 - k } else { k };
+    let dims = *layout.dims();
+    let (n, xs) = (dims[axis], layout.strides()[axis]);
+    let at = move |k: usize| if reverse { n - 1 - k } else { k };
+    #[cfg(feature = "alloc")]
+    if walk == Walk::Slabs && dims[axis + 1..].iter().product::<usize>() > 1 {
+        // Lanes side by side: row by row, each row of the slab read and written once.
+        let inner: usize = dims[axis + 1..].iter().product();
+        for_each_slab([layout], axis, out, |starts, slab| {
+            // Side-by-side lanes that are also neighbours in the input read each row as one slice.
+            let neighbours = starts.windows(2).all(|w| w[1][0] == w[0][0] + 1);
+            op.run_rows::<T::Acc>(
+                n,
+                inner,
+                |i, row| {
+                    let first = at(i) * xs;
+                    if neighbours {
+                        let xs = &src[starts[0][0] + first..][..inner];
+                        for (a, x) in row.iter_mut().zip(xs) {
+                            *a = x.to_acc();
+                        }
+                    } else {
+                        for (a, st) in row.iter_mut().zip(starts) {
+                            *a = src[st[0] + first].to_acc();
+                        }
+                    }
+                },
+                |i, row| {
+                    for (o, &y) in slab[at(i) * inner..][..inner].iter_mut().zip(row) {
+                        *o = T::from_acc(y);
+                    }
+                },
+            );
+        });
+        return;
+    }
+    each_lane(walk, [layout], axis, out, |[x0], out, o0, os| {
         op.run::<T::Acc>(
             n,
-            order,
+            at,
             |i| src[x0 + i * xs].to_acc(),
             |i, y| out[o0 + i * os] = T::from_acc(y),
         );
@@ -91,16 +169,15 @@ pub(crate) fn scan_into<T: WithDType>(
 }
 
 /// The running maximum's or minimum's indices (see [`ScanKernels::scan_index`]) into `out`.
-pub(crate) fn scan_index_into<T: WithDType>(
+fn scan_index_into<T: WithDType>(
+    walk: Walk,
     op: Scan,
     (src, layout): (&[T], &Layout),
     axis: usize,
     out: &mut [u32],
-    threads: bool,
 ) {
-    let n = layout.dims()[axis];
-    let xs = axis_stride(layout, axis);
-    for_each_lane([layout], axis, out, threads, |[x0], out, o0, os| {
+    let (n, xs) = (layout.dims()[axis], layout.strides()[axis]);
+    each_lane(walk, [layout], axis, out, |[x0], out, o0, os| {
         op.run_index::<T::Acc>(
             n,
             |i| src[x0 + i * xs].to_acc(),
@@ -111,16 +188,15 @@ pub(crate) fn scan_index_into<T: WithDType>(
 
 /// `cumprod`'s gradient (see [`ScanKernels::cumprod_backward`]) into `out`: `R` is written first (rounded to
 /// `T`, as on CUDA), then multiplied by the running product of the elements before.
-pub(crate) fn cumprod_backward_into<T: WithDType>(
+fn cumprod_backward_into<T: WithDType>(
+    walk: Walk,
     (x, lx): (&[T], &Layout),
     (g, lg): (&[T], &Layout),
     axis: usize,
     out: &mut [T],
-    threads: bool,
 ) {
-    let n = lx.dims()[axis];
-    let (xs, gs) = (axis_stride(lx, axis), axis_stride(lg, axis));
-    for_each_lane([lx, lg], axis, out, threads, |[x0, g0], out, o0, os| {
+    let (n, xs, gs) = (lx.dims()[axis], lx.strides()[axis], lg.strides()[axis]);
+    each_lane(walk, [lx, lg], axis, out, |[x0, g0], out, o0, os| {
         let x = |i: usize| x[x0 + i * xs].to_acc();
         let mut r = T::Acc::ZERO;
         for i in (0..n).rev() {
@@ -142,13 +218,8 @@ pub(crate) fn cumprod_backward_into<T: WithDType>(
     });
 }
 
-/// The stride of `axis` in `layout`.
-fn axis_stride(layout: &Layout, axis: usize) -> usize {
-    layout.strides()[axis]
-}
-
 macro_rules! host_scan_kernels {
-    ($device:ty, $threads:expr) => {
+    ($device:ty, $walk:expr) => {
         // SAFETY: every body zeroes the output first, then writes every lane of it.
         unsafe impl ScanKernels for $device {
             #[inline]
@@ -160,7 +231,7 @@ macro_rules! host_scan_kernels {
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
                 let out = zeroed(&mut out[..src.1.numel()]);
-                scan_into(op, src, axis, reverse, out, $threads);
+                scan_into($walk, op, src, axis, reverse, out);
                 Ok(())
             }
             #[inline]
@@ -171,7 +242,7 @@ macro_rules! host_scan_kernels {
                 out: &mut [MaybeUninit<u32>],
             ) -> Result<()> {
                 let out = zeroed(&mut out[..src.1.numel()]);
-                scan_index_into(op, src, axis, out, $threads);
+                scan_index_into($walk, op, src, axis, out);
                 Ok(())
             }
             #[inline]
@@ -182,13 +253,13 @@ macro_rules! host_scan_kernels {
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
                 let out = zeroed(&mut out[..x.1.numel()]);
-                cumprod_backward_into(x, g, axis, out, $threads);
+                cumprod_backward_into($walk, x, g, axis, out);
                 Ok(())
             }
         }
     };
 }
 
-host_scan_kernels!(crate::device::Embedded, false);
+host_scan_kernels!(crate::device::Embedded, Walk::Lanes);
 #[cfg(feature = "alloc")]
-host_scan_kernels!(crate::device::Cpu, true);
+host_scan_kernels!(crate::device::Cpu, Walk::Slabs);

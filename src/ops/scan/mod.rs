@@ -118,14 +118,40 @@ impl Scan {
                 for k in 0..len {
                     let i = order(k);
                     (m, s) = log_sum_exp_step(m, s, get(i));
-                    let y = if m == A::LOWEST || m == A::HIGHEST || m.is_nan() {
-                        m
-                    } else {
-                        m.add(s.ln())
-                    };
-                    put(i, y);
+                    put(i, log_sum_exp_value((m, s)));
                 }
             }
+        }
+    }
+
+    /// Runs the scan over `n` rows of `width` independent lanes at once: `load(i, row)` fills row `i` (element
+    /// `i` of every lane), `store(i, row)` takes its results. How the CPU walks lanes that are strided in memory
+    /// but side by side (a scan along a leading axis): each row of memory is touched once, in a loop over dense
+    /// rows that vectorises, instead of once per lane.
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    pub(crate) fn run_rows<A: Accumulator>(
+        self,
+        n: usize,
+        width: usize,
+        load: impl FnMut(usize, &mut [A]),
+        store: impl FnMut(usize, &[A]),
+    ) {
+        let same = |a: A| a;
+        match self {
+            Scan::Sum => rows(n, width, A::ZERO, load, store, A::add, same),
+            Scan::Prod => rows(n, width, A::ONE, load, store, A::mul, same),
+            Scan::Max => rows(n, width, A::LOWEST, load, store, max_step, same),
+            Scan::Min => rows(n, width, A::HIGHEST, load, store, min_step, same),
+            Scan::LogSumExp => rows(
+                n,
+                width,
+                (A::LOWEST, A::ZERO),
+                load,
+                store,
+                |(m, s), x| log_sum_exp_step(m, s, x),
+                log_sum_exp_value,
+            ),
         }
     }
 
@@ -169,6 +195,40 @@ fn fold_each<A: Accumulator>(
         let i = order(k);
         acc = step(acc, get(i));
         put(i, acc);
+    }
+}
+
+/// [`Scan::run_rows`]'s loop for one op: every lane's state starts at `init`, then each row folds into it.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn rows<A: Accumulator, St: Copy>(
+    n: usize,
+    width: usize,
+    init: St,
+    mut load: impl FnMut(usize, &mut [A]),
+    mut store: impl FnMut(usize, &[A]),
+    step: impl Fn(St, A) -> St,
+    value: impl Fn(St) -> A,
+) {
+    let mut state = alloc::vec![init; width];
+    let (mut xs, mut ys) = (alloc::vec![A::ZERO; width], alloc::vec![A::ZERO; width]);
+    for i in 0..n {
+        load(i, &mut xs);
+        for ((st, &x), y) in state.iter_mut().zip(&xs).zip(ys.iter_mut()) {
+            *st = step(*st, x);
+            *y = value(*st);
+        }
+        store(i, &ys);
+    }
+}
+
+/// The result of a log-sum-exp state: `m + ln(s)`, or `m` itself when it is infinite or NaN.
+#[inline(always)]
+fn log_sum_exp_value<A: Accumulator>((m, s): (A, A)) -> A {
+    if m == A::LOWEST || m == A::HIGHEST || m.is_nan() {
+        m
+    } else {
+        m.add(s.ln())
     }
 }
 
