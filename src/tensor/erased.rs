@@ -194,8 +194,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// A 0/1 tensor of `T`, 1 where `op(self, value)` holds.
     pub(crate) fn mask_scalar(&self, op: ops::CmpOp, value: T) -> Self {
-        let (scalar, ls) = self.scalar_operand(op.name(), value);
-        self.mask(op, (D::buffer(&scalar), &ls))
+        self.compare_scalar(op, value).to_dtype::<T>()
     }
 
     /// A 0/1 tensor of `T`, 1 where `op(self, rhs)` holds, `rhs` read with this tensor's dims.

@@ -236,6 +236,8 @@ fn reductions<D: Device>() {
     check("sum all", &x, || x.trace().sum_all());
     check("mean axis 2", &x, || weighted(x.trace().mean::<Axis<2>>()));
     check("mean all", &x, || x.trace().mean_all());
+    check("std axis 1", &x, || weighted(x.trace().std::<Axis<1>>()));
+    check("std_population all", &x, || x.trace().std_population_all());
     check("max axis 1", &x, || weighted(x.trace().max::<Axis<1>>()));
     check("min keepdim", &x, || {
         weighted(x.trace().min_keepdim::<Axis<0>>())

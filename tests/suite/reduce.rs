@@ -229,6 +229,79 @@ fn every_dtype<D: Device>() {
     float_reductions_for::<f64, D>();
 }
 
+/// count_nonzero, any, all over each axis set of a (5, 7) tensor with zeros, contiguous and transposed, for
+/// every dtype; std against the square root of var; NaN counts as non-zero; empty axes.
+fn truth_reductions_and_std<D: Device>() {
+    fn for_dtype<T: WithDType, D: Device>() {
+        let pattern = |i: usize| T::from_f64(((i * 5 + i / 7) % 3) as f64);
+        let dense =
+            Tensor::<T, Rank2<M, N>, D>::from_vec((0..M * N).map(pattern).collect()).unwrap();
+        let flipped = Tensor::<T, Rank2<N, M>, D>::from_vec((0..M * N).map(pattern).collect())
+            .unwrap()
+            .t();
+        for (kind, t) in [("contiguous", dense), ("transposed", flipped)] {
+            let xs: Vec<f64> = t.to_vec().iter().map(|x| x.to_f64()).collect();
+            let count = |reduced: &[bool]| {
+                reference(&xs, &[M, N], reduced, |g| {
+                    g.iter().filter(|&&x| x != 0.0).count() as i64
+                })
+            };
+            let any = |c: &[i64]| c.iter().map(|&c| (c > 0) as u8).collect::<Vec<u8>>();
+            let all = |c: &[i64], n: i64| c.iter().map(|&c| (c == n) as u8).collect::<Vec<u8>>();
+            let what = format!("{kind} [{}]", T::DTYPE);
+            let c0 = count(&[true, false]);
+            assert_eq!(t.count_nonzero::<Axis<0>>().to_vec(), c0, "{what}");
+            assert_eq!(t.any::<Axis<0>>().to_vec(), any(&c0), "{what}");
+            assert_eq!(t.all::<Axis<0>>().to_vec(), all(&c0, M as i64), "{what}");
+            let c1 = count(&[false, true]);
+            assert_eq!(t.count_nonzero::<Axis<1>>().to_vec(), c1, "{what}");
+            assert_eq!(t.any::<Axis<1>>().to_vec(), any(&c1), "{what}");
+            assert_eq!(t.all::<Axis<1>>().to_vec(), all(&c1, N as i64), "{what}");
+            let total = count(&[true, true])[0];
+            assert_eq!(t.count_nonzero_all().to_scalar(), total, "{what}");
+            assert_eq!(t.any_all().to_scalar(), 1, "{what}");
+            assert_eq!(t.all_all().to_scalar(), 0, "{what}");
+        }
+        let ones = Tensor::<T, Rank2<2, 3>, D>::ones();
+        assert_eq!(ones.all_all().to_scalar(), 1);
+        assert_eq!(ones.zeros_like().any::<Axis<1>>().to_array(), [0, 0]);
+    }
+    for_dtype::<u8, D>();
+    for_dtype::<u32, D>();
+    for_dtype::<i64, D>();
+    for_dtype::<f16, D>();
+    for_dtype::<bf16, D>();
+    for_dtype::<f32, D>();
+    for_dtype::<f64, D>();
+    // NaN is non-zero; an empty axis: count 0, any false, all true.
+    let x = Tensor::<f32, _, D>::from_array([f32::NAN, 0.0]);
+    assert_eq!(x.count_nonzero_all().to_scalar(), 1);
+    let empty = Tensor::<f32, Rank2<2, 0>, D>::zeros();
+    assert_eq!(empty.count_nonzero::<Axis<1>>().to_array(), [0, 0]);
+    assert_eq!(empty.any::<Axis<1>>().to_array(), [0, 0]);
+    assert_eq!(empty.all::<Axis<1>>().to_array(), [1, 1]);
+    // std is the square root of var, both corrections, every view.
+    for v in views::<f64, D>(47, -3.0, 3.0) {
+        let sqrt =
+            |t: Tensor<f64, Rank1<N>, D>| t.to_vec().iter().map(|x| x.sqrt()).collect::<Vec<_>>();
+        assert_eq!(
+            v.tensor.std::<Axis<0>>().to_vec(),
+            sqrt(v.tensor.var::<Axis<0>>()),
+            "{}",
+            v.kind
+        );
+        assert_eq!(
+            v.tensor.std_population::<Axis<0>>().to_vec(),
+            sqrt(v.tensor.var_population::<Axis<0>>()),
+            "{}",
+            v.kind
+        );
+    }
+    let x = Tensor::<f32, _, D>::from_array([[1., 3.], [2., 2.]]);
+    assert_eq!(x.std_keepdim::<Axis<1>>().to_array(), [[2f32.sqrt()], [0.]]);
+    assert_eq!(x.std_population_all().to_scalar(), 0.5f32.sqrt());
+}
+
 fn rank3_and_keepdim<D: Device>() {
     let x: Tensor<f64, Rank3<2, 3, 4>, D> = Tensor::arange();
     let v: Vec<f64> = (0..24).map(|i| i as f64).collect();
@@ -447,6 +520,7 @@ device_tests! {
     reductions_rank3_keepdim_and_permuted => rank3_and_keepdim;
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;
     reductions_of_large_inputs_split_across_threads => large_inputs;
+    truth_reductions_and_std => truth_reductions_and_std;
 }
 
 /// Of equal values max and min keep the first (-0 before +0 gives -0, +0 before -0 gives +0), on rows shorter
@@ -480,4 +554,5 @@ embedded_tests! {
     reductions_every_dtype_every_view => every_dtype;
     reductions_rank3_keepdim_and_permuted => rank3_and_keepdim;
     reductions_known_values_and_edge_cases => known_values_and_edge_cases;
+    truth_reductions_and_std => truth_reductions_and_std;
 }

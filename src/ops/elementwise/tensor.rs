@@ -373,6 +373,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
     }
 
+    /// [`Self::compare_view`] against `value` at every position.
+    pub(crate) fn compare_scalar(&self, op: CmpOp, value: T) -> Tensor<u8, S, D> {
+        let (scalar, ls) = self.scalar_operand(op.name(), value);
+        self.compare_view(op, (D::buffer(&scalar), &ls))
+    }
+
     /// [`Self::compare_view`] against a tensor of the same shape.
     fn compare_same(&self, op: CmpOp, rhs: &Self) -> Tensor<u8, S, D> {
         self.compare_view(op, (rhs.buffer(), &rhs.layout()))

@@ -240,3 +240,124 @@ reduce_methods!(FloatDType;
     /// Euclidean norm `sqrt(sum(x^2))` over `Axes` (0 over an empty axis).
     norm, norm_keepdim, norm_all => ops::Norm, ops::Norm, T;
 );
+
+/// Standard deviations: the square root of the variance (two launches on `Cuda`; the gradient comes from `var`'s
+/// and `sqrt`'s).
+macro_rules! std_methods {
+    ($($(#[$m:meta])* $name:ident, $keep:ident, $all:ident => $var:ident, $var_keep:ident, $var_all:ident;)*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                #[track_caller]
+                pub fn $name<Axes>(&self) -> Tensor<T, <S as ReduceShape<Axes>>::Output, D>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    self.$var::<Axes>().sqrt()
+                }
+                $(#[$m])*
+                ///
+                /// Keeps the reduced axes with size 1.
+                #[track_caller]
+                pub fn $keep<Axes>(&self) -> Tensor<T, <S as ReduceShape<Axes>>::KeepDim, D>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    self.$var_keep::<Axes>().sqrt()
+                }
+                $(#[$m])*
+                ///
+                /// Over every element, to a rank-0 tensor.
+                pub fn $all(&self) -> Tensor<T, (), D> {
+                    self.$var_all().sqrt()
+                }
+            )*
+        }
+    };
+}
+std_methods!(
+    /// Unbiased standard deviation over `Axes` (`sqrt` of [`Self::var`], PyTorch's default `std`; NaN for fewer
+    /// than 2 elements).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f64, _, Cpu>::from_array([[1., 3.], [2., 2.]]);
+    /// assert_eq!(x.std::<Axis<1>>().to_array(), [2f64.sqrt(), 0.]);
+    /// assert_eq!(x.std_population::<Axis<1>>().to_array(), [1., 0.]);
+    /// ```
+    std, std_keepdim, std_all => var, var_keepdim, var_all;
+    /// Population standard deviation over `Axes` (`sqrt` of [`Self::var_population`]).
+    std_population, std_population_keepdim, std_population_all =>
+        var_population, var_population_keepdim, var_population_all;
+);
+
+/// Truth reductions, for every element type (non-zero is true, as in PyTorch), composed from a comparison with
+/// zero and an `i64` sum: `count_nonzero` gives `i64` counts (PyTorch's type), `any` and `all` `u8` masks; an
+/// empty axis gives `any` false, `all` true and a count of 0.
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The number of non-zero elements over `Axes` (NaN counts as non-zero).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[0., 2., 0.], [1., -1., 3.]]);
+    /// assert_eq!(x.count_nonzero::<Axis<1>>().to_array(), [1, 3]);
+    /// assert_eq!(x.any::<Axis<1>>().to_array(), [1, 1]);
+    /// assert_eq!(x.all::<Axis<1>>().to_array(), [0, 1]);
+    /// assert_eq!(x.count_nonzero_all().to_scalar(), 4);
+    /// ```
+    #[track_caller]
+    pub fn count_nonzero<Axes>(&self) -> Tensor<i64, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        self.nonzero_ones().sum::<Axes>()
+    }
+
+    /// [`Self::count_nonzero`] over every element, to a rank-0 tensor.
+    pub fn count_nonzero_all(&self) -> Tensor<i64, (), D> {
+        self.nonzero_ones().sum_all()
+    }
+
+    /// `1` where some element over `Axes` is non-zero.
+    #[track_caller]
+    pub fn any<Axes>(&self) -> Tensor<u8, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        positive(&self.count_nonzero::<Axes>())
+    }
+
+    /// [`Self::any`] over every element.
+    pub fn any_all(&self) -> Tensor<u8, (), D> {
+        positive(&self.count_nonzero_all())
+    }
+
+    /// `1` where every element over `Axes` is non-zero.
+    #[track_caller]
+    pub fn all<Axes>(&self) -> Tensor<u8, <S as ReduceShape<Axes>>::Output, D>
+    where
+        S: ReduceShape<Axes>,
+    {
+        positive(&self.zero_ones().sum::<Axes>()).logical_not()
+    }
+
+    /// [`Self::all`] over every element.
+    pub fn all_all(&self) -> Tensor<u8, (), D> {
+        positive(&self.zero_ones().sum_all()).logical_not()
+    }
+
+    /// `1i64` where the element is non-zero.
+    fn nonzero_ones(&self) -> Tensor<i64, S, D> {
+        self.compare_scalar(ops::CmpOp::Ne, T::ZERO).to_dtype()
+    }
+
+    /// `1i64` where the element is zero.
+    fn zero_ones(&self) -> Tensor<i64, S, D> {
+        self.compare_scalar(ops::CmpOp::Eq, T::ZERO).to_dtype()
+    }
+}
+
+/// `1` where a count is above zero.
+fn positive<S: Shape, D: Device>(counts: &Tensor<i64, S, D>) -> Tensor<u8, S, D> {
+    counts.compare_scalar(ops::CmpOp::Gt, 0)
+}

@@ -191,3 +191,40 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         })
     }
 }
+
+/// Traced standard deviations: `sqrt` of the traced variance, so the gradient is `var`'s and `sqrt`'s.
+macro_rules! traced_std {
+    ($($(#[$m:meta])* $name:ident, $keep:ident, $all:ident => $var:ident, $var_keep:ident, $var_all:ident;)*) => {
+        impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+            $(
+                $(#[$m])*
+                #[track_caller]
+                pub fn $name<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    self.$var::<Axes>().sqrt()
+                }
+                #[doc = concat!("[`Self::", stringify!($name), "`] keeping the reduced axes as size 1.")]
+                #[track_caller]
+                pub fn $keep<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::KeepDim, D>
+                where
+                    S: ReduceShape<Axes>,
+                {
+                    self.$var_keep::<Axes>().sqrt()
+                }
+                #[doc = concat!("[`Self::", stringify!($name), "`] over every element (a rank-0 result).")]
+                pub fn $all(&self) -> Traced<T, (), D> {
+                    self.$var_all().sqrt()
+                }
+            )*
+        }
+    };
+}
+traced_std! {
+    /// Unbiased standard deviation over the axes `Axes`.
+    std, std_keepdim, std_all => var, var_keepdim, var_all;
+    /// Population standard deviation over the axes `Axes`.
+    std_population, std_population_keepdim, std_population_all =>
+        var_population, var_population_keepdim, var_population_all;
+}
