@@ -393,6 +393,16 @@ fn scans<D: Device>() {
     assert_eq!(grads.get(&x).to_array(), [1.0, 8.0, 0.0]);
 }
 
+fn masking<D: Device>() {
+    let x = param::<Rank3<2, 3, 4>, D>(95, -2.0, 2.0);
+    let mask = Tensor::<u8, Rank1<4>, D>::from_array([1, 0, 0, 1]);
+    check("masked_fill", &x, || weighted(x.trace().masked_fill(&mask, 5.0)));
+    check("tril", &x, || weighted(x.trace().tril(0)));
+    check("triu of a transposed view", &x, || {
+        weighted(x.trace().transpose::<Axis<1>, Axis<2>>().triu(-1))
+    });
+}
+
 fn joins_casts_and_norms<D: Device>() {
     let x = param::<Rank2<3, 4>, D>(100, -2.0, 2.0);
     let y = param::<Rank2<3, 2>, D>(101, -2.0, 2.0);
@@ -752,4 +762,5 @@ device_tests! {
     losses_match_definitions_and_finite_differences => losses;
     shared_parameters_constants_and_in_place_updates => bookkeeping;
     scans_match_finite_differences => scans;
+    masks_match_finite_differences => masking;
 }

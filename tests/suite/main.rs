@@ -18,6 +18,7 @@ mod in_place;
 mod indexing;
 mod io;
 mod join;
+mod masks;
 mod matmul;
 mod nn;
 mod ops;

@@ -11,6 +11,7 @@ mod cuda;
 mod float_fns;
 pub(crate) mod host;
 mod in_place;
+mod masks;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
