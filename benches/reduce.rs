@@ -5,7 +5,11 @@
 //!
 //! `scan/plain_loop_rows` is the baseline of the scans: a running sum over each 4096-element row of the same data
 //! into a reused output, one thread, written as anyone would; `cumsum` along either axis (a fresh output, lanes on
-//! every core), `cummax` and `logcumsumexp` report the same bytes. Results: benches/README.md.
+//! every core), `cummax` and `logcumsumexp` report the same bytes.
+//!
+//! `sort/plain_loop_rows_baseline` is the baseline of sorting: each row of a random (1024, 1024) f32 matrix's
+//! positions sorted by value with the standard library's stable sort, one thread; `argsort`, `sort` and `topk`
+//! of the same rows report the same elements. Results: benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -81,5 +85,35 @@ fn scans(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sums, scans);
+fn sorting(c: &mut Criterion) {
+    const R: usize = 1024;
+    let x = Tensor::<f32, Rank2<R, R>, Cpu>::randn(3);
+    let data = x.to_vec();
+    let mut g = c.benchmark_group("sort");
+    g.throughput(Throughput::Elements((R * R) as u64))
+        .sample_size(10);
+    let mut order = vec![0u32; R * R];
+    g.bench_function("plain_loop_rows_baseline", |b| {
+        b.iter(|| {
+            for (row, out) in black_box(&data).chunks(R).zip(order.chunks_mut(R)) {
+                let mut idx: Vec<u32> = (0..R as u32).collect();
+                idx.sort_by(|&a, &b| row[a as usize].total_cmp(&row[b as usize]));
+                out.copy_from_slice(&idx);
+            }
+            black_box(&order);
+        })
+    });
+    g.bench_function("argsort/1024x1024_axis1", |b| {
+        b.iter(|| black_box(x.argsort::<Axis<1>>(false)))
+    });
+    g.bench_function("sort/1024x1024_axis1_values_and_indices", |b| {
+        b.iter(|| black_box(x.sort::<Axis<1>>(false)))
+    });
+    g.bench_function("topk/1024x1024_axis1_k10", |b| {
+        b.iter(|| black_box(x.topk::<Axis<1>, 10>(true)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sums, scans, sorting);
 criterion_main!(benches);

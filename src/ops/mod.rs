@@ -17,6 +17,7 @@ pub mod matmul;
 pub mod optim;
 pub mod reduce;
 pub mod scan;
+pub mod sort;
 pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
@@ -28,6 +29,7 @@ pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};
 pub use reduce::*;
 pub use scan::{Scan, ScanKernels};
+pub use sort::SortKernels;
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.
 #[cfg(feature = "alloc")]

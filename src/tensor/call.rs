@@ -113,6 +113,14 @@ pub(crate) fn scan<'a, T: WithDType, D: Device>(
     move |out| D::scan(op, src, axis, reverse, out)
 }
 
+pub(crate) fn argsort<'a, T: WithDType, D: Device>(
+    src: View<'a, D, T>,
+    axis: usize,
+    descending: bool,
+) -> impl FnMut(&mut Out<D, u32>) -> Result<()> + 'a {
+    move |out| D::argsort(src, axis, descending, out)
+}
+
 pub(crate) fn scan_index<'a, T: WithDType, D: Device>(
     op: Scan,
     src: View<'a, D, T>,

@@ -396,8 +396,15 @@ fn scans<D: Device>() {
 fn masking<D: Device>() {
     let x = param::<Rank3<2, 3, 4>, D>(95, -2.0, 2.0);
     let mask = Tensor::<u8, Rank1<4>, D>::from_array([1, 0, 0, 1]);
-    check("masked_fill", &x, || weighted(x.trace().masked_fill(&mask, 5.0)));
+    check("masked_fill", &x, || {
+        weighted(x.trace().masked_fill(&mask, 5.0))
+    });
     check("tril", &x, || weighted(x.trace().tril(0)));
+    check("sort", &x, || weighted(x.trace().sort::<Axis<2>>(true).0));
+    check("topk", &x, || {
+        let (top, _) = x.trace().topk::<Axis<1>, 2>(false);
+        (top * &random::<f64, Rank3<2, 2, 4>, D>(5)).sum_all()
+    });
     check("triu of a transposed view", &x, || {
         weighted(x.trace().transpose::<Axis<1>, Axis<2>>().triu(-1))
     });

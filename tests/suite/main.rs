@@ -26,5 +26,6 @@ mod optim;
 mod reduce;
 mod robustness;
 mod scan;
+mod sort;
 mod tensor;
 mod train_digits;

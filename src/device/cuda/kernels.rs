@@ -292,6 +292,22 @@ impl KernelSig {
         ];
         Self::new("scan", &stem, t, &lane)
     }
+    /// `argsort_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out, scratch, descending)`.
+    pub fn argsort(t: DType) -> Self {
+        let params = [
+            COUNT,
+            COUNT,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            COUNT,
+            COUNT,
+            PTR,
+            PTR,
+            PTR,
+            COUNT,
+        ];
+        Self::new("sort", "argsort", t, &params)
+    }
     /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out)`.
     pub fn cumprod_backward(t: DType) -> Self {
         let params = [
@@ -469,6 +485,7 @@ pub fn catalog() -> Vec<KernelSig> {
         for op in [Scan::Max, Scan::Min] {
             all.push(KernelSig::scan_index(op.name(), t));
         }
+        all.push(KernelSig::argsort(t));
         if t.is_float() {
             all.push(KernelSig::cumprod_backward(t));
         }

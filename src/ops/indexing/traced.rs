@@ -81,6 +81,20 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 }
 
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// This value's elements at `indices` along the padded axis `axis` (the other axes the indices'), traced
+    /// with gather's rule: the sorting family's values are read this way.
+    pub(crate) fn gather_along<S2: Shape>(
+        &self,
+        indices: &Tensor<u32, S2, D>,
+        axis: usize,
+    ) -> Traced<T, S2, D> {
+        let value = self.value.gather_axis(indices, axis - (MAX_RANK - S::RANK));
+        let captured = (self.slot(), self.value.padded(), indices.padded(), axis);
+        record_with(value, &[&self.node], captured, gather_rule::<T, u32, D>)
+    }
+}
+
 impl<T: FloatDType, V: Dim, E: Dim, D: Device> Traced<T, (V, E), D> {
     /// Rows of this `(V, E)` table named by `ids` (see [`Tensor::embedding`]); the table's gradient adds each
     /// output row's gradient into the row it came from.

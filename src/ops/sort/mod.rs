@@ -1,0 +1,49 @@
+//! Sorting along one axis: `argsort`, `sort` and `topk` (PyTorch's), built on one kernel, the stable order of
+//! every lane. The whole family lives here: the order (this file), the `Tensor` methods (`tensor.rs`), the
+//! `Traced` methods (`traced.rs`: values gathered by the order, so their gradient is the gather's), the device
+//! trait [`SortKernels`] and its implementations (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching
+//! `ptx/sort.cu`).
+//!
+//! The order is PyTorch's with `stable=True`: ascending puts NaN last, descending puts NaN first, and equal
+//! elements (`-0.0` and `0.0` included) keep their input order either way.
+
+#[cfg(feature = "cuda")]
+mod cuda;
+mod host;
+mod tensor;
+#[cfg(feature = "std")] // autograd
+mod traced;
+
+use crate::device::Kernels;
+use crate::dtype::{Accumulator, WithDType};
+use crate::error::Result;
+use crate::layout::Layout;
+
+/// The family's kernel, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
+/// [`crate::device::Device`] requires it beside [`Kernels`].
+///
+/// # Safety
+///
+/// As for [`Kernels`]: `argsort` initialises its whole output whenever it returns `Ok` and never reads it.
+pub unsafe trait SortKernels: Kernels {
+    /// For every lane along `axis`, the positions of its elements in sorted order (see [`before`]), written into a
+    /// dense output with the input view's dims.
+    fn argsort<T: WithDType>(
+        src: (&Self::Buffer<T>, &Layout),
+        axis: usize,
+        descending: bool,
+        out: &mut Self::Out<u32>,
+    ) -> Result<()>;
+}
+
+/// True when `a` sorts strictly before `b`: ascending with NaN as the largest value, or the reverse when
+/// `descending`; neither before the other means a tie, which a stable sort leaves in input order.
+#[inline(always)]
+pub(crate) fn before<A: Accumulator>(a: A, b: A, descending: bool) -> bool {
+    let less = |a: A, b: A| !a.is_nan() && (b.is_nan() || a < b);
+    if descending {
+        less(b, a)
+    } else {
+        less(a, b)
+    }
+}

@@ -1,0 +1,174 @@
+//! Sorting along a typed axis: `argsort`, `sort` (values and positions), `topk` (`K` in the type) and `kthvalue`.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! let x = Tensor::<f32, _, Cpu>::from_array([[3., 1., 2.], [0., 5., 5.]]);
+//! let (values, indices) = x.sort::<Axis<1>>(false);
+//! assert_eq!(values.to_array(), [[1., 2., 3.], [0., 5., 5.]]);
+//! assert_eq!(indices.to_array(), [[1, 2, 0], [0, 1, 2]]); // ties keep their order
+//! let (top, at) = x.topk::<Axis<1>, 2>(true);
+//! assert_eq!(top.to_array(), [[3., 2.], [5., 5.]]);
+//! assert_eq!(at.to_array(), [[0, 2], [1, 2]]);
+//! ```
+
+use crate::device::Device;
+use crate::dtype::WithDType;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape, MAX_RANK};
+use crate::tensor::{call, or_panic, written, Tensor};
+use core::marker::PhantomData;
+
+/// The build-time check of `topk`: `K` fits in a static axis (a runtime-sized one is checked when the op runs).
+struct TopkFits<S, Ax, const K: usize>(PhantomData<(S, Ax)>);
+impl<S: HasAxis<Ax>, Ax, const K: usize> TopkFits<S, Ax, K> {
+    const OK: () = assert!(
+        match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
+            Some(n) => K <= n,
+            None => true,
+        },
+        "topk: K is larger than the axis it picks from"
+    );
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The sorted positions along runtime axis `axis` (the typed methods' body).
+    #[inline(never)]
+    pub(crate) fn argsort_axis(&self, axis: usize, descending: bool) -> Tensor<u32, S, D> {
+        let src = (self.buffer(), &self.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::<u32, S, D>::written_by,
+                self.shape(),
+                "argsort",
+                call::argsort::<T, D>(src, axis, descending),
+            )
+        }
+    }
+
+    /// This tensor's elements at `indices` along runtime axis `axis` (the other axes the indices'), into a dense
+    /// tensor of the indices' shape.
+    pub(crate) fn gather_axis<S2: Shape>(
+        &self,
+        indices: &Tensor<u32, S2, D>,
+        axis: usize,
+    ) -> Tensor<T, S2, D> {
+        let (ls, li) = (self.layout(), indices.layout());
+        let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                indices.shape(),
+                "gather",
+                call::gather::<T, u32, D>("gather", src, idx, axis),
+            )
+        }
+    }
+
+    /// The positions along `Ax` that sort each lane (PyTorch's `argsort` with `stable=True`): ascending with NaN
+    /// last, or descending with NaN first; ties keep their input order.
+    pub fn argsort<Ax>(&self, descending: bool) -> Tensor<u32, S, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        self.argsort_axis(S::INDEX, descending)
+    }
+
+    /// Each lane along `Ax` sorted, and the positions the values came from (see [`Self::argsort`]).
+    pub fn sort<Ax>(&self, descending: bool) -> (Self, Tensor<u32, S, D>)
+    where
+        S: HasAxis<Ax>,
+    {
+        let indices = self.argsort_axis(S::INDEX, descending);
+        (self.gather_axis(&indices, S::INDEX), indices)
+    }
+
+    /// The `K` largest elements of each lane along `Ax` (the smallest when `largest` is false), sorted, with their
+    /// positions (PyTorch's `topk` with `sorted=True`; ties go to the lower position, NaN counts as the largest).
+    /// `K` is in the type: the result's axis has size `K`, and a `K` past a static axis fails the build.
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn topk<Ax, const K: usize>(
+        &self,
+        largest: bool,
+    ) -> (
+        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = TopkFits::<S, Ax, K>::OK;
+        let order = self.argsort_axis(S::INDEX, largest);
+        // The first K positions of each lane (a view); a runtime-sized axis shorter than K is an error here.
+        type Top<S, Ax, const K: usize> = <S as HasAxis<Ax>>::Replaced<Const<K>>;
+        let first = or_panic(order.layout().narrow("topk", S::INDEX, 0, K));
+        let shape = <Top<S, Ax, K> as Shape>::from_dims(&first.dims())
+            .expect("typed-tensor internal error: topk's dims disagree with its type");
+        let first = Tensor::<u32, Top<S, Ax, K>, D>::from_view(shape, first, order.storage());
+        (self.gather_axis(&first, S::INDEX), first.contiguous())
+    }
+
+    /// The `k`-th smallest element of each lane along `Ax` (1-based, PyTorch's `kthvalue`; NaN counts as the
+    /// largest) and its position; the axis is removed. `k` outside `1..=n` is an error.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[3., 1., 2.], [0., 9., 5.]]);
+    /// let (values, indices) = x.kthvalue::<Axis<1>>(2).unwrap();
+    /// assert_eq!(values.to_array(), [2., 5.]);
+    /// assert_eq!(indices.to_array(), [2, 2]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn kthvalue<Ax>(
+        &self,
+        k: usize,
+    ) -> Result<(
+        Tensor<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let axis = <S as HasAxis<Ax>>::INDEX;
+        let dims = self.dims();
+        let n = dims[axis];
+        if k == 0 || k > n {
+            return Err(Error::IndexOutOfRange {
+                op: "kthvalue",
+                axis,
+                index: k as i128,
+                size: n,
+            });
+        }
+        let order = self.argsort_axis(axis, false);
+        // The k-th position of each lane, the axis kept with size 1 for the gather, then dropped.
+        type Picked<S, Ax> = <S as HasAxis<Ax>>::Replaced<Const<1>>;
+        let picked = order.layout().narrow("kthvalue", axis, k - 1, 1)?;
+        let shape = <Picked<S, Ax> as Shape>::from_dims(&picked.dims())
+            .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
+        let picked = Tensor::<u32, Picked<S, Ax>, D>::from_view(shape, picked, order.storage());
+        let values = self.gather_axis(&picked, axis);
+        let drop = |l: &Layout| {
+            let (mut d, mut s) = ([0; MAX_RANK], [0; MAX_RANK]);
+            let mut r = 0;
+            for ax in 0..l.rank() {
+                if ax != axis {
+                    d[r] = l.dims()[ax];
+                    s[r] = l.strides()[ax];
+                    r += 1;
+                }
+            }
+            Layout::from_parts(crate::shape::Dims::from_slice(&d[..r]), &s[..r], l.offset())
+        };
+        let out_shape =
+            <<S as ReduceShape<Ax>>::Output as Shape>::from_dims(&drop(&values.layout()).dims())
+                .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
+        Ok((
+            Tensor::from_view(out_shape, drop(&values.layout()), values.storage()),
+            Tensor::from_view(out_shape, drop(&picked.layout()), picked.storage()),
+        ))
+    }
+}
