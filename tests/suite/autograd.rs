@@ -400,6 +400,17 @@ fn masking<D: Device>() {
         weighted(x.trace().masked_fill(&mask, 5.0))
     });
     check("tril", &x, || weighted(x.trace().tril(0)));
+    let lo = param::<Rank1<4>, D>(96, -1.0, -0.5);
+    let hi = param::<Rank2<3, 4>, D>(97, 0.5, 1.0);
+    check("clamp_tensor, input", &x, || {
+        weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
+    });
+    check("clamp_tensor, lower bound", &lo, || {
+        weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
+    });
+    check("clamp_tensor, upper bound", &hi, || {
+        weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
+    });
     check("sort", &x, || weighted(x.trace().sort::<Axis<2>>(true).0));
     check("topk", &x, || {
         let (top, _) = x.trace().topk::<Axis<1>, 2>(false);

@@ -137,12 +137,49 @@ fn one_hot_every_index_dtype<D: Device>() {
         .is_err());
 }
 
+/// clamp_tensor against `min(max(x, lo), hi)` per element, with a lower bound broadcast per column and a full
+/// upper bound (some elements with `lo > hi`), on every view kind and dtype.
+fn clamp_tensor_for<T: WithDType, D: Device>() {
+    let lo_vals: Vec<f64> = (0..N).map(|j| (j % 3) as f64).collect();
+    let hi_vals: Vec<f64> = (0..M * N).map(|k| 1.0 + (k % 5) as f64).collect();
+    let lo = Tensor::<T, Rank1<N>, D>::from_vec(lo_vals.iter().map(|&v| T::from_f64(v)).collect())
+        .unwrap();
+    let hi =
+        Tensor::<T, Mat, D>::from_vec(hi_vals.iter().map(|&v| T::from_f64(v)).collect()).unwrap();
+    for v in views::<T, D>(83, 0.0, 6.0) {
+        let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
+        let want: Vec<f64> = (0..M * N)
+            .map(|k| xs[k].max(lo_vals[k % N]).min(hi_vals[k]))
+            .collect();
+        let got: Vec<f64> = v
+            .tensor
+            .clamp_tensor(&lo, &hi)
+            .to_vec()
+            .iter()
+            .map(|x| x.to_f64())
+            .collect();
+        assert_eq!(got, want, "clamp_tensor of {} view [{}]", v.kind, T::DTYPE);
+    }
+}
+
+fn clamp_tensor_every_dtype<D: Device>() {
+    clamp_tensor_for::<f32, D>();
+    clamp_tensor_for::<f64, D>();
+    clamp_tensor_for::<f16, D>();
+    clamp_tensor_for::<bf16, D>();
+    clamp_tensor_for::<u8, D>();
+    clamp_tensor_for::<u32, D>();
+    clamp_tensor_for::<i64, D>();
+}
+
 device_tests! {
+    clamp_with_tensor_bounds => clamp_tensor_every_dtype;
     masked_fill_where_scalar_and_triangles => masks_every_dtype;
     one_hot_every_index_dtype => one_hot_every_index_dtype;
 }
 
 embedded_tests! {
+    clamp_with_tensor_bounds => clamp_tensor_every_dtype;
     masked_fill_where_scalar_and_triangles => masks_every_dtype;
     one_hot_every_index_dtype => one_hot_every_index_dtype;
 }

@@ -173,6 +173,31 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Every element clamped between tensors of bounds, each broadcast to this tensor's shape (PyTorch's
+    /// `clamp(x, min=lo, max=hi)` with tensor bounds): `minimum(maximum(x, lo), hi)`, so where `lo > hi` the
+    /// result is `hi`, as in PyTorch; NaN propagates.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[-2., 0.5, 3.], [1., 1., 1.]]);
+    /// let lo = Tensor::<f32, _, Cpu>::from_array([0., 0., 2.]); // per column, broadcast over the rows
+    /// let hi = Tensor::<f32, _, Cpu>::from_array([[1., 1., 1.], [0.5, 2., 3.]]);
+    /// assert_eq!(x.clamp_tensor(&lo, &hi).to_array(), [[0., 0.5, 1.], [0.5, 1., 2.]]);
+    /// ```
+    #[track_caller]
+    pub fn clamp_tensor<S2: Shape, S3: Shape>(
+        &self,
+        lo: &Tensor<T, S2, D>,
+        hi: &Tensor<T, S3, D>,
+    ) -> Self
+    where
+        S: BroadcastShapes<S2, Output = S> + BroadcastShapes<S3, Output = S>,
+    {
+        self.maximum(lo).minimum(hi)
+    }
+}
+
 macro_rules! cmp_methods {
     ($($(#[$m:meta])* $name:ident $op:ident),*) => {
         impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {

@@ -175,6 +175,21 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 }
 
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// Every element clamped between tensors of bounds (see [`Tensor::clamp_tensor`]): the gradient flows to
+    /// `self` inside the bounds and to the bound that holds outside them (split in half at a tie, as `maximum`
+    /// and `minimum` split it).
+    #[track_caller]
+    pub fn clamp_tensor<R1, R2>(&self, lo: &R1, hi: &R2) -> Self
+    where
+        R1: Traceable<Elem = T, Device = D>,
+        R2: Traceable<Elem = T, Device = D>,
+        S: BroadcastShapes<R1::Shape, Output = S> + BroadcastShapes<R2::Shape, Output = S>,
+    {
+        self.maximum(lo).minimum(hi)
+    }
+}
+
 macro_rules! traced_float_binary {
     ($($(#[$m:meta])* $name:ident => $grads:ident;)*) => {
         impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
