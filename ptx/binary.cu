@@ -55,6 +55,28 @@ FOR_FLOAT_DTYPES(BINARY_KERNEL, pow)
 FOR_FLOAT_DTYPES(BINARY_KERNEL, fmod)
 FOR_FLOAT_DTYPES(BINARY_KERNEL, remainder)
 
+// Integer-only (src/ops/elementwise/mod.rs, `int_binary_ops!`), with the host's shift rules: a negative amount or
+// one of at least the bit width shifts everything out (0 to the left, the sign fill to the right).
+template <typename T> struct IsSigned { static const bool value = false; };
+template <> struct IsSigned<i64> { static const bool value = true; };
+template <typename T> __device__ __forceinline__ T op_bitwise_and(T a, T b) { return a & b; }
+template <typename T> __device__ __forceinline__ T op_bitwise_or(T a, T b) { return a | b; }
+template <typename T> __device__ __forceinline__ T op_bitwise_xor(T a, T b) { return a ^ b; }
+template <typename T> __device__ __forceinline__ T op_bitwise_left_shift(T a, T b) {
+    const unsigned long long n = (unsigned long long)b;
+    return n >= 8 * sizeof(T) ? (T)0 : (T)((unsigned long long)a << n);
+}
+template <typename T> __device__ __forceinline__ T op_bitwise_right_shift(T a, T b) {
+    const unsigned long long n = (unsigned long long)b;
+    if (n >= 8 * sizeof(T)) return IsSigned<T>::value && a < (T)0 ? (T)-1 : (T)0;
+    return (T)(a >> n);
+}
+FOR_INT_DTYPES(BINARY_KERNEL, bitwise_and)
+FOR_INT_DTYPES(BINARY_KERNEL, bitwise_or)
+FOR_INT_DTYPES(BINARY_KERNEL, bitwise_xor)
+FOR_INT_DTYPES(BINARY_KERNEL, bitwise_left_shift)
+FOR_INT_DTYPES(BINARY_KERNEL, bitwise_right_shift)
+
 // Comparisons on the (exact) compute types: NaN compares unequal to everything.
 #define CMP_KERNEL(T, NAME, OP) \
     extern "C" __global__ void NAME##_##T(size_t n, Layout la, Layout lb, const T *a, const T *b, u8 *out) { \

@@ -171,4 +171,5 @@ template <typename A> __device__ __forceinline__ A m_min(A a, A b) {
     M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
 #define FOR_SIGNED_DTYPES(M, ...) \
     M(i64, __VA_ARGS__) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
+#define FOR_INT_DTYPES(M, ...) M(u8, __VA_ARGS__) M(u32, __VA_ARGS__) M(i64, __VA_ARGS__)
 #define FOR_FLOAT_DTYPES(M, ...) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)

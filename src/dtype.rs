@@ -340,6 +340,54 @@ impl IndexDType for i64 {
     }
 }
 
+/// Integer element types: `u8`, `u32` and `i64`. Adds the bitwise ops and shifts, with PyTorch's rules for a
+/// shift by a negative amount or by the bit width or more: a left shift gives 0, a right shift the sign fill (0,
+/// or -1 for a negative `i64`), never the C undefined behaviour.
+pub trait IntDType: WithDType {
+    /// Every bit set (`!0`): `u8::MAX`, `u32::MAX`, `-1i64`.
+    const ALL_ONES: Self;
+    /// `self & rhs`.
+    fn bit_and(self, rhs: Self) -> Self;
+    /// `self | rhs`.
+    fn bit_or(self, rhs: Self) -> Self;
+    /// `self ^ rhs`.
+    fn bit_xor(self, rhs: Self) -> Self;
+    /// `self << amount`, 0 when `amount` is negative or at least the bit width.
+    fn shift_left(self, amount: Self) -> Self;
+    /// `self >> amount` (arithmetic for `i64`), the sign fill when `amount` is negative or at least the width.
+    fn shift_right(self, amount: Self) -> Self;
+}
+macro_rules! int_dtype {
+    ($($t:ty),*) => {$(
+        impl IntDType for $t {
+            const ALL_ONES: Self = !0;
+            #[inline(always)]
+            fn bit_and(self, rhs: Self) -> Self {
+                self & rhs
+            }
+            #[inline(always)]
+            fn bit_or(self, rhs: Self) -> Self {
+                self | rhs
+            }
+            #[inline(always)]
+            fn bit_xor(self, rhs: Self) -> Self {
+                self ^ rhs
+            }
+            #[inline(always)]
+            fn shift_left(self, amount: Self) -> Self {
+                // A negative i64 amount reads as a huge unsigned one: out of range either way.
+                u32::try_from(amount as u64).ok().and_then(|n| self.checked_shl(n)).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn shift_right(self, amount: Self) -> Self {
+                let fill = if self < (0 as $t) { !0 } else { 0 };
+                u32::try_from(amount as u64).ok().and_then(|n| self.checked_shr(n)).unwrap_or(fill)
+            }
+        }
+    )*};
+}
+int_dtype!(u8, u32, i64);
+
 /// Element types with a sign: `i64` and the floats. Adds `neg` and `abs`.
 pub trait SignedDType: WithDType {
     /// `-self`; `i64::MIN` wraps to itself.

@@ -79,7 +79,7 @@ pub mod prelude {
     #[cfg(feature = "cuda")]
     pub use crate::device::Cuda;
     pub use crate::device::{Device, Embedded};
-    pub use crate::dtype::{DType, FloatDType, IndexDType, SignedDType, WithDType};
+    pub use crate::dtype::{DType, FloatDType, IndexDType, IntDType, SignedDType, WithDType};
     pub use crate::error::{Error, Result};
     pub use crate::shape::{
         Axis, Const, ConstShape, Dim, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5, Rank6, Shape,

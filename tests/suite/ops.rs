@@ -1105,7 +1105,116 @@ fn activation_edges_all<D: Device>() {
     activation_edges::<bf16, D>();
 }
 
+/// The bitwise ops and shifts on every integer dtype over every view kind, with a broadcast right operand,
+/// against Rust's operators; shift amounts past the width (and negative ones for i64) follow PyTorch's rules.
+fn bitwise_for<T: IntDType, D: Device>(bits: u32) {
+    let rhs_vals: Vec<i64> = (0..N as i64)
+        .map(|j| {
+            if j == N as i64 - 1 {
+                bits as i64 + 3
+            } else {
+                j
+            }
+        })
+        .collect();
+    let rhs =
+        Tensor::<T, Rank1<N>, D>::from_vec(rhs_vals.iter().map(|&v| T::from_i64(v)).collect())
+            .unwrap();
+    let wrap = |x: i128| -> i64 {
+        match T::DTYPE {
+            DType::U8 => x as u8 as i64,
+            DType::U32 => x as u32 as i64,
+            _ => x as i64,
+        }
+    };
+    let (lo, hi) = if T::DTYPE == DType::I64 {
+        (-1e6, 1e6)
+    } else {
+        (0.0, 250.0)
+    };
+    for v in views::<T, D>(87, lo, hi) {
+        let xs: Vec<i64> = v.expected.iter().map(|x| x.to_i64()).collect();
+        let what = |op: &str| format!("{op} of {} view [{}]", v.kind, T::DTYPE);
+        type Op<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Rank1<N>, D>) -> Tensor<T, Mat, D>;
+        let cases: [(&str, Op<T, D>, fn(i64, i64, u32) -> i128); 5] = [
+            (
+                "bitwise_and",
+                |a, b| a.bitwise_and(b),
+                |a, b, _| (a & b) as i128,
+            ),
+            (
+                "bitwise_or",
+                |a, b| a.bitwise_or(b),
+                |a, b, _| (a | b) as i128,
+            ),
+            (
+                "bitwise_xor",
+                |a, b| a.bitwise_xor(b),
+                |a, b, _| (a ^ b) as i128,
+            ),
+            (
+                "bitwise_left_shift",
+                |a, b| a.bitwise_left_shift(b),
+                |a, b, bits| {
+                    if b < 0 || b >= bits as i64 {
+                        0
+                    } else {
+                        (a as i128) << b
+                    }
+                },
+            ),
+            (
+                "bitwise_right_shift",
+                |a, b| a.bitwise_right_shift(b),
+                |a, b, bits| {
+                    if b < 0 || b >= bits as i64 {
+                        if a < 0 {
+                            -1
+                        } else {
+                            0
+                        }
+                    } else {
+                        (a >> b) as i128
+                    }
+                },
+            ),
+        ];
+        for (name, op, f) in cases {
+            let got: Vec<i64> = op(&v.tensor, &rhs)
+                .to_vec()
+                .iter()
+                .map(|x| x.to_i64())
+                .collect();
+            let want: Vec<i64> = (0..M * N)
+                .map(|k| wrap(f(xs[k], rhs_vals[k % N], bits)))
+                .collect();
+            assert_eq!(got, want, "{}", what(name));
+        }
+        let got: Vec<i64> = v
+            .tensor
+            .bitwise_not()
+            .to_vec()
+            .iter()
+            .map(|x| x.to_i64())
+            .collect();
+        let want: Vec<i64> = xs.iter().map(|&x| wrap(!x as i128)).collect();
+        assert_eq!(got, want, "{}", what("bitwise_not"));
+    }
+}
+
+fn bitwise_all<D: Device>() {
+    bitwise_for::<u8, D>(8);
+    bitwise_for::<u32, D>(32);
+    bitwise_for::<i64, D>(64);
+    // Negative amounts: nothing to the left, the sign fill to the right.
+    let x = Tensor::<i64, _, D>::from_array([-5, 5]);
+    let by = Tensor::<i64, _, D>::from_array([-1, -1]);
+    assert_eq!(x.bitwise_left_shift(&by).to_array(), [0, 0]);
+    assert_eq!(x.bitwise_right_shift(&by).to_array(), [-1, 0]);
+}
+
 device_tests! {
+    bitwise_ops_and_shifts => bitwise_all;
     activations_at_nan_and_piece_edges => activation_edges_all;
     tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
     tiny_reductions_match_the_kernel => tiny_reductions_all;
@@ -1119,6 +1228,7 @@ device_tests! {
 }
 
 embedded_tests! {
+    bitwise_ops_and_shifts => bitwise_all;
     activations_at_nan_and_piece_edges => activation_edges_all;
     float_unary_ops => float_unary_all;
     integer_unary_ops => int_unary_all;

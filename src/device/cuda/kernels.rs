@@ -464,6 +464,11 @@ pub fn catalog() -> Vec<KernelSig> {
                 all.push(KernelSig::binary(op, t));
             }
         }
+        if t.is_int() {
+            for op in elementwise::INT_BINARY_STEMS {
+                all.push(KernelSig::binary(op, t));
+            }
+        }
         for op in elementwise::BINARY_STEMS
             .iter()
             .chain(crate::ops::CmpOp::ALL.map(|c| c.name()).iter())

@@ -200,6 +200,39 @@ float_binary_ops! {
     Remainder, "remainder", |a, b| python_remainder(a, b);
 }
 
+/// Defines the integer-only binary ops and [`INT_BINARY_STEMS`], their kernel names (PyTorch's op names).
+macro_rules! int_binary_ops {
+    ($($(#[$m:meta])* $name:ident, $stem:literal, $method:ident;)*) => {
+        $(
+            $(#[$m])*
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct $name;
+            impl<T: crate::dtype::IntDType> BinaryOp<T> for $name {
+                const NAME: &'static str = $stem;
+                #[inline(always)]
+                fn apply(&self, a: T, b: T) -> T {
+                    a.$method(b)
+                }
+            }
+        )*
+        /// The kernel name stems of the integer-only binary ops (CUDA instantiates them for `u8`, `u32`, `i64`).
+        #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+        pub(crate) const INT_BINARY_STEMS: &[&str] = &[$($stem),*];
+    };
+}
+int_binary_ops! {
+    /// `a & b`.
+    BitAnd, "bitwise_and", bit_and;
+    /// `a | b`.
+    BitOr, "bitwise_or", bit_or;
+    /// `a ^ b`.
+    BitXor, "bitwise_xor", bit_xor;
+    /// `a << b` (0 for a negative or too large `b`, see [`crate::dtype::IntDType`]).
+    ShiftLeft, "bitwise_left_shift", shift_left;
+    /// `a >> b`, arithmetic for `i64` (the sign fill for a negative or too large `b`).
+    ShiftRight, "bitwise_right_shift", shift_right;
+}
+
 /// `a mod b` with the sign of `b`: C's `fmod` moved by one `b` when the signs differ.
 fn python_remainder(a: f64, b: f64) -> f64 {
     let r = libm::fmod(a, b);

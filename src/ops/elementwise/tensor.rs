@@ -198,6 +198,69 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
+macro_rules! int_binary_methods {
+    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
+        impl<T: crate::dtype::IntDType, S: Shape, D: Device> Tensor<T, S, D> {
+            $(
+                $(#[$m])*
+                #[track_caller]
+                pub fn $name<S2: Shape>(
+                    &self,
+                    rhs: &Tensor<T, S2, D>,
+                ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
+                where
+                    S: BroadcastShapes<S2>,
+                {
+                    self.binary(ops::$op, rhs)
+                }
+            )*
+        }
+    };
+}
+int_binary_methods!(
+    /// `self & rhs` elementwise on integer tensors, with suffix broadcasting (PyTorch's `bitwise_and`).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<u8, _, Cpu>::from_array([0b1100, 0b1010]);
+    /// let y = Tensor::<u8, _, Cpu>::from_array([0b1010]);
+    /// assert_eq!(x.bitwise_and(&y).to_array(), [0b1000, 0b1010]);
+    /// assert_eq!(x.bitwise_xor(&y).to_array(), [0b0110, 0]);
+    /// assert_eq!(x.bitwise_not().to_array(), [0b1111_0011, 0b1111_0101]);
+    /// let k = Tensor::<i64, _, Cpu>::from_array([-8, 8]);
+    /// let by = Tensor::<i64, _, Cpu>::from_array([1, 64]);
+    /// assert_eq!(k.bitwise_right_shift(&by).to_array(), [-4, 0]); // arithmetic; 64 places: the sign fill
+    /// ```
+    bitwise_and BitAnd,
+    /// `self | rhs` (PyTorch's `bitwise_or`).
+    bitwise_or BitOr,
+    /// `self ^ rhs` (PyTorch's `bitwise_xor`).
+    bitwise_xor BitXor,
+    /// `self << rhs` (PyTorch's `bitwise_left_shift`): 0 where `rhs` is negative or at least the bit width.
+    bitwise_left_shift ShiftLeft,
+    /// `self >> rhs`, arithmetic for `i64` (PyTorch's `bitwise_right_shift`): the sign fill where `rhs` is negative
+    /// or at least the bit width.
+    bitwise_right_shift ShiftRight
+);
+
+impl<T: crate::dtype::IntDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Every bit flipped (PyTorch's `bitwise_not`): `x ^ !0`, one pass with the all-ones constant read in place.
+    pub fn bitwise_not(&self) -> Self {
+        let (ones, lo) = self.scalar_operand("bitwise_not", T::ALL_ONES);
+        let la = self.layout();
+        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (D::buffer(&ones), &lo));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape(),
+                "bitwise_not",
+                call::binary::<T, D, _>(ops::BitXor, lhs, rhs)
+            )
+        }
+    }
+}
+
 macro_rules! cmp_methods {
     ($($(#[$m:meta])* $name:ident $op:ident),*) => {
         impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
