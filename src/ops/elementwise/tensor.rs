@@ -223,7 +223,7 @@ int_binary_methods!(
     /// ```
     /// use typed_tensor::prelude::*;
     /// let x = Tensor::<u8, _, Cpu>::from_array([0b1100, 0b1010]);
-    /// let y = Tensor::<u8, _, Cpu>::from_array([0b1010]);
+    /// let y = Tensor::<u8, _, Cpu>::from_array([0b1010, 0b1010]);
     /// assert_eq!(x.bitwise_and(&y).to_array(), [0b1000, 0b1010]);
     /// assert_eq!(x.bitwise_xor(&y).to_array(), [0b0110, 0]);
     /// assert_eq!(x.bitwise_not().to_array(), [0b1111_0011, 0b1111_0101]);
