@@ -122,6 +122,13 @@ fn check_topk_kthvalue<T: WithDType, D: Device>() {
                 assert_eq!(values[c].to_f64(), lane[p as usize]);
             }
         }
+        let (values, indices) = v.tensor.median::<Axis<1>>();
+        let (values, indices) = (values.to_vec(), indices.to_vec());
+        for (r, (_, lane)) in lanes(&xs, [M, N], 1).into_iter().enumerate() {
+            let p = order(&lane, false)[N.div_ceil(2) - 1];
+            assert_eq!(indices[r], p, "median of {} view [{}]", v.kind, T::DTYPE);
+            assert_eq!(values[r].to_f64(), lane[p as usize]);
+        }
         for k in [0, M + 1] {
             let err = v.tensor.kthvalue::<Axis<0>>(k).unwrap_err();
             assert!(err.to_string().starts_with("kthvalue"), "{err}");
@@ -154,6 +161,19 @@ fn nan_ties_and_large<D: Device>() {
     let (top, at) = x.topk::<Axis<0>, 3>(true);
     assert!(top.to_vec()[..2].iter().all(|v| v.is_nan()) && top.to_vec()[2] == 2.0);
     assert_eq!(at.to_array(), [1, 5, 0]);
+    // median: the lower middle of an even count; any NaN wins, at its first position.
+    let x = Tensor::<f64, _, D>::from_array([
+        [4., 1., 3., 2.],
+        [5., f64::NAN, 1., f64::NAN],
+        [2., 2., 9., 2.],
+    ]);
+    let (values, indices) = x.median::<Axis<1>>();
+    let values = values.to_vec();
+    assert!(
+        values[0] == 2.0 && values[1].is_nan() && values[2] == 2.0,
+        "{values:?}"
+    );
+    assert_eq!(indices.to_array(), [3, 1, 1]);
     // Large enough for the CPU's threaded path; a transposed view's lanes are strided.
     let big = Tensor::<f32, Rank2<96, 512>, D>::randn(7);
     let t = big.t(); // (512, 96)

@@ -171,4 +171,41 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             Tensor::from_view(out_shape, drop(&picked.layout()), picked.storage()),
         ))
     }
+
+    /// The median of each lane along `Ax` and its position, the axis removed (PyTorch's `median(dim)`): for an
+    /// even count the lower of the two middle elements; a lane holding NaN gives NaN, at its first NaN's position.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[3., 1., 4., 2.], [1., f32::NAN, 0., f32::NAN]]);
+    /// let (values, indices) = x.median::<Axis<1>>();
+    /// assert_eq!(values.to_vec()[0], 2.);
+    /// assert!(values.to_vec()[1].is_nan());
+    /// assert_eq!(indices.to_array(), [3, 1]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn median<Ax>(
+        &self,
+    ) -> (
+        Tensor<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let n = self.dims()[<S as HasAxis<Ax>>::INDEX];
+        let (values, indices) = or_panic(self.kthvalue::<Ax>(n.div_ceil(2).max(1)));
+        if !T::DTYPE.is_float() {
+            return (values, indices);
+        }
+        // NaN wins: where a lane has one, its first (argmax of the NaN mask takes the first 1).
+        let nan = self.compare_view(crate::ops::CmpOp::Ne, (self.buffer(), &self.layout()));
+        let has_nan = nan.any::<Ax>();
+        let first_nan = nan.argmax::<Ax>();
+        let nans = values.full_like(T::from_f64(f64::NAN));
+        (
+            has_nan.where_cond(&nans, &values),
+            has_nan.where_cond(&first_nan, &indices),
+        )
+    }
 }
