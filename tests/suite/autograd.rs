@@ -412,6 +412,14 @@ fn masking<D: Device>() {
         weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
     });
     check("sort", &x, || weighted(x.trace().sort::<Axis<2>>(true).0));
+    check("tile", &x, || {
+        let t: Traced<f64, Rank3<4, 3, 8>, D> = x.trace().tile();
+        (t * &random::<f64, Rank3<4, 3, 8>, D>(6)).sum_all()
+    });
+    check("repeat_interleave", &x, || {
+        let t: Traced<f64, Rank3<2, 9, 4>, D> = x.trace().repeat_interleave::<Axis<1>, _>();
+        (t * &random::<f64, Rank3<2, 9, 4>, D>(7)).sum_all()
+    });
     check("topk", &x, || {
         let (top, _) = x.trace().topk::<Axis<1>, 2>(false);
         (top * &random::<f64, Rank3<2, 2, 4>, D>(5)).sum_all()

@@ -156,11 +156,62 @@ fn runtime_size_errors<D: Device>() {
     assert_eq!(panic_message(|| a.pad::<Axis<0>, 1, 1, 5>()), msg);
 }
 
+/// tile and repeat_interleave of every view kind against index arithmetic, every dtype; runtime-shaped targets
+/// that are not multiples are errors.
+fn repeats_for<T: WithDType, D: Device>() {
+    for v in views::<T, D>(75, 0.0, 100.0) {
+        let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
+        let what = |op: &str| format!("{op} of {} view [{}]", v.kind, T::DTYPE);
+        let tiled: Tensor<T, Rank3<2, 10, 14>, D> = v.tensor.unsqueeze::<Axis<0>>().tile();
+        let want: Vec<f64> = (0..2 * 10 * 14)
+            .map(|k| xs[(k % 140 / 14) % M * N + k % 14 % N])
+            .collect();
+        let got: Vec<f64> = tiled.to_vec().iter().map(|x| x.to_f64()).collect();
+        assert_eq!(got, want, "{}", what("tile"));
+        let inter: Tensor<T, Rank2<M, 21>, D> = v.tensor.repeat_interleave::<Axis<1>, _>();
+        let want: Vec<f64> = (0..M * 21)
+            .map(|k| xs[(k / 21) * N + (k % 21) / 3])
+            .collect();
+        let got: Vec<f64> = inter.to_vec().iter().map(|x| x.to_f64()).collect();
+        assert_eq!(got, want, "{}", what("repeat_interleave along axis 1"));
+        let inter: Tensor<T, Rank2<10, N>, D> = v.tensor.repeat_interleave::<Axis<0>, _>();
+        let want: Vec<f64> = (0..10 * N).map(|k| xs[(k / N / 2) * N + k % N]).collect();
+        let got: Vec<f64> = inter.to_vec().iter().map(|x| x.to_f64()).collect();
+        assert_eq!(got, want, "{}", what("repeat_interleave along axis 0"));
+    }
+}
+
+fn repeats_every_dtype<D: Device>() {
+    repeats_for::<f32, D>();
+    repeats_for::<f64, D>();
+    repeats_for::<f16, D>();
+    repeats_for::<bf16, D>();
+    repeats_for::<u8, D>();
+    repeats_for::<u32, D>();
+    repeats_for::<i64, D>();
+}
+
+fn runtime_repeats<D: Device>() {
+    let x = Tensor::<f32, (usize, usize), D>::ones_with_shape((2, 3));
+    assert_eq!(
+        x.try_tile_with_shape((4, 9)).unwrap().dims().as_slice(),
+        &[4, 9]
+    );
+    let err = x.try_tile_with_shape((4, 8)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tile: shapes [2, 3] and [4, 8] do not match"
+    );
+}
+
 device_tests! {
+    tile_and_repeat_interleave_every_dtype => repeats_every_dtype;
+    tile_to_runtime_shapes => runtime_repeats;
     join_and_split_every_dtype => every_dtype;
     runtime_sizes_that_do_not_fit => runtime_size_errors;
 }
 
 embedded_tests! {
+    tile_and_repeat_interleave_every_dtype => repeats_every_dtype;
     join_and_split_every_dtype => every_dtype;
 }

@@ -6,6 +6,7 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 mod host;
+mod repeat;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;

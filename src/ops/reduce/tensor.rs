@@ -56,7 +56,7 @@ impl<T: WithDType, S: ReduceShape<Axes>, Axes, Op: ReduceOp<T>> NonEmptyAxes<T, 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Runs `op` over the `reduced` axes; `Out` is the shape the types promise (reduced axes removed, or kept
     /// as size 1). `Error::EmptyAxis` when the op needs elements and a reduced axis has none.
-    fn reduce_with<Op: ReduceOp<T>, Out: Shape>(
+    pub(crate) fn reduce_with<Op: ReduceOp<T>, Out: Shape>(
         &self,
         op: Op,
         reduced: &[bool; MAX_RANK],
