@@ -110,3 +110,59 @@ param_activations! {
     /// PyTorch's `nn.Hardtanh(min_val, max_val)`; `default()` clamps to [-1, 1].
     Hardtanh { min = -1.0, max = 1.0 } => hardtanh;
 }
+
+/// PReLU with one learned slope per channel (axis 1), PyTorch's `nn.PReLU(num_parameters=C)`: every slope starts
+/// at 0.25; the parameter is named `weight`, shape `(C,)`, as in PyTorch's `state_dict`.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Module, PReLU};
+/// let layer = PReLU::<f32, 2, Cpu>::new();
+/// let y = layer.forward(Tensor::<f32, _, Cpu>::from_array([[-4., 4.], [8., -8.]]));
+/// assert_eq!(y.to_array(), [[-1., 4.], [8., -2.]]);
+/// ```
+pub struct PReLU<T: FloatDType, const C: usize, D: Device> {
+    /// `(C,)`: the slope of each channel below zero.
+    pub weight: crate::autograd::Var<T, (crate::shape::Const<C>,), D>,
+}
+
+impl<T: FloatDType, const C: usize, D: Device> PReLU<T, C, D> {
+    /// Every slope 0.25 (PyTorch's default).
+    pub fn new() -> Self {
+        PReLU {
+            weight: crate::autograd::Var::new(Tensor::full(T::from_f64(0.25))),
+        }
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Default for PReLU<T, C, D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, S> Module<Tensor<T, S, D>> for PReLU<T, C, D>
+where
+    S: crate::shape::HasAxis<crate::shape::Axis<1>, Dim = crate::shape::Const<C>>,
+{
+    type Output = Tensor<T, S, D>;
+    fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
+        x.prelu(&self.weight.value())
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, S> Module<Traced<T, S, D>> for PReLU<T, C, D>
+where
+    S: crate::shape::HasAxis<crate::shape::Axis<1>, Dim = crate::shape::Const<C>>,
+{
+    type Output = Traced<T, S, D>;
+    fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
+        x.prelu(&self.weight.trace())
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Parameters for PReLU<T, C, D> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visitor.visit(&super::join_name(prefix, "weight"), &self.weight);
+    }
+}

@@ -32,8 +32,8 @@ mod norm;
 mod params;
 
 pub use activation::{
-    GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU, ReLU6,
-    SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
+    GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU,
+    ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
 pub use conv::{AvgPool2d, Conv2d, Flatten, MaxPool2d};
 pub use dropout::Dropout;

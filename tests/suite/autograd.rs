@@ -412,6 +412,13 @@ fn masking<D: Device>() {
         weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
     });
     check("sort", &x, || weighted(x.trace().sort::<Axis<2>>(true).0));
+    let slopes = param::<Rank1<3>, D>(98, -0.5, 0.5);
+    check("prelu, input", &x, || {
+        weighted(x.trace().prelu(&slopes.trace()))
+    });
+    check("prelu, slopes", &slopes, || {
+        weighted(x.trace().prelu(&slopes.trace()))
+    });
     check("tile", &x, || {
         let t: Traced<f64, Rank3<4, 3, 8>, D> = x.trace().tile();
         (t * &random::<f64, Rank3<4, 3, 8>, D>(6)).sum_all()

@@ -4,7 +4,7 @@
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::nn::{
-    AvgPool2d, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, Module,
+    AvgPool2d, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, Module, PReLU,
     ParamVisitor, Parameters, ReLU, Tanh,
 };
 use typed_tensor::prelude::*;
@@ -130,9 +130,18 @@ fn parameters_are_named_by_position() {
     (
         LayerNorm::<f32, 2, Cpu>::new(1e-5),
         Embedding::<f32, 3, 2, Cpu>::new(0),
+        PReLU::<f32, 2, Cpu>::new(),
     )
         .visit_params("model", &mut names);
-    assert_eq!(names.0, ["model.0.gain", "model.0.bias", "model.1.weight"]);
+    assert_eq!(
+        names.0,
+        [
+            "model.0.gain",
+            "model.0.bias",
+            "model.1.weight",
+            "model.2.weight"
+        ]
+    );
 }
 
 #[test]

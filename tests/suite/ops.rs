@@ -1213,7 +1213,55 @@ fn bitwise_all<D: Device>() {
     assert_eq!(x.bitwise_right_shift(&by).to_array(), [-1, 0]);
 }
 
+/// prelu against `x > 0 ? x : w[c] x` with `c` the index on axis 1, every view kind and float dtype, and a
+/// rank-4 (N, C, H, W) input.
+fn prelu_for<T: FloatDType, D: Device>() {
+    let slopes: Vec<f64> = (0..N).map(|c| 0.1 * c as f64 - 0.2).collect();
+    let w = Tensor::<T, Rank1<N>, D>::from_vec(slopes.iter().map(|&v| T::from_f64(v)).collect())
+        .unwrap();
+    for v in views::<T, D>(89, -3.0, 3.0) {
+        let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
+        let want: Vec<f64> = (0..M * N)
+            .map(|k| {
+                if xs[k] > 0.0 {
+                    xs[k]
+                } else {
+                    T::from_f64(slopes[k % N]).to_f64() * xs[k]
+                }
+            })
+            .collect();
+        let got = v.tensor.prelu(&w).to_vec();
+        assert_close(&format!("prelu of {} view", v.kind), &got, &want);
+    }
+    let x = Tensor::<T, Rank4<2, 3, 2, 2>, D>::arange().affine(1.0, -12.0);
+    let w3 = Tensor::<T, Rank1<3>, D>::from_array([
+        T::from_f64(0.5),
+        T::from_f64(0.25),
+        T::from_f64(2.0),
+    ]);
+    let got: Vec<f64> = x.prelu(&w3).to_vec().iter().map(|v| v.to_f64()).collect();
+    let want: Vec<f64> = (0..24)
+        .map(|k| {
+            let v = k as f64 - 12.0;
+            if v > 0.0 {
+                v
+            } else {
+                [0.5, 0.25, 2.0][(k / 4) % 3] * v
+            }
+        })
+        .collect();
+    assert_eq!(got, want, "prelu of (N, C, H, W) [{}]", T::DTYPE);
+}
+
+fn prelu_all<D: Device>() {
+    prelu_for::<f32, D>();
+    prelu_for::<f64, D>();
+    prelu_for::<f16, D>();
+    prelu_for::<bf16, D>();
+}
+
 device_tests! {
+    prelu_per_channel => prelu_all;
     bitwise_ops_and_shifts => bitwise_all;
     activations_at_nan_and_piece_edges => activation_edges_all;
     tiny_tensors_match_the_kernels => tiny_matches_kernel_all;
@@ -1228,6 +1276,7 @@ device_tests! {
 }
 
 embedded_tests! {
+    prelu_per_channel => prelu_all;
     bitwise_ops_and_shifts => bitwise_all;
     activations_at_nan_and_piece_edges => activation_edges_all;
     float_unary_ops => float_unary_all;

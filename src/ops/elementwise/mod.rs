@@ -12,6 +12,7 @@ mod float_fns;
 pub(crate) mod host;
 mod in_place;
 mod masks;
+mod prelu;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
