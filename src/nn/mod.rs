@@ -40,5 +40,5 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::Module;
-pub use norm::LayerNorm;
+pub use norm::{LayerNorm, RMSNorm};
 pub use params::{join_name, ParamVisitor, Parameters};

@@ -5,7 +5,7 @@ use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::nn::{
     AvgPool2d, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, Module, PReLU,
-    ParamVisitor, Parameters, ReLU, Tanh,
+    ParamVisitor, Parameters, RMSNorm, ReLU, Tanh,
 };
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::{Conv, Pool2d};
@@ -67,7 +67,7 @@ fn layers_match_functional_ops() {
     assert_within("cnn", &plain.to_vec(), &traced.into_value().to_vec(), 1e-12);
 
     let norm = LayerNorm::<f64, 8, Cpu>::new(1e-5);
-    norm.gain.set(Tensor::from_array([2.0; 8]));
+    norm.weight.set(Tensor::from_array([2.0; 8]));
     let z: Tensor<f64, Rank2<3, 8>, Cpu> = random(2);
     let want = (z.layer_norm::<Axis<1>>(1e-5) * 2.0).to_vec();
     assert_within(
@@ -76,6 +76,13 @@ fn layers_match_functional_ops() {
         &want,
         1e-12,
     );
+
+    let rms = RMSNorm::<f64, 8, Cpu>::new(1e-6);
+    rms.weight.set(Tensor::from_array([0.5; 8]));
+    let want = (z.rms_norm::<Axis<1>>(1e-6) * 0.5).to_vec();
+    assert_within("rms norm", &rms.forward(z.clone()).to_vec(), &want, 1e-12);
+    let traced = rms.forward(Traced::constant(z.clone())).into_value();
+    assert_within("rms norm, traced", &traced.to_vec(), &want, 1e-12);
 
     let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
     let ids = Tensor::<u32, _, Cpu>::from_array([4, 0, 4]);
@@ -109,7 +116,10 @@ fn parameter_gradients_match_finite_differences() {
     let z: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(8);
     let w: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(9);
     let f = || (norm.forward(Traced::constant(z.clone())) * &w).sum_all();
-    assert!(check_gradient(&norm.gain, 1e-5, f).error < 1e-6);
+    assert!(check_gradient(&norm.weight, 1e-5, f).error < 1e-6);
+    let rms = RMSNorm::<f64, 8, Cpu>::new(1e-6);
+    let f = || (rms.forward(Traced::constant(z.clone())) * &w).sum_all();
+    assert!(check_gradient(&rms.weight, 1e-5, f).error < 1e-6);
     assert!(check_gradient(&norm.bias, 1e-5, f).error < 1e-6);
     let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
     let ids = Tensor::<u32, _, Cpu>::from_array([[4, 0], [4, 4]]);
@@ -136,7 +146,7 @@ fn parameters_are_named_by_position() {
     assert_eq!(
         names.0,
         [
-            "model.0.gain",
+            "model.0.weight",
             "model.0.bias",
             "model.1.weight",
             "model.2.weight"

@@ -518,7 +518,7 @@ fn loader_survives_mutated_files() {
         (
             m.0.weight.value().to_vec(),
             m.0.bias.value().to_vec(),
-            m.1.gain.value().to_vec(),
+            m.1.weight.value().to_vec(),
             m.2.value().to_vec(),
         )
     };
