@@ -54,6 +54,11 @@ FOR_FLOAT_DTYPES(BINARY_KERNEL, atan2)
 FOR_FLOAT_DTYPES(BINARY_KERNEL, pow)
 FOR_FLOAT_DTYPES(BINARY_KERNEL, fmod)
 FOR_FLOAT_DTYPES(BINARY_KERNEL, remainder)
+// ReLU's gradient: `b` (the output's gradient) where the input `a` is positive, else 0 (NaN input: 0).
+template <typename T> __device__ __forceinline__ T op_relu_backward(T a, T b) {
+    return up(a) > (typename Acc<T>::type)0 ? b : down<T>(0);
+}
+FOR_FLOAT_DTYPES(BINARY_KERNEL, relu_backward)
 
 // Integer-only (src/ops/elementwise/mod.rs, `int_binary_ops!`), with the host's shift rules: a negative amount or
 // one of at least the bit width shifts everything out (0 to the left, the sign fill to the right).

@@ -118,7 +118,7 @@ float_fns! {
     /// `1 / (1 + e^-x)`.
     sigmoid() => ops::Sigmoid, output |g, y| g.zip_same(ops::Mul, &y.zip_same(ops::Mul, &y.affine(-1.0, 1.0)));
     /// `max(x, 0)`; the gradient at 0 is 0.
-    relu() => ops::Relu, input |g, x| g.zip_same(ops::Mul, &x.mask_scalar(CmpOp::Gt, T::ZERO));
+    relu() => ops::Relu, input |g, x| x.zip_same(ops::ReluBackward, &g);
     /// GELU, tanh approximation (PyTorch's `approximate="tanh"`).
     gelu() => ops::GeluTanh, input |g, x| g.zip_same(ops::Mul, &gelu_tanh_derivative(x));
     /// GELU, exact erf form (PyTorch's default): gradient `Phi(x) + x phi(x)` (the normal CDF and density).

@@ -199,6 +199,9 @@ float_binary_ops! {
     Fmod, "fmod", |a, b| libm::fmod(a, b);
     /// Python's remainder: `a - floor(a / b) b`, with the sign of `b` (PyTorch's `remainder`, Python's `%`).
     Remainder, "remainder", |a, b| python_remainder(a, b);
+    /// `b` where `a > 0`, else 0: ReLU's gradient `g` passed through where the input `a` was positive, in one pass
+    /// (PyTorch's `threshold_backward`; composed from a mask it took four launches on CUDA).
+    ReluBackward, "relu_backward", |a, b| if a > 0.0 { b } else { 0.0 };
 }
 
 /// Defines the integer-only binary ops and [`INT_BINARY_STEMS`], their kernel names (PyTorch's op names).
