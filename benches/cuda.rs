@@ -540,7 +540,7 @@ const EMPTY_KERNEL_PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
 
 /// Host time to queue small work, against a bare `cuLaunchKernel` of an empty kernel in the same run: one
 /// elementwise op, and one training step of the digits MLP (`Linear<64, 64>`, ReLU, `Linear<64, 10>`, batch 32,
-/// cross-entropy, backward, Adam; 32 launches). A small model is launch-bound when the step's host time is about
+/// cross-entropy, backward, Adam; 29 launches). A small model is launch-bound when the step's host time is about
 /// its launch count times the bare launch.
 fn launch_overhead(_: &mut Criterion) {
     use cust::sys as cu;
