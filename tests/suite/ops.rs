@@ -1136,7 +1136,8 @@ fn bitwise_for<T: IntDType, D: Device>(bits: u32) {
         let xs: Vec<i64> = v.expected.iter().map(|x| x.to_i64()).collect();
         let what = |op: &str| format!("{op} of {} view [{}]", v.kind, T::DTYPE);
         type Op<T, D> = fn(&Tensor<T, Mat, D>, &Tensor<T, Rank1<N>, D>) -> Tensor<T, Mat, D>;
-        let cases: [(&str, Op<T, D>, fn(i64, i64, u32) -> i128); 5] = [
+        type Reference = fn(i64, i64, u32) -> i128;
+        let cases: [(&str, Op<T, D>, Reference); 5] = [
             (
                 "bitwise_and",
                 |a, b| a.bitwise_and(b),

@@ -65,7 +65,7 @@ fn repetitions(
         if !fits || (axis.is_some_and(|a| a != ax) && s != d) {
             return Err(mismatch());
         }
-        reps[ax] = if s == 0 { 1 } else { d / s };
+        reps[ax] = d.checked_div(s).unwrap_or(1);
     }
     Ok(reps)
 }

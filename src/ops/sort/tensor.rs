@@ -105,7 +105,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         // The first K positions of each lane (a view); a runtime-sized axis shorter than K is an error here.
         type Top<S, Ax, const K: usize> = <S as HasAxis<Ax>>::Replaced<Const<K>>;
         let first = or_panic(order.layout().narrow("topk", S::INDEX, 0, K));
-        let shape = <Top<S, Ax, K> as Shape>::from_dims(&first.dims())
+        let shape = <Top<S, Ax, K> as Shape>::from_dims(first.dims())
             .expect("typed-tensor internal error: topk's dims disagree with its type");
         let first = Tensor::<u32, Top<S, Ax, K>, D>::from_view(shape, first, order.storage());
         (self.gather_axis(&first, S::INDEX), first.contiguous())
@@ -147,7 +147,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         // The k-th position of each lane, the axis kept with size 1 for the gather, then dropped.
         type Picked<S, Ax> = <S as HasAxis<Ax>>::Replaced<Const<1>>;
         let picked = order.layout().narrow("kthvalue", axis, k - 1, 1)?;
-        let shape = <Picked<S, Ax> as Shape>::from_dims(&picked.dims())
+        let shape = <Picked<S, Ax> as Shape>::from_dims(picked.dims())
             .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
         let picked = Tensor::<u32, Picked<S, Ax>, D>::from_view(shape, picked, order.storage());
         let values = self.gather_axis(&picked, axis);
@@ -164,7 +164,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             Layout::from_parts(crate::shape::Dims::from_slice(&d[..r]), &s[..r], l.offset())
         };
         let out_shape =
-            <<S as ReduceShape<Ax>>::Output as Shape>::from_dims(&drop(&values.layout()).dims())
+            <<S as ReduceShape<Ax>>::Output as Shape>::from_dims(drop(&values.layout()).dims())
                 .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
         Ok((
             Tensor::from_view(out_shape, drop(&values.layout()), values.storage()),
