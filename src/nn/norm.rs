@@ -8,7 +8,8 @@ use crate::shape::{Axis, Const, Dim};
 use crate::tensor::Tensor;
 
 /// `(x - mean) / sqrt(var + eps) * weight + bias` over the last axis (of size `N`), for `(batch, N)` and
-/// `(batch, seq, N)` inputs (PyTorch's `LayerNorm(N)`, its parameters named `weight` and `bias`). The weight starts at 1, the bias at 0.
+/// `(batch, seq, N)` inputs (PyTorch's `LayerNorm(N)`, its parameters named `weight` and `bias`). The weight
+/// starts at 1, the bias at 0.
 ///
 /// ```
 /// use typed_tensor::prelude::*;

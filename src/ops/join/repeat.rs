@@ -33,7 +33,7 @@ fn repeat_layout(
             if n == MAX_RANK {
                 return Err(Error::InvalidArgument {
                     op,
-                    reason: "the repeated axes and the tensor's own need more than 6 axes in all (repeat fewer axes at a time)",
+                    reason: "more than 6 axes with the repeats (repeat fewer axes at a time)",
                 });
             }
             (dims[n], strides[n], flags[n]) = (size, stride, repeat);

@@ -26,8 +26,8 @@ use crate::layout::Layout;
 ///
 /// As for [`Kernels`]: `argsort` initialises its whole output whenever it returns `Ok` and never reads it.
 pub unsafe trait SortKernels: Kernels {
-    /// For every lane along `axis`, the positions of its elements in sorted order (see [`before`]), written into a
-    /// dense output with the input view's dims.
+    /// For every lane along `axis`, the positions of its elements in sorted order (PyTorch's stable order, see
+    /// the module), written into a dense output with the input view's dims.
     fn argsort<T: WithDType>(
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
