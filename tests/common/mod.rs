@@ -254,3 +254,27 @@ pub fn panic_location<R>(f: impl FnOnce() -> R) -> (String, String, u32) {
         .expect("the panic hook saw a location");
     (message, file, line)
 }
+
+/// `f` applied to every lane along `axis` of row-major `values` with `dims` (each lane in order), the results
+/// written back in place: the reference of the lane ops (softmax, the norms, the scans).
+#[allow(dead_code)] // not every test binary checks lane ops
+pub fn per_lane(
+    values: &[f64],
+    dims: &[usize],
+    axis: usize,
+    f: impl Fn(&[f64]) -> Vec<f64>,
+) -> Vec<f64> {
+    let stride: usize = dims[axis + 1..].iter().product();
+    let n = dims[axis];
+    let mut out = vec![0.0; values.len()];
+    for start in 0..values.len() {
+        if (start / stride) % n != 0 {
+            continue; // not the first element of its lane
+        }
+        let lane: Vec<f64> = (0..n).map(|i| values[start + i * stride]).collect();
+        for (i, v) in f(&lane).into_iter().enumerate() {
+            out[start + i * stride] = v;
+        }
+    }
+    out
+}

@@ -1,7 +1,7 @@
 //! softmax, log_softmax, layer_norm, rms_norm along each axis of strided views, for every float dtype, against
 //! f64 references; a large tensor takes the threaded path.
 
-use crate::common::{tolerance, views, Mat, M, N};
+use crate::common::{per_lane, tolerance, views, Mat, M, N};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::HasAxis;
 
@@ -28,23 +28,6 @@ fn rms_norm(x: &[f64]) -> Vec<f64> {
     x.iter().map(|v| v / (ms + 1e-6).sqrt()).collect()
 }
 
-/// Applies `f` to every lane along `axis` of row-major `values` with `dims`.
-fn reference(values: &[f64], dims: &[usize], axis: usize, f: LaneFn) -> Vec<f64> {
-    let stride: usize = dims[axis + 1..].iter().product();
-    let n = dims[axis];
-    let mut out = vec![0.0; values.len()];
-    for start in 0..values.len() {
-        if (start / stride) % n != 0 {
-            continue; // not the first element of its lane
-        }
-        let lane: Vec<f64> = (0..n).map(|i| values[start + i * stride]).collect();
-        for (i, v) in f(&lane).into_iter().enumerate() {
-            out[start + i * stride] = v;
-        }
-    }
-    out
-}
-
 fn check_axis<T: FloatDType, D: Device, Ax>(axis: usize)
 where
     Mat: HasAxis<Ax>,
@@ -59,7 +42,7 @@ where
     for v in views::<T, D>(51, -4.0, 4.0) {
         let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
         for (name, op, f) in cases {
-            let want = reference(&xs, &[M, N], axis, f);
+            let want = per_lane(&xs, &[M, N], axis, f);
             assert_close(
                 &format!("{name} along axis {axis} of {} view", v.kind),
                 &op(&v.tensor).to_vec(),
@@ -83,7 +66,7 @@ fn every_dtype_both_axes<D: Device>() {
 fn rank3_large_and_edge_cases<D: Device>() {
     // The middle axis of a rank-3 tensor.
     let x = Tensor::<f64, Rank3<2, 3, 4>, D>::randn(3);
-    let want = reference(&x.to_vec(), &[2, 3, 4], 1, softmax);
+    let want = per_lane(&x.to_vec(), &[2, 3, 4], 1, softmax);
     assert_close(
         "softmax along axis 1 of rank 3",
         &x.softmax::<Axis<1>>().to_vec(),
@@ -92,13 +75,13 @@ fn rank3_large_and_edge_cases<D: Device>() {
     // Large enough for the threaded path (lanes along the last axis), on a transposed view.
     let big = Tensor::<f32, Rank2<300, 256>, D>::randn(4);
     let t = big.t(); // (256, 300), lanes strided by 256
-    let want = reference(&values(&t.to_vec()), &[256, 300], 1, log_softmax);
+    let want = per_lane(&values(&t.to_vec()), &[256, 300], 1, log_softmax);
     assert_close(
         "log_softmax of a large transposed view",
         &t.log_softmax::<Axis<1>>().to_vec(),
         &want,
     );
-    let want = reference(&values(&big.to_vec()), &[300, 256], 1, layer_norm);
+    let want = per_lane(&values(&big.to_vec()), &[300, 256], 1, layer_norm);
     assert_close(
         "layer_norm of a large tensor",
         &big.layer_norm::<Axis<1>>(1e-5).to_vec(),
@@ -165,7 +148,7 @@ fn constant_and_offset_lanes<T: FloatDType, D: Device>() {
         // The reference gets the (exact) deviations from 1e4: layer norm does not move with a shift, and its
         // f64 sums over values near 1e4 would be the least precise thing here.
         let shifted: Vec<f64> = x.to_vec().iter().map(|v| v.to_f64() - 1e4).collect();
-        let want = reference(&shifted, &[2, 40], 1, layer_norm);
+        let want = per_lane(&shifted, &[2, 40], 1, layer_norm);
         assert_close(
             "layer_norm of lanes far from zero",
             &x.layer_norm::<Axis<1>>(1e-5).to_vec(),

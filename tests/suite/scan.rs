@@ -2,31 +2,9 @@
 //! dtype, against sequential f64 (floats) or wrapping 64-bit (integers) references; PyTorch's tie and NaN rules;
 //! a large tensor takes the threaded path. Gradients are checked in autograd.rs.
 
-use crate::common::{tolerance, views, Mat, M, N};
+use crate::common::{per_lane, tolerance, views, Mat, M, N};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::HasAxis;
-
-/// `f` run over every lane along `axis` of row-major `values` with `dims`, each lane in order.
-fn reference(
-    values: &[f64],
-    dims: &[usize],
-    axis: usize,
-    f: impl Fn(&[f64]) -> Vec<f64>,
-) -> Vec<f64> {
-    let stride: usize = dims[axis + 1..].iter().product();
-    let n = dims[axis];
-    let mut out = vec![0.0; values.len()];
-    for start in 0..values.len() {
-        if (start / stride) % n != 0 {
-            continue; // not the first element of its lane
-        }
-        let lane: Vec<f64> = (0..n).map(|i| values[start + i * stride]).collect();
-        for (i, v) in f(&lane).into_iter().enumerate() {
-            out[start + i * stride] = v;
-        }
-    }
-    out
-}
 
 /// An integer result as `T` holds it: the 64-bit wrapping value truncated to `T`'s width.
 fn wrapped<T: WithDType>(x: i64) -> f64 {
@@ -117,9 +95,9 @@ where
         let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
         let dims = [M, N];
         let what = |op: &str| format!("{op} along axis {axis} of {} view", v.kind);
-        let want = reference(&xs, &dims, axis, |l| running::<T>(l, false));
+        let want = per_lane(&xs, &dims, axis, |l| running::<T>(l, false));
         assert_close(&what("cumsum"), &v.tensor.cumsum::<Ax>().to_vec(), &want);
-        let want = reference(&xs, &dims, axis, |l| running::<T>(l, true));
+        let want = per_lane(&xs, &dims, axis, |l| running::<T>(l, true));
         assert_close(&what("cumprod"), &v.tensor.cumprod::<Ax>().to_vec(), &want);
         for (name, min) in [("cummax", false), ("cummin", true)] {
             let (values, indices) = if min {
@@ -127,9 +105,9 @@ where
             } else {
                 v.tensor.cummax::<Ax>()
             };
-            let want = reference(&xs, &dims, axis, |l| running_extreme(l, min).0);
+            let want = per_lane(&xs, &dims, axis, |l| running_extreme(l, min).0);
             assert_close(&what(name), &values.to_vec(), &want);
-            let want = reference(&xs, &dims, axis, |l| running_extreme(l, min).1);
+            let want = per_lane(&xs, &dims, axis, |l| running_extreme(l, min).1);
             assert_close(&what(&format!("{name} indices")), &indices.to_vec(), &want);
         }
     }
@@ -141,7 +119,7 @@ where
 {
     for v in views::<T, D>(71 + axis as u64, -30.0, 30.0) {
         let xs: Vec<f64> = v.expected.iter().map(|x| x.to_f64()).collect();
-        let want = reference(&xs, &[M, N], axis, log_cum_sum_exp);
+        let want = per_lane(&xs, &[M, N], axis, log_cum_sum_exp);
         let what = format!("logcumsumexp along axis {axis} of {} view", v.kind);
         assert_close(&what, &v.tensor.logcumsumexp::<Ax>().to_vec(), &want);
     }
@@ -169,7 +147,7 @@ fn every_dtype_both_axes<D: Device>() {
 fn rank3_large_and_edge_cases<D: Device>() {
     // The middle axis of a rank-3 tensor.
     let x = Tensor::<f64, Rank3<2, 3, 4>, D>::randn(3);
-    let want = reference(&x.to_vec(), &[2, 3, 4], 1, |l| running::<f64>(l, false));
+    let want = per_lane(&x.to_vec(), &[2, 3, 4], 1, |l| running::<f64>(l, false));
     assert_close(
         "cumsum along axis 1 of rank 3",
         &x.cumsum::<Axis<1>>().to_vec(),
@@ -180,19 +158,19 @@ fn rank3_large_and_edge_cases<D: Device>() {
     let values: Vec<f64> = big.to_vec().iter().map(|&v| v as f64).collect();
     let t = big.t();
     let tv: Vec<f64> = t.to_vec().iter().map(|&v| v as f64).collect();
-    let want = reference(&tv, &[256, 300], 1, |l| running::<f32>(l, false));
+    let want = per_lane(&tv, &[256, 300], 1, |l| running::<f32>(l, false));
     assert_close(
         "cumsum of a large transposed view",
         &t.cumsum::<Axis<1>>().to_vec(),
         &want,
     );
-    let want = reference(&values, &[300, 256], 0, |l| running_extreme(l, false).1);
+    let want = per_lane(&values, &[300, 256], 0, |l| running_extreme(l, false).1);
     assert_close(
         "cummax indices along axis 0 of a large tensor",
         &big.cummax::<Axis<0>>().1.to_vec(),
         &want,
     );
-    let want = reference(&values, &[300, 256], 1, log_cum_sum_exp);
+    let want = per_lane(&values, &[300, 256], 1, log_cum_sum_exp);
     assert_close(
         "logcumsumexp of a large tensor",
         &big.logcumsumexp::<Axis<1>>().to_vec(),

@@ -261,52 +261,17 @@ impl KernelSig {
         let stem = alloc::format!("merge_{op}");
         Self::new("reduce", &stem, t, &[COUNT, COUNT, COUNT, PTR, PTR, F64])
     }
-    /// `scan_{op}_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out, reverse)`.
+    /// `scan_{op}_{T}(<lane walk>, x, out, reverse)`.
     pub fn scan(op: &str, t: DType) -> Self {
-        let stem = alloc::format!("scan_{op}");
-        let lane = [
-            COUNT,
-            COUNT,
-            LAYOUT_BYTES,
-            LAYOUT_BYTES,
-            COUNT,
-            COUNT,
-            PTR,
-            PTR,
-            COUNT,
-        ];
-        Self::new("scan", &stem, t, &lane)
+        Self::lane_kernel("scan", &alloc::format!("scan_{op}"), t, &[PTR, PTR, COUNT])
     }
-    /// `scan_index_{op}_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out)`.
+    /// `scan_index_{op}_{T}(<lane walk>, x, out)`.
     pub fn scan_index(op: &str, t: DType) -> Self {
-        let stem = alloc::format!("scan_index_{op}");
-        let lane = [
-            COUNT,
-            COUNT,
-            LAYOUT_BYTES,
-            LAYOUT_BYTES,
-            COUNT,
-            COUNT,
-            PTR,
-            PTR,
-        ];
-        Self::new("scan", &stem, t, &lane)
+        Self::lane_kernel("scan", &alloc::format!("scan_index_{op}"), t, &[PTR, PTR])
     }
-    /// `argsort_{T}(lanes, len, outer_in, outer_out, in_stride, out_stride, x, out, scratch, descending)`.
+    /// `argsort_{T}(<lane walk>, x, out, scratch, descending)`.
     pub fn argsort(t: DType) -> Self {
-        let params = [
-            COUNT,
-            COUNT,
-            LAYOUT_BYTES,
-            LAYOUT_BYTES,
-            COUNT,
-            COUNT,
-            PTR,
-            PTR,
-            PTR,
-            COUNT,
-        ];
-        Self::new("sort", "argsort", t, &params)
+        Self::lane_kernel("sort", "argsort", t, &[PTR, PTR, PTR, COUNT])
     }
     /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out)`.
     pub fn cumprod_backward(t: DType) -> Self {
@@ -325,24 +290,19 @@ impl KernelSig {
         ];
         Self::new("scan", "cumprod_backward", t, &params)
     }
-    /// `{op}_{T}(rows, len, outer_in, outer_out, in_stride, out_stride, x, out, eps)`.
+    /// `{op}_{T}(<lane walk>, x, out, eps)`.
     pub fn along_axis(op: &str, t: DType) -> Self {
-        Self::new(
-            "along_axis",
-            op,
-            t,
-            &[
-                COUNT,
-                COUNT,
-                LAYOUT_BYTES,
-                LAYOUT_BYTES,
-                COUNT,
-                COUNT,
-                PTR,
-                PTR,
-                F64,
-            ],
-        )
+        Self::lane_kernel("along_axis", op, t, &[PTR, PTR, F64])
+    }
+    /// A kernel over the lanes along one axis, a block or thread per lane: its parameters start with the lane
+    /// walk `(lanes, len, outer_in, outer_out, in_stride, out_stride)` that [`super::lane_walk`] builds, then
+    /// `rest`.
+    fn lane_kernel(module: &'static str, stem: &str, t: DType, rest: &[usize]) -> Self {
+        const WALK: [usize; 6] = [COUNT, COUNT, LAYOUT_BYTES, LAYOUT_BYTES, COUNT, COUNT];
+        let mut params = [0; MAX_PARAMS];
+        params[..WALK.len()].copy_from_slice(&WALK);
+        params[WALK.len()..WALK.len() + rest.len()].copy_from_slice(rest);
+        Self::new(module, stem, t, &params[..WALK.len() + rest.len()])
     }
     /// `matmul_{T}(dims, a, b, c)`.
     pub fn matmul(t: DType) -> Self {

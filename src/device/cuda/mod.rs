@@ -539,6 +539,29 @@ pub(crate) fn launch_grid_shared(
     Ok(())
 }
 
+/// The lane walk that the lane kernels' parameters start with (`KernelSig::lane_kernel`): for views over the
+/// same dims, the number of lanes along `axis` and their length, then per view (the given ones, then the dense
+/// output) the layout of the lanes' first elements, then per view the step along a lane. Returns the lane count
+/// beside the arguments.
+pub(crate) fn lane_walk(views: &[&Layout], axis: usize) -> (usize, Vec<Arg>) {
+    let dims = *views[0].dims();
+    let mut on_axis = [false; crate::shape::MAX_RANK];
+    on_axis[axis] = true;
+    let dense = Layout::contiguous(dims);
+    let (mut outer, mut steps) = (Vec::new(), Vec::new());
+    let mut lanes = 0;
+    for layout in views.iter().copied().chain([&dense]) {
+        let (o, along) = layout.split_reduced(&on_axis);
+        lanes = o.numel();
+        outer.push(Arg::Layout(KernelLayout::new(&o)));
+        steps.push(Arg::U64(along.strides()[0] as u64));
+    }
+    let mut args = alloc::vec![Arg::U64(lanes as u64), Arg::U64(dims[axis] as u64)];
+    args.extend(outer);
+    args.extend(steps);
+    (lanes, args)
+}
+
 /// Launches `sig` with the common parameter order `(n, <inputs: layouts then pointers>, out, <scalars>)`,
 /// writing `n` elements at `out` (a device address of at least `n` elements). Every kernel run this way loops with
 /// `elementwise` (`ptx/common.cuh`).

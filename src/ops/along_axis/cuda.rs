@@ -2,15 +2,14 @@
 //! the lane itself kept in dynamic shared memory when it fits (one read of the input instead of two or three).
 
 use super::{AlongAxis, AlongAxisKernels};
-use crate::device::cuda::kernels::{KernelLayout, KernelSig};
+use crate::device::cuda::kernels::KernelSig;
 use crate::device::cuda::{
-    dest, launch_grid_shared, threads_for, Arg, CudaStorage, MAX_BLOCKS, SHARED_BYTES,
+    dest, lane_walk, launch_grid_shared, threads_for, Arg, CudaStorage, MAX_BLOCKS, SHARED_BYTES,
 };
 use crate::device::Cuda;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::shape::MAX_RANK;
 
 // SAFETY: the kernel writes every element of its output (one block per lane, each lane's every element), and
 // device memory is never read as host values without a copy.
@@ -28,26 +27,16 @@ unsafe impl AlongAxisKernels for Cuda {
         if len == 0 {
             return Ok(());
         }
-        let mut on_axis = [false; MAX_RANK];
-        on_axis[axis] = true;
-        let (outer, along) = layout.split_reduced(&on_axis);
-        let (outer_out, along_out) = Layout::contiguous(dims).split_reduced(&on_axis);
         let eps = match op {
             AlongAxis::LayerNorm { eps } | AlongAxis::RmsNorm { eps } => eps,
             AlongAxis::Softmax | AlongAxis::LogSoftmax => 0.0,
         };
-        let rows = outer.numel();
-        let args = alloc::vec![
-            Arg::U64(rows as u64),
-            Arg::U64(len as u64),
-            Arg::Layout(KernelLayout::new(&outer)),
-            Arg::Layout(KernelLayout::new(&outer_out)),
-            Arg::U64(along.strides()[0] as u64),
-            Arg::U64(along_out.strides()[0] as u64),
-            Arg::U64(storage.ptr_at(outer.offset())),
+        let (rows, mut args) = lane_walk(&[layout], axis);
+        args.extend([
+            Arg::U64(storage.ptr_at(layout.offset())),
             Arg::U64(out_ptr),
             Arg::scalar(eps),
-        ];
+        ]);
         let grid = rows.min(MAX_BLOCKS) as u32;
         let sig = KernelSig::along_axis(name, T::DTYPE);
         // The kernel keeps the lane in shared memory when given room for it (it reads the size it got).

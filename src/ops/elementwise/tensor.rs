@@ -198,9 +198,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 }
 
-macro_rules! int_binary_methods {
-    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
-        impl<T: crate::dtype::IntDType, S: Shape, D: Device> Tensor<T, S, D> {
+/// The binary methods of one element-type bound (`FloatDType`: `atan2`, `pow`, ..; `IntDType`: the bitwise ops),
+/// each a broadcasting call of its op.
+macro_rules! bound_binary_methods {
+    ($bound:path; $($(#[$m:meta])* $name:ident $op:ident),*) => {
+        impl<T: $bound, S: Shape, D: Device> Tensor<T, S, D> {
             $(
                 $(#[$m])*
                 #[track_caller]
@@ -217,7 +219,7 @@ macro_rules! int_binary_methods {
         }
     };
 }
-int_binary_methods!(
+bound_binary_methods!(crate::dtype::IntDType;
     /// `self & rhs` elementwise on integer tensors, with suffix broadcasting (PyTorch's `bitwise_and`).
     ///
     /// ```
@@ -295,26 +297,7 @@ cmp_methods!(
     ge Ge
 );
 
-macro_rules! float_binary_methods {
-    ($($(#[$m:meta])* $name:ident $op:ident),*) => {
-        impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
-            $(
-                $(#[$m])*
-                #[track_caller]
-                pub fn $name<S2: Shape>(
-                    &self,
-                    rhs: &Tensor<T, S2, D>,
-                ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
-                where
-                    S: BroadcastShapes<S2>,
-                {
-                    self.binary(ops::$op, rhs)
-                }
-            )*
-        }
-    };
-}
-float_binary_methods!(
+bound_binary_methods!(crate::dtype::FloatDType;
     /// `atan2(self, rhs)`: the angle of the point `(rhs, self)`, in `(-pi, pi]`, with suffix broadcasting.
     atan2 Atan2,
     /// `self ^ rhs` elementwise (C's `pow`: a negative base with a non-integer exponent is NaN).

@@ -2,13 +2,12 @@
 //! scratch buffer of the output's size.
 
 use super::SortKernels;
-use crate::device::cuda::kernels::{KernelLayout, KernelSig};
-use crate::device::cuda::{dest, launch, Arg, CudaStorage};
+use crate::device::cuda::kernels::KernelSig;
+use crate::device::cuda::{dest, lane_walk, launch, Arg, CudaStorage};
 use crate::device::Cuda;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::shape::MAX_RANK;
 
 // SAFETY: the kernel writes every position of every lane of its output, and device memory is never read as host
 // values without a copy.
@@ -22,23 +21,13 @@ unsafe impl SortKernels for Cuda {
         let n = layout.numel();
         let out_ptr = dest("argsort", out, n)?;
         let scratch = CudaStorage::<u32>::alloc("argsort", n)?;
-        let mut on_axis = [false; MAX_RANK];
-        on_axis[axis] = true;
-        let (outer, along) = layout.split_reduced(&on_axis);
-        let (outer_out, along_out) = Layout::contiguous(*layout.dims()).split_reduced(&on_axis);
-        let lanes = outer.numel();
-        let args = alloc::vec![
-            Arg::U64(lanes as u64),
-            Arg::U64(layout.dims()[axis] as u64),
-            Arg::Layout(KernelLayout::new(&outer)),
-            Arg::Layout(KernelLayout::new(&outer_out)),
-            Arg::U64(along.strides()[0] as u64),
-            Arg::U64(along_out.strides()[0] as u64),
+        let (lanes, mut args) = lane_walk(&[layout], axis);
+        args.extend([
             Arg::U64(storage.ptr_at(layout.offset())),
             Arg::U64(out_ptr),
             Arg::U64(scratch.ptr_at(0)),
             Arg::U64(descending as u64),
-        ];
+        ]);
         // The scratch buffer goes back to the cache when this returns; the stream runs the kernel before any
         // later user of that memory.
         launch("argsort", KernelSig::argsort(T::DTYPE), lanes, args)
