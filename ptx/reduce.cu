@@ -10,39 +10,8 @@
 //
 // States are at most 32 bytes (the host sizes `partial` with that bound). Integers accumulate in i64 with
 // wrapping arithmetic (their results truncate to T, as on the CPU); f16/bf16/f32 in float; f64 in double.
+#include "accumulate.cuh"
 #include "block.cuh"
-
-template <typename T> struct RAcc { typedef typename Acc<T>::type type; };
-template <> struct RAcc<u8> { typedef i64 type; };
-template <> struct RAcc<u32> { typedef i64 type; };
-
-__device__ __forceinline__ float acc_add(float a, float b) { return a + b; }
-__device__ __forceinline__ double acc_add(double a, double b) { return a + b; }
-__device__ __forceinline__ i64 acc_add(i64 a, i64 b) {
-    return (i64)((unsigned long long)a + (unsigned long long)b);
-}
-__device__ __forceinline__ float acc_mul(float a, float b) { return a * b; }
-__device__ __forceinline__ double acc_mul(double a, double b) { return a * b; }
-__device__ __forceinline__ i64 acc_mul(i64 a, i64 b) {
-    return (i64)((unsigned long long)a * (unsigned long long)b);
-}
-
-template <typename A> __device__ __forceinline__ A lowest();
-template <> __device__ __forceinline__ float lowest<float>() { return -INFINITY; }
-template <> __device__ __forceinline__ double lowest<double>() { return -(double)INFINITY; }
-template <> __device__ __forceinline__ i64 lowest<i64>() { return INT64_MIN; }
-template <typename A> __device__ __forceinline__ A highest();
-template <> __device__ __forceinline__ float highest<float>() { return INFINITY; }
-template <> __device__ __forceinline__ double highest<double>() { return (double)INFINITY; }
-template <> __device__ __forceinline__ i64 highest<i64>() { return INT64_MAX; }
-
-template <typename T> __device__ __forceinline__ typename RAcc<T>::type to_racc(T x) {
-    return (typename RAcc<T>::type)up(x);
-}
-// Integers truncate (wrap) into T; floats round.
-template <typename T> __device__ __forceinline__ T from_racc(typename RAcc<T>::type a) { return down<T>(a); }
-template <> __device__ __forceinline__ u8 from_racc<u8>(i64 a) { return (u8)(unsigned long long)a; }
-template <> __device__ __forceinline__ u32 from_racc<u32>(i64 a) { return (u32)(unsigned long long)a; }
 
 // ---- ops: init, step (element x at reduced index r), merge (commutative), finish ------------------------------
 template <typename T> struct OpSum {
@@ -177,51 +146,14 @@ template <typename T> struct OpVar {
     }
 };
 
-// (running max, sum of exp(x - max)), merged with the CPU's rules for NaN and infinities.
-template <typename A> struct LseState {
-    A m, s;
-};
 template <typename T> struct OpLogsumexp {
     typedef typename RAcc<T>::type A;
     typedef LseState<A> S;
     typedef T Out;
-    __device__ static S init() {
-        S s;
-        s.m = lowest<A>();
-        s.s = (A)0;
-        return s;
-    }
-    __device__ static S step(S s, T x, size_t) {
-        S b;
-        b.m = to_racc(x);
-        b.s = (A)1;
-        return OpLogsumexp()(s, b);
-    }
-    __device__ S operator()(S a, S b) const {
-        S r;
-        if (m_isnan(a.m) || m_isnan(b.m)) {
-            r.m = (A)NAN;
-            r.s = (A)1;
-            return r;
-        }
-        if (b.m == lowest<A>()) return a;
-        if (a.m == lowest<A>()) return b;
-        if (a.m == b.m) {
-            r.m = a.m;
-            r.s = a.s + b.s;
-        } else if (b.m > a.m) {
-            r.m = b.m;
-            r.s = b.s + a.s * m_exp(a.m - b.m);
-        } else {
-            r.m = a.m;
-            r.s = a.s + b.s * m_exp(b.m - a.m);
-        }
-        return r;
-    }
-    __device__ static Out finish(S s, size_t, double) {
-        if (s.m == lowest<A>()) return from_racc<T>(s.m);
-        return from_racc<T>(s.m + m_log(s.s));
-    }
+    __device__ static S init() { return lse_empty<A>(); }
+    __device__ static S step(S s, T x, size_t) { return lse_merge(s, lse_of(to_racc(x))); }
+    __device__ S operator()(S a, S b) const { return lse_merge(a, b); }
+    __device__ static Out finish(S s, size_t, double) { return from_racc<T>(lse_finish(s)); }
 };
 
 // Folds the elements of one 16-byte load, the first at index `r`, in order.

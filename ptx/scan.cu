@@ -8,33 +8,22 @@
 //
 // `outer_*` walk the lanes' first elements (in the input views and the dense output); a lane's elements are
 // `*_stride` apart.
-#include "common.cuh"
+#include "accumulate.cuh"
 
-// Sums and products: floats in their compute type, integers wrapping in 64 bits (as the host's i64 accumulator).
-template <typename T, bool INT = IsInt<T>::value> struct Ring {
-    typedef typename Acc<T>::type S;
-    __device__ static S load(T x) { return up(x); }
-    __device__ static T store(S s) { return down<T>(s); }
-};
-template <typename T> struct Ring<T, true> {
-    typedef unsigned long long S;
-    __device__ static S load(T x) { return bits_u64(x); }
-    __device__ static T store(S s) { return from_bits_u64<T>(s); }
-};
-
+// Sums and products in the reductions' accumulator: floats in their compute type, integers wrapping in i64.
 template <bool PROD, typename T>
 __device__ void scan_ring(size_t lanes, size_t len, Layout oi, Layout oo, size_t xs, size_t os, const T *x, T *out,
                           unsigned long long reverse) {
-    typedef Ring<T> R;
+    typedef typename RAcc<T>::type A;
     GRID_STRIDE_LOOP(lane, lanes) {
         const T *src = x + strided_index(oi, lane);
         T *dst = out + strided_index(oo, lane);
-        typename R::S acc = PROD ? 1 : 0;
+        A acc = PROD ? 1 : 0;
         for (size_t k = 0; k < len; ++k) {
             const size_t i = reverse ? len - 1 - k : k;
-            const typename R::S v = R::load(src[i * xs]);
-            acc = PROD ? acc * v : acc + v;
-            dst[i * os] = R::store(acc);
+            const A v = to_racc(src[i * xs]);
+            acc = PROD ? acc_mul(acc, v) : acc_add(acc, v);
+            dst[i * os] = from_racc<T>(acc);
         }
     }
 }
@@ -56,34 +45,19 @@ __device__ void scan_extreme(size_t lanes, size_t len, Layout oi, Layout oo, siz
     }
 }
 
-// The log-sum-exp state (m, s): the running maximum and the sum of exp(x - m), folded as on the host.
+// Log-sum-exp of each prefix: the reductions' state and merge (accumulate.cuh), one element at a time.
 template <typename T>
 __device__ void scan_log_sum_exp(size_t lanes, size_t len, Layout oi, Layout oo, size_t xs, size_t os, const T *x,
                                  T *out, unsigned long long reverse) {
-    typedef typename Acc<T>::type A;
-    const A inf = (A)1 / (A)0;
+    typedef typename RAcc<T>::type A;
     GRID_STRIDE_LOOP(lane, lanes) {
         const T *src = x + strided_index(oi, lane);
         T *dst = out + strided_index(oo, lane);
-        A m = -inf, s = 0;
+        LseState<A> state = lse_empty<A>();
         for (size_t k = 0; k < len; ++k) {
             const size_t i = reverse ? len - 1 - k : k;
-            const A v = up(src[i * xs]);
-            if (m_isnan(m) || m_isnan(v)) {
-                m = v + m;
-                s = 1;
-            } else if (v == -inf) {
-            } else if (m == -inf || v == m) {
-                s = m == -inf ? (A)1 : s + (A)1;
-                m = v;
-            } else if (v > m) {
-                s = (A)1 + s * m_exp(m - v);
-                m = v;
-            } else {
-                s = s + m_exp(v - m);
-            }
-            const A y = (m == -inf || m == inf || m_isnan(m)) ? m : m + m_log(s);
-            dst[i * os] = down<T>(y);
+            state = lse_merge(state, lse_of(to_racc(src[i * xs])));
+            dst[i * os] = from_racc<T>(lse_finish(state));
         }
     }
 }

@@ -359,6 +359,33 @@ impl<S: Shape> ViewOf<S> for Dense {
     }
 }
 
+/// Calls `lane(starts, o0)` for every lane along `axis` of views over the same dims (`views[0]`'s), in row-major
+/// order of the other axes: `starts[k]` is view `k`'s storage index of the lane's first element and `o0` that of
+/// the dense row-major tensor of those dims, whose lanes step by the product of the dims after `axis`. The walk of
+/// the host devices' lane ops (softmax and the norms, the scans, sorting).
+pub(crate) fn for_each_lane<const K: usize>(
+    views: [&Layout; K],
+    axis: usize,
+    mut lane: impl FnMut([usize; K], usize),
+) {
+    let dims = *views[0].dims();
+    let mut on_axis = [false; MAX_RANK];
+    on_axis[axis] = true;
+    let outer: [Layout; K] = core::array::from_fn(|k| views[k].split_reduced(&on_axis).0);
+    let (n, inner) = (dims[axis], dims[axis + 1..].iter().product::<usize>());
+    let mut l = 0;
+    // Every lane has an element of each later axis, so `inner` is not 0 here (`for_each_row` skips empty dims).
+    for_each_row(outer[0].dims(), outer.each_ref(), |o, len, s| {
+        for i in 0..len {
+            lane(
+                core::array::from_fn(|k| o[k] + i * s[k]),
+                l / inner * n * inner + l % inner,
+            );
+            l += 1;
+        }
+    });
+}
+
 /// Calls `f(offsets, len, inner_strides)` once per innermost row of the index space `dims`, walked in row-major
 /// order, where `offsets[k]` is operand `k`'s storage index of the row's first element and `inner_strides[k]`
 /// its step along the row. Axes that are contiguous for every operand are merged first, so dense operands

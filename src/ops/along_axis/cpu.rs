@@ -7,9 +7,8 @@ use crate::device::host::elementwise::{simd, zeroed, DenseLoop};
 use crate::device::Cpu;
 use crate::dtype::FloatDType;
 use crate::error::Result;
-use crate::layout::{for_each_row, Layout};
+use crate::layout::{for_each_lane, Layout};
 use crate::ops::AlongAxis;
-use crate::shape::MAX_RANK;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -85,17 +84,12 @@ pub(crate) fn run<T: FloatDType>(
     if out.is_empty() {
         return;
     }
-    let mut on_axis = [false; MAX_RANK];
-    on_axis[axis] = true;
-    let (outer, along) = layout.split_reduced(&on_axis);
-    let stride = along.strides()[0];
+    let stride = layout.strides()[axis];
 
     if axis + 1 == dims.len() {
         // Output lanes are consecutive chunks of `out`: collect the input lane offsets, then fill the chunks.
-        let mut offsets = Vec::with_capacity(outer.numel());
-        for_each_row(outer.dims(), [&outer], |[o], len, [s]| {
-            offsets.extend((0..len).map(|i| o + i * s))
-        });
+        let mut offsets = Vec::with_capacity(out.len() / n);
+        for_each_lane([layout], axis, |[o], _| offsets.push(o));
         #[cfg(feature = "std")]
         if out.len() >= PARALLEL_ELEMS {
             use rayon::prelude::*;
@@ -114,23 +108,15 @@ pub(crate) fn run<T: FloatDType>(
     }
 
     // Another axis: lanes are strided in the output too; write through a lane buffer.
-    let out_layout = Layout::contiguous(dims);
-    let (outer_out, along_out) = out_layout.split_reduced(&on_axis);
-    let out_stride = along_out.strides()[0];
+    let out_stride: usize = dims[axis + 1..].iter().product();
     let mut scratch = Vec::with_capacity(n);
     let mut buf = alloc::vec![T::ZERO; n];
-    for_each_row(
-        outer.dims(),
-        [&outer, &outer_out],
-        |[xo, oo], len, [xs, os]| {
-            for i in 0..len {
-                lane(op, src, xo + i * xs, stride, &mut buf, &mut scratch);
-                for (j, &v) in buf.iter().enumerate() {
-                    out[oo + i * os + j * out_stride] = v;
-                }
-            }
-        },
-    );
+    for_each_lane([layout], axis, |[x0], o0| {
+        lane(op, src, x0, stride, &mut buf, &mut scratch);
+        for (j, &v) in buf.iter().enumerate() {
+            out[o0 + j * out_stride] = v;
+        }
+    });
 }
 
 // SAFETY: `run` starts from `zeroed` and writes every lane of the output.

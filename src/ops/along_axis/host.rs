@@ -7,9 +7,8 @@ use crate::device::host::elementwise::zeroed;
 use crate::device::Embedded;
 use crate::dtype::FloatDType;
 use crate::error::Result;
-use crate::layout::{for_each_row, Layout};
+use crate::layout::{for_each_lane, Layout};
 use crate::ops::AlongAxis;
-use crate::shape::MAX_RANK;
 use core::mem::MaybeUninit;
 
 /// `op` on every lane along `axis` of the view `src`/`layout`, into `out` (dense with the view's dims, every
@@ -22,30 +21,19 @@ pub(crate) fn along_axis_into<T: FloatDType>(
     out: &mut [T],
 ) {
     let dims = *layout.dims();
-    let n = dims[axis];
-    let mut on_axis = [false; MAX_RANK];
-    on_axis[axis] = true;
-    let (outer, along) = layout.split_reduced(&on_axis);
-    let (outer_out, along_out) = Layout::contiguous(dims).split_reduced(&on_axis);
-    let (stride, out_stride) = (along.strides()[0], along_out.strides()[0]);
-    for_each_row(
-        outer.dims(),
-        [&outer, &outer_out],
-        |[xo, oo], len, [xs, os]| {
-            for i in 0..len {
-                let (x0, o0) = (xo + i * xs, oo + i * os);
-                op.apply(&mut StridedLane {
-                    n,
-                    src,
-                    x0,
-                    stride,
-                    out: &mut *out,
-                    o0,
-                    out_stride,
-                });
-            }
-        },
-    );
+    let (n, stride) = (dims[axis], layout.strides()[axis]);
+    let out_stride = dims[axis + 1..].iter().product();
+    for_each_lane([layout], axis, |[x0], o0| {
+        op.apply(&mut StridedLane {
+            n,
+            src,
+            x0,
+            stride,
+            out: &mut *out,
+            o0,
+            out_stride,
+        });
+    });
 }
 
 /// A lane read in place from a strided input and written to a strided output.

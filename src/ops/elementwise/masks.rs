@@ -6,30 +6,11 @@
 use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
-use crate::layout::Layout;
 use crate::ops::CmpOp;
 use crate::shape::{AppendDim, BroadcastShapes, Const, Dims, Shape, MAX_RANK};
-use crate::tensor::{call, or_panic, written, Tensor};
+use crate::tensor::{or_panic, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// `where(mask, on_true, on_false)` over views with this tensor's dims, into a fresh tensor of its shape.
-    fn select(
-        &self,
-        mask: (&D::Buffer<u8>, &Layout),
-        on_true: (&D::Buffer<T>, &Layout),
-        on_false: (&D::Buffer<T>, &Layout),
-    ) -> Self {
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "where_cond",
-                call::where_cond::<T, D>(mask, on_true, on_false),
-            )
-        }
-    }
-
     /// `value` where the mask is non-zero, this tensor elsewhere (PyTorch's `masked_fill`); the mask broadcasts
     /// to this tensor's shape (suffix rules).
     ///
@@ -171,23 +152,18 @@ impl<I: IndexDType, S: AppendDim, D: Device> Tensor<I, S, D> {
         }
         // Compare each index, read once per class (stride 0 on the new axis), with the classes 0..C read along
         // the new axis only.
-        let dims = self.dims();
-        let mut out_dims = [0; MAX_RANK];
-        out_dims[..dims.len()].copy_from_slice(&dims);
-        out_dims[dims.len()] = C;
-        let out_dims = Dims::from_slice(&out_dims[..dims.len() + 1]);
-        let shape = <S::Output<Const<C>> as Shape>::from_dims(&out_dims)
-            .expect("typed-tensor internal error: one_hot's dims disagree with its type");
-        let layout = self.layout();
-        let mut strides = [0; MAX_RANK];
-        strides[..dims.len()].copy_from_slice(layout.strides());
-        let indices = Layout::from_parts(out_dims, &strides[..dims.len() + 1], layout.offset());
-        let indices =
-            Tensor::<I, S::Output<Const<C>>, D>::from_view(shape, indices, self.storage());
+        let rank = S::RANK;
+        let mut out_dims = [C; MAX_RANK];
+        out_dims[..rank].copy_from_slice(&self.dims());
+        let out_dims = Dims::from_slice(&out_dims[..rank + 1]);
+        let indices = or_panic(
+            self.layout()
+                .unsqueeze(rank)
+                .broadcast_as("one_hot", &out_dims),
+        );
+        let indices: Tensor<I, S::Output<Const<C>>, D> = self.view_as(indices);
         let classes = Tensor::<I, (Const<C>,), D>::arange();
-        let mut along = [0; MAX_RANK];
-        along[dims.len()] = 1;
-        let lc = Layout::from_parts(out_dims, &along[..dims.len() + 1], 0);
+        let lc = or_panic(classes.layout().broadcast_as("one_hot", &out_dims));
         let hits = indices.compare_view(CmpOp::Eq, (classes.buffer(), &lc));
         Ok(hits.to_dtype::<U>())
     }

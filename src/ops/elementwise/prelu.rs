@@ -40,7 +40,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `weight` as a view with this tensor's shape (each slope repeated over every axis but 1).
     fn slopes_of<const C: usize>(&self, weight: &Tensor<T, (Const<C>,), D>) -> Self {
         let layout = along_axis(&weight.layout(), &self.dims(), 1);
-        Tensor::from_view(self.shape(), layout, weight.storage())
+        weight.view_as(layout)
     }
 }
 

@@ -450,6 +450,25 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.compare_view(op, (D::buffer(&scalar), &ls))
     }
 
+    /// `where(mask, on_true, on_false)` over views with this tensor's dims, into a fresh tensor of its shape: the
+    /// one kernel call of `where_cond` and the masking ops (`masked_fill`, `where_scalar`, `tril`).
+    pub(crate) fn select(
+        &self,
+        mask: (&D::Buffer<u8>, &Layout),
+        on_true: (&D::Buffer<T>, &Layout),
+        on_false: (&D::Buffer<T>, &Layout),
+    ) -> Self {
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Self::written_by,
+                self.shape(),
+                "where_cond",
+                call::where_cond::<T, D>(mask, on_true, on_false),
+            )
+        }
+    }
+
     /// [`Self::compare_view`] against a tensor of the same shape.
     fn compare_same(&self, op: CmpOp, rhs: &Self) -> Tensor<u8, S, D> {
         self.compare_view(op, (rhs.buffer(), &rhs.layout()))
@@ -499,20 +518,11 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
             }
         }
         let (lm, lt, lf) = (self.layout(), on_true.layout(), on_false.layout());
-        let (mask, t, f) = (
+        on_true.select(
             (self.buffer(), &lm),
             (on_true.buffer(), &lt),
             (on_false.buffer(), &lf),
-        );
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                self.shape(),
-                "where_cond",
-                call::where_cond::<T, D>(mask, t, f),
-            )
-        }
+        )
     }
 }
 

@@ -105,6 +105,27 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         or_panic(self.try_index_select::<Ax, I, N>(indices))
     }
 
+    /// This tensor's elements at `indices` along runtime axis `axis` (the other axes the indices'), into a dense
+    /// tensor of the indices' shape, for the ops whose indices are in range by construction (the sorting family's
+    /// orders): the kernel's index check panics here, where `try_gather` returns it as an error.
+    pub(crate) fn gather_axis<S2: Shape>(
+        &self,
+        indices: &Tensor<u32, S2, D>,
+        axis: usize,
+    ) -> Tensor<T, S2, D> {
+        let (ls, li) = (self.layout(), indices.layout());
+        let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                indices.shape(),
+                "gather",
+                call::gather::<T, u32, D>("gather", src, idx, axis),
+            )
+        }
+    }
+
     /// PyTorch's `gather`: `out[p] = self[p with its Ax coordinate replaced by indices[p]]`; the output has the
     /// index tensor's shape, which agrees with `self` on every other axis.
     pub fn try_gather<Ax, I: IndexDType, S2: Shape>(

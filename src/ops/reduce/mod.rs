@@ -179,9 +179,9 @@ impl<T: WithDType> ReduceOp<T> for Prod {
     }
 }
 
-/// `a` if it should win a max (greater, or NaN), with NaN sticking.
+/// `a` if it should win a max (greater, or NaN), with NaN sticking: the reductions' and the scans' rule.
 #[inline(always)]
-fn max_acc<A: Accumulator>(a: A, b: A) -> A {
+pub(crate) fn max_acc<A: Accumulator>(a: A, b: A) -> A {
     if a.is_nan() || (!b.is_nan() && a >= b) {
         a
     } else {
@@ -189,7 +189,7 @@ fn max_acc<A: Accumulator>(a: A, b: A) -> A {
     }
 }
 #[inline(always)]
-fn min_acc<A: Accumulator>(a: A, b: A) -> A {
+pub(crate) fn min_acc<A: Accumulator>(a: A, b: A) -> A {
     if a.is_nan() || (!b.is_nan() && a <= b) {
         a
     } else {
@@ -376,30 +376,45 @@ impl<T: FloatDType> ReduceOp<T> for LogSumExp {
     fn step(&self, acc: Self::Acc, x: T, _: usize) -> Self::Acc {
         <Self as ReduceOp<T>>::merge(self, acc, (x.to_acc(), T::Acc::ONE))
     }
-    fn merge(&self, (ma, sa): Self::Acc, (mb, sb): Self::Acc) -> Self::Acc {
-        if ma.is_nan() || mb.is_nan() {
-            return (T::Acc::ZERO.div(T::Acc::ZERO), T::Acc::ONE);
-        }
-        if mb == T::Acc::LOWEST {
-            return (ma, sa);
-        }
-        if ma == T::Acc::LOWEST {
-            return (mb, sb);
-        }
-        if ma == mb {
-            // Also covers two +inf maxima, where exp(inf - inf) would be NaN.
-            (ma, sa.add(sb))
-        } else if mb > ma {
-            (mb, sb.add(sa.mul(ma.sub(mb).exp())))
-        } else {
-            (ma, sa.add(sb.mul(mb.sub(ma).exp())))
-        }
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        log_sum_exp_merge(a, b)
     }
-    fn finish(&self, (m, s): Self::Acc, _: usize) -> T {
-        if m == T::Acc::LOWEST {
-            return T::from_acc(m);
-        }
-        T::from_acc(m.add(s.ln()))
+    fn finish(&self, acc: Self::Acc, _: usize) -> T {
+        T::from_acc(log_sum_exp_finish(acc))
+    }
+}
+
+/// Two log-sum-exp states `(max, sum of exp(x - max))` combined, `b` covering later elements (one element `x` is
+/// `(x, 1)`): NaN sticks, an empty state (-inf max) adds nothing, and otherwise the smaller maximum's sum is
+/// shifted by the larger. The reduction's merge and the scan's step.
+#[inline(always)]
+pub(crate) fn log_sum_exp_merge<A: Accumulator>((ma, sa): (A, A), (mb, sb): (A, A)) -> (A, A) {
+    if ma.is_nan() || mb.is_nan() {
+        return (A::ZERO.div(A::ZERO), A::ONE);
+    }
+    if mb == A::LOWEST {
+        return (ma, sa);
+    }
+    if ma == A::LOWEST {
+        return (mb, sb);
+    }
+    if ma == mb {
+        // Also covers two +inf maxima, where exp(inf - inf) would be NaN.
+        (ma, sa.add(sb))
+    } else if mb > ma {
+        (mb, sb.add(sa.mul(ma.sub(mb).exp())))
+    } else {
+        (ma, sa.add(sb.mul(mb.sub(ma).exp())))
+    }
+}
+
+/// A log-sum-exp state's value: `max + ln(sum)`, or -inf for no elements.
+#[inline(always)]
+pub(crate) fn log_sum_exp_finish<A: Accumulator>((m, s): (A, A)) -> A {
+    if m == A::LOWEST {
+        m
+    } else {
+        m.add(s.ln())
     }
 }
 

@@ -8,52 +8,12 @@ use super::{Scan, ScanKernels};
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, WithDType};
 use crate::error::Result;
-use crate::layout::{for_each_row, Layout};
-use crate::shape::MAX_RANK;
+use crate::layout::{for_each_lane, Layout};
 use core::mem::MaybeUninit;
 
 /// From this many elements on, the CPU runs lanes on every core (`std` only).
 #[cfg(feature = "std")]
 const PARALLEL_ELEMS: usize = 1 << 15;
-
-/// The lane walk along `axis` of views over the same dims (`inputs[0]`'s): the lanes' count and length, how many
-/// lie side by side in a slab of the dense output (`inner`, the product of the dims after `axis`), and per input
-/// the storage index of each lane's first element as `for_each_row` walks the other axes.
-fn lane_walk<const K: usize>(
-    inputs: [&Layout; K],
-    axis: usize,
-    mut start: impl FnMut([usize; K]),
-) -> (usize, usize) {
-    let dims = *inputs[0].dims();
-    let mut on_axis = [false; MAX_RANK];
-    on_axis[axis] = true;
-    let split: [(Layout, Layout); K] = core::array::from_fn(|k| inputs[k].split_reduced(&on_axis));
-    let outer: [&Layout; K] = core::array::from_fn(|k| &split[k].0);
-    for_each_row(outer[0].dims(), outer, |o, len, s| {
-        for i in 0..len {
-            start(core::array::from_fn(|k| o[k] + i * s[k]));
-        }
-    });
-    (dims[axis], dims[axis + 1..].iter().product())
-}
-
-/// Calls `lane(starts, out, o0, os)` for every lane along `axis` of the inputs, without a heap: `starts[k]` is
-/// input `k`'s storage index of the lane's first element, and the lane's outputs are `out[o0 + i * os]` in the
-/// dense output (lane `l` starts at `(l / inner) n inner + l % inner` and steps by `inner`).
-fn for_each_lane<const K: usize, O>(
-    inputs: [&Layout; K],
-    axis: usize,
-    out: &mut [O],
-    lane: impl Fn([usize; K], &mut [O], usize, usize),
-) {
-    let dims = *inputs[0].dims();
-    let (n, inner) = (dims[axis], dims[axis + 1..].iter().product::<usize>());
-    let mut l = 0;
-    lane_walk(inputs, axis, |st| {
-        lane(st, out, l / inner * n * inner + l % inner, inner);
-        l += 1;
-    });
-}
 
 /// Calls `slab(starts, out_slab)` for every slab of the dense output (the `n x inner` elements of one index of
 /// the axes before `axis`, lane `j`'s element `i` at `i * inner + j`), with the first-element indices of the
@@ -66,7 +26,9 @@ fn for_each_slab<const K: usize, O: Send>(
     slab: impl Fn(&[[usize; K]], &mut [O]) + Sync,
 ) {
     let mut starts: alloc::vec::Vec<[usize; K]> = alloc::vec::Vec::new();
-    let (n, inner) = lane_walk(inputs, axis, |st| starts.push(st));
+    for_each_lane(inputs, axis, |st, _| starts.push(st));
+    let dims = inputs[0].dims();
+    let (n, inner) = (dims[axis], dims[axis + 1..].iter().product::<usize>());
     if n == 0 || inner == 0 {
         return;
     }
@@ -92,7 +54,9 @@ enum Walk {
     Slabs,
 }
 
-/// [`for_each_lane`] or, walking slabs, each lane of each slab (threads for large tensors).
+/// Calls `lane(starts, out, o0, os)` for every lane along `axis` of the inputs: `starts[k]` is input `k`'s storage
+/// index of the lane's first element, and the lane's outputs are `out[o0 + i * os]`; walking slabs, `out` is the
+/// lane's slab (threads for large tensors).
 fn each_lane<const K: usize, O: Send>(
     walk: Walk,
     inputs: [&Layout; K],
@@ -100,17 +64,15 @@ fn each_lane<const K: usize, O: Send>(
     out: &mut [O],
     lane: impl Fn([usize; K], &mut [O], usize, usize) + Sync,
 ) {
+    let inner: usize = inputs[0].dims()[axis + 1..].iter().product();
     match walk {
-        Walk::Lanes => for_each_lane(inputs, axis, out, lane),
+        Walk::Lanes => for_each_lane(inputs, axis, |st, o0| lane(st, out, o0, inner)),
         #[cfg(feature = "alloc")]
-        Walk::Slabs => {
-            let inner: usize = inputs[0].dims()[axis + 1..].iter().product();
-            for_each_slab(inputs, axis, out, |starts, slab| {
-                for (j, &st) in starts.iter().enumerate() {
-                    lane(st, slab, j, inner);
-                }
-            })
-        }
+        Walk::Slabs => for_each_slab(inputs, axis, out, |starts, slab| {
+            for (j, &st) in starts.iter().enumerate() {
+                lane(st, slab, j, inner);
+            }
+        }),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::device::Kernels;
 use crate::dtype::{Accumulator, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::reduce::{log_sum_exp_finish, log_sum_exp_merge, max_acc, min_acc};
 
 /// The family's kernels, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
 /// [`crate::device::Device`] requires it beside [`Kernels`]. Each writes a dense output with the input view's dims.
@@ -110,15 +111,15 @@ impl Scan {
         match self {
             Scan::Sum => fold_each(len, order, get, put, A::ZERO, A::add),
             Scan::Prod => fold_each(len, order, get, put, A::ONE, A::mul),
-            Scan::Max => fold_each(len, order, get, put, A::LOWEST, max_step),
-            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, min_step),
+            Scan::Max => fold_each(len, order, get, put, A::LOWEST, max_acc),
+            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, min_acc),
             Scan::LogSumExp => {
                 // State (m, s): the running maximum and the sum of exp(x - m); the result is m + ln(s).
                 let (mut m, mut s) = (A::LOWEST, A::ZERO);
                 for k in 0..len {
                     let i = order(k);
-                    (m, s) = log_sum_exp_step(m, s, get(i));
-                    put(i, log_sum_exp_value((m, s)));
+                    (m, s) = log_sum_exp_merge((m, s), (get(i), A::ONE));
+                    put(i, log_sum_exp_finish((m, s)));
                 }
             }
         }
@@ -141,16 +142,16 @@ impl Scan {
         match self {
             Scan::Sum => rows(n, width, A::ZERO, load, store, A::add, same),
             Scan::Prod => rows(n, width, A::ONE, load, store, A::mul, same),
-            Scan::Max => rows(n, width, A::LOWEST, load, store, max_step, same),
-            Scan::Min => rows(n, width, A::HIGHEST, load, store, min_step, same),
+            Scan::Max => rows(n, width, A::LOWEST, load, store, max_acc, same),
+            Scan::Min => rows(n, width, A::HIGHEST, load, store, min_acc, same),
             Scan::LogSumExp => rows(
                 n,
                 width,
                 (A::LOWEST, A::ZERO),
                 load,
                 store,
-                |(m, s), x| log_sum_exp_step(m, s, x),
-                log_sum_exp_value,
+                |state, x| log_sum_exp_merge(state, (x, A::ONE)),
+                log_sum_exp_finish,
             ),
         }
     }
@@ -219,58 +220,5 @@ fn rows<A: Accumulator, St: Copy>(
             *y = value(*st);
         }
         store(i, &ys);
-    }
-}
-
-/// The result of a log-sum-exp state: `m + ln(s)`, or `m` itself when it is infinite or NaN.
-#[inline(always)]
-fn log_sum_exp_value<A: Accumulator>((m, s): (A, A)) -> A {
-    if m == A::LOWEST || m == A::HIGHEST || m.is_nan() {
-        m
-    } else {
-        m.add(s.ln())
-    }
-}
-
-/// The NaN-propagating running maximum (the reductions' rule: NaN sticks).
-#[inline(always)]
-fn max_step<A: Accumulator>(m: A, x: A) -> A {
-    if m.is_nan() || (!x.is_nan() && m >= x) {
-        m
-    } else {
-        x
-    }
-}
-#[inline(always)]
-fn min_step<A: Accumulator>(m: A, x: A) -> A {
-    if m.is_nan() || (!x.is_nan() && m <= x) {
-        m
-    } else {
-        x
-    }
-}
-
-/// One element folded into the log-sum-exp state `(m, s)`: NaN sticks, -inf adds nothing, +inf makes the result
-/// +inf, and otherwise the smaller of `m` and `x` is shifted by the larger.
-#[inline(always)]
-fn log_sum_exp_step<A: Accumulator>(m: A, s: A, x: A) -> (A, A) {
-    if m.is_nan() || x.is_nan() {
-        (A::ZERO.div(A::ZERO), A::ONE)
-    } else if x == A::LOWEST {
-        (m, s)
-    } else if m == A::LOWEST || x == m {
-        // Also covers two +inf, where exp(inf - inf) would be NaN.
-        (
-            x,
-            if m == A::LOWEST {
-                A::ONE
-            } else {
-                s.add(A::ONE)
-            },
-        )
-    } else if x > m {
-        (x, A::ONE.add(s.mul(m.sub(x).exp())))
-    } else {
-        (m, s.add(x.sub(m).exp()))
     }
 }

@@ -7,28 +7,8 @@ use super::{before, SortKernels};
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::WithDType;
 use crate::error::Result;
-use crate::layout::{for_each_row, Layout};
-use crate::shape::MAX_RANK;
+use crate::layout::{for_each_lane, Layout};
 use core::mem::MaybeUninit;
-
-/// Calls `lane(x0, o0)` for every lane along `axis`: `x0` the storage index of its first element in the input,
-/// `o0` in the dense output; the lane's steps are the input's and the output's strides along `axis`.
-fn for_each_lane(layout: &Layout, axis: usize, mut lane: impl FnMut(usize, usize)) {
-    let mut on_axis = [false; MAX_RANK];
-    on_axis[axis] = true;
-    let (outer, _) = layout.split_reduced(&on_axis);
-    let dense = Layout::contiguous(*layout.dims());
-    let (outer_out, _) = dense.split_reduced(&on_axis);
-    for_each_row(
-        outer.dims(),
-        [&outer, &outer_out],
-        |[xo, oo], len, [xs, os]| {
-            for i in 0..len {
-                lane(xo + i * xs, oo + i * os);
-            }
-        },
-    );
-}
 
 /// `Embedded`'s order: positions sorted in place in the output by a stable insertion sort.
 fn argsort_in_place<T: WithDType>(
@@ -40,7 +20,7 @@ fn argsort_in_place<T: WithDType>(
     let n = layout.dims()[axis];
     let xs = layout.strides()[axis];
     let os: usize = layout.dims()[axis + 1..].iter().product();
-    for_each_lane(layout, axis, |x0, o0| {
+    for_each_lane([layout], axis, |[x0], o0| {
         let value = |p: u32| src[x0 + p as usize * xs].to_acc();
         for i in 0..n {
             let key = i as u32;
@@ -122,7 +102,7 @@ mod cpu {
             // Lanes along the last axis are consecutive chunks of the output.
             use rayon::prelude::*;
             let mut starts = Vec::with_capacity(out.len() / n);
-            for_each_lane(layout, axis, |x0, _| starts.push(x0));
+            for_each_lane([layout], axis, |[x0], _| starts.push(x0));
             out.par_chunks_mut(n).zip(starts.par_iter()).for_each_init(
                 Vec::new,
                 |scratch, (lane, &x0)| {
@@ -132,7 +112,7 @@ mod cpu {
             return;
         }
         let mut scratch = Vec::with_capacity(n);
-        for_each_lane(layout, axis, |x0, o0| {
+        for_each_lane([layout], axis, |[x0], o0| {
             sort_lane((src, x0, xs), n, descending, &mut scratch, |k, p| {
                 out[o0 + k * os] = p
             })

@@ -14,8 +14,7 @@
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
-use crate::layout::Layout;
-use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape, MAX_RANK};
+use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape};
 use crate::tensor::{call, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
@@ -43,26 +42,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 self.shape(),
                 "argsort",
                 call::argsort::<T, D>(src, axis, descending),
-            )
-        }
-    }
-
-    /// This tensor's elements at `indices` along runtime axis `axis` (the other axes the indices'), into a dense
-    /// tensor of the indices' shape.
-    pub(crate) fn gather_axis<S2: Shape>(
-        &self,
-        indices: &Tensor<u32, S2, D>,
-        axis: usize,
-    ) -> Tensor<T, S2, D> {
-        let (ls, li) = (self.layout(), indices.layout());
-        let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                indices.shape(),
-                "gather",
-                call::gather::<T, u32, D>("gather", src, idx, axis),
             )
         }
     }
@@ -103,11 +82,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let () = TopkFits::<S, Ax, K>::OK;
         let order = self.argsort_axis(S::INDEX, largest);
         // The first K positions of each lane (a view); a runtime-sized axis shorter than K is an error here.
-        type Top<S, Ax, const K: usize> = <S as HasAxis<Ax>>::Replaced<Const<K>>;
-        let first = or_panic(order.layout().narrow("topk", S::INDEX, 0, K));
-        let shape = <Top<S, Ax, K> as Shape>::from_dims(first.dims())
-            .expect("typed-tensor internal error: topk's dims disagree with its type");
-        let first = Tensor::<u32, Top<S, Ax, K>, D>::from_view(shape, first, order.storage());
+        let first: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D> =
+            order.view_as(or_panic(order.layout().narrow("topk", S::INDEX, 0, K)));
         (self.gather_axis(&first, S::INDEX), first.contiguous())
     }
 
@@ -145,30 +121,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let order = self.argsort_axis(axis, false);
         // The k-th position of each lane, the axis kept with size 1 for the gather, then dropped.
-        type Picked<S, Ax> = <S as HasAxis<Ax>>::Replaced<Const<1>>;
-        let picked = order.layout().narrow("kthvalue", axis, k - 1, 1)?;
-        let shape = <Picked<S, Ax> as Shape>::from_dims(picked.dims())
-            .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
-        let picked = Tensor::<u32, Picked<S, Ax>, D>::from_view(shape, picked, order.storage());
+        let picked: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<1>>, D> =
+            order.view_as(order.layout().narrow("kthvalue", axis, k - 1, 1)?);
         let values = self.gather_axis(&picked, axis);
-        let drop = |l: &Layout| {
-            let (mut d, mut s) = ([0; MAX_RANK], [0; MAX_RANK]);
-            let mut r = 0;
-            for ax in 0..l.rank() {
-                if ax != axis {
-                    d[r] = l.dims()[ax];
-                    s[r] = l.strides()[ax];
-                    r += 1;
-                }
-            }
-            Layout::from_parts(crate::shape::Dims::from_slice(&d[..r]), &s[..r], l.offset())
-        };
-        let out_shape =
-            <<S as ReduceShape<Ax>>::Output as Shape>::from_dims(drop(&values.layout()).dims())
-                .expect("typed-tensor internal error: kthvalue's dims disagree with its type");
+        // Both have the axis at size 1: dropping it is a view.
         Ok((
-            Tensor::from_view(out_shape, drop(&values.layout()), values.storage()),
-            Tensor::from_view(out_shape, drop(&picked.layout()), picked.storage()),
+            values.view_as(values.layout().select("kthvalue", axis, 0)?),
+            picked.view_as(picked.layout().select("kthvalue", axis, 0)?),
         ))
     }
 

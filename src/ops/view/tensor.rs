@@ -5,6 +5,7 @@
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::shape::{
     broadcast_static_ok, is_permutation, narrow_static_ok, numel_static_eq, static_numel, Axis,
     BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes,
@@ -50,12 +51,15 @@ impl<S: HasAxis<Ax>, Ax> UnitAxis<S, Ax> {
     );
 }
 
-/// Builds the typed shape from the runtime dims of a view the types already vouch for.
-fn shape_of<S: Shape>(dims: &[usize]) -> S {
-    S::from_dims(dims).expect("typed-tensor internal error: view dims disagree with the view type")
-}
-
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// This tensor's elements through `layout` (a view of its storage: transposed, narrowed, selected, ...) as a
+    /// tensor of shape `S2`, whose dims the types vouch for.
+    pub(crate) fn view_as<S2: Shape>(&self, layout: Layout) -> Tensor<T, S2, D> {
+        let shape = S2::from_dims(layout.dims())
+            .expect("typed-tensor internal error: view dims disagree with the view type");
+        Tensor::from_view(shape, layout, self.storage())
+    }
+
     /// A dense row-major copy, or the same tensor when it already is one.
     pub fn contiguous(&self) -> Self {
         if self.is_contiguous() {
@@ -135,7 +139,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     {
         let (i, j) = <S as SwapAxes<I, J>>::AXES;
         let layout = self.layout().swap_axes(i, j);
-        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
+        self.view_as(layout)
     }
 
     /// Reorders the axes: output axis `k` is input axis `Axes.k` (a view). Every axis must appear once (a `const`
@@ -157,7 +161,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             )
         };
         let layout = self.layout().permute(&S::PERM[..S::RANK]);
-        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
+        self.view_as(layout)
     }
 
     /// Keeps `LEN` entries of axis `Ax` starting at `START` (a view). Out of bounds is a `const` assertion for
@@ -198,11 +202,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let layout = self.layout().narrow("narrow", S::INDEX, START, LEN)?;
-        Ok(Tensor::from_view(
-            shape_of(layout.dims()),
-            layout,
-            self.storage(),
-        ))
+        Ok(self.view_as(layout))
     }
 
     /// Views the tensor with shape `Dst`: new leading axes and size-1 axes repeat (stride 0, no copy). A dim that
@@ -293,11 +293,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             });
         }
         let layout = self.layout().select("squeeze", S::INDEX, 0)?;
-        Ok(Tensor::from_view(
-            shape_of(layout.dims()),
-            layout,
-            self.storage(),
-        ))
+        Ok(self.view_as(layout))
     }
 
     /// Inserts a size-1 axis at position `Ax` (`Axis<RANK>` appends one).
@@ -313,7 +309,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: InsertAxis<Ax>,
     {
         let layout = self.layout().unsqueeze(<S as InsertAxis<Ax>>::INDEX);
-        Tensor::from_view(shape_of(layout.dims()), layout, self.storage())
+        self.view_as(layout)
     }
 }
 
