@@ -1,18 +1,23 @@
-//! Trains an MLP and a small CNN on the 8x8 handwritten digits (data/digits.csv.gz, 1797 images) and reports
-//! held-out accuracy: `cargo run --release --example train_digits` (both), or with `mlp` / `cnn` as argument.
+//! Trains an MLP, a small CNN and a ResNet-style CNN with batch norm on the 8x8 handwritten digits
+//! (data/digits.csv.gz, 1797 images) and reports held-out accuracy: `cargo run --release --example train_digits`
+//! (all three), or with `mlp` / `cnn` / `bn-cnn` as argument.
 //! The models are generic over the device: with `--features cuda`, `cuda` as second argument trains on the GPU
 //! (`cargo run --release --features cuda --example train_digits -- mlp cuda`), the same code unchanged.
 //!
 //! The models' types spell their shapes: the MLP is `Linear<f32, 64, 64>`, `ReLU`, `Linear<f32, 64, 10>`; the
 //! CNN reshapes each row of 64 pixels into a 1x8x8 image (a user-defined layer, [`ToImage`]), then two
-//! conv/ReLU/max-pool blocks and a linear classifier. Stacking layers whose shapes disagree does not compile.
+//! conv/ReLU/max-pool blocks and a linear classifier. The batch-norm CNN has a residual block of two
+//! conv/batch-norm layers (a user-defined layer, [`Residual`]); it trains in training mode (batch statistics)
+//! and is evaluated in evaluation mode (running statistics). Stacking layers whose shapes disagree does not
+//! compile.
 //! Batches have a static size (`BATCH`); evaluation runs each whole split at once.
 
 use std::io::Read;
 use std::time::{Duration, Instant};
 use typed_tensor::autograd::Traced;
 use typed_tensor::nn::{
-    Conv2d, Flatten, Linear, MaxPool2d, Module, ParamVisitor, Parameters, ReLU,
+    join_name, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ParamVisitor, Parameters,
+    ReLU,
 };
 use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
 use typed_tensor::prelude::*;
@@ -53,6 +58,52 @@ pub type Cnn<D> = (
     Flatten<64>,
     Linear<f32, 64, 10, D>,
 );
+
+/// Channels of the batch-norm CNN.
+pub const WIDTH: usize = 16;
+
+/// A 3x3 "same" convolution, `WIDTH -> WIDTH` channels on 8x8, followed by batch norm.
+pub type ConvBn<D> = (
+    Conv2d<f32, WIDTH, WIDTH, 3, 8, 8, D, 1, 1>,
+    BatchNorm2d<f32, WIDTH, D>,
+);
+
+/// The batch-norm CNN: 1x8x8 -> conv 3x3 (16) -> batch norm -> ReLU -> a residual block (conv, batch norm,
+/// ReLU, conv, batch norm, plus the block's input) -> ReLU -> max-pool -> 16x4x4 -> linear 256 -> 10.
+pub type BnCnn<D> = (
+    (
+        ToImage,
+        Conv2d<f32, 1, WIDTH, 3, 8, 8, D, 1, 1>,
+        BatchNorm2d<f32, WIDTH, D>,
+        ReLU,
+    ),
+    Residual<(ConvBn<D>, ReLU, ConvBn<D>)>,
+    ReLU,
+    MaxPool2d<2, 2, 0, 4, 4>,
+    Flatten<{ WIDTH * 16 }>,
+    Linear<f32, { WIDTH * 16 }, 10, D>,
+);
+
+/// A user-defined layer: `x + body(x)`, the skip connection of a residual block, for any body whose output has
+/// its input's type.
+pub struct Residual<M>(pub M);
+
+impl<X, M> Module<X> for Residual<M>
+where
+    X: Clone + core::ops::Add<X, Output = X>,
+    M: Module<X, Output = X>,
+{
+    type Output = X;
+    fn forward(&self, x: X) -> X {
+        self.0.forward(x.clone()) + x
+    }
+}
+
+impl<M: Parameters> Parameters for Residual<M> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        self.0.visit_params(&join_name(prefix, "body"), visitor);
+    }
+}
 
 /// A user-defined layer: rows of 64 pixels as 1x8x8 images.
 #[derive(Clone, Copy, Default)]
@@ -98,6 +149,7 @@ impl<M, D: Device> Classifier<D> for M where
 pub enum Arch {
     Mlp,
     Cnn,
+    BnCnn,
 }
 
 /// One split of the data set: pixels scaled to [0, 1], labels 0..=9.
@@ -205,6 +257,18 @@ pub fn train<D: Device>(config: &Config) -> Report {
             );
             train_model(&model, config)
         }
+        Arch::BnCnn => {
+            let conv_bn = |seed| (Conv2d::new(seed), BatchNorm2d::new());
+            let model: BnCnn<D> = (
+                (ToImage, Conv2d::new(config.seed), BatchNorm2d::new(), ReLU),
+                Residual((conv_bn(config.seed + 1), ReLU, conv_bn(config.seed + 2))),
+                ReLU,
+                MaxPool2d,
+                Flatten,
+                Linear::new(config.seed + 3),
+            );
+            train_model(&model, config)
+        }
     }
 }
 
@@ -231,6 +295,7 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
     let mut epoch_times = Vec::with_capacity(config.epochs);
     for epoch in 0..config.epochs {
         let start = Instant::now();
+        model.train(); // batch statistics and dropout, where the model has them
         shuffle(&mut order, config.seed ^ (epoch as u64 + 1));
         let (mut loss_sum, mut batches) = (0.0f32, 0);
 
@@ -254,6 +319,7 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
             optimizer += t3 - t2;
         }
         final_loss = loss_sum / batches as f32;
+        model.eval(); // running statistics (plain tensors would use them anyway: they are inference)
         if config.verbose {
             println!(
                 "epoch {:2}: loss {:.4}, train accuracy {:.1}%, test accuracy {:.1}%",
@@ -286,8 +352,9 @@ fn main() {
     let archs: Vec<Arch> = match which.as_deref() {
         Some("mlp") => vec![Arch::Mlp],
         Some("cnn") => vec![Arch::Cnn],
-        None | Some("both") => vec![Arch::Mlp, Arch::Cnn],
-        Some(other) => panic!("unknown model {other:?}: use mlp, cnn or both"),
+        Some("bn-cnn") => vec![Arch::BnCnn],
+        None | Some("all") => vec![Arch::Mlp, Arch::Cnn, Arch::BnCnn],
+        Some(other) => panic!("unknown model {other:?}: use mlp, cnn, bn-cnn or all"),
     };
     let device = std::env::args().nth(2).unwrap_or_else(|| "cpu".into());
     for arch in archs {

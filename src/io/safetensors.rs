@@ -2,8 +2,8 @@
 
 use crate::autograd::Var;
 use crate::device::Device;
-use crate::dtype::{DType, FloatDType};
-use crate::nn::{ParamVisitor, Parameters};
+use crate::dtype::{DType, FloatDType, WithDType};
+use crate::nn::{Buffer, ParamVisitor, Parameters};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use ::safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -152,7 +152,7 @@ const _: () = assert!(
     "safetensors IO assumes a little-endian target"
 );
 
-/// Collects `(name, dtype, shape, bytes)` of every parameter, or the first problem.
+/// Collects `(name, dtype, shape, bytes)` of every parameter and buffer, or the first problem.
 struct Collect {
     tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>,
     names: BTreeSet<String>,
@@ -160,13 +160,12 @@ struct Collect {
 }
 
 impl Collect {
-    fn collect<T: FloatDType, S: Shape, D: Device>(
+    fn collect<T: WithDType, S: Shape, D: Device>(
         &mut self,
         name: &str,
-        var: &Var<T, S, D>,
+        value: Tensor<T, S, D>,
     ) -> Result<(), SafetensorsError> {
         first_use(&mut self.names, "save", name)?;
-        let value = var.value();
         let elements = value
             .try_to_vec()
             .map_err(|error| SafetensorsError::Tensor {
@@ -187,7 +186,17 @@ impl Collect {
 impl ParamVisitor for Collect {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
         if self.error.is_none() {
-            self.error = self.collect(name, var).err();
+            self.error = self.collect(name, var.value()).err();
+        }
+    }
+
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        buffer: &Buffer<T, S, D>,
+    ) {
+        if self.error.is_none() {
+            self.error = self.collect(name, buffer.value()).err();
         }
     }
 }
@@ -207,7 +216,7 @@ fn first_use(
     Ok(())
 }
 
-/// The parameters of `params` as the bytes of a safetensors file. Two parameters with one name are
+/// The parameters and buffers of `params` as the bytes of a safetensors file. Two tensors with one name are
 /// [`SafetensorsError::Duplicate`].
 pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
     let mut all = Collect {
@@ -235,7 +244,7 @@ pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
     ::safetensors::serialize(views, &None).map_err(format)
 }
 
-/// Writes the parameters of `params` to a safetensors file at `path`.
+/// Writes the parameters and buffers of `params` to a safetensors file at `path`.
 pub fn save(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), SafetensorsError> {
     std::fs::write(path, to_bytes(params)?)
         .map_err(|error| SafetensorsError::Io { op: "save", error })
@@ -254,10 +263,10 @@ struct Check<'a> {
 }
 
 impl<'a> Check<'a> {
-    fn value<T: FloatDType, S: Shape, D: Device>(
+    fn value<T: WithDType, S: Shape, D: Device>(
         &self,
         name: &str,
-        var: &Var<T, S, D>,
+        shape: S,
     ) -> Result<Tensor<T, S, D>, SafetensorsError> {
         let named = || name.to_string();
         let view = self
@@ -271,7 +280,7 @@ impl<'a> Check<'a> {
                 declared: T::DTYPE,
             });
         }
-        let declared = var.shape().dims().to_vec();
+        let declared = shape.dims().to_vec();
         if view.shape() != declared.as_slice() {
             return Err(SafetensorsError::Shape {
                 name: named(),
@@ -281,9 +290,9 @@ impl<'a> Check<'a> {
         }
         // Copied into `T`-aligned memory (the file's bytes need not be aligned); the format checked that the
         // tensor's bytes are its shape's element count times its dtype's size.
-        let mut data = alloc::vec![T::ZERO; var.shape().numel()];
+        let mut data = alloc::vec![T::ZERO; shape.numel()];
         bytemuck::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
-        Tensor::from_vec_with_shape(var.shape(), data).map_err(|error| SafetensorsError::Tensor {
+        Tensor::from_vec_with_shape(shape, data).map_err(|error| SafetensorsError::Tensor {
             op: "load",
             name: named(),
             error: Box::new(error),
@@ -291,24 +300,43 @@ impl<'a> Check<'a> {
     }
 }
 
-impl<'a> ParamVisitor for Check<'a> {
-    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+impl<'a> Check<'a> {
+    /// Checks `name` against a tensor of `shape` and queues `assign` of its value.
+    fn check<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        shape: S,
+        assign: impl FnOnce(Tensor<T, S, D>) + 'a,
+    ) {
         if self.error.is_some() {
             return;
         }
-        match first_use(&mut self.seen, "load", name).and_then(|()| self.value(name, var)) {
-            Ok(value) => {
-                let var = var.clone();
-                // The shape was checked against the parameter's own: `set` cannot refuse it.
-                self.commits.push(Box::new(move || var.set(value)));
-            }
+        match first_use(&mut self.seen, "load", name).and_then(|()| self.value(name, shape)) {
+            Ok(value) => self.commits.push(Box::new(move || assign(value))),
             Err(e) => self.error = Some(e),
         }
     }
 }
 
-/// Sets the parameters of `params` from the bytes of a safetensors file. Every parameter is checked (name,
-/// dtype, shape, and that the file has nothing else) and its new value made before any is assigned, so a
+impl<'a> ParamVisitor for Check<'a> {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        let var = var.clone();
+        // The shape was checked against the parameter's own: `set` cannot refuse it.
+        self.check(name, var.shape(), move |value| var.set(value));
+    }
+
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        buffer: &Buffer<T, S, D>,
+    ) {
+        let buffer = buffer.clone();
+        self.check(name, buffer.shape(), move |value| buffer.set(value));
+    }
+}
+
+/// Sets the parameters and buffers of `params` from the bytes of a safetensors file. Every one is checked
+/// (name, dtype, shape, and that the file has nothing else) and its new value made before any is assigned, so a
 /// failed load leaves the model as it was.
 pub fn from_bytes(params: &impl Parameters, bytes: &[u8]) -> Result<(), SafetensorsError> {
     let file = SafeTensors::deserialize(bytes).map_err(|e| SafetensorsError::Format {

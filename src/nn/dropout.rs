@@ -1,16 +1,17 @@
 //! Dropout.
 
-use super::{Module, ParamVisitor, Parameters};
+use super::{Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Zeroes each element with probability `p` and scales the rest by `1 / (1 - p)` while training, on traced
-/// values; the identity on plain tensors (inference) and after [`Dropout::set_training`]`(false)`. The masks come
+/// values; the identity on plain tensors (inference) and in evaluation mode ([`Parameters::eval`] on the layer or
+/// any model holding it). The masks come
 /// from a seeded stream that advances on every call, so a run reproduces.
 ///
 /// ```
@@ -27,7 +28,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub struct Dropout {
     p: f64,
     seed: AtomicU64,
-    training: AtomicBool,
+    training: TrainingFlag,
 }
 
 impl Dropout {
@@ -40,13 +41,8 @@ impl Dropout {
         Dropout {
             p,
             seed: AtomicU64::new(seed),
-            training: AtomicBool::new(true),
+            training: TrainingFlag::default(),
         }
-    }
-
-    /// Turns masking on (training) or off (evaluation with traced values).
-    pub fn set_training(&self, training: bool) {
-        self.training.store(training, Ordering::Relaxed);
     }
 
     /// The drop probability.
@@ -58,7 +54,7 @@ impl Dropout {
 impl<T: FloatDType, S: Shape, D: Device> Module<Traced<T, S, D>> for Dropout {
     type Output = Traced<T, S, D>;
     fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
-        if !self.training.load(Ordering::Relaxed) || self.p == 0.0 {
+        if !self.training.get() || self.p == 0.0 {
             return x;
         }
         let seed = self.seed.fetch_add(1, Ordering::Relaxed);
@@ -78,5 +74,7 @@ impl<T: FloatDType, S: Shape, D: Device> Module<Tensor<T, S, D>> for Dropout {
 }
 
 impl Parameters for Dropout {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+    fn visit_params<V: ParamVisitor>(&self, _: &str, visitor: &mut V) {
+        visitor.visit_training(&self.training);
+    }
 }

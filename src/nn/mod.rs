@@ -22,6 +22,7 @@
 //! ```
 
 mod activation;
+mod batch_norm;
 mod conv;
 mod dropout;
 mod embedding;
@@ -30,15 +31,18 @@ pub mod loss;
 mod module;
 mod norm;
 mod params;
+mod state;
 
 pub use activation::{
     GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
+pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
 pub use conv::{AvgPool2d, Conv2d, Flatten, MaxPool2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::Module;
 pub use norm::{LayerNorm, RMSNorm};
-pub use params::{join_name, ParamVisitor, Parameters};
+pub use params::{join_name, Mode, ParamVisitor, Parameters};
+pub use state::{Buffer, TrainingFlag};

@@ -1,17 +1,66 @@
-//! Walking a model's parameters: optimizers register them, `save`/`load` name them.
+//! Walking a model's parameters: optimizers register them, `save`/`load` name them. The same walk reaches
+//! each layer's buffers (saved and loaded, not trained) and training flag (set by `train`/`eval`).
 
+use super::state::{Buffer, TrainingFlag};
 use crate::autograd::Var;
 use crate::device::Device;
-use crate::dtype::FloatDType;
+use crate::dtype::{FloatDType, WithDType};
 use crate::shape::Shape;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// Receives each parameter of a model with its dotted name (`"0.weight"`).
+/// Receives each parameter of a model with its dotted name (`"0.weight"`), and, when it asks for them, each
+/// buffer and each layer's training flag. A visitor that only implements [`Self::visit`] (an optimizer) sees
+/// the trainable parameters and nothing else.
 pub trait ParamVisitor {
-    /// Called once per parameter.
+    /// Called once per trainable parameter.
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>);
+
+    /// Called once per buffer (a tensor a layer updates itself, such as `running_mean`); ignored by default.
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        buffer: &Buffer<T, S, D>,
+    ) {
+        let _ = (name, buffer);
+    }
+
+    /// Called once per layer that has a training mode; ignored by default.
+    fn visit_training(&mut self, flag: &TrainingFlag) {
+        let _ = flag;
+    }
+}
+
+/// A model's mode, as [`Parameters::mode`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every layer that has a mode is training.
+    Training,
+    /// Every layer that has a mode is evaluating.
+    Evaluation,
+    /// Some layers train and some evaluate: almost always a mistake (one layer switched on its own).
+    Mixed,
+}
+
+/// Sets every training flag it is shown.
+struct SetTraining(bool);
+
+impl ParamVisitor for SetTraining {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, _: &Var<T, S, D>) {}
+    fn visit_training(&mut self, flag: &TrainingFlag) {
+        flag.set(self.0);
+    }
+}
+
+/// Collects the training flags' values.
+struct ReadTraining(Vec<bool>);
+
+impl ParamVisitor for ReadTraining {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, _: &str, _: &Var<T, S, D>) {}
+    fn visit_training(&mut self, flag: &TrainingFlag) {
+        self.0.push(flag.get());
+    }
 }
 
 /// Anything holding parameters: a [`Var`], a layer, a tuple or array of them.
@@ -34,8 +83,53 @@ pub trait ParamVisitor {
 /// assert_eq!(names.0, ["0", "1.0"]);
 /// ```
 pub trait Parameters {
-    /// Calls `visitor.visit` for every parameter, named under `prefix` (empty at the top).
+    /// Calls `visitor.visit` for every parameter, `visitor.visit_buffer` for every buffer, both named under
+    /// `prefix` (empty at the top), and `visitor.visit_training` for every layer's training flag. A model type
+    /// written by hand forwards the call to each of its fields, which is all `train`/`eval`, the optimizers and
+    /// `io` need.
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V);
+
+    /// Puts every layer of the model into training mode (`true`) or evaluation mode (`false`): dropout masks
+    /// and batch statistics, or neither. Affects traced forward passes; plain tensors always run inference.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{BatchNorm, Dropout, Linear, Mode, Parameters};
+    /// let model = (Linear::<f32, 4, 4, Cpu>::new(0), BatchNorm::<f32, 4, Cpu>::new(), Dropout::new(0.5, 1));
+    /// assert_eq!(model.mode(), Some(Mode::Training)); // layers start in training mode, as in PyTorch
+    /// model.eval();
+    /// assert_eq!(model.mode(), Some(Mode::Evaluation));
+    /// model.2.train(); // one layer on its own
+    /// assert_eq!(model.mode(), Some(Mode::Mixed));
+    /// assert_eq!(Linear::<f32, 4, 4, Cpu>::new(0).mode(), None); // no layer with a mode
+    /// ```
+    fn set_training(&self, training: bool) {
+        self.visit_params("", &mut SetTraining(training));
+    }
+
+    /// Training mode for every layer (`set_training(true)`; PyTorch's `model.train()`).
+    fn train(&self) {
+        self.set_training(true);
+    }
+
+    /// Evaluation mode for every layer (`set_training(false)`; PyTorch's `model.eval()`).
+    fn eval(&self) {
+        self.set_training(false);
+    }
+
+    /// The model's mode, read from every layer that has one; `None` when none has.
+    fn mode(&self) -> Option<Mode> {
+        let mut flags = ReadTraining(Vec::new());
+        self.visit_params("", &mut flags);
+        let first = *flags.0.first()?;
+        Some(if flags.0.iter().any(|&f| f != first) {
+            Mode::Mixed
+        } else if first {
+            Mode::Training
+        } else {
+            Mode::Evaluation
+        })
+    }
 }
 
 /// `prefix.name`, or `name` at the top.

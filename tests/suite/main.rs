@@ -21,6 +21,7 @@ mod join;
 mod masks;
 mod matmul;
 mod nn;
+mod norm_layers;
 mod ops;
 mod optim;
 mod reduce;

@@ -175,7 +175,7 @@ fn dropout_masks_and_scales_while_training_only() {
     // Fresh masks per call; none when not training or on plain tensors.
     assert_ne!(drop.forward(w.trace()).into_value().to_vec(), kept);
     assert_eq!(drop.forward(x.clone()).to_vec(), x.to_vec());
-    drop.set_training(false);
+    drop.eval();
     assert_eq!(drop.forward(w.trace()).into_value().to_vec(), x.to_vec());
 }
 

@@ -1,6 +1,6 @@
 //! The digits models of `examples/train_digits.rs`, trained in short configurations: the MLP must reach 95%
 //! accuracy on the held-out split (the example's own run: 30 epochs, 96.4%), the CNN 90% after a few epochs
-//! (the example's run: 96.7%).
+//! (the example's run: 96.7%), the batch-norm CNN 97% (the example's run: 98.6%).
 
 use typed_tensor::prelude::*;
 
@@ -11,14 +11,14 @@ use typed_tensor::prelude::*;
 mod embedded_inference;
 use embedded_inference::train_digits;
 
-/// The short runs' settings: the MLP for 20 epochs, the CNN for 12.
+/// The short runs' settings: the MLP for 20 epochs, the CNN for 12, the batch-norm CNN for 5.
 fn config(arch: train_digits::Arch) -> train_digits::Config {
     train_digits::Config {
         arch,
-        epochs: if arch == train_digits::Arch::Mlp {
-            20
-        } else {
-            12
+        epochs: match arch {
+            train_digits::Arch::Mlp => 20,
+            train_digits::Arch::Cnn => 12,
+            train_digits::Arch::BnCnn => 5,
         },
         lr: 3e-3,
         seed: 7,
@@ -26,7 +26,8 @@ fn config(arch: train_digits::Arch) -> train_digits::Config {
     }
 }
 
-/// The bars every device must clear: MLP loss < 0.2 and >= 95% held out, CNN >= 90% held out.
+/// The bars every device must clear: MLP loss < 0.2 and >= 95% held out, CNN >= 90% held out, batch-norm CNN
+/// >= 97% held out (evaluated with its running statistics).
 fn assert_learned(arch: train_digits::Arch, report: &train_digits::Report) {
     if arch == train_digits::Arch::Mlp {
         assert!(
@@ -35,10 +36,10 @@ fn assert_learned(arch: train_digits::Arch, report: &train_digits::Report) {
             report.final_loss
         );
     }
-    let bar = if arch == train_digits::Arch::Mlp {
-        0.95
-    } else {
-        0.90
+    let bar = match arch {
+        train_digits::Arch::Mlp => 0.95,
+        train_digits::Arch::Cnn => 0.90,
+        train_digits::Arch::BnCnn => 0.97,
     };
     assert!(
         report.test_accuracy >= bar,
@@ -79,6 +80,12 @@ fn mlp_reaches_95_percent_on_held_out_digits() {
 #[test]
 fn small_cnn_learns_the_digits() {
     let arch = train_digits::Arch::Cnn;
+    assert_learned(arch, &train_digits::train::<Cpu>(&config(arch)));
+}
+
+#[test]
+fn batch_norm_cnn_reaches_97_percent() {
+    let arch = train_digits::Arch::BnCnn;
     assert_learned(arch, &train_digits::train::<Cpu>(&config(arch)));
 }
 
@@ -134,5 +141,10 @@ mod cuda {
     #[test]
     fn small_cnn_learns_the_digits_on_cuda() {
         train_on_gpu(train_digits::Arch::Cnn);
+    }
+
+    #[test]
+    fn batch_norm_cnn_reaches_97_percent_on_cuda() {
+        train_on_gpu(train_digits::Arch::BnCnn);
     }
 }

@@ -1,0 +1,393 @@
+//! Batch normalisation (PyTorch's `BatchNorm1d`/`BatchNorm2d`): per-channel statistics over the batch and every
+//! axis after the channel one, with running estimates for evaluation.
+//!
+//! The layer is composed from existing ops, so its gradient comes from theirs: the input is viewed with the
+//! channel axis last (a permutation, no copy), the statistics are reductions over the other axes, and the
+//! output is `x * scale + shift` with `scale = weight / sqrt(var + eps)` and `shift = bias - mean * scale`
+//! per channel (two passes over the data besides the statistics).
+
+use super::{join_name, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
+use crate::autograd::{Traced, Var};
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::shape::{Axis, BroadcastShapes, Const, Dim, ReduceShape};
+use crate::tensor::Tensor;
+
+/// One value per channel.
+type PerChannel<T, const C: usize, D> = Tensor<T, (Const<C>,), D>;
+
+/// How a [`BatchNorm`] is built; the default is PyTorch's (`eps` 1e-5, momentum 0.1, affine, running
+/// statistics tracked).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchNormConfig {
+    /// Added to the variance before the square root.
+    pub eps: f64,
+    /// Weight of the newest batch in the running statistics: `running = (1 - m) running + m batch`. `None` is
+    /// a cumulative average over every batch seen (`m = 1 / num_batches_tracked`), as in PyTorch.
+    pub momentum: Option<f64>,
+    /// Whether the layer has a learned `weight` (starting at 1) and `bias` (starting at 0).
+    pub affine: bool,
+    /// Whether the layer keeps running statistics for evaluation. Without them it normalises with the batch's
+    /// own statistics in both modes.
+    pub track_running_stats: bool,
+}
+
+impl Default for BatchNormConfig {
+    fn default() -> Self {
+        BatchNormConfig {
+            eps: 1e-5,
+            momentum: Some(0.1),
+            affine: true,
+            track_running_stats: true,
+        }
+    }
+}
+
+/// The running estimates of a [`BatchNorm`], PyTorch's buffers of the same names.
+pub struct RunningStats<T: FloatDType, const C: usize, D: Device> {
+    /// `running_mean`, starting at 0.
+    pub mean: Buffer<T, (Const<C>,), D>,
+    /// `running_var`, the unbiased batch variances' average, starting at 1.
+    pub var: Buffer<T, (Const<C>,), D>,
+    /// `num_batches_tracked`: how many training batches updated the estimates.
+    pub num_batches_tracked: Buffer<i64, (), D>,
+}
+
+/// Batch normalisation over channel axis 1 of `(N, C)`, `(N, C, L)` (PyTorch's `BatchNorm1d`) and
+/// `(N, C, H, W)` inputs (`BatchNorm2d`): `(x - mean) / sqrt(var + eps) * weight + bias`, per channel.
+///
+/// - **Training mode, traced input**: the batch's mean and population variance over every axis but the
+///   channel; the running statistics move towards them (the variance's unbiased form, as PyTorch), and
+///   `num_batches_tracked` counts the batch. Fewer than 2 values per channel panic (no variance to take).
+/// - **Evaluation mode, or plain tensors** (inference): the running statistics. A layer built without them
+///   ([`BatchNormConfig::track_running_stats`] off) uses the batch's statistics in every mode.
+///
+/// The mode is the layer's [`TrainingFlag`], set model-wide by [`Parameters::train`]/[`Parameters::eval`].
+/// Parameter and buffer names follow PyTorch's (`weight`, `bias`, `running_mean`, `running_var`,
+/// `num_batches_tracked`), so a PyTorch `state_dict` saved as safetensors loads without renaming.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::autograd::Traced;
+/// use typed_tensor::nn::{BatchNorm2d, Module, Parameters};
+/// let bn = BatchNorm2d::<f32, 2, Cpu>::new();
+/// let x = Tensor::<f32, Rank4<4, 2, 3, 3>, Cpu>::randn(0);
+/// let y = bn.forward(Traced::constant(x.clone())).into_value(); // training: batch statistics
+/// let per_channel = y.permute::<(Axis<1>, Axis<0>, Axis<2>, Axis<3>)>().reshape::<Rank2<2, 36>>();
+/// assert!(per_channel.mean::<Axis<1>>().to_vec().iter().all(|m| m.abs() < 1e-5));
+/// let stats = bn.running.as_ref().unwrap();
+/// assert_eq!(stats.num_batches_tracked.value().to_scalar(), 1);
+/// bn.eval();
+/// let _ = bn.forward(x); // running statistics
+/// ```
+pub struct BatchNorm<T: FloatDType, const C: usize, D: Device> {
+    /// `(C,)`, multiplies the normalised value (absent without `affine`).
+    pub weight: Option<Var<T, (Const<C>,), D>>,
+    /// `(C,)`, added last (absent without `affine`).
+    pub bias: Option<Var<T, (Const<C>,), D>>,
+    /// The running statistics (absent without `track_running_stats`).
+    pub running: Option<RunningStats<T, C, D>>,
+    config: BatchNormConfig,
+    training: TrainingFlag,
+}
+
+/// [`BatchNorm`] for `(N, C)` and `(N, C, L)` inputs: one type serves every rank; the names are PyTorch's.
+pub type BatchNorm1d<T, const C: usize, D> = BatchNorm<T, C, D>;
+/// [`BatchNorm`] for `(N, C, H, W)` inputs.
+pub type BatchNorm2d<T, const C: usize, D> = BatchNorm<T, C, D>;
+
+impl<T: FloatDType, const C: usize, D: Device> Default for BatchNorm<T, C, D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
+    /// PyTorch's defaults: `eps` 1e-5, momentum 0.1, affine, running statistics tracked, training mode.
+    pub fn new() -> Self {
+        Self::with_config(BatchNormConfig::default())
+    }
+
+    /// A layer built as `config` says.
+    ///
+    /// # Panics
+    ///
+    /// When the momentum is outside `[0, 1]` or `eps` is negative.
+    #[track_caller]
+    pub fn with_config(config: BatchNormConfig) -> Self {
+        if let Some(m) = config.momentum {
+            assert!(
+                (0.0..=1.0).contains(&m),
+                "BatchNorm: momentum must be in [0, 1], got {m}"
+            );
+        }
+        assert!(
+            config.eps >= 0.0,
+            "BatchNorm: eps must not be negative, got {}",
+            config.eps
+        );
+        let affine = config.affine;
+        BatchNorm {
+            weight: affine.then(|| Var::new(Tensor::ones())),
+            bias: affine.then(|| Var::new(Tensor::zeros())),
+            running: config.track_running_stats.then(|| RunningStats {
+                mean: Buffer::new(Tensor::zeros()),
+                var: Buffer::new(Tensor::ones()),
+                num_batches_tracked: Buffer::new(Tensor::zeros()),
+            }),
+            config,
+            training: TrainingFlag::default(),
+        }
+    }
+
+    /// The configuration it was built with.
+    pub fn config(&self) -> &BatchNormConfig {
+        &self.config
+    }
+
+    /// The running mean and variance when evaluation should use them (evaluation mode, or inference).
+    fn running_for(&self, training: bool) -> Option<(PerChannel<T, C, D>, PerChannel<T, C, D>)> {
+        match &self.running {
+            Some(stats) if !training => Some((stats.mean.value(), stats.var.value())),
+            _ => None,
+        }
+    }
+
+    /// Moves the running statistics towards a training batch's `mean` and population `var` over `n` values per
+    /// channel.
+    #[track_caller]
+    fn track(&self, mean: &Tensor<T, (Const<C>,), D>, var: &Tensor<T, (Const<C>,), D>, n: usize) {
+        let Some(stats) = &self.running else {
+            return;
+        };
+        stats.num_batches_tracked.update(|k| k + 1);
+        let m = match self.config.momentum {
+            Some(m) => m,
+            None => 1.0 / stats.num_batches_tracked.value().to_scalar() as f64,
+        };
+        let blend = |running: &Tensor<T, (Const<C>,), D>, batch: Tensor<T, (Const<C>,), D>| {
+            &(running * T::from_f64(1.0 - m)) + &(batch * T::from_f64(m))
+        };
+        let unbiased = var * T::from_f64(n as f64 / (n - 1) as f64);
+        stats.mean.update(|r| blend(r, mean.clone()));
+        stats.var.update(|r| blend(r, unbiased));
+    }
+
+    /// The per-channel `(scale, shift)` for a normalisation with `mean` and `var`.
+    fn scale_shift<M>(&self, mean: M, var: M) -> (M, M)
+    where
+        M: Affine<T, C, D>,
+    {
+        let rstd = var.add_scalar(T::from_f64(self.config.eps)).rsqrt();
+        let scale = match &self.weight {
+            Some(w) => rstd.times_param(w),
+            None => rstd,
+        };
+        let centred = mean.times(&scale).negated();
+        let shift = match &self.bias {
+            Some(b) => centred.plus_param(b),
+            None => centred,
+        };
+        (scale, shift)
+    }
+
+    /// Normalises a traced input viewed with the channel axis last; `Ax` are the other axes.
+    #[track_caller]
+    fn forward_traced<S, Ax>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
+    where
+        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<(Const<C>,), Output = S>,
+    {
+        let (mean, var) = match self.running_for(self.training.get()) {
+            Some((mean, var)) => (Traced::constant(mean), Traced::constant(var)),
+            None => {
+                let n = values_per_channel::<C>(x.value().numel(), self.training.get());
+                let (mean, var) = (x.mean::<Ax>(), x.var_population::<Ax>());
+                if self.training.get() {
+                    self.track(mean.value(), var.value(), n);
+                }
+                (mean, var)
+            }
+        };
+        let (scale, shift) = self.scale_shift(mean, var);
+        x * &scale + &shift
+    }
+
+    /// Normalises a plain input (inference) viewed with the channel axis last; `Ax` are the other axes.
+    #[track_caller]
+    fn forward_tensor<S, Ax>(&self, x: Tensor<T, S, D>) -> Tensor<T, S, D>
+    where
+        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<(Const<C>,), Output = S>,
+    {
+        let (mean, var) = match self.running_for(false) {
+            Some(stats) => stats,
+            None => {
+                values_per_channel::<C>(x.numel(), false);
+                (x.mean::<Ax>(), x.var_population::<Ax>())
+            }
+        };
+        let (scale, shift) = self.scale_shift(mean, var);
+        &(&x * &scale) + &shift
+    }
+}
+
+/// The values per channel of an input of `numel` elements; panics in training when there are fewer than 2 (the
+/// variance needs two), and for none at all.
+#[track_caller]
+fn values_per_channel<const C: usize>(numel: usize, training: bool) -> usize {
+    let n = numel / C;
+    let needed = if training { 2 } else { 1 };
+    assert!(
+        n >= needed,
+        "BatchNorm: expected more than {} value(s) per channel {}, got {n} (input of {numel} elements over {C} \
+         channels)",
+        needed - 1,
+        if training { "when training" } else { "" },
+    );
+    n
+}
+
+/// The per-channel arithmetic `scale_shift` does, on plain and traced `(C,)` values alike.
+trait Affine<T: FloatDType, const C: usize, D: Device>: Sized {
+    fn add_scalar(self, c: T) -> Self;
+    fn rsqrt(self) -> Self;
+    fn times(&self, other: &Self) -> Self;
+    fn negated(self) -> Self;
+    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self;
+    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self;
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Traced<T, (Const<C>,), D> {
+    fn add_scalar(self, c: T) -> Self {
+        self + c
+    }
+    fn rsqrt(self) -> Self {
+        Traced::rsqrt(&self)
+    }
+    fn times(&self, other: &Self) -> Self {
+        self * other
+    }
+    fn negated(self) -> Self {
+        -self
+    }
+    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
+        self * p
+    }
+    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
+        self + p
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Tensor<T, (Const<C>,), D> {
+    fn add_scalar(self, c: T) -> Self {
+        self + c
+    }
+    fn rsqrt(self) -> Self {
+        Tensor::rsqrt(&self)
+    }
+    fn times(&self, other: &Self) -> Self {
+        self * other
+    }
+    fn negated(self) -> Self {
+        self * T::from_f64(-1.0)
+    }
+    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
+        &self * &p.value()
+    }
+    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
+        &self + &p.value()
+    }
+}
+
+// `(N, C)`: the channel axis is already last.
+impl<T: FloatDType, const C: usize, D: Device, B: Dim> Module<Traced<T, (B, Const<C>), D>>
+    for BatchNorm<T, C, D>
+{
+    type Output = Traced<T, (B, Const<C>), D>;
+    #[track_caller]
+    fn forward(&self, x: Traced<T, (B, Const<C>), D>) -> Self::Output {
+        self.forward_traced::<_, Axis<0>>(x)
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, B: Dim> Module<Tensor<T, (B, Const<C>), D>>
+    for BatchNorm<T, C, D>
+{
+    type Output = Tensor<T, (B, Const<C>), D>;
+    #[track_caller]
+    fn forward(&self, x: Tensor<T, (B, Const<C>), D>) -> Self::Output {
+        self.forward_tensor::<_, Axis<0>>(x)
+    }
+}
+
+// `(N, C, L)`: viewed as `(N, L, C)`.
+impl<T: FloatDType, const C: usize, D: Device, B: Dim, L: Dim>
+    Module<Traced<T, (B, Const<C>, L), D>> for BatchNorm<T, C, D>
+{
+    type Output = Traced<T, (B, Const<C>, L), D>;
+    #[track_caller]
+    fn forward(&self, x: Traced<T, (B, Const<C>, L), D>) -> Self::Output {
+        let last = x.transpose::<Axis<1>, Axis<2>>();
+        self.forward_traced::<_, (Axis<0>, Axis<1>)>(last)
+            .transpose::<Axis<1>, Axis<2>>()
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, B: Dim, L: Dim>
+    Module<Tensor<T, (B, Const<C>, L), D>> for BatchNorm<T, C, D>
+{
+    type Output = Tensor<T, (B, Const<C>, L), D>;
+    #[track_caller]
+    fn forward(&self, x: Tensor<T, (B, Const<C>, L), D>) -> Self::Output {
+        let last = x.transpose::<Axis<1>, Axis<2>>();
+        self.forward_tensor::<_, (Axis<0>, Axis<1>)>(last)
+            .transpose::<Axis<1>, Axis<2>>()
+    }
+}
+
+/// `(N, C, H, W)` as `(N, H, W, C)` and back.
+type ChannelsLast = (Axis<0>, Axis<2>, Axis<3>, Axis<1>);
+type ChannelsFirst = (Axis<0>, Axis<3>, Axis<1>, Axis<2>);
+
+impl<T: FloatDType, const C: usize, D: Device, B: Dim, H: Dim, W: Dim>
+    Module<Traced<T, (B, Const<C>, H, W), D>> for BatchNorm<T, C, D>
+{
+    type Output = Traced<T, (B, Const<C>, H, W), D>;
+    #[track_caller]
+    fn forward(&self, x: Traced<T, (B, Const<C>, H, W), D>) -> Self::Output {
+        let last = x.permute::<ChannelsLast>();
+        self.forward_traced::<_, (Axis<0>, Axis<1>, Axis<2>)>(last)
+            .permute::<ChannelsFirst>()
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, B: Dim, H: Dim, W: Dim>
+    Module<Tensor<T, (B, Const<C>, H, W), D>> for BatchNorm<T, C, D>
+{
+    type Output = Tensor<T, (B, Const<C>, H, W), D>;
+    #[track_caller]
+    fn forward(&self, x: Tensor<T, (B, Const<C>, H, W), D>) -> Self::Output {
+        let last = x.permute::<ChannelsLast>();
+        self.forward_tensor::<_, (Axis<0>, Axis<1>, Axis<2>)>(last)
+            .permute::<ChannelsFirst>()
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Parameters for BatchNorm<T, C, D> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        if let Some(w) = &self.weight {
+            visitor.visit(&join_name(prefix, "weight"), w);
+        }
+        if let Some(b) = &self.bias {
+            visitor.visit(&join_name(prefix, "bias"), b);
+        }
+        if let Some(stats) = &self.running {
+            visitor.visit_buffer(&join_name(prefix, "running_mean"), &stats.mean);
+            visitor.visit_buffer(&join_name(prefix, "running_var"), &stats.var);
+            visitor.visit_buffer(
+                &join_name(prefix, "num_batches_tracked"),
+                &stats.num_batches_tracked,
+            );
+        }
+        visitor.visit_training(&self.training);
+    }
+}

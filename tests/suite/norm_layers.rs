@@ -1,0 +1,424 @@
+//! Normalisation layers with batch or group statistics: BatchNorm in training and evaluation modes (values,
+//! running statistics, `num_batches_tracked`, every configuration), the model-wide mode walk, buffers in
+//! save/load and out of the optimizers, gradients by finite differences. References are naive loops over the
+//! NCHW elements, written from PyTorch's documented formulas.
+
+use crate::common::*;
+use typed_tensor::autograd::{check_gradient, Traced, Var};
+use typed_tensor::nn::{
+    BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, Buffer, Dropout, Linear, Mode, Module,
+    ParamVisitor, Parameters, TrainingFlag,
+};
+use typed_tensor::prelude::*;
+
+/// Per-channel `(mean, population variance)` of an `(n, c, inner)` NCHW-ordered buffer.
+fn channel_stats(x: &[f64], [n, c, inner]: [usize; 3]) -> Vec<(f64, f64)> {
+    (0..c)
+        .map(|ch| {
+            let values: Vec<f64> = (0..n)
+                .flat_map(|b| (0..inner).map(move |s| (b * c + ch) * inner + s))
+                .map(|i| x[i])
+                .collect();
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64;
+            (mean, var)
+        })
+        .collect()
+}
+
+/// `(x - mean) / sqrt(var + eps) * w + b` per channel of an `(n, c, inner)` buffer.
+fn normalised(
+    x: &[f64],
+    [n, c, inner]: [usize; 3],
+    stats: &[(f64, f64)],
+    (w, b): (&[f64], &[f64]),
+    eps: f64,
+) -> Vec<f64> {
+    (0..n * c * inner)
+        .map(|i| {
+            let ch = (i / inner) % c;
+            let (mean, var) = stats[ch];
+            (x[i] - mean) / (var + eps).sqrt() * w[ch] + b[ch]
+        })
+        .collect()
+}
+
+fn to_f64<T: WithDType>(v: Vec<T>) -> Vec<f64> {
+    v.into_iter().map(|x| x.to_f64()).collect()
+}
+
+/// Relative tolerance for a normalised value in `T` (a reduction, a square root and a few products).
+fn norm_tol<T: WithDType>() -> f64 {
+    match T::DTYPE {
+        DType::F16 => 1e-2,
+        DType::BF16 => 5e-2,
+        DType::F32 => 1e-5,
+        _ => 1e-11,
+    }
+}
+
+/// A `(4, 3, 2, 5)` input as a strided view (a permuted `(4, 2, 5, 3)` buffer), with its NCHW elements.
+fn strided_input<T: FloatDType, D: Device>(
+    seed: u64,
+) -> (Tensor<T, Rank4<4, 3, 2, 5>, D>, Vec<f64>) {
+    let src: Tensor<T, Rank4<4, 2, 5, 3>, D> = random::<T, _, D>(seed).affine(3.0, 0.5);
+    let x = src.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+    let values = to_f64(x.to_vec());
+    (x, values)
+}
+
+/// BatchNorm2d in training mode: the batch's statistics, the running ones blended with momentum 0.1 (unbiased
+/// variance), `num_batches_tracked` counted; in evaluation mode and on plain tensors, the running statistics.
+fn batch_norm_2d_modes<T: FloatDType, D: Device>() {
+    const DIMS: [usize; 3] = [4, 3, 10];
+    let bn = BatchNorm2d::<T, 3, D>::new();
+    let w = [0.5, -1.25, 2.0];
+    let b = [0.1, 0.0, -0.75];
+    let weight = bn.weight.as_ref().unwrap();
+    weight.set(Tensor::from_vec(w.iter().map(|&v| T::from_f64(v)).collect()).unwrap());
+    let bias = bn.bias.as_ref().unwrap();
+    bias.set(Tensor::from_vec(b.iter().map(|&v| T::from_f64(v)).collect()).unwrap());
+    let eps = 1e-5;
+    let tol = norm_tol::<T>();
+
+    let (mut running_mean, mut running_var) = (vec![0.0; 3], vec![1.0; 3]);
+    for step in 0..2u64 {
+        let (x, xs) = strided_input::<T, D>(10 + step);
+        let stats = channel_stats(&xs, DIMS);
+        let y = bn.forward(Traced::constant(x)).into_value();
+        let want = normalised(&xs, DIMS, &stats, (&w, &b), eps);
+        assert_within("batch norm, training", &y.to_vec(), &want, tol);
+        for (ch, (m, v)) in stats.iter().enumerate() {
+            running_mean[ch] = 0.9 * running_mean[ch] + 0.1 * m;
+            running_var[ch] = 0.9 * running_var[ch] + 0.1 * v * 40.0 / 39.0;
+        }
+    }
+    let running = bn.running.as_ref().unwrap();
+    assert_within(
+        "running_mean",
+        &running.mean.value().to_vec(),
+        &running_mean,
+        tol,
+    );
+    assert_within(
+        "running_var",
+        &running.var.value().to_vec(),
+        &running_var,
+        tol,
+    );
+    assert_eq!(running.num_batches_tracked.value().to_scalar(), 2);
+
+    // Plain tensors are inference whatever the mode: the running statistics, and nothing is tracked.
+    let (x, xs) = strided_input::<T, D>(20);
+    let stats: Vec<(f64, f64)> = running_mean
+        .iter()
+        .copied()
+        .zip(running_var.iter().copied())
+        .collect();
+    let want = normalised(&xs, DIMS, &stats, (&w, &b), eps);
+    assert_within(
+        "batch norm, plain tensor",
+        &bn.forward(x.clone()).to_vec(),
+        &want,
+        tol,
+    );
+    bn.eval();
+    assert_eq!(bn.mode(), Some(Mode::Evaluation));
+    let y = bn.forward(Traced::constant(x)).into_value();
+    assert_within("batch norm, evaluation", &y.to_vec(), &want, tol);
+    assert_eq!(running.num_batches_tracked.value().to_scalar(), 2);
+    assert_within(
+        "running_mean after evaluation",
+        &running.mean.value().to_vec(),
+        &running_mean,
+        tol,
+    );
+}
+
+/// `(N, C)` and `(N, C, L)` inputs, contiguous and strided.
+fn batch_norm_1d_ranks<T: FloatDType, D: Device>() {
+    let tol = norm_tol::<T>();
+    let ones = [1.0; 5];
+    let zeros = [0.0; 5];
+    let bn = BatchNorm1d::<T, 5, D>::new();
+    // (6, 5) as the transpose of a (5, 6) buffer.
+    let x: Tensor<T, Rank2<6, 5>, D> = random::<T, Rank2<5, 6>, D>(3).t();
+    let xs = to_f64(x.to_vec());
+    let stats = channel_stats(&xs, [6, 5, 1]);
+    let y = bn.forward(Traced::constant(x)).into_value();
+    let want = normalised(&xs, [6, 5, 1], &stats, (&ones, &zeros), 1e-5);
+    assert_within("batch norm 1d (N, C)", &y.to_vec(), &want, tol);
+    // (3, 5, 4): the statistics run over N and L.
+    let x: Tensor<T, Rank3<3, 5, 4>, D> = random(4);
+    let xs = to_f64(x.to_vec());
+    let stats = channel_stats(&xs, [3, 5, 4]);
+    let y = bn.forward(Traced::constant(x)).into_value();
+    let want = normalised(&xs, [3, 5, 4], &stats, (&ones, &zeros), 1e-5);
+    assert_within("batch norm 1d (N, C, L)", &y.to_vec(), &want, tol);
+    let running = bn.running.as_ref().unwrap();
+    assert_eq!(running.num_batches_tracked.value().to_scalar(), 2);
+}
+
+device_tests! {
+    batch_norm_2d_modes_f32 => batch_norm_2d_modes_f32;
+    batch_norm_2d_modes_f64 => batch_norm_2d_modes_f64;
+    batch_norm_2d_modes_bf16 => batch_norm_2d_modes_bf16;
+    batch_norm_1d_ranks_f32 => batch_norm_1d_ranks_f32;
+    batch_norm_1d_ranks_f16 => batch_norm_1d_ranks_f16;
+    batch_norm_1d_ranks_f64 => batch_norm_1d_ranks_f64;
+}
+
+fn batch_norm_2d_modes_f32<D: Device>() {
+    batch_norm_2d_modes::<f32, D>()
+}
+fn batch_norm_2d_modes_f64<D: Device>() {
+    batch_norm_2d_modes::<f64, D>()
+}
+fn batch_norm_2d_modes_bf16<D: Device>() {
+    batch_norm_2d_modes::<bf16, D>()
+}
+fn batch_norm_1d_ranks_f32<D: Device>() {
+    batch_norm_1d_ranks::<f32, D>()
+}
+fn batch_norm_1d_ranks_f16<D: Device>() {
+    batch_norm_1d_ranks::<f16, D>()
+}
+fn batch_norm_1d_ranks_f64<D: Device>() {
+    batch_norm_1d_ranks::<f64, D>()
+}
+
+/// The configurations: momentum `None` is a cumulative average; without running statistics the batch's are
+/// used in every mode (plain tensors included) and there are no buffers; without `affine` no parameters.
+#[test]
+fn batch_norm_configurations() {
+    let cumulative = BatchNorm1d::<f64, 2, Cpu>::with_config(BatchNormConfig {
+        momentum: None,
+        ..Default::default()
+    });
+    let batches: Vec<Tensor<f64, Rank2<3, 2>, Cpu>> = (0..3).map(|s| random(30 + s)).collect();
+    for x in &batches {
+        cumulative.forward(Traced::constant(x.clone()));
+    }
+    let mut mean = [0.0; 2];
+    for x in &batches {
+        for (ch, (m, _)) in channel_stats(&x.to_vec(), [3, 2, 1]).iter().enumerate() {
+            mean[ch] += m / 3.0;
+        }
+    }
+    let running = cumulative.running.as_ref().unwrap();
+    // The first batch replaces the initial 0 entirely (m = 1), then each batch weighs 1 / count.
+    assert_within(
+        "cumulative running_mean",
+        &running.mean.value().to_vec(),
+        &mean,
+        1e-12,
+    );
+
+    let untracked = BatchNorm1d::<f64, 2, Cpu>::with_config(BatchNormConfig {
+        track_running_stats: false,
+        affine: false,
+        eps: 0.0,
+        ..Default::default()
+    });
+    assert!(untracked.running.is_none() && untracked.weight.is_none());
+    let x = Tensor::<f64, _, Cpu>::from_array([[1., 10.], [3., 30.]]);
+    let want = [-1., -1., 1., 1.];
+    assert_eq!(untracked.forward(x.clone()).to_vec(), want);
+    untracked.eval();
+    assert_eq!(
+        untracked.forward(Traced::constant(x)).into_value().to_vec(),
+        want
+    );
+    let mut all = Everything::default();
+    untracked.visit_params("bn", &mut all);
+    assert_eq!((all.params.len(), all.buffers.len(), all.flags), (0, 0, 1));
+
+    let message = panic_message(|| {
+        BatchNorm1d::<f64, 2, Cpu>::new()
+            .forward(Traced::constant(Tensor::<f64, Rank2<1, 2>, Cpu>::ones()))
+    });
+    assert_eq!(
+        message,
+        "BatchNorm: expected more than 1 value(s) per channel when training, got 1 (input of 2 elements over 2 \
+         channels)"
+    );
+    let message = panic_message(|| {
+        BatchNorm1d::<f64, 2, Cpu>::with_config(BatchNormConfig {
+            momentum: Some(1.5),
+            ..Default::default()
+        })
+    });
+    assert_eq!(message, "BatchNorm: momentum must be in [0, 1], got 1.5");
+}
+
+/// Gradients of the input, weight and bias in training mode (through the batch statistics) and of the input in
+/// evaluation mode (a per-channel affine map), by finite differences.
+#[test]
+fn batch_norm_gradients_match_finite_differences() {
+    let bn = BatchNorm2d::<f64, 3, Cpu>::new();
+    bn.weight
+        .as_ref()
+        .unwrap()
+        .set(Tensor::from_array([0.5, -1.5, 2.0]));
+    bn.bias
+        .as_ref()
+        .unwrap()
+        .set(Tensor::from_array([0.1, 0.2, 0.3]));
+    let x = Var::new(random::<f64, Rank4<2, 3, 2, 2>, Cpu>(40));
+    let probe: Tensor<f64, Rank4<2, 3, 2, 2>, Cpu> = random(41);
+    let loss = || (bn.forward(x.trace()) * &probe).sum_all();
+    for (what, check) in [
+        ("input", check_gradient(&x, 1e-5, loss)),
+        (
+            "weight",
+            check_gradient(bn.weight.as_ref().unwrap(), 1e-5, loss),
+        ),
+        (
+            "bias",
+            check_gradient(bn.bias.as_ref().unwrap(), 1e-5, loss),
+        ),
+    ] {
+        assert!(check.error < 1e-7, "training, {what}: {check:?}");
+    }
+    bn.eval();
+    let check = check_gradient(&x, 1e-5, loss);
+    assert!(check.error < 1e-7, "evaluation, input: {check:?}");
+}
+
+/// Everything a walk shows: parameter and buffer names with dtypes, and how many training flags.
+#[derive(Default)]
+struct Everything {
+    params: Vec<String>,
+    buffers: Vec<(String, DType)>,
+    flags: usize,
+}
+
+impl ParamVisitor for Everything {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, _: &Var<T, S, D>) {
+        self.params.push(name.to_string());
+    }
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(&mut self, name: &str, _: &Buffer<T, S, D>) {
+        self.buffers.push((name.to_string(), T::DTYPE));
+    }
+    fn visit_training(&mut self, _: &TrainingFlag) {
+        self.flags += 1;
+    }
+}
+
+/// A model type written by hand: forwarding `visit_params` to its fields is all `train`/`eval` need.
+struct Block {
+    norm: BatchNorm1d<f32, 4, Cpu>,
+    head: (Linear<f32, 4, 4, Cpu>, Dropout),
+}
+
+impl Parameters for Block {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        self.norm
+            .visit_params(&typed_tensor::nn::join_name(prefix, "norm"), visitor);
+        self.head
+            .visit_params(&typed_tensor::nn::join_name(prefix, "head"), visitor);
+    }
+}
+
+/// PyTorch's names for the parameters and buffers; `train`/`eval` reach nested layers; optimizers register
+/// the parameters only.
+#[test]
+fn modes_and_buffers_walk_the_model() {
+    let model = [Block {
+        norm: BatchNorm1d::new(),
+        head: (Linear::new(1), Dropout::new(0.5, 2)),
+    }];
+    let mut all = Everything::default();
+    model.visit_params("", &mut all);
+    assert_eq!(
+        all.params,
+        [
+            "0.norm.weight",
+            "0.norm.bias",
+            "0.head.0.weight",
+            "0.head.0.bias"
+        ]
+    );
+    assert_eq!(
+        all.buffers,
+        [
+            ("0.norm.running_mean".to_string(), DType::F32),
+            ("0.norm.running_var".to_string(), DType::F32),
+            ("0.norm.num_batches_tracked".to_string(), DType::I64),
+        ]
+    );
+    assert_eq!(all.flags, 2);
+    assert_eq!(model.mode(), Some(Mode::Training));
+    model.eval();
+    assert_eq!(model.mode(), Some(Mode::Evaluation));
+    model[0].head.1.train();
+    assert_eq!(model.mode(), Some(Mode::Mixed));
+    model.train();
+    assert_eq!(model.mode(), Some(Mode::Training));
+
+    // An optimizer steps the four parameters; the running statistics only move by forward passes.
+    use typed_tensor::optim::{Optimizer, Sgd, SgdConfig};
+    let mut opt = Sgd::new(&model, SgdConfig::default());
+    let x: Tensor<f32, Rank2<8, 4>, Cpu> = random(5);
+    let loss = model[0].norm.forward(Traced::constant(x)).sum_all();
+    let before = model[0]
+        .norm
+        .running
+        .as_ref()
+        .unwrap()
+        .mean
+        .value()
+        .to_vec();
+    opt.step(&loss.backward());
+    assert_eq!(
+        model[0]
+            .norm
+            .running
+            .as_ref()
+            .unwrap()
+            .mean
+            .value()
+            .to_vec(),
+        before
+    );
+}
+
+/// Buffers are saved and loaded with the parameters, under PyTorch's names, `num_batches_tracked` as i64.
+#[test]
+fn buffers_round_trip_through_safetensors() {
+    use typed_tensor::io::{from_bytes, to_bytes};
+    let bn = BatchNorm2d::<f32, 2, Cpu>::new();
+    for seed in 0..3 {
+        bn.forward(Traced::constant(random::<f32, Rank4<2, 2, 3, 3>, Cpu>(
+            seed,
+        )));
+    }
+    let bytes = to_bytes(&bn).unwrap();
+    let fresh = BatchNorm2d::<f32, 2, Cpu>::new();
+    from_bytes(&fresh, &bytes).unwrap();
+    let (a, b) = (
+        bn.running.as_ref().unwrap(),
+        fresh.running.as_ref().unwrap(),
+    );
+    assert_eq!(a.mean.value().to_vec(), b.mean.value().to_vec());
+    assert_eq!(a.var.value().to_vec(), b.var.value().to_vec());
+    assert_eq!(b.num_batches_tracked.value().to_scalar(), 3);
+    // A file without the buffers does not load into a layer that has them.
+    let affine_only = BatchNorm2d::<f32, 2, Cpu>::with_config(BatchNormConfig {
+        track_running_stats: false,
+        ..Default::default()
+    });
+    let err = from_bytes(&bn, &to_bytes(&affine_only).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "load: the file has no tensor `running_mean`"
+    );
+}
+
+/// One type serves `BatchNorm1d` and `BatchNorm2d`; a channel count that differs from the input's does not
+/// compile (tests/ui/batch_norm_wrong_channels.rs).
+#[test]
+fn batch_norm_aliases_are_one_type() {
+    let _: BatchNorm<f32, 3, Cpu> = BatchNorm1d::<f32, 3, Cpu>::new();
+    let _: BatchNorm<f32, 3, Cpu> = BatchNorm2d::<f32, 3, Cpu>::default();
+}
