@@ -82,6 +82,31 @@ fn copy_and_add(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // One operand repeated: a scalar (`x + 1.0`, every scalar op) and a per-row value read through a stride-0
+    // view (the (C, 1, 1) columns of batch norm and conv biases). Two streams: read one, write one.
+    let mut g = c.benchmark_group("add_repeated_operand");
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64))
+        .sample_size(20);
+    g.bench_function("plain_loop_preallocated", |b| {
+        let x = a.to_vec();
+        b.iter(|| {
+            let one = black_box(1.0f32);
+            for (o, &p) in dst.iter_mut().zip(&x) {
+                *o = p + one;
+            }
+            black_box(&dst);
+        })
+    });
+    g.bench_function(BenchmarkId::new("tensor", "scalar"), |b| {
+        b.iter(|| black_box(&a + 1.0))
+    });
+    let square = a.reshape::<Rank2<4096, 4096>>();
+    let column = Tensor::<f32, Rank2<4096, 1>, Cpu>::ones().broadcast::<Rank2<4096, 4096>>();
+    g.bench_function(BenchmarkId::new("tensor", "column_view"), |b| {
+        b.iter(|| black_box(&square + &column))
+    });
+    g.finish();
 }
 
 fn unary<Op: UnaryOp<f32>>(

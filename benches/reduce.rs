@@ -42,6 +42,9 @@ fn sums(c: &mut Criterion) {
     g.bench_function("max_rows/4096x4096_axis1", |b| {
         b.iter(|| black_box(square.max::<Axis<1>>()))
     });
+    g.bench_function("var_rows/4096x4096_axis1", |b| {
+        b.iter(|| black_box(square.var::<Axis<1>>()))
+    });
     // Positions of row maxima (a classifier's predicted classes) on random values, where a branch on each
     // comparison would mispredict.
     let random = Tensor::<f32, Rank2<SIDE, SIDE>, Cpu>::randn(1);

@@ -50,6 +50,23 @@ impl<T: Copy, U, F: Fn(T, T) -> U> DenseLoop for Zip<'_, T, U, F> {
     }
 }
 
+/// A zip whose second (or, `SWAP`, first) operand is one value repeated: a broadcast scalar or row.
+struct ZipScalar<'a, T, U, F, const SWAP: bool> {
+    a: &'a [T],
+    y: T,
+    out: &'a mut [MaybeUninit<U>],
+    f: &'a F,
+}
+impl<T: Copy, U, F: Fn(T, T) -> U, const SWAP: bool> DenseLoop for ZipScalar<'_, T, U, F, SWAP> {
+    #[inline(always)]
+    fn run(self) {
+        let y = self.y;
+        for (o, &x) in self.out.iter_mut().zip(self.a) {
+            o.write(if SWAP { (self.f)(y, x) } else { (self.f)(x, y) });
+        }
+    }
+}
+
 struct Update<'a, T, F> {
     dst: &'a mut [T],
     f: &'a F,
@@ -146,7 +163,7 @@ fn map_dense_into<T: WithDType, U: Send>(
 
 /// Writes `f` of every element of a view into `out` (`layout.numel()` long), in row-major order.
 #[inline(always)]
-pub(crate) fn map_view_into<T: WithDType, U: Send>(
+pub(crate) fn map_view_into<T: WithDType, U: Copy + Send>(
     out: &mut [MaybeUninit<U>],
     src: &[T],
     layout: &Layout,
@@ -164,6 +181,12 @@ pub(crate) fn map_view_into<T: WithDType, U: Send>(
                 out: row,
                 f: &f,
             });
+        } else if s == 0 {
+            // One value repeated along the row (a broadcast view, a spread gradient): computed once.
+            let y = f(src[o]);
+            row.iter_mut().for_each(|x| {
+                x.write(y);
+            });
         } else {
             for (i, x) in row.iter_mut().enumerate() {
                 x.write(f(src[o + i * s]));
@@ -175,7 +198,7 @@ pub(crate) fn map_view_into<T: WithDType, U: Send>(
 
 /// Writes `f` over pairs of two views with the same dims (already broadcast) into `out`.
 #[inline(always)]
-pub(crate) fn zip_views_into<T: WithDType, U: Send>(
+pub(crate) fn zip_views_into<T: WithDType, U: Copy + Send>(
     out: &mut [MaybeUninit<U>],
     (a, la): (&[T], &Layout),
     (b, lb): (&[T], &Layout),
@@ -203,21 +226,23 @@ pub(crate) fn zip_views_into<T: WithDType, U: Send>(
                 out: row,
                 f: &f,
             }),
-            (1, 0) => {
-                let y = b[ob];
-                simd(Map {
-                    src: &a[oa..oa + len],
-                    out: row,
-                    f: &|x| f(x, y),
-                })
-            }
-            (0, 1) => {
-                let x = a[oa];
-                simd(Map {
-                    src: &b[ob..ob + len],
-                    out: row,
-                    f: &|y| f(x, y),
-                })
+            (1, 0) => simd(ZipScalar::<_, _, _, false> {
+                a: &a[oa..oa + len],
+                y: b[ob],
+                out: row,
+                f: &f,
+            }),
+            (0, 1) => simd(ZipScalar::<_, _, _, true> {
+                a: &b[ob..ob + len],
+                y: a[oa],
+                out: row,
+                f: &f,
+            }),
+            (0, 0) => {
+                let y = f(a[oa], b[ob]);
+                row.iter_mut().for_each(|o| {
+                    o.write(y);
+                });
             }
             _ => {
                 for (i, o) in row.iter_mut().enumerate() {

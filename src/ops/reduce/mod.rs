@@ -355,6 +355,23 @@ impl<T: FloatDType> ReduceOp<T> for Var {
     fn param(&self) -> f64 {
         self.correction as f64
     }
+    /// A contiguous run in blocks: each block's mean, then its squared deviations from it (two vectorisable
+    /// passes over a block in cache, where Welford's update divides once per element in one dependent chain),
+    /// merged into the running state by Chan's formula.
+    #[inline]
+    fn fold_slice(&self, mut acc: Self::Acc, xs: &[T], _: usize) -> Self::Acc {
+        for block in xs.chunks(BLOCK) {
+            let n = T::Acc::from_usize(block.len());
+            let mean = lane_fold(block, T::Acc::ZERO, T::to_acc, T::Acc::add).div(n);
+            let deviation = |x: T| {
+                let d = x.to_acc().sub(mean);
+                d.mul(d)
+            };
+            let m2 = lane_fold(block, T::Acc::ZERO, deviation, T::Acc::add);
+            acc = <Self as ReduceOp<T>>::merge(self, acc, (block.len(), mean, m2));
+        }
+        acc
+    }
     fn finish(&self, (n, _, m2): Self::Acc, _: usize) -> T {
         // n <= correction gives 0/0 = NaN (or inf), as in PyTorch.
         T::from_acc(m2.div(T::Acc::from_usize(n.saturating_sub(self.correction))))
