@@ -344,21 +344,25 @@ broadcast_impls!(A B C D E F);
 )]
 pub trait BroadcastTo<Dst: Shape>: Shape {}
 
+// One impl per (source rank, target rank) with the target at least as long: `[src] => [target] ...`. (The
+// ranks used to be paired wrongly, a rank-r source reaching ranks 1 to 7 - r: a rank-4 keep-dim result could not
+// be broadcast back to rank 4, and fewer axes failed late, in the `const` check, instead of at this trait.)
 macro_rules! broadcast_to_impls {
-    ([$($src:ident)*] []) => {};
-    ([$($src:ident)*] [$d0:ident $($dst:ident)*]) => {
+    ($src:tt => $($dst:tt)*) => {$(
+        broadcast_to_impls!(@one $src $dst);
+    )*};
+    (@one [$($src:ident)*] [$($dst:ident)*]) => {
         #[diagnostic::do_not_recommend]
-        impl<$($src: Dim,)* $d0: Dim, $($dst: Dim),*> BroadcastTo<($d0, $($dst,)*)> for ($($src,)*) {}
-        broadcast_to_impls!([$($src)*] [$($dst)*]);
+        impl<$($src: Dim,)* $($dst: Dim),*> BroadcastTo<($($dst,)*)> for ($($src,)*) {}
     };
 }
-broadcast_to_impls!([] [Z0 Z1 Z2 Z3 Z4 Z5]);
-broadcast_to_impls!([A] [Z0 Z1 Z2 Z3 Z4 Z5]);
-broadcast_to_impls!([A B] [Z0 Z1 Z2 Z3 Z4]);
-broadcast_to_impls!([A B C] [Z0 Z1 Z2 Z3]);
-broadcast_to_impls!([A B C D] [Z0 Z1 Z2]);
-broadcast_to_impls!([A B C D E] [Z0 Z1]);
-broadcast_to_impls!([A B C D E F] [Z0]);
+broadcast_to_impls!([] => [Z0] [Z0 Z1] [Z0 Z1 Z2] [Z0 Z1 Z2 Z3] [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A] => [Z0] [Z0 Z1] [Z0 Z1 Z2] [Z0 Z1 Z2 Z3] [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A B] => [Z0 Z1] [Z0 Z1 Z2] [Z0 Z1 Z2 Z3] [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A B C] => [Z0 Z1 Z2] [Z0 Z1 Z2 Z3] [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A B C D] => [Z0 Z1 Z2 Z3] [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A B C D E] => [Z0 Z1 Z2 Z3 Z4] [Z0 Z1 Z2 Z3 Z4 Z5]);
+broadcast_to_impls!([A B C D E F] => [Z0 Z1 Z2 Z3 Z4 Z5]);
 
 /// `true` unless a right-aligned pair of static dims differs with the source dim not 1. Runtime dims pass here
 /// and are checked when the op runs.

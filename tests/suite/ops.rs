@@ -1287,3 +1287,46 @@ embedded_tests! {
     comparisons_and_where => comparisons_all;
     to_dtype_all_pairs => casts;
 }
+
+/// Rows whose inner stride is 0 (a column broadcast along them) take the host loops' repeated-value paths:
+/// unary and scalar ops, and zips with a dense row, a broadcast row, or another repeated column.
+#[test]
+fn ops_over_repeated_rows() {
+    let col = Tensor::<f32, _, Cpu>::from_array([[1.], [2.], [3.]]).broadcast::<Rank2<3, 4>>();
+    let other = Tensor::<f32, _, Cpu>::from_array([[5.], [7.], [9.]]).broadcast::<Rank2<3, 4>>();
+    let row = Tensor::<f32, _, Cpu>::from_array([10., 20., 30., 40.]).broadcast::<Rank2<3, 4>>();
+    let dense: Tensor<f32, Rank2<3, 4>, Cpu> = Tensor::arange();
+    assert_eq!(col.sqr().to_array(), [[1.; 4], [4.; 4], [9.; 4]]);
+    assert_eq!((&col + 1.0).to_array(), [[2.; 4], [3.; 4], [4.; 4]]);
+    assert_eq!((&other - &col).to_array(), [[4.; 4], [5.; 4], [6.; 4]]);
+    let want = |f: fn(f32, f32) -> f32,
+                a: &Tensor<f32, Rank2<3, 4>, Cpu>,
+                b: &Tensor<f32, Rank2<3, 4>, Cpu>| {
+        a.to_vec()
+            .iter()
+            .zip(b.to_vec())
+            .map(|(&x, y)| f(x, y))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!((&col - &dense).to_vec(), want(|x, y| x - y, &col, &dense));
+    assert_eq!((&dense - &col).to_vec(), want(|x, y| x - y, &dense, &col));
+    assert_eq!((&col / &row).to_vec(), want(|x, y| x / y, &col, &row));
+    assert_eq!((&row / &col).to_vec(), want(|x, y| x / y, &row, &col));
+    let lt = col.lt(&other).to_vec();
+    assert!(lt.iter().all(|&m| m == 1));
+}
+
+/// A keep-dim result broadcasts back to its input's rank: a rank-r shape reaches every rank from r to 6 (the
+/// trait paired ranks wrongly before, so rank 4 and up could not broadcast to their own rank).
+#[test]
+fn keepdim_results_broadcast_back() {
+    let x: Tensor<f32, Rank4<2, 3, 2, 2>, Cpu> = Tensor::arange();
+    let means = x
+        .mean_keepdim::<(Axis<0>, Axis<2>, Axis<3>)>()
+        .broadcast::<Rank4<2, 3, 2, 2>>();
+    let want: Vec<f32> = (0..24).map(|i| 4.0 * ((i / 4) % 3) as f32 + 7.5).collect();
+    assert_eq!(means.to_vec(), want);
+    let six: Tensor<f32, Rank6<1, 1, 1, 1, 1, 2>, Cpu> = Tensor::from_vec(vec![1., 2.]).unwrap();
+    let wide = six.broadcast::<Rank6<1, 2, 1, 1, 3, 2>>();
+    assert_eq!(wide.to_vec(), [1., 2.].repeat(6));
+}
