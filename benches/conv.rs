@@ -4,6 +4,9 @@
 //! gradients through autograd: three GEMMs' worth of FLOPs).
 //! Max pooling (3x3, stride 2, padding 1 on the same input; 2x2 on the digits CNN's first activation), forward
 //! and forward + backward, against a same-run copy of the input (throughput in input bytes).
+//! Batch norm over the same (8, 64, 56, 56) input: inference (running statistics), a training forward pass
+//! (batch statistics) and forward + backward, against a same-run copy of the input and a plain per-channel
+//! loop (statistics pass, then normalise pass; one thread).
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -141,5 +144,63 @@ fn max_pool(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv, max_pool);
+/// The plain per-channel batch norm of an NCHW buffer: mean and variance in one pass per channel (f64 sums),
+/// then `x * scale + shift`.
+fn plain_batch_norm(x: &[f32], out: &mut [f32], channels: usize, inner: usize) {
+    let batches = x.len() / (channels * inner);
+    for c in 0..channels {
+        let (mut s, mut ss) = (0f64, 0f64);
+        for b in 0..batches {
+            for &v in &x[(b * channels + c) * inner..][..inner] {
+                s += v as f64;
+                ss += (v as f64) * (v as f64);
+            }
+        }
+        let n = (batches * inner) as f64;
+        let mean = s / n;
+        let var = ss / n - mean * mean;
+        let scale = (1.0 / (var + 1e-5).sqrt()) as f32;
+        let shift = -(mean as f32) * scale;
+        for b in 0..batches {
+            let at = (b * channels + c) * inner;
+            for (o, &v) in out[at..at + inner].iter_mut().zip(&x[at..at + inner]) {
+                *o = v * scale + shift;
+            }
+        }
+    }
+}
+
+fn batch_norm(c: &mut Criterion) {
+    use typed_tensor::nn::{BatchNorm2d, Module, Parameters};
+    let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(8);
+    let gy = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(9);
+    let mut g = c.benchmark_group("batch_norm_8x64x56x56");
+    g.throughput(Throughput::Bytes((B * C * HW * HW * 4) as u64))
+        .sample_size(20);
+    let (src, mut dst) = (x.to_vec(), vec![0f32; B * C * HW * HW]);
+    g.bench_function("memcpy_input_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("plain_loop_baseline", |bch| {
+        bch.iter(|| plain_batch_norm(black_box(&src), &mut dst, C, HW * HW))
+    });
+    let bn = BatchNorm2d::<f32, C, Cpu>::new();
+    g.bench_function("tensor_inference", |bch| {
+        bch.iter(|| black_box(bn.forward(x.clone())))
+    });
+    g.bench_function("traced_training_forward", |bch| {
+        bch.iter(|| black_box(bn.forward(Traced::constant(x.clone())).into_value()))
+    });
+    let xv = Var::new(x.clone());
+    g.bench_function("traced_training_fwd_bwd", |bch| {
+        bch.iter(|| {
+            let y = bn.forward(xv.trace());
+            black_box(y.mul(&gy).sum_all().backward().get(&xv))
+        })
+    });
+    bn.eval();
+    g.finish();
+}
+
+criterion_group!(benches, conv, max_pool, batch_norm);
 criterion_main!(benches);

@@ -1,16 +1,16 @@
 //! Batch normalisation (PyTorch's `BatchNorm1d`/`BatchNorm2d`): per-channel statistics over the batch and every
 //! axis after the channel one, with running estimates for evaluation.
 //!
-//! The layer is composed from existing ops, so its gradient comes from theirs: the input is viewed with the
-//! channel axis last (a permutation, no copy), the statistics are reductions over the other axes, and the
-//! output is `x * scale + shift` with `scale = weight / sqrt(var + eps)` and `shift = bias - mean * scale`
-//! per channel (two passes over the data besides the statistics).
+//! The layer is composed from existing ops, so its gradient comes from theirs: the statistics are reductions
+//! over every axis but the channel one, and the output is `x * scale + shift` with `scale = weight /
+//! sqrt(var + eps)` and `shift = bias - mean * scale` per channel, read through a view that repeats each
+//! channel's value over the other axes (stride 0), so the passes over the data walk it in its own order.
 
 use super::{join_name, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::{Traced, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{Axis, BroadcastShapes, Const, Dim, ReduceShape};
+use crate::shape::{Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, ReduceShape};
 use crate::tensor::Tensor;
 
 /// One value per channel.
@@ -191,32 +191,38 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         (scale, shift)
     }
 
-    /// Normalises a traced input viewed with the channel axis last; `Ax` are the other axes.
+    /// Normalises a traced input with channels on axis 1; `Ax` are the other axes, `Col` is `(C, 1, ..)` (the
+    /// per-channel values shaped to broadcast along axis 1).
     #[track_caller]
-    fn forward_traced<S, Ax>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
+    fn forward_traced<S, Ax, Col>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
     where
-        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<(Const<C>,), Output = S>,
+        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
+        Col: ConstShape + BroadcastTo<S>,
     {
-        let (mean, var) = match self.running_for(self.training.get()) {
+        let training = self.training.get();
+        let (mean, var) = match self.running_for(training) {
             Some((mean, var)) => (Traced::constant(mean), Traced::constant(var)),
             None => {
-                let n = values_per_channel::<C>(x.value().numel(), self.training.get());
+                let n = values_per_channel::<C>(x.value().numel(), training);
                 let (mean, var) = (x.mean::<Ax>(), x.var_population::<Ax>());
-                if self.training.get() {
+                if training {
                     self.track(mean.value(), var.value(), n);
                 }
                 (mean, var)
             }
         };
         let (scale, shift) = self.scale_shift(mean, var);
-        x * &scale + &shift
+        let shape = x.value().shape();
+        let spread = |v: Traced<T, (Const<C>,), D>| v.reshape::<Col>().broadcast_with_shape(shape);
+        &(&x * &spread(scale)) + &spread(shift)
     }
 
-    /// Normalises a plain input (inference) viewed with the channel axis last; `Ax` are the other axes.
+    /// Normalises a plain input (inference) with channels on axis 1 (as [`Self::forward_traced`]).
     #[track_caller]
-    fn forward_tensor<S, Ax>(&self, x: Tensor<T, S, D>) -> Tensor<T, S, D>
+    fn forward_tensor<S, Ax, Col>(&self, x: Tensor<T, S, D>) -> Tensor<T, S, D>
     where
-        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<(Const<C>,), Output = S>,
+        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
+        Col: ConstShape + BroadcastTo<S>,
     {
         let (mean, var) = match self.running_for(false) {
             Some(stats) => stats,
@@ -226,7 +232,8 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
             }
         };
         let (scale, shift) = self.scale_shift(mean, var);
-        &(&x * &scale) + &shift
+        let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(x.shape());
+        &(&x * &spread(scale)) + &spread(shift)
     }
 }
 
@@ -298,78 +305,35 @@ impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Tensor<T, (Co
     }
 }
 
-// `(N, C)`: the channel axis is already last.
-impl<T: FloatDType, const C: usize, D: Device, B: Dim> Module<Traced<T, (B, Const<C>), D>>
-    for BatchNorm<T, C, D>
-{
-    type Output = Traced<T, (B, Const<C>), D>;
-    #[track_caller]
-    fn forward(&self, x: Traced<T, (B, Const<C>), D>) -> Self::Output {
-        self.forward_traced::<_, Axis<0>>(x)
-    }
+/// `Module` for plain and traced inputs of one rank: the shape, the reduced axes and the per-channel column.
+macro_rules! batch_norm_inputs {
+    ($(($($d:ident),*) => $shape:ty, $axes:ty, $col:ty;)*) => {$(
+        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Traced<T, $shape, D>>
+            for BatchNorm<T, C, D>
+        {
+            type Output = Traced<T, $shape, D>;
+            #[track_caller]
+            fn forward(&self, x: Traced<T, $shape, D>) -> Self::Output {
+                self.forward_traced::<_, $axes, $col>(x)
+            }
+        }
+
+        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Tensor<T, $shape, D>>
+            for BatchNorm<T, C, D>
+        {
+            type Output = Tensor<T, $shape, D>;
+            #[track_caller]
+            fn forward(&self, x: Tensor<T, $shape, D>) -> Self::Output {
+                self.forward_tensor::<_, $axes, $col>(x)
+            }
+        }
+    )*};
 }
 
-impl<T: FloatDType, const C: usize, D: Device, B: Dim> Module<Tensor<T, (B, Const<C>), D>>
-    for BatchNorm<T, C, D>
-{
-    type Output = Tensor<T, (B, Const<C>), D>;
-    #[track_caller]
-    fn forward(&self, x: Tensor<T, (B, Const<C>), D>) -> Self::Output {
-        self.forward_tensor::<_, Axis<0>>(x)
-    }
-}
-
-// `(N, C, L)`: viewed as `(N, L, C)`.
-impl<T: FloatDType, const C: usize, D: Device, B: Dim, L: Dim>
-    Module<Traced<T, (B, Const<C>, L), D>> for BatchNorm<T, C, D>
-{
-    type Output = Traced<T, (B, Const<C>, L), D>;
-    #[track_caller]
-    fn forward(&self, x: Traced<T, (B, Const<C>, L), D>) -> Self::Output {
-        let last = x.transpose::<Axis<1>, Axis<2>>();
-        self.forward_traced::<_, (Axis<0>, Axis<1>)>(last)
-            .transpose::<Axis<1>, Axis<2>>()
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device, B: Dim, L: Dim>
-    Module<Tensor<T, (B, Const<C>, L), D>> for BatchNorm<T, C, D>
-{
-    type Output = Tensor<T, (B, Const<C>, L), D>;
-    #[track_caller]
-    fn forward(&self, x: Tensor<T, (B, Const<C>, L), D>) -> Self::Output {
-        let last = x.transpose::<Axis<1>, Axis<2>>();
-        self.forward_tensor::<_, (Axis<0>, Axis<1>)>(last)
-            .transpose::<Axis<1>, Axis<2>>()
-    }
-}
-
-/// `(N, C, H, W)` as `(N, H, W, C)` and back.
-type ChannelsLast = (Axis<0>, Axis<2>, Axis<3>, Axis<1>);
-type ChannelsFirst = (Axis<0>, Axis<3>, Axis<1>, Axis<2>);
-
-impl<T: FloatDType, const C: usize, D: Device, B: Dim, H: Dim, W: Dim>
-    Module<Traced<T, (B, Const<C>, H, W), D>> for BatchNorm<T, C, D>
-{
-    type Output = Traced<T, (B, Const<C>, H, W), D>;
-    #[track_caller]
-    fn forward(&self, x: Traced<T, (B, Const<C>, H, W), D>) -> Self::Output {
-        let last = x.permute::<ChannelsLast>();
-        self.forward_traced::<_, (Axis<0>, Axis<1>, Axis<2>)>(last)
-            .permute::<ChannelsFirst>()
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device, B: Dim, H: Dim, W: Dim>
-    Module<Tensor<T, (B, Const<C>, H, W), D>> for BatchNorm<T, C, D>
-{
-    type Output = Tensor<T, (B, Const<C>, H, W), D>;
-    #[track_caller]
-    fn forward(&self, x: Tensor<T, (B, Const<C>, H, W), D>) -> Self::Output {
-        let last = x.permute::<ChannelsLast>();
-        self.forward_tensor::<_, (Axis<0>, Axis<1>, Axis<2>)>(last)
-            .permute::<ChannelsFirst>()
-    }
+batch_norm_inputs! {
+    (B) => (B, Const<C>), Axis<0>, (Const<C>,);
+    (B, L) => (B, Const<C>, L), (Axis<0>, Axis<2>), (Const<C>, Const<1>);
+    (B, H, W) => (B, Const<C>, H, W), (Axis<0>, Axis<2>, Axis<3>), (Const<C>, Const<1>, Const<1>);
 }
 
 impl<T: FloatDType, const C: usize, D: Device> Parameters for BatchNorm<T, C, D> {

@@ -108,6 +108,16 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: BroadcastTo<Dst>,
     {
+        self.broadcast_with_shape(Dst::default())
+    }
+
+    /// [`Self::broadcast`] to a shape with runtime dims (checked at run time: panics when a dim is neither the
+    /// target's nor 1, as [`Tensor::broadcast_with_shape`]).
+    #[track_caller]
+    pub fn broadcast_with_shape<Dst: Shape>(&self, dst: Dst) -> Traced<T, Dst, D>
+    where
+        S: BroadcastTo<Dst>,
+    {
         fn rule<T: FloatDType, D: Device>(
             g: Grad<T, D>,
             (slot, shape): (Slot, Padded),
@@ -117,7 +127,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         }
         let captured = (self.slot(), padded_shape(&self.value.dims()));
         record_with(
-            self.value.broadcast::<Dst>(),
+            self.value.broadcast_with_shape(dst),
             &[&self.node],
             captured,
             rule::<T, D>,
