@@ -149,6 +149,11 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         &self.value
     }
 
+    /// The value's shape (its tensor's).
+    pub fn shape(&self) -> S {
+        self.value.shape()
+    }
+
     /// The tensor this value holds, leaving the graph.
     pub fn into_value(self) -> Tensor<T, S, D> {
         self.value

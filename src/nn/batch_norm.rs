@@ -338,12 +338,7 @@ batch_norm_inputs! {
 
 impl<T: FloatDType, const C: usize, D: Device> Parameters for BatchNorm<T, C, D> {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        if let Some(w) = &self.weight {
-            visitor.visit(&join_name(prefix, "weight"), w);
-        }
-        if let Some(b) = &self.bias {
-            visitor.visit(&join_name(prefix, "bias"), b);
-        }
+        super::norm::visit_affine(&self.weight, &self.bias, prefix, visitor);
         if let Some(stats) = &self.running {
             visitor.visit_buffer(&join_name(prefix, "running_mean"), &stats.mean);
             visitor.visit_buffer(&join_name(prefix, "running_var"), &stats.var);

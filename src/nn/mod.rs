@@ -43,6 +43,8 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::Module;
-pub use norm::{LayerNorm, RMSNorm};
+pub use norm::{
+    GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
+};
 pub use params::{join_name, Mode, ParamVisitor, Parameters};
 pub use state::{Buffer, TrainingFlag};

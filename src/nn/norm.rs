@@ -1,14 +1,39 @@
-//! Normalisation layers: layer norm with a learned weight and bias, RMS norm with a learned weight.
+//! Per-sample normalisation layers: layer norm with a learned weight and bias, RMS norm with a learned weight,
+//! group norm and instance norm (statistics over groups of channels of one sample; no running statistics).
 
 use super::{join_name, Module, ParamVisitor, Parameters};
 use crate::autograd::{Traced, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{Axis, Const, Dim};
+use crate::shape::{Axis, Const, ConstShape, Dim, Shape};
 use crate::tensor::Tensor;
 
-/// `(x - mean) / sqrt(var + eps) * weight + bias` over the last axis (of size `N`), for `(batch, N)` and
-/// `(batch, seq, N)` inputs (PyTorch's `LayerNorm(N)`, its parameters named `weight` and `bias`). The weight
+/// `(x - mean) / sqrt(var + eps) * weight + bias` over the trailing axes of shape `S` (PyTorch's
+/// `LayerNorm(normalized_shape)`, its parameters named `weight` and `bias`, of shape `S`; the weight starts at
+/// 1, the bias at 0). [`LayerNorm`] is the common one-axis form. Inputs: `(batch, N)` and `(batch, seq, N)`
+/// for one axis; `(batch, P, Q)` and `(batch, seq, P, Q)` for `S = (P, Q)`; `(batch, P, Q, R)` for
+/// `S = (P, Q, R)` (a CNN's `LayerNorm([C, H, W])`).
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{LayerNormOver, Module};
+/// // Each sample's (2, 3) block normalised as a whole.
+/// let norm = LayerNormOver::<f64, Rank2<2, 3>, Cpu>::new(0.0);
+/// let x = Tensor::<f64, Rank3<2, 2, 3>, Cpu>::arange();
+/// let y = norm.forward(x).to_vec();
+/// let sd = (35.0f64 / 12.0).sqrt(); // 0..6: mean 2.5, population variance 35/12
+/// assert!((y[0] + 2.5 / sd).abs() < 1e-12 && (y[11] - 2.5 / sd).abs() < 1e-12);
+/// ```
+pub struct LayerNormOver<T: FloatDType, S: ConstShape, D: Device> {
+    /// Shape `S`, multiplies the normalised value.
+    pub weight: Var<T, S, D>,
+    /// Shape `S`, added last.
+    pub bias: Var<T, S, D>,
+    eps: f64,
+}
+
+/// Layer norm over the last axis, of size `N` (PyTorch's `LayerNorm(N)`):
+/// `(x - mean) / sqrt(var + eps) * weight + bias` for `(batch, N)` and `(batch, seq, N)` inputs. The weight
 /// starts at 1, the bias at 0.
 ///
 /// ```
@@ -18,18 +43,12 @@ use crate::tensor::Tensor;
 /// let y = norm.forward(Tensor::<f32, _, Cpu>::from_array([[1., 2., 3., 4.]]));
 /// assert!(y.mean_all().to_scalar().abs() < 1e-6);
 /// ```
-pub struct LayerNorm<T: FloatDType, const N: usize, D: Device> {
-    /// `(N,)`, multiplies the normalised value.
-    pub weight: Var<T, (Const<N>,), D>,
-    /// `(N,)`, added last.
-    pub bias: Var<T, (Const<N>,), D>,
-    eps: f64,
-}
+pub type LayerNorm<T, const N: usize, D> = LayerNormOver<T, (Const<N>,), D>;
 
-impl<T: FloatDType, const N: usize, D: Device> LayerNorm<T, N, D> {
+impl<T: FloatDType, S: ConstShape, D: Device> LayerNormOver<T, S, D> {
     /// Weight 1, bias 0, `eps` added to the variance.
     pub fn new(eps: f64) -> Self {
-        LayerNorm {
+        LayerNormOver {
             weight: Var::new(Tensor::ones()),
             bias: Var::new(Tensor::zeros()),
             eps,
@@ -37,8 +56,58 @@ impl<T: FloatDType, const N: usize, D: Device> LayerNorm<T, N, D> {
     }
 }
 
+/// Layer norm over the trailing `S::NUMEL` elements of `x` (a `(rows, S::NUMEL)` view normalised row by row),
+/// then `* weight + bias`; `$param` is `value` or `trace`, how a parameter joins the computation.
+macro_rules! layer_norm_over {
+    ($layer:expr, $x:expr, $width:expr, $param:ident) => {{
+        let (layer, x) = ($layer, $x);
+        let shape = x.shape();
+        let (numel, width) = (shape.numel(), $width);
+        if numel == 0 {
+            return x;
+        }
+        let y = x
+            .reshape_with_shape((numel / width, width))
+            .layer_norm::<Axis<1>>(layer.eps)
+            .reshape_with_shape(shape);
+        &(&y * &layer.weight.$param()) + &layer.bias.$param()
+    }};
+}
+
+/// `Module` for plain and traced inputs that end with the normalised shape.
+macro_rules! layer_norm_inputs {
+    ($($norm:tt for $input:tt;)*) => {$(
+        layer_norm_inputs!(@one $norm $input);
+    )*};
+    (@one [$($n:ident),*] [$($d:ident),*]) => {
+        impl<T: FloatDType, $(const $n: usize,)* D: Device, $($d: Dim),*>
+            Module<Traced<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
+        {
+            type Output = Traced<T, ($($d,)* $(Const<$n>,)*), D>;
+            fn forward(&self, x: Traced<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
+                layer_norm_over!(self, x, 1 $(* $n)*, trace)
+            }
+        }
+
+        impl<T: FloatDType, $(const $n: usize,)* D: Device, $($d: Dim),*>
+            Module<Tensor<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
+        {
+            type Output = Tensor<T, ($($d,)* $(Const<$n>,)*), D>;
+            fn forward(&self, x: Tensor<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
+                layer_norm_over!(self, x, 1 $(* $n)*, value)
+            }
+        }
+    };
+}
+
+layer_norm_inputs! {
+    [P, Q] for [B];
+    [P, Q] for [B, L];
+    [P, Q, R] for [B];
+}
+
 impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Traced<T, (B, Const<N>), D>>
-    for LayerNorm<T, N, D>
+    for LayerNormOver<T, (Const<N>,), D>
 {
     type Output = Traced<T, (B, Const<N>), D>;
     fn forward(&self, x: Traced<T, (B, Const<N>), D>) -> Self::Output {
@@ -47,7 +116,7 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Traced<T, (B, Cons
 }
 
 impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Traced<T, (B, L, Const<N>), D>> for LayerNorm<T, N, D>
+    Module<Traced<T, (B, L, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D>
 {
     type Output = Traced<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Traced<T, (B, L, Const<N>), D>) -> Self::Output {
@@ -56,7 +125,7 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
 }
 
 impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Tensor<T, (B, Const<N>), D>>
-    for LayerNorm<T, N, D>
+    for LayerNormOver<T, (Const<N>,), D>
 {
     type Output = Tensor<T, (B, Const<N>), D>;
     fn forward(&self, x: Tensor<T, (B, Const<N>), D>) -> Self::Output {
@@ -68,7 +137,7 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Tensor<T, (B, Cons
 }
 
 impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Tensor<T, (B, L, Const<N>), D>> for LayerNorm<T, N, D>
+    Module<Tensor<T, (B, L, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D>
 {
     type Output = Tensor<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Tensor<T, (B, L, Const<N>), D>) -> Self::Output {
@@ -79,7 +148,7 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
     }
 }
 
-impl<T: FloatDType, const N: usize, D: Device> Parameters for LayerNorm<T, N, D> {
+impl<T: FloatDType, S: ConstShape, D: Device> Parameters for LayerNormOver<T, S, D> {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
         visitor.visit(&join_name(prefix, "weight"), &self.weight);
         visitor.visit(&join_name(prefix, "bias"), &self.bias);
@@ -156,5 +225,207 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
 impl<T: FloatDType, const N: usize, D: Device> Parameters for RMSNorm<T, N, D> {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
         visitor.visit(&join_name(prefix, "weight"), &self.weight);
+    }
+}
+
+/// The normalisation shared by [`GroupNorm`] and [`InstanceNorm`], written once for plain and traced inputs
+/// (`$param` is `value` or `trace`, how a parameter joins the computation): each sample's channels split into
+/// `groups` groups, each group (its channels and every position after them) normalised as one row of a
+/// `(samples * groups, group size)` view, then the per-channel affine map on axis 1 (`$col` is `(C, 1, ..)`).
+macro_rules! group_normalised {
+    ($layer:expr, $x:expr, $groups:expr, $col:ty, $param:ident) => {{
+        let (layer, x) = ($layer, $x);
+        let shape = x.shape();
+        let numel = shape.numel();
+        if numel == 0 {
+            return x;
+        }
+        let rows = shape.dims()[0] * $groups;
+        let y = x
+            .reshape_with_shape((rows, numel / rows))
+            .layer_norm::<Axis<1>>(layer.eps)
+            .reshape_with_shape(shape);
+        let y = match &layer.weight {
+            Some(w) => &y * &w.$param().reshape::<$col>().broadcast_with_shape(shape),
+            None => y,
+        };
+        match &layer.bias {
+            Some(b) => &y + &b.$param().reshape::<$col>().broadcast_with_shape(shape),
+            None => y,
+        }
+    }};
+}
+
+/// `Module` for plain and traced inputs of each rank, for a layer whose normalisation is `group_normalised!`.
+macro_rules! group_norm_inputs {
+    ($layer:ident $consts:tt, $groups:expr; $($dims:tt => $shape:ty, $col:ty;)*) => {$(
+        group_norm_inputs!(@one $layer $consts, $groups, $dims, $shape, $col);
+    )*};
+    (@one $layer:ident [$($c:ident),*], $groups:expr, ($($d:ident),*), $shape:ty, $col:ty) => {
+        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Traced<T, $shape, D>>
+            for $layer<T, $($c,)* D>
+        {
+            type Output = Traced<T, $shape, D>;
+            #[track_caller]
+            fn forward(&self, x: Traced<T, $shape, D>) -> Self::Output {
+                group_normalised!(self, x, $groups, $col, trace)
+            }
+        }
+
+        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Tensor<T, $shape, D>>
+            for $layer<T, $($c,)* D>
+        {
+            type Output = Tensor<T, $shape, D>;
+            #[track_caller]
+            fn forward(&self, x: Tensor<T, $shape, D>) -> Self::Output {
+                group_normalised!(self, x, $groups, $col, value)
+            }
+        }
+    };
+}
+
+/// Group normalisation (PyTorch's `GroupNorm(G, C)`): each sample's `C` channels split into `G` groups of
+/// `C / G`, each group normalised over its channels and every position (`(x - mean) / sqrt(var + eps)`, the
+/// population variance), then `* weight + bias` per channel. Inputs `(N, C)`, `(N, C, L)` and `(N, C, H, W)`;
+/// the statistics are per sample, so training and evaluation agree and there is no mode. `G` must divide `C`
+/// (checked when the layer is built, at compile time).
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{GroupNorm, Module};
+/// let gn = GroupNorm::<f32, 2, 4, Cpu>::new(); // 4 channels in 2 groups
+/// let x = Tensor::<f32, Rank3<1, 4, 2>, Cpu>::from_array([[[1., 3.], [5., 7.], [0., 0.], [10., 10.]]]);
+/// let y = gn.forward(x).to_vec();
+/// let s = 5f32.sqrt(); // the first group: mean 4, variance 5
+/// assert!((y[0] + 3. / s).abs() < 1e-5 && (y[3] - 3. / s).abs() < 1e-5);
+/// assert!((y[4] + 1.).abs() < 1e-5 && (y[7] - 1.).abs() < 1e-5); // the second: mean 5, variance 25
+/// ```
+pub struct GroupNorm<T: FloatDType, const G: usize, const C: usize, D: Device> {
+    /// `(C,)`, multiplies the normalised value (absent without `affine`); starts at 1.
+    pub weight: Option<Var<T, (Const<C>,), D>>,
+    /// `(C,)`, added last (absent without `affine`); starts at 0.
+    pub bias: Option<Var<T, (Const<C>,), D>>,
+    eps: f64,
+}
+
+impl<T: FloatDType, const G: usize, const C: usize, D: Device> GroupNorm<T, G, C, D> {
+    const GROUPS_DIVIDE_CHANNELS: () = assert!(
+        G > 0 && C % G == 0,
+        "GroupNorm<G, C>: the group count G must divide the channel count C"
+    );
+
+    /// PyTorch's defaults: `eps` 1e-5, affine.
+    pub fn new() -> Self {
+        let () = Self::GROUPS_DIVIDE_CHANNELS;
+        Self::with_options(1e-5, true)
+    }
+
+    /// `eps` added to the variance; `affine` gives the layer its `weight` and `bias`.
+    pub fn with_options(eps: f64, affine: bool) -> Self {
+        let () = Self::GROUPS_DIVIDE_CHANNELS;
+        GroupNorm {
+            weight: affine.then(|| Var::new(Tensor::ones())),
+            bias: affine.then(|| Var::new(Tensor::zeros())),
+            eps,
+        }
+    }
+}
+
+impl<T: FloatDType, const G: usize, const C: usize, D: Device> Default for GroupNorm<T, G, C, D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+group_norm_inputs! {
+    GroupNorm [G, C], G;
+    (B) => (B, Const<C>), (Const<C>,);
+    (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
+    (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
+}
+
+/// Instance normalisation (PyTorch's `InstanceNorm1d`/`InstanceNorm2d` with their defaults): each channel of
+/// each sample normalised over its positions, for `(N, C, L)` and `(N, C, H, W)` inputs; without `weight` and
+/// `bias` unless built with `affine`. PyTorch's option of running statistics (`track_running_stats`) is not
+/// offered: the statistics are always the sample's own, in training and evaluation alike.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{InstanceNorm2d, Module};
+/// let norm = InstanceNorm2d::<f32, 3, Cpu>::new();
+/// let y = norm.forward(Tensor::<f32, Rank4<2, 3, 4, 4>, Cpu>::randn(0));
+/// let per_plane = y.reshape::<Rank2<6, 16>>();
+/// assert!(per_plane.mean::<Axis<1>>().to_vec().iter().all(|m| m.abs() < 1e-5));
+/// ```
+pub struct InstanceNorm<T: FloatDType, const C: usize, D: Device> {
+    /// `(C,)`, multiplies the normalised value (only with `affine`); starts at 1.
+    pub weight: Option<Var<T, (Const<C>,), D>>,
+    /// `(C,)`, added last (only with `affine`); starts at 0.
+    pub bias: Option<Var<T, (Const<C>,), D>>,
+    eps: f64,
+}
+
+/// [`InstanceNorm`] for `(N, C, L)` inputs (PyTorch's name).
+pub type InstanceNorm1d<T, const C: usize, D> = InstanceNorm<T, C, D>;
+/// [`InstanceNorm`] for `(N, C, H, W)` inputs (PyTorch's name).
+pub type InstanceNorm2d<T, const C: usize, D> = InstanceNorm<T, C, D>;
+
+impl<T: FloatDType, const C: usize, D: Device> InstanceNorm<T, C, D> {
+    /// PyTorch's defaults: `eps` 1e-5, no affine parameters.
+    pub fn new() -> Self {
+        Self::with_options(1e-5, false)
+    }
+
+    /// `eps` added to the variance; `affine` gives the layer a `weight` and `bias` per channel.
+    pub fn with_options(eps: f64, affine: bool) -> Self {
+        InstanceNorm {
+            weight: affine.then(|| Var::new(Tensor::ones())),
+            bias: affine.then(|| Var::new(Tensor::zeros())),
+            eps,
+        }
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Default for InstanceNorm<T, C, D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+group_norm_inputs! {
+    InstanceNorm [C], C;
+    (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
+    (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
+}
+
+/// A normalisation layer's optional per-channel parameter.
+type ChannelParam<T, const C: usize, D> = Option<Var<T, (Const<C>,), D>>;
+
+/// Visits the optional `weight` and `bias` of a normalisation layer.
+pub(super) fn visit_affine<T: FloatDType, const C: usize, D: Device, V: ParamVisitor>(
+    weight: &ChannelParam<T, C, D>,
+    bias: &ChannelParam<T, C, D>,
+    prefix: &str,
+    visitor: &mut V,
+) {
+    if let Some(w) = weight {
+        visitor.visit(&join_name(prefix, "weight"), w);
+    }
+    if let Some(b) = bias {
+        visitor.visit(&join_name(prefix, "bias"), b);
+    }
+}
+
+impl<T: FloatDType, const G: usize, const C: usize, D: Device> Parameters
+    for GroupNorm<T, G, C, D>
+{
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visit_affine(&self.weight, &self.bias, prefix, visitor);
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device> Parameters for InstanceNorm<T, C, D> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visit_affine(&self.weight, &self.bias, prefix, visitor);
     }
 }

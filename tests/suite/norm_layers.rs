@@ -1,13 +1,15 @@
 //! Normalisation layers with batch or group statistics: BatchNorm in training and evaluation modes (values,
 //! running statistics, `num_batches_tracked`, every configuration), the model-wide mode walk, buffers in
-//! save/load and out of the optimizers, gradients by finite differences. References are naive loops over the
-//! NCHW elements, written from PyTorch's documented formulas.
+//! save/load and out of the optimizers; GroupNorm, InstanceNorm and LayerNorm over several axes; gradients by
+//! finite differences. References are naive loops over the elements, written from PyTorch's documented
+//! formulas.
 
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::nn::{
-    BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, Buffer, Dropout, Linear, Mode, Module,
-    ParamVisitor, Parameters, TrainingFlag,
+    BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, Buffer, Dropout, GroupNorm,
+    InstanceNorm1d, InstanceNorm2d, LayerNormOver, Linear, Mode, Module, ParamVisitor, Parameters,
+    TrainingFlag,
 };
 use typed_tensor::prelude::*;
 
@@ -159,13 +161,262 @@ fn batch_norm_1d_ranks<T: FloatDType, D: Device>() {
     assert_eq!(running.num_batches_tracked.value().to_scalar(), 2);
 }
 
+/// Per-channel weight and bias, and the channel of each element.
+type Affine<'a> = (&'a [f64], &'a [f64], &'a dyn Fn(usize) -> usize);
+
+/// Normalises `x` within each group (`group_of(i)` of `groups`), population variance, then `* w + b` with
+/// `channel_of(i)` picking the parameters.
+fn normalise_groups(
+    x: &[f64],
+    groups: usize,
+    group_of: impl Fn(usize) -> usize,
+    affine: Option<Affine<'_>>,
+    eps: f64,
+) -> Vec<f64> {
+    let mut stats = vec![(0.0, 0.0, 0usize); groups];
+    for (i, &v) in x.iter().enumerate() {
+        let s = &mut stats[group_of(i)];
+        s.0 += v;
+        s.2 += 1;
+    }
+    for s in &mut stats {
+        s.0 /= s.2 as f64;
+    }
+    for (i, &v) in x.iter().enumerate() {
+        let s = &mut stats[group_of(i)];
+        s.1 += (v - s.0).powi(2) / s.2 as f64;
+    }
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let (mean, var, _) = stats[group_of(i)];
+            let y = (v - mean) / (var + eps).sqrt();
+            match affine {
+                Some((w, b, channel_of)) => y * w[channel_of(i)] + b[channel_of(i)],
+                None => y,
+            }
+        })
+        .collect()
+}
+
+fn set_param<T: FloatDType, D: Device, const C: usize>(
+    var: &Option<Var<T, (Const<C>,), D>>,
+    values: &[f64],
+) {
+    let var = var.as_ref().expect("an affine layer");
+    var.set(Tensor::from_vec(values.iter().map(|&v| T::from_f64(v)).collect()).unwrap());
+}
+
+/// GroupNorm: groups of `C / G` channels per sample, over every rank it takes, plain and traced alike; the
+/// input a strided view.
+fn group_norm_values<T: FloatDType, D: Device>() {
+    let tol = norm_tol::<T>();
+    let gn = GroupNorm::<T, 2, 6, D>::new();
+    let (w, b) = (
+        [0.5, 1.5, -1.0, 2.0, 0.25, 1.0],
+        [0.0, 0.1, 0.2, -0.3, 0.4, 0.5],
+    );
+    set_param(&gn.weight, &w);
+    set_param(&gn.bias, &b);
+    // (3, 6, 2, 2) from a permuted (3, 2, 2, 6) buffer: element (n, c, h, w) at NCHW index i.
+    let src: Tensor<T, Rank4<3, 2, 2, 6>, D> = random::<T, _, D>(50).affine(2.0, 1.0);
+    let x = src.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+    let xs = to_f64(x.to_vec());
+    let channel = |i: usize| (i / 4) % 6;
+    let want = normalise_groups(
+        &xs,
+        6,
+        |i| (i / 4 / 6) * 2 + channel(i) / 3,
+        Some((&w, &b, &channel)),
+        1e-5,
+    );
+    assert_within(
+        "group norm (N, C, H, W)",
+        &gn.forward(x.clone()).to_vec(),
+        &want,
+        tol,
+    );
+    let traced = gn.forward(Traced::constant(x)).into_value();
+    assert_within("group norm, traced", &traced.to_vec(), &want, tol);
+    // (4, 6): groups of 3 channels, one position each.
+    let x: Tensor<T, Rank2<4, 6>, D> = random(51);
+    let xs = to_f64(x.to_vec());
+    let channel = |i: usize| i % 6;
+    let want = normalise_groups(&xs, 8, |i| i / 3, Some((&w, &b, &channel)), 1e-5);
+    assert_within("group norm (N, C)", &gn.forward(x).to_vec(), &want, tol);
+    // (2, 6, 5).
+    let x: Tensor<T, Rank3<2, 6, 5>, D> = random(52);
+    let xs = to_f64(x.to_vec());
+    let channel = |i: usize| (i / 5) % 6;
+    let want = normalise_groups(
+        &xs,
+        4,
+        |i| (i / 5 / 6) * 2 + channel(i) / 3,
+        Some((&w, &b, &channel)),
+        1e-5,
+    );
+    assert_within("group norm (N, C, L)", &gn.forward(x).to_vec(), &want, tol);
+}
+
+/// InstanceNorm: each (sample, channel) plane on its own, no parameters by default.
+fn instance_norm_values<T: FloatDType, D: Device>() {
+    let tol = norm_tol::<T>();
+    let norm = InstanceNorm2d::<T, 3, D>::new();
+    let x: Tensor<T, Rank4<2, 3, 3, 2>, D> =
+        random::<T, Rank4<2, 3, 2, 3>, D>(53).transpose::<Axis<2>, Axis<3>>();
+    let xs = to_f64(x.to_vec());
+    let want = normalise_groups(&xs, 6, |i| i / 6, None, 1e-5);
+    assert_within(
+        "instance norm 2d",
+        &norm.forward(x.clone()).to_vec(),
+        &want,
+        tol,
+    );
+    assert_within(
+        "instance norm 2d, traced",
+        &norm.forward(Traced::constant(x)).into_value().to_vec(),
+        &want,
+        tol,
+    );
+    let affine = InstanceNorm1d::<T, 3, D>::with_options(1e-5, true);
+    let (w, b) = ([2.0, -1.0, 0.5], [1.0, 0.0, -1.0]);
+    set_param(&affine.weight, &w);
+    set_param(&affine.bias, &b);
+    let x: Tensor<T, Rank3<2, 3, 4>, D> = random(54);
+    let xs = to_f64(x.to_vec());
+    let channel = |i: usize| (i / 4) % 3;
+    let want = normalise_groups(&xs, 6, |i| i / 4, Some((&w, &b, &channel)), 1e-5);
+    assert_within(
+        "instance norm 1d, affine",
+        &affine.forward(x).to_vec(),
+        &want,
+        tol,
+    );
+}
+
+/// LayerNorm over two and three trailing axes: each sample's block normalised as a whole, then the
+/// elementwise weight and bias of the block's shape.
+fn layer_norm_over_values<T: FloatDType, D: Device>() {
+    let tol = norm_tol::<T>();
+    let norm = LayerNormOver::<T, Rank2<3, 4>, D>::new(1e-5);
+    let w: Vec<f64> = (0..12).map(|i| 0.5 + i as f64 * 0.1).collect();
+    let b: Vec<f64> = (0..12).map(|i| i as f64 * -0.05).collect();
+    norm.weight
+        .set(Tensor::from_vec(w.iter().map(|&v| T::from_f64(v)).collect()).unwrap());
+    norm.bias
+        .set(Tensor::from_vec(b.iter().map(|&v| T::from_f64(v)).collect()).unwrap());
+    let block = |i: usize| i % 12;
+    let x: Tensor<T, Rank3<2, 3, 4>, D> = random(55);
+    let xs = to_f64(x.to_vec());
+    let want = normalise_groups(&xs, 2, |i| i / 12, Some((&w, &b, &block)), 1e-5);
+    assert_within(
+        "layer norm over (3, 4)",
+        &norm.forward(x.clone()).to_vec(),
+        &want,
+        tol,
+    );
+    assert_within(
+        "layer norm over (3, 4), traced",
+        &norm.forward(Traced::constant(x)).into_value().to_vec(),
+        &want,
+        tol,
+    );
+    // (2, 5, 3, 4) as a strided view: 10 blocks.
+    let x: Tensor<T, Rank4<2, 5, 3, 4>, D> =
+        random::<T, Rank4<5, 2, 3, 4>, D>(56).transpose::<Axis<0>, Axis<1>>();
+    let xs = to_f64(x.to_vec());
+    let want = normalise_groups(&xs, 10, |i| i / 12, Some((&w, &b, &block)), 1e-5);
+    assert_within(
+        "layer norm over (3, 4), rank 4",
+        &norm.forward(x).to_vec(),
+        &want,
+        tol,
+    );
+    let cube = LayerNormOver::<T, Rank3<2, 3, 2>, D>::new(1e-5);
+    let x: Tensor<T, Rank4<3, 2, 3, 2>, D> = random(57);
+    let xs = to_f64(x.to_vec());
+    let want = normalise_groups(&xs, 3, |i| i / 12, None, 1e-5);
+    assert_within(
+        "layer norm over (2, 3, 2)",
+        &cube.forward(x).to_vec(),
+        &want,
+        tol,
+    );
+}
+
 device_tests! {
+    group_norm_values_f32 => group_norm_values_f32;
+    group_norm_values_bf16 => group_norm_values_bf16;
+    instance_norm_values_f64 => instance_norm_values_f64;
+    instance_norm_values_f16 => instance_norm_values_f16;
+    layer_norm_over_values_f32 => layer_norm_over_values_f32;
+    layer_norm_over_values_f64 => layer_norm_over_values_f64;
     batch_norm_2d_modes_f32 => batch_norm_2d_modes_f32;
     batch_norm_2d_modes_f64 => batch_norm_2d_modes_f64;
     batch_norm_2d_modes_bf16 => batch_norm_2d_modes_bf16;
     batch_norm_1d_ranks_f32 => batch_norm_1d_ranks_f32;
     batch_norm_1d_ranks_f16 => batch_norm_1d_ranks_f16;
     batch_norm_1d_ranks_f64 => batch_norm_1d_ranks_f64;
+}
+
+fn group_norm_values_f32<D: Device>() {
+    group_norm_values::<f32, D>()
+}
+fn group_norm_values_bf16<D: Device>() {
+    group_norm_values::<bf16, D>()
+}
+fn instance_norm_values_f64<D: Device>() {
+    instance_norm_values::<f64, D>()
+}
+fn instance_norm_values_f16<D: Device>() {
+    instance_norm_values::<f16, D>()
+}
+fn layer_norm_over_values_f32<D: Device>() {
+    layer_norm_over_values::<f32, D>()
+}
+fn layer_norm_over_values_f64<D: Device>() {
+    layer_norm_over_values::<f64, D>()
+}
+
+/// Gradients of the input and the affine parameters of the group-statistics layers, by finite differences.
+#[test]
+fn group_statistics_gradients_match_finite_differences() {
+    let x = Var::new(random::<f64, Rank4<2, 4, 2, 3>, Cpu>(60));
+    let probe: Tensor<f64, Rank4<2, 4, 2, 3>, Cpu> = random(61);
+    let gn = GroupNorm::<f64, 2, 4, Cpu>::new();
+    set_param(&gn.weight, &[0.5, -1.0, 1.5, 2.0]);
+    let loss = || (gn.forward(x.trace()) * &probe).sum_all();
+    for (what, check) in [
+        ("group norm input", check_gradient(&x, 1e-5, loss)),
+        (
+            "group norm weight",
+            check_gradient(gn.weight.as_ref().unwrap(), 1e-5, loss),
+        ),
+        (
+            "group norm bias",
+            check_gradient(gn.bias.as_ref().unwrap(), 1e-5, loss),
+        ),
+    ] {
+        assert!(check.error < 1e-7, "{what}: {check:?}");
+    }
+    let inorm = InstanceNorm2d::<f64, 4, Cpu>::with_options(1e-5, true);
+    let loss = || (inorm.forward(x.trace()) * &probe).sum_all();
+    assert!(check_gradient(&x, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(inorm.weight.as_ref().unwrap(), 1e-5, loss).error < 1e-7);
+    let ln = LayerNormOver::<f64, Rank3<4, 2, 3>, Cpu>::new(1e-5);
+    ln.weight.set(random(62));
+    let loss = || (ln.forward(x.trace()) * &probe).sum_all();
+    for (what, check) in [
+        ("layer norm input", check_gradient(&x, 1e-5, loss)),
+        ("layer norm weight", check_gradient(&ln.weight, 1e-5, loss)),
+        ("layer norm bias", check_gradient(&ln.bias, 1e-5, loss)),
+    ] {
+        assert!(check.error < 1e-7, "{what}: {check:?}");
+    }
+    // Parameter names are PyTorch's; InstanceNorm without affine has none.
+    let mut all = Everything::default();
+    (gn, InstanceNorm2d::<f64, 4, Cpu>::new(), ln).visit_params("", &mut all);
+    assert_eq!(all.params, ["0.weight", "0.bias", "2.weight", "2.bias"]);
 }
 
 fn batch_norm_2d_modes_f32<D: Device>() {

@@ -16,9 +16,9 @@ use core::marker::PhantomData;
 
 /// The build-time checks of static sizes, one associated `const` each: the panicking op and its `try_` twin both
 /// name it, so a failing check is reported once, at the user's call.
-struct SameNumel<S, S2>(PhantomData<(S, S2)>);
+pub(crate) struct SameNumel<S, S2>(PhantomData<(S, S2)>);
 impl<S: Shape, S2: ConstShape> SameNumel<S, S2> {
-    const OK: () = assert!(
+    pub(crate) const OK: () = assert!(
         numel_static_eq(static_numel(S::STATIC_DIMS), Some(S2::NUMEL)),
         "reshape: the target shape has a different number of elements"
     );
@@ -107,17 +107,36 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     fn reshape_checked<S2: ConstShape>(&self) -> Result<Tensor<T, S2, D>> {
-        if self.numel() != S2::NUMEL {
+        self.try_reshape_with_shape(S2::default())
+    }
+
+    /// [`Self::reshape`] to a shape with runtime dims, checked at run time: panics when the element counts
+    /// differ (see [`Self::try_reshape_with_shape`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank3<2, 3, 4>, Cpu> = Tensor::arange();
+    /// let rows = a.reshape_with_shape((6usize, Const::<4>)); // (6, 4), the 6 known at run time
+    /// assert_eq!(rows.dims().to_vec(), [6, 4]);
+    /// ```
+    #[track_caller]
+    pub fn reshape_with_shape<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
+        or_panic(self.try_reshape_with_shape(shape))
+    }
+
+    /// [`Self::reshape_with_shape`], returning `Error::LengthMismatch` when the element counts differ.
+    pub fn try_reshape_with_shape<S2: Shape>(&self, shape: S2) -> Result<Tensor<T, S2, D>> {
+        if self.numel() != shape.numel() {
             return Err(Error::LengthMismatch {
                 op: "reshape",
-                shape: S2::default().dims(),
-                expected: S2::NUMEL,
+                shape: shape.dims(),
+                expected: shape.numel(),
                 found: self.numel(),
             });
         }
         let reshaped = |src: &Self| {
-            let layout = src.layout().reshaped_contiguous(S2::default().dims());
-            Tensor::from_view(S2::default(), layout, src.storage())
+            let layout = src.layout().reshaped_contiguous(shape.dims());
+            Tensor::from_view(shape, layout, src.storage())
         };
         Ok(if self.is_contiguous() {
             reshaped(self)

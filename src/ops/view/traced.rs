@@ -36,6 +36,14 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The same elements with another static shape of the same element count.
     #[track_caller]
     pub fn reshape<S2: ConstShape>(&self) -> Traced<T, S2, D> {
+        let () = crate::ops::view::tensor::SameNumel::<S, S2>::OK;
+        self.reshape_with_shape(S2::default())
+    }
+
+    /// [`Self::reshape`] to a shape with runtime dims (checked at run time, as
+    /// [`Tensor::reshape_with_shape`]).
+    #[track_caller]
+    pub fn reshape_with_shape<S2: Shape>(&self, shape: S2) -> Traced<T, S2, D> {
         fn rule<T: FloatDType, D: Device>(
             g: Grad<T, D>,
             (slot, shape): (Slot, Padded),
@@ -43,10 +51,9 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         ) {
             slot.give_padded(store, g.relabel(shape));
         }
-        let shape = padded_shape(&self.value.dims());
-        let captured = (self.slot(), shape);
+        let captured = (self.slot(), padded_shape(&self.value.dims()));
         record_with(
-            self.value.reshape::<S2>(),
+            self.value.reshape_with_shape(shape),
             &[&self.node],
             captured,
             rule::<T, D>,
