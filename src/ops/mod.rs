@@ -24,7 +24,7 @@ pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use conv::{Conv2dParams, ConvKernels, Pool};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
-pub use join::JoinKernels;
+pub use join::{JoinKernels, PadMode};
 pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};
 pub use reduce::*;

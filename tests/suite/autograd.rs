@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Gradients, Traced, Var};
+use typed_tensor::ops::PadMode;
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
 
@@ -444,6 +445,15 @@ fn joins_casts_and_norms<D: Device>() {
     });
     check("cat: second", &y, || {
         weighted(x.trace().cat::<Axis<1>, 6, _>(&y))
+    });
+    for mode in [PadMode::Reflect, PadMode::Replicate, PadMode::Circular] {
+        // Entries read twice (mirrored, repeated, wrapped) get both gradients.
+        check(&format!("pad_mode {mode:?}"), &x, || {
+            weighted(x.trace().pad_mode::<Axis<1>, 3, 2, 9>(mode))
+        });
+    }
+    check("pad_value", &x, || {
+        weighted(x.trace().pad_value::<Axis<0>, 1, 1, 5>(2.5))
     });
     let c = x.value(); // fixed while x is perturbed
     check("stack", &x, || {

@@ -204,7 +204,110 @@ fn runtime_repeats<D: Device>() {
     );
 }
 
+/// Padding modes along the rows and columns of a transposed (strided) view, against a direct reading of
+/// PyTorch's definitions: reflect mirrors about the edge entries, replicate repeats them, circular wraps;
+/// `pad_value` fills with the value.
+fn pad_modes_for<T: WithDType, D: Device>() {
+    use typed_tensor::ops::PadMode;
+    let src: Tensor<T, Rank2<4, 3>, D> = Tensor::arange();
+    let x = src.t(); // (3, 4): x[i][j] = 3 j + i
+    let at = |i: usize, j: usize| (3 * j + i) as f64;
+    let reference = |mode: PadMode, i: isize, n: isize| -> usize {
+        let k = match mode {
+            PadMode::Reflect if i < 0 => -i,
+            PadMode::Reflect if i >= n => 2 * (n - 1) - i,
+            PadMode::Reflect => i,
+            PadMode::Replicate => i.max(0).min(n - 1),
+            PadMode::Circular => ((i % n) + n) % n,
+        };
+        k as usize
+    };
+    for mode in [PadMode::Reflect, PadMode::Replicate, PadMode::Circular] {
+        // Along the columns: 3 before, 2 after (4 entries: reflect allows up to 3).
+        let p: Tensor<T, Rank2<3, 9>, D> = x.pad_mode::<Axis<1>, 3, 2, 9>(mode);
+        let want: Vec<f64> = (0..27)
+            .map(|k| at(k / 9, reference(mode, (k % 9) as isize - 3, 4)))
+            .collect();
+        assert_eq!(
+            to_f64s(&p.to_vec()),
+            want,
+            "{mode:?} along axis 1 [{}]",
+            T::DTYPE
+        );
+        // Along the rows: 1 before, 2 after.
+        let p: Tensor<T, Rank2<6, 4>, D> = x.pad_mode::<Axis<0>, 1, 2, 6>(mode);
+        let want: Vec<f64> = (0..24)
+            .map(|k| at(reference(mode, (k / 4) as isize - 1, 3), k % 4))
+            .collect();
+        assert_eq!(
+            to_f64s(&p.to_vec()),
+            want,
+            "{mode:?} along axis 0 [{}]",
+            T::DTYPE
+        );
+    }
+    let p: Tensor<T, Rank2<3, 6>, D> = x.pad_value::<Axis<1>, 1, 1, 6>(T::from_f64(7.0));
+    let want: Vec<f64> = (0..18)
+        .map(|k| match k % 6 {
+            0 | 5 => 7.0,
+            j => at(k / 6, j - 1),
+        })
+        .collect();
+    assert_eq!(to_f64s(&p.to_vec()), want, "pad_value [{}]", T::DTYPE);
+}
+
+fn to_f64s<T: WithDType>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+fn pad_modes_every_dtype<D: Device>() {
+    pad_modes_for::<u8, D>();
+    pad_modes_for::<u32, D>();
+    pad_modes_for::<i64, D>();
+    pad_modes_for::<f16, D>();
+    pad_modes_for::<bf16, D>();
+    pad_modes_for::<f32, D>();
+    pad_modes_for::<f64, D>();
+}
+
+/// A side as long as the axis is too long for reflect; circular takes up to the axis's length; an empty axis
+/// has nothing to replicate; a runtime-sized axis of the wrong length is an `AxisSize` error.
+fn pad_mode_errors<D: Device>() {
+    use typed_tensor::ops::PadMode;
+    let x: Tensor<f32, Rank1<3>, D> = Tensor::arange();
+    let err = x
+        .try_pad_mode::<Axis<0>, 3, 0, 6>(PadMode::Reflect)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pad: reflect padding must be shorter than the axis on each side"
+    );
+    let wrapped = x.pad_mode::<Axis<0>, 3, 3, 9>(PadMode::Circular);
+    assert_eq!(wrapped.to_vec(), [0., 1., 2., 0., 1., 2., 0., 1., 2.]);
+    let err = x
+        .try_pad_mode::<Axis<0>, 0, 4, 7>(PadMode::Circular)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pad: circular padding must not be longer than the axis on each side"
+    );
+    let empty = Tensor::<f32, (usize,), D>::zeros_with_shape((0,));
+    let err = empty
+        .try_pad_mode::<Axis<0>, 1, 1, 2>(PadMode::Replicate)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pad: replicate padding needs a non-empty axis"
+    );
+    let runtime = Tensor::<f32, (usize,), D>::zeros_with_shape((4,));
+    assert!(runtime
+        .try_pad_mode::<Axis<0>, 1, 1, 5>(PadMode::Replicate)
+        .is_err());
+}
+
 device_tests! {
+    pad_modes_every_dtype => pad_modes_every_dtype;
+    pad_mode_errors => pad_mode_errors;
     tile_and_repeat_interleave_every_dtype => repeats_every_dtype;
     tile_to_runtime_shapes => runtime_repeats;
     join_and_split_every_dtype => every_dtype;
@@ -212,6 +315,7 @@ device_tests! {
 }
 
 embedded_tests! {
+    pad_modes_every_dtype => pad_modes_every_dtype;
     tile_and_repeat_interleave_every_dtype => repeats_every_dtype;
     join_and_split_every_dtype => every_dtype;
 }

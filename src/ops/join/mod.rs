@@ -1,15 +1,18 @@
-//! Joining and rearranging along an axis: `cat`, `stack`, `split`, `flip`, `roll`, `pad` (`tensor.rs`) and their
-//! traced forms (`traced.rs`). `cat` and what is built on it (`stack`, `pad`, and `roll`: the tail, then the
+//! Joining and rearranging along an axis: `cat`, `stack`, `split`, `flip`, `roll`, `pad`/`pad_value` (`tensor.rs`)
+//! and their traced forms (`traced.rs`); padding by the tensor's own entries, `pad_mode` (`pad.rs`). `cat` and what is built on it (`stack`, `pad`, and `roll`: the tail, then the
 //! head) run the family's kernel, [`JoinKernels`]: one host body for `Cpu` and `Embedded` (`host.rs`) and a copy
 //! per part on CUDA (`cuda.rs`); `split` is views, `flip` a gather.
 
 #[cfg(feature = "cuda")]
 mod cuda;
 mod host;
+mod pad;
 mod repeat;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
+
+pub use pad::PadMode;
 
 use crate::device::Kernels;
 use crate::dtype::WithDType;

@@ -66,13 +66,13 @@ impl<S: HasAxis<Ax>, Ax, const LEN: usize, const N: usize> SplitTiles<S, Ax, LEN
     );
 }
 
-struct PadSizes<S, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+pub(super) struct PadSizes<S, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
     PhantomData<(S, Ax)>,
 );
 impl<S: HasAxis<Ax>, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>
     PadSizes<S, Ax, BEFORE, AFTER, OUT>
 {
-    const OK: () = assert!(
+    pub(super) const OK: () = assert!(
         BEFORE + AFTER <= OUT
             && concat_static_ok(
                 <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
@@ -333,7 +333,27 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let () = PadSizes::<S, Ax, BEFORE, AFTER, OUT>::OK;
-        or_panic(self.pad_checked::<Ax, BEFORE, AFTER, OUT>())
+        or_panic(self.pad_checked::<Ax, BEFORE, AFTER, OUT>(T::ZERO))
+    }
+
+    /// [`Self::pad`] with `value` in the new entries (PyTorch's `F.pad(.., mode="constant", value=..)`).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, _, Cpu>::from_array([1., 2.]);
+    /// let p: Tensor<f32, Rank1<4>, Cpu> = a.pad_value::<Axis<0>, 1, 1, 4>(-1.);
+    /// assert_eq!(p.to_array(), [-1., 1., 2., -1.]);
+    /// ```
+    #[track_caller]
+    pub fn pad_value<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+        value: T,
+    ) -> Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = PadSizes::<S, Ax, BEFORE, AFTER, OUT>::OK;
+        or_panic(self.pad_checked::<Ax, BEFORE, AFTER, OUT>(value))
     }
 
     /// [`Self::pad`], returning `Error::AxisSize` when a runtime-sized axis is not `OUT - BEFORE - AFTER` long.
@@ -344,11 +364,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let () = PadSizes::<S, Ax, BEFORE, AFTER, OUT>::OK;
-        self.pad_checked::<Ax, BEFORE, AFTER, OUT>()
+        self.pad_checked::<Ax, BEFORE, AFTER, OUT>(T::ZERO)
     }
 
     fn pad_checked<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
         &self,
+        value: T,
     ) -> Result<Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>>
     where
         S: HasAxis<Ax>,
@@ -368,8 +389,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let mut out = dims;
         out.as_mut_slice()[axis] = OUT;
         check_output::<T>("pad", &out)?;
-        // The zero slabs are one stored zero seen with stride 0.
-        let zero = D::full::<T, ()>(1, T::ZERO)?;
+        // The new slabs are one stored value seen with stride 0.
+        let zero = D::full::<T, ()>(1, value)?;
         let slab = |len: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = len;

@@ -108,10 +108,22 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        self.pad_value::<Ax, BEFORE, AFTER, OUT>(T::ZERO)
+    }
+
+    /// `value` in the new entries (see [`Tensor::pad_value`]); the gradient is the output's, narrowed back.
+    #[track_caller]
+    pub fn pad_value<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
+        &self,
+        value: T,
+    ) -> Traced<T, <S as HasAxis<Ax>>::Replaced<Const<OUT>>, D>
+    where
+        S: HasAxis<Ax>,
+    {
         let axis = self.padded_axis::<Ax>();
         let captured = (self.slot(), padded_shape(&self.value.dims()), axis, BEFORE);
         record_with(
-            self.value.pad::<Ax, BEFORE, AFTER, OUT>(),
+            self.value.pad_value::<Ax, BEFORE, AFTER, OUT>(value),
             &[&self.node],
             captured,
             narrow_rule::<T, D>,
