@@ -419,7 +419,7 @@ pub const fn concat_static_ok(a: Option<usize>, b: Option<usize>, out: Option<us
 #[diagnostic::on_unimplemented(
     message = "cannot matrix-multiply shapes `{Self}` and `{Rhs}`",
     label = "the inner dims must agree (left's last, right's first matrix dim), and so must batch dims",
-    note = "supported: (M, K) x (K, N), (B, M, K) x (B, K, N), (B, M, K) x (K, N), (B1, B2, M, K) x (B1, B2, K, N), (M, K) x (K,), (K,) x (K, N), (K,) x (K,)"
+    note = "supported: (M, K) x (K, N), (B, M, K) x (B, K, N), (B1, B2, M, K) x (B1, B2, K, N), a matrix shared by a batch on either side ((B, M, K) x (K, N), (B1, B2, M, K) x (K, N), (M, K) x (B, K, N), (M, K) x (B1, B2, K, N)), vectors ((M, K) x (K,), (B, M, K) x (K,), (K,) x (K, N), (K,) x (B, K, N), (K,) x (K,))"
 )]
 pub trait MatMulShape<Rhs: Shape>: Shape {
     /// The product's shape.
@@ -438,6 +438,13 @@ matmul_impl!([M, K, N] (M, K), (K, N) => (M, N));
 matmul_impl!([B, M, K, N] (B, M, K), (B, K, N) => (B, M, N));
 matmul_impl!([B, M, K, N] (B, M, K), (K, N) => (B, M, N));
 matmul_impl!([B, C, M, K, N] (B, C, M, K), (B, C, K, N) => (B, C, M, N));
+// A matrix or vector shared by every entry of the other operand's batch (PyTorch broadcasts the missing
+// leading batch axes the same way).
+matmul_impl!([B, C, M, K, N] (B, C, M, K), (K, N) => (B, C, M, N));
+matmul_impl!([B, M, K, N] (M, K), (B, K, N) => (B, M, N));
+matmul_impl!([B, C, M, K, N] (M, K), (B, C, K, N) => (B, C, M, N));
+matmul_impl!([B, M, K] (B, M, K), (K,) => (B, M));
+matmul_impl!([B, K, N] (K,), (B, K, N) => (B, N));
 matmul_impl!([M, K] (M, K), (K,) => (M,));
 matmul_impl!([K, N] (K,), (K, N) => (N,));
 matmul_impl!([K] (K,), (K,) => ());

@@ -184,6 +184,31 @@ fn matmuls<D: Device>() {
     check("batched x shared: shared", &w, || {
         weighted(x.trace().matmul(&w.trace()))
     });
+    // A shared matrix on the left, a matrix shared by two batch axes, vectors shared by a batch.
+    check("shared x batched: shared", &a, || {
+        weighted(a.trace().matmul(&y.trace()))
+    });
+    check("shared x batched: batched", &y, || {
+        weighted(a.trace().matmul(&y.trace()))
+    });
+    let x4 = param::<Rank4<2, 2, 3, 5>, D>(57, -1.0, 1.0);
+    check("rank 4 x shared: rank 4", &x4, || {
+        weighted(x4.trace().matmul(&w.trace()))
+    });
+    check("rank 4 x shared: shared", &w, || {
+        weighted(x4.trace().matmul(&w.trace()))
+    });
+    let y4 = param::<Rank4<2, 2, 5, 4>, D>(58, -1.0, 1.0);
+    check("shared x rank 4: shared", &a, || {
+        weighted(a.trace().matmul(&y4.trace()))
+    });
+    let k = param::<Rank1<5>, D>(59, -1.0, 1.0);
+    check("batched x vector: vector", &k, || {
+        weighted(x.trace().matmul(&k.trace()))
+    });
+    check("vector x batched: batched", &y, || {
+        weighted(k.trace().matmul(&y.trace()))
+    });
     // Matrix-vector, vector-matrix, dot.
     let v = param::<Rank1<5>, D>(55, -1.0, 1.0);
     let u = param::<Rank1<3>, D>(56, -1.0, 1.0);

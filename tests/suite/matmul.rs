@@ -116,6 +116,39 @@ fn batched_forms<
         K,
     );
 
+    // A shared matrix on the left, and a transposed one (its columns strided).
+    let l: Tensor<T, Rank2<M, K>, D> = random(11);
+    let vl: Vec<f64> = values(&l.to_vec()).repeat(B);
+    check(
+        "(M, K) x (B, K, N)",
+        &l.matmul(&b).to_vec(),
+        &reference(&vl, &vb, B, M, K, N),
+        K,
+    );
+    let lt = random::<T, Rank2<K, M>, D>(12).t();
+    let vlt: Vec<f64> = values(&lt.to_vec()).repeat(B);
+    check(
+        "(M, K)^T x (B, K, N)",
+        &lt.matmul(&b).to_vec(),
+        &reference(&vlt, &vb, B, M, K, N),
+        K,
+    );
+    // Vectors shared by a batch: (B, M, K) x (K,) and (K,) x (B, K, N).
+    let vk: Tensor<T, Rank1<K>, D> = random(13);
+    let vvk = values(&vk.to_vec());
+    check(
+        "(B, M, K) x (K,)",
+        &a.matmul(&vk).to_vec(),
+        &reference(&va, &vvk.repeat(B), B, M, K, 1),
+        K,
+    );
+    check(
+        "(K,) x (B, K, N)",
+        &vk.matmul(&b).to_vec(),
+        &reference(&vvk.repeat(B), &vb, B, 1, K, N),
+        K,
+    );
+
     // A permuted batch: (M, B, K) viewed as (B, M, K).
     let mbk: Tensor<T, Rank3<M, B, K>, D> = random(7);
     let p = mbk.permute::<(Axis<1>, Axis<0>, Axis<2>)>();
@@ -134,6 +167,33 @@ fn batched_forms<
         "(B1, B2, M, K) x (B1, B2, K, N)",
         &a4.matmul(&b4).to_vec(),
         &want4,
+        K,
+    );
+    // A matrix shared by two batch axes, on either side.
+    check(
+        "(B1, B2, M, K) x (K, N)",
+        &a4.matmul(&w).to_vec(),
+        &reference(
+            &values(&a4.to_vec()),
+            &values(&w.to_vec()).repeat(2 * B),
+            2 * B,
+            M,
+            K,
+            N,
+        ),
+        K,
+    );
+    check(
+        "(M, K) x (B1, B2, K, N)",
+        &l.matmul(&b4).to_vec(),
+        &reference(
+            &values(&l.to_vec()).repeat(2 * B),
+            &values(&b4.to_vec()),
+            2 * B,
+            M,
+            K,
+            N,
+        ),
         K,
     );
     let swapped: Tensor<T, Rank4<B, 2, M, K>, D> = random(10);

@@ -1,6 +1,6 @@
 //! Matrix products for every shape relation of [`MatMulShape`]: `(M, K) x (K, N)`, batched `(B, M, K) x
-//! (B, K, N)` and rank 4, batched times a shared matrix `(B, M, K) x (K, N)`, matrix-vector, vector-matrix and the
-//! dot product. Views go to the kernel as strided `[B, M, K]` / `[B, K, N]` layouts: a transposed operand is not
+//! (B, K, N)` and rank 4, a matrix or vector shared by a batch on either side (`(B, M, K) x (K, N)`,
+//! `(B1, B2, M, K) x (K, N)`, `(M, K) x (B, K, N)`, ...), matrix-vector, vector-matrix and the dot product. Views go to the kernel as strided `[B, M, K]` / `[B, K, N]` layouts: a transposed operand is not
 //! copied. Dense products of static shapes up to 16 x 16 (matrix or vector operands, no batch) skip all of that
 //! on the CPU: a loop whose sizes are compile-time constants, unrolled per shape, writes the output directly.
 //!
@@ -89,19 +89,27 @@ fn batched_pair(a: &Layout, b: &Layout) -> Option<([Layout; 2], [bool; 2])> {
     Some(([la, lb], shared))
 }
 
-/// The dims of `da x db`'s output: the lhs batch axes, then M (unless lhs is a vector), then N (unless rhs is
-/// one); the second value is the rank.
+/// The dims of `da x db`'s output: the batch axes of the operand that has them (both agree where both do),
+/// then M (unless lhs is a vector), then N (unless rhs is one); the second value is the rank.
 fn matmul_output_dims(da: &[usize], db: &[usize]) -> ([usize; 4], usize) {
+    let batch = |d: &[usize]| d.len().saturating_sub(2);
+    let lead = if batch(da) >= batch(db) {
+        &da[..batch(da)]
+    } else {
+        &db[..batch(db)]
+    };
     let mut out = [0; 4];
     let mut n = 0;
-    let lhs_keep = if da.len() == 1 { 0 } else { da.len() - 1 };
-    for &x in &da[..lhs_keep] {
+    let mut push = |x: usize| {
         out[n] = x;
         n += 1;
+    };
+    lead.iter().for_each(|&x| push(x));
+    if da.len() > 1 {
+        push(da[da.len() - 2]);
     }
     if db.len() > 1 {
-        out[n] = db[db.len() - 1];
-        n += 1;
+        push(db[db.len() - 1]);
     }
     (out, n)
 }
