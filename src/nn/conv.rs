@@ -1,4 +1,4 @@
-//! Convolution, pooling and flattening layers for NCHW inputs.
+//! Convolution, pooling (fixed windows, and adaptive to an output size) and flattening layers for NCHW inputs.
 //!
 //! Stable Rust cannot compute an output size like `(H + 2 P - K) / S + 1` in a type, so these layers name their
 //! output size (`OH`, `OW`, or the flattened width) as const parameters; the input size is inferred from the
@@ -206,6 +206,57 @@ pool_layer!(
     /// Average pooling over `KERNEL x KERNEL` windows (padding counted), output `OH x OW`.
     AvgPool2d => avg_pool2d
 );
+
+/// Adaptive average pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveAvgPool2d((OH, OW))`;
+/// `AdaptiveAvgPool2d<1, 1>` is global average pooling). See [`Tensor::adaptive_avg_pool2d`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{AdaptiveAvgPool2d, Module};
+/// let x = Tensor::<f32, Rank4<2, 3, 5, 7>, Cpu>::ones();
+/// let y: Tensor<f32, Rank4<2, 3, 1, 1>, Cpu> = AdaptiveAvgPool2d::<1, 1>.forward(x);
+/// assert!(y.to_vec().iter().all(|&v| (v - 1.0).abs() < 1e-6));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AdaptiveAvgPool2d<const OH: usize, const OW: usize>;
+
+impl<
+        const OH: usize,
+        const OW: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Traced<T, Rank4<N, C, H, W>, D>> for AdaptiveAvgPool2d<OH, OW>
+{
+    type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
+    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.adaptive_avg_pool2d()
+    }
+}
+
+impl<
+        const OH: usize,
+        const OW: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for AdaptiveAvgPool2d<OH, OW>
+{
+    type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
+    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.adaptive_avg_pool2d()
+    }
+}
+
+impl<const OH: usize, const OW: usize> Parameters for AdaptiveAvgPool2d<OH, OW> {
+    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+}
 
 /// `(N, C, H, W) -> (N, OUT)` with `OUT = C * H * W` (a `const` assertion).
 #[derive(Clone, Copy, Debug, Default)]

@@ -477,6 +477,10 @@ fn joins_casts_and_norms<D: Device>() {
             weighted(x.trace().pad_mode::<Axis<1>, 3, 2, 9>(mode))
         });
     }
+    let image = param::<Rank4<1, 2, 5, 3>, D>(102, -2.0, 2.0);
+    check("adaptive_avg_pool2d (overlapping bins)", &image, || {
+        weighted(image.trace().adaptive_avg_pool2d::<3, 2>())
+    });
     check("pad_value", &x, || {
         weighted(x.trace().pad_value::<Axis<0>, 1, 1, 5>(2.5))
     });

@@ -522,6 +522,68 @@ fn conv_gradients<T: FloatDType, D: Device>() {
     check("conv2d s2 g2 weight gradient", &dw, &want_dw, 256);
 }
 
+/// Adaptive average pooling against a direct reading of PyTorch's bins (`[floor(i n / out), ceil((i + 1) n /
+/// out))`): dividing, non-dividing (overlapping bins) and global sizes, a strided input, 1-D and 2-D.
+fn adaptive_pools<T: FloatDType, D: Device>() {
+    fn bins(n: usize, out: usize) -> Vec<(usize, usize)> {
+        (0..out)
+            .map(|i| (i * n / out, ((i + 1) * n).div_ceil(out)))
+            .collect()
+    }
+    fn reference(
+        x: &[f64],
+        planes: usize,
+        (h, w): (usize, usize),
+        (oh, ow): (usize, usize),
+    ) -> Vec<f64> {
+        let mut out = Vec::new();
+        for p in 0..planes {
+            for &(r0, r1) in &bins(h, oh) {
+                for &(c0, c1) in &bins(w, ow) {
+                    let sum: f64 = (r0..r1)
+                        .flat_map(|r| (c0..c1).map(move |c| (r, c)))
+                        .map(|(r, c)| x[(p * h + r) * w + c])
+                        .sum();
+                    out.push(sum / ((r1 - r0) * (c1 - c0)) as f64);
+                }
+            }
+        }
+        out
+    }
+    // (2, 3, 5, 7) as a transposed view of (2, 3, 7, 5).
+    let x = random::<T, Rank4<2, 3, 7, 5>, D>(70).transpose::<Axis<2>, Axis<3>>();
+    let xs = vals(&x.to_vec());
+    let y: Tensor<T, Rank4<2, 3, 3, 4>, D> = x.adaptive_avg_pool2d();
+    check(
+        "adaptive_avg_pool2d 5x7 -> 3x4",
+        &y.to_vec(),
+        &reference(&xs, 6, (5, 7), (3, 4)),
+        35,
+    );
+    let g: Tensor<T, Rank4<2, 3, 1, 1>, D> = x.adaptive_avg_pool2d();
+    check(
+        "global average pool",
+        &g.to_vec(),
+        &reference(&xs, 6, (5, 7), (1, 1)),
+        35,
+    );
+    let up: Tensor<T, Rank4<2, 3, 10, 7>, D> = x.adaptive_avg_pool2d();
+    check(
+        "adaptive_avg_pool2d 5 -> 10 rows",
+        &up.to_vec(),
+        &reference(&xs, 6, (5, 7), (10, 7)),
+        35,
+    );
+    let line: Tensor<T, Rank3<2, 3, 9>, D> = random(71);
+    let l: Tensor<T, Rank3<2, 3, 4>, D> = line.adaptive_avg_pool1d();
+    check(
+        "adaptive_avg_pool1d 9 -> 4",
+        &l.to_vec(),
+        &reference(&vals(&line.to_vec()), 6, (1, 9), (1, 4)),
+        9,
+    );
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -548,6 +610,10 @@ fn forward_every_dtype<D: Device>() {
     pools::<f64, D>();
     pools::<f16, D>();
     pools::<bf16, D>();
+    adaptive_pools::<f32, D>();
+    adaptive_pools::<f64, D>();
+    adaptive_pools::<f16, D>();
+    adaptive_pools::<bf16, D>();
 }
 
 device_tests! {

@@ -2,8 +2,10 @@
 //! (`tensor.rs`), the gradients built from the forward kernels (`grad.rs`) and the traced forms (`traced.rs`);
 //! the device side is [`ConvKernels`]: im2col + GEMM on the CPU (`cpu.rs`, pooling in `cpu_pool.rs`), direct
 //! heap-free loops on `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct
-//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`).
+//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling is two matrix products by
+//! fixed bin-mean matrices (`adaptive.rs`).
 
+mod adaptive;
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "alloc")]
