@@ -7,6 +7,8 @@
 //! Batch norm over the same (8, 64, 56, 56) input: inference (running statistics), a training forward pass
 //! (batch statistics) and forward + backward, against a same-run copy of the input and a plain per-channel
 //! loop (statistics pass, then normalise pass; one thread).
+//! Bilinear resize (8, 64, 56, 56) -> 112 x 112 (`interpolate`, two products by per-axis matrices) against a
+//! plain one-thread loop that mixes the four source pixels of each output, and a same-run copy of the output.
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -202,5 +204,57 @@ fn batch_norm(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv, max_pool, batch_norm);
+/// Bilinear resize (align_corners false) of NCHW planes `h x w -> oh x ow` by a direct loop: per output, the
+/// four source pixels and their weights.
+fn plain_bilinear(x: &[f32], out: &mut [f32], (h, w): (usize, usize), (oh, ow): (usize, usize)) {
+    let axis = |n: usize, o: usize| -> Vec<(usize, usize, f32)> {
+        (0..o)
+            .map(|j| {
+                let s = ((j as f32 + 0.5) * n as f32 / o as f32 - 0.5).max(0.0);
+                let i0 = (s as usize).min(n - 1);
+                (i0, (i0 + 1).min(n - 1), s - i0 as f32)
+            })
+            .collect()
+    };
+    let (rows, cols) = (axis(h, oh), axis(w, ow));
+    for (plane, dst) in x.chunks_exact(h * w).zip(out.chunks_exact_mut(oh * ow)) {
+        for (r, &(r0, r1, ty)) in rows.iter().enumerate() {
+            for (c, &(c0, c1, tx)) in cols.iter().enumerate() {
+                let top = plane[r0 * w + c0] * (1.0 - tx) + plane[r0 * w + c1] * tx;
+                let bottom = plane[r1 * w + c0] * (1.0 - tx) + plane[r1 * w + c1] * tx;
+                dst[r * ow + c] = top * (1.0 - ty) + bottom * ty;
+            }
+        }
+    }
+}
+
+fn resize(c: &mut Criterion) {
+    use typed_tensor::ops::Interpolation;
+    const OHW: usize = 2 * HW;
+    let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(10);
+    let mut g = c.benchmark_group("bilinear_8x64x56x56_to_112");
+    g.throughput(Throughput::Bytes((B * C * OHW * OHW * 4) as u64))
+        .sample_size(10);
+    let src = x.to_vec();
+    let mut dst = vec![0f32; B * C * OHW * OHW];
+    let copy_src = dst.clone();
+    g.bench_function("memcpy_output_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&copy_src)))
+    });
+    g.bench_function("plain_loop_baseline", |bch| {
+        bch.iter(|| plain_bilinear(black_box(&src), &mut dst, (HW, HW), (OHW, OHW)))
+    });
+    let mode = Interpolation::Bilinear {
+        align_corners: false,
+    };
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, C, OHW, OHW>, Cpu> = x.interpolate(mode);
+            black_box(y)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv, max_pool, batch_norm, resize);
 criterion_main!(benches);

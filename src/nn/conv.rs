@@ -8,6 +8,7 @@ use super::{join_name, Module, ParamVisitor, Parameters};
 use crate::autograd::{Traced, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Interpolation;
 use crate::shape::{Const, Rank4};
 use crate::tensor::{Conv, Pool2d, Tensor};
 
@@ -255,6 +256,74 @@ impl<
 }
 
 impl<const OH: usize, const OW: usize> Parameters for AdaptiveAvgPool2d<OH, OW> {
+    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+}
+
+/// Resizes images to `OH x OW` (PyTorch's `Upsample(size=(OH, OW), mode=.., align_corners=..)`, which also
+/// shrinks); see [`Tensor::interpolate`]. The default mode is nearest, as in PyTorch.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Module, Upsample};
+/// use typed_tensor::ops::Interpolation;
+/// let up = Upsample::<4, 4>::new(Interpolation::Bilinear { align_corners: false });
+/// let y: Tensor<f32, Rank4<1, 3, 4, 4>, Cpu> = up.forward(Tensor::<f32, Rank4<1, 3, 2, 2>, Cpu>::ones());
+/// assert!(y.to_vec().iter().all(|&v| (v - 1.0).abs() < 1e-6));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Upsample<const OH: usize, const OW: usize> {
+    /// How output pixels are computed.
+    pub mode: Interpolation,
+}
+
+impl<const OH: usize, const OW: usize> Upsample<OH, OW> {
+    /// A resize to `OH x OW` by `mode`.
+    pub fn new(mode: Interpolation) -> Self {
+        Upsample { mode }
+    }
+}
+
+impl<const OH: usize, const OW: usize> Default for Upsample<OH, OW> {
+    fn default() -> Self {
+        Upsample::new(Interpolation::Nearest)
+    }
+}
+
+impl<
+        const OH: usize,
+        const OW: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Traced<T, Rank4<N, C, H, W>, D>> for Upsample<OH, OW>
+{
+    type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
+    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.interpolate(self.mode)
+    }
+}
+
+impl<
+        const OH: usize,
+        const OW: usize,
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for Upsample<OH, OW>
+{
+    type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
+    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+        x.interpolate(self.mode)
+    }
+}
+
+impl<const OH: usize, const OW: usize> Parameters for Upsample<OH, OW> {
     fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
 }
 

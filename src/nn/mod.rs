@@ -38,7 +38,7 @@ pub use activation::{
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
-pub use conv::{AdaptiveAvgPool2d, AvgPool2d, Conv2d, Flatten, MaxPool2d};
+pub use conv::{AdaptiveAvgPool2d, AvgPool2d, Conv2d, Flatten, MaxPool2d, Upsample};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Gradients, Traced, Var};
-use typed_tensor::ops::PadMode;
+use typed_tensor::ops::{Interpolation, PadMode};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
 
@@ -481,6 +481,19 @@ fn joins_casts_and_norms<D: Device>() {
     check("adaptive_avg_pool2d (overlapping bins)", &image, || {
         weighted(image.trace().adaptive_avg_pool2d::<3, 2>())
     });
+    for mode in [
+        Interpolation::Nearest,
+        Interpolation::Bilinear {
+            align_corners: false,
+        },
+        Interpolation::Bicubic {
+            align_corners: true,
+        },
+    ] {
+        check(&format!("interpolate {mode:?}"), &image, || {
+            weighted(image.trace().interpolate::<4, 7>(mode))
+        });
+    }
     check("pad_value", &x, || {
         weighted(x.trace().pad_value::<Axis<0>, 1, 1, 5>(2.5))
     });

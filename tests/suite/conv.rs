@@ -584,6 +584,132 @@ fn adaptive_pools<T: FloatDType, D: Device>() {
     );
 }
 
+/// The taps `(source index, weight)` PyTorch's `interpolate` gives output `j` of an axis `n -> out`, written
+/// from its definitions (`area_pixel_compute_source_index`, the cubic convolution with a = -0.75, borders
+/// clamped).
+fn taps(
+    mode: typed_tensor::ops::Interpolation,
+    j: usize,
+    n: usize,
+    out: usize,
+) -> Vec<(usize, f64)> {
+    use typed_tensor::ops::Interpolation::*;
+    let coordinate = |align: bool, clamp: bool| {
+        let s = if align {
+            if out > 1 {
+                j as f64 * (n - 1) as f64 / (out - 1) as f64
+            } else {
+                0.0
+            }
+        } else {
+            (j as f64 + 0.5) * n as f64 / out as f64 - 0.5
+        };
+        if clamp {
+            s.max(0.0)
+        } else {
+            s
+        }
+    };
+    let at = |i: isize| i.clamp(0, n as isize - 1) as usize;
+    match mode {
+        Nearest => vec![((j * n / out).min(n - 1), 1.0)],
+        Bilinear { align_corners } => {
+            let s = coordinate(align_corners, true);
+            let i = s.floor() as isize;
+            let t = s - i as f64;
+            vec![(at(i), 1.0 - t), (at(i + 1), t)]
+        }
+        Bicubic { align_corners } => {
+            let s = coordinate(align_corners, false);
+            let i = s.floor() as isize;
+            let t = s - i as f64;
+            let a = -0.75;
+            let k = |x: f64| {
+                let x = x.abs();
+                if x <= 1.0 {
+                    (a + 2.0) * x.powi(3) - (a + 3.0) * x.powi(2) + 1.0
+                } else {
+                    a * x.powi(3) - 5.0 * a * x.powi(2) + 8.0 * a * x - 4.0 * a
+                }
+            };
+            (-1..=2).map(|d| (at(i + d), k(t - d as f64))).collect()
+        }
+    }
+}
+
+/// Every resize mode against a direct 2-D sum over the taps of both axes, on a strided input; known values.
+fn resizes<T: FloatDType, D: Device>() {
+    use typed_tensor::ops::Interpolation::{self, *};
+    let x = random::<T, Rank4<2, 2, 5, 3>, D>(80).transpose::<Axis<2>, Axis<3>>(); // (2, 2, 3, 5)
+    let xs = vals(&x.to_vec());
+    let reference = |mode: Interpolation, (oh, ow): (usize, usize)| -> Vec<f64> {
+        let (h, w) = (3, 5);
+        let mut out = Vec::new();
+        for p in 0..4 {
+            for r in 0..oh {
+                for c in 0..ow {
+                    let mut sum = 0.0;
+                    for (i, wy) in taps(mode, r, h, oh) {
+                        for (k, wx) in taps(mode, c, w, ow) {
+                            sum += wy * wx * xs[(p * h + i) * w + k];
+                        }
+                    }
+                    out.push(sum);
+                }
+            }
+        }
+        out
+    };
+    for mode in [
+        Nearest,
+        Bilinear {
+            align_corners: false,
+        },
+        Bilinear {
+            align_corners: true,
+        },
+        Bicubic {
+            align_corners: false,
+        },
+        Bicubic {
+            align_corners: true,
+        },
+    ] {
+        let up: Tensor<T, Rank4<2, 2, 7, 8>, D> = x.interpolate(mode);
+        check(
+            &format!("{mode:?} 3x5 -> 7x8"),
+            &up.to_vec(),
+            &reference(mode, (7, 8)),
+            16,
+        );
+        let down: Tensor<T, Rank4<2, 2, 2, 3>, D> = x.interpolate(mode);
+        check(
+            &format!("{mode:?} 3x5 -> 2x3"),
+            &down.to_vec(),
+            &reference(mode, (2, 3)),
+            16,
+        );
+    }
+    // Known values (hand-derived): a ramp [0, 3] stretched to 4 columns.
+    let ramp = Tensor::<T, _, D>::from_array([[[[0., 3.].map(T::from_f64)]]]);
+    let cubic: Tensor<T, Rank4<1, 1, 1, 4>, D> = ramp.interpolate(Bicubic {
+        align_corners: true,
+    });
+    check(
+        "bicubic ramp",
+        &cubic.to_vec(),
+        &[0.0, 0.944_444_444_444_444_4, 2.055_555_555_555_555_6, 3.0],
+        4,
+    );
+    let near: Tensor<T, Rank4<1, 1, 1, 5>, D> = ramp.interpolate(Nearest);
+    check(
+        "nearest ramp",
+        &near.to_vec(),
+        &[0.0, 0.0, 0.0, 3.0, 3.0],
+        1,
+    );
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -614,6 +740,10 @@ fn forward_every_dtype<D: Device>() {
     adaptive_pools::<f64, D>();
     adaptive_pools::<f16, D>();
     adaptive_pools::<bf16, D>();
+    resizes::<f32, D>();
+    resizes::<f64, D>();
+    resizes::<f16, D>();
+    resizes::<bf16, D>();
 }
 
 device_tests! {

@@ -2,8 +2,8 @@
 //! (`tensor.rs`), the gradients built from the forward kernels (`grad.rs`) and the traced forms (`traced.rs`);
 //! the device side is [`ConvKernels`]: im2col + GEMM on the CPU (`cpu.rs`, pooling in `cpu_pool.rs`), direct
 //! heap-free loops on `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct
-//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling is two matrix products by
-//! fixed bin-mean matrices (`adaptive.rs`).
+//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling (`adaptive.rs`) and
+//! resizing (`resize.rs`) are two matrix products by fixed per-axis matrices.
 
 mod adaptive;
 #[cfg(feature = "alloc")]
@@ -15,10 +15,12 @@ mod cuda;
 #[cfg(feature = "std")] // gradients: used by autograd only
 pub(crate) mod grad;
 mod host;
+mod resize;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
+pub use resize::Interpolation;
 pub use tensor::{Conv, Pool2d};
 
 use crate::device::Kernels;
