@@ -1,6 +1,8 @@
 //! Building blocks for models, generic over dtype and device: [`Module`] (layers compose as tuples, checked
-//! when the model type is declared), [`Linear`], [`Conv2d`], pooling, [`Flatten`], [`LayerNorm`],
-//! [`Embedding`], [`Dropout`], activations, parameter walking ([`Parameters`]) and losses ([`loss`]).
+//! when the model type is declared), [`Linear`], [`Conv1d`], [`Conv2d`], [`ConvTranspose2d`], pooling (fixed
+//! and adaptive), [`Upsample`], [`Flatten`], normalisation ([`LayerNorm`], [`RMSNorm`], [`BatchNorm`],
+//! [`GroupNorm`], [`InstanceNorm`]), [`Embedding`], [`Dropout`], activations, parameter walking
+//! ([`Parameters`], with buffers and the training mode) and losses ([`loss`]).
 //!
 //! One training step (the README's example):
 //!
@@ -38,7 +40,9 @@ pub use activation::{
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
-pub use conv::{AdaptiveAvgPool2d, AvgPool2d, Conv2d, Flatten, MaxPool2d, Upsample};
+pub use conv::{
+    AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, Flatten, MaxPool2d, Upsample,
+};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;

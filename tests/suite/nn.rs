@@ -128,6 +128,66 @@ fn parameter_gradients_match_finite_differences() {
     assert!(check_gradient(&emb.weight, 1e-5, g).error < 1e-6);
 }
 
+/// Conv1d and ConvTranspose2d are their functional ops plus a bias per output channel, plain and traced; their
+/// parameters get gradients; the initial weights are in PyTorch's bounds.
+#[test]
+fn conv1d_and_conv_transpose2d_layers() {
+    use typed_tensor::nn::{Conv1d, ConvTranspose2d};
+    let conv = Conv1d::<f64, 2, 3, 3, 5, Cpu, 2, 1>::new(1);
+    let x: Tensor<f64, Rank3<4, 2, 10>, Cpu> = random(20);
+    let plain: Tensor<f64, Rank3<4, 3, 5>, Cpu> =
+        x.conv1d(&conv.weight.value(), Conv::<2, 1, 1, 1>);
+    let bias = conv.bias.value().to_vec();
+    let want: Vec<f64> = plain
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + bias[(k / 5) % 3])
+        .collect();
+    assert_within(
+        "conv1d layer",
+        &conv.forward(x.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let traced = conv.forward(Traced::constant(x.clone())).into_value();
+    assert_within("conv1d layer, traced", &traced.to_vec(), &want, 1e-12);
+    let bound = 1.0 / 6f64.sqrt();
+    assert!(conv.weight.value().to_vec().iter().all(|w| w.abs() < bound));
+
+    let up = ConvTranspose2d::<f64, 3, 2, 4, 8, 8, Cpu, 2, 1>::new(2);
+    let z: Tensor<f64, Rank4<1, 3, 4, 4>, Cpu> = random(21);
+    let plain: Tensor<f64, Rank4<1, 2, 8, 8>, Cpu> =
+        z.conv_transpose2d(&up.weight.value(), Conv::<2, 1, 1, 1>);
+    let bias = up.bias.value().to_vec();
+    let want: Vec<f64> = plain
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + bias[k / 64])
+        .collect();
+    assert_within(
+        "conv_transpose2d layer",
+        &up.forward(z.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let bound = 1.0 / 32f64.sqrt();
+    assert!(up.weight.value().to_vec().iter().all(|w| w.abs() < bound));
+
+    let probe: Tensor<f64, Rank3<4, 3, 5>, Cpu> = random(22);
+    let loss = || (conv.forward(Traced::constant(x.clone())) * &probe).sum_all();
+    assert!(check_gradient(&conv.weight, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(&conv.bias, 1e-5, loss).error < 1e-7);
+    let probe: Tensor<f64, Rank4<1, 2, 8, 8>, Cpu> = random(23);
+    let loss = || (up.forward(Traced::constant(z.clone())) * &probe).sum_all();
+    assert!(check_gradient(&up.weight, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(&up.bias, 1e-5, loss).error < 1e-7);
+    let mut names = Names(Vec::new());
+    (conv, up).visit_params("", &mut names);
+    assert_eq!(names.0, ["0.weight", "0.bias", "1.weight", "1.bias"]);
+}
+
 #[test]
 fn parameters_are_named_by_position() {
     let mut names = Names(Vec::new());
