@@ -40,7 +40,9 @@ mod erased;
 pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
 mod tiny;
 
-pub use crate::ops::conv::{Conv, Pool2d};
+pub use crate::ops::conv::{
+    conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, Pool2d,
+};
 pub use crate::ops::view::{IndexItem, IndexOp};
 
 use crate::device::{Device, Write};

@@ -481,6 +481,16 @@ fn joins_casts_and_norms<D: Device>() {
     check("adaptive_avg_pool2d (overlapping bins)", &image, || {
         weighted(image.trace().adaptive_avg_pool2d::<3, 2>())
     });
+    let kernel = param::<Rank4<3, 2, 3, 2>, D>(103, -1.0, 1.0);
+    let geometry = typed_tensor::tensor::Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>;
+    check("conv2d per axis: input", &image, || {
+        let y: Traced<f64, Rank4<1, 3, 3, 1>, D> = image.trace().conv2d(&kernel, geometry);
+        weighted(y)
+    });
+    check("conv2d per axis: weight", &kernel, || {
+        let y: Traced<f64, Rank4<1, 3, 3, 1>, D> = image.trace().conv2d(&kernel, geometry);
+        weighted(y)
+    });
     for mode in [
         Interpolation::Nearest,
         Interpolation::Bilinear {

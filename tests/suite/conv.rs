@@ -710,6 +710,40 @@ fn resizes<T: FloatDType, D: Device>() {
     );
 }
 
+/// Per-axis hyper-parameters (`Conv2dAxes`): conv2d against the naive loop with a different stride, padding and
+/// dilation on each axis, on a strided input; conv_transpose2d with the same parameters is its adjoint
+/// (`<conv(x), y> = <x, conv_transpose(y)>`).
+fn per_axis_geometry<T: FloatDType, D: Device>() {
+    use typed_tensor::tensor::Conv2dAxes;
+    let x = random::<T, Rank4<2, 7, 6, 2>, D>(90).permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+    let w: Tensor<T, Rank4<3, 2, 3, 2>, D> = random(91);
+    let (xs, ws) = (vals(&x.to_vec()), vals(&w.to_vec()));
+    let geometry = Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>; // stride (2, 1), padding (1, 0), dilation (1, 2)
+    let y: Tensor<T, Rank4<2, 3, 4, 4>, D> = x.conv2d(&w, geometry);
+    let (want, _, _) = conv_ref(
+        &xs,
+        [2, 2, 7, 6],
+        &ws,
+        [3, 2, 3, 2],
+        [2, 1],
+        [1, 0],
+        [1, 2],
+        1,
+    );
+    check("conv2d per axis", &y.to_vec(), &want, 12);
+    let probe: Tensor<T, Rank4<2, 3, 4, 4>, D> = random(92);
+    let back: Tensor<T, Rank4<2, 2, 7, 6>, D> = probe.conv_transpose2d(&w, geometry);
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+    let lhs = dot(&vals(&y.to_vec()), &vals(&probe.to_vec()));
+    let rhs = dot(&xs, &vals(&back.to_vec()));
+    let tol = if T::DTYPE == DType::F64 { 1e-12 } else { 1e-4 };
+    assert!(
+        (lhs - rhs).abs() <= tol * (1.0 + lhs.abs()),
+        "adjoint [{}]: {lhs} vs {rhs}",
+        T::DTYPE
+    );
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -744,6 +778,8 @@ fn forward_every_dtype<D: Device>() {
     resizes::<f64, D>();
     resizes::<f16, D>();
     resizes::<bf16, D>();
+    per_axis_geometry::<f32, D>();
+    per_axis_geometry::<f64, D>();
 }
 
 device_tests! {

@@ -210,7 +210,7 @@ mod tests {
     use crate::device::{Cpu, Embedded};
     use crate::ops::ConvKernels;
     use crate::shape::Rank4;
-    use crate::tensor::{Conv, Pool2d};
+    use crate::tensor::{Conv, ConvGeometry, Pool2d};
     use alloc::vec::Vec;
     use core::mem::MaybeUninit;
     use half::{bf16, f16};

@@ -21,7 +21,7 @@ mod tensor;
 mod traced;
 
 pub use resize::Interpolation;
-pub use tensor::{Conv, Pool2d};
+pub use tensor::{conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, Pool2d};
 
 use crate::device::Kernels;
 use crate::dtype::FloatDType;
@@ -52,8 +52,11 @@ impl Conv2dParams {
         padding: usize,
         dilation: usize,
     ) -> Option<usize> {
+        if kernel == 0 || stride == 0 {
+            return None;
+        }
         let span = dilation * (kernel - 1) + 1;
-        if kernel == 0 || stride == 0 || size + 2 * padding < span {
+        if size + 2 * padding < span {
             return None;
         }
         Some((size + 2 * padding - span) / stride + 1)

@@ -37,16 +37,113 @@ pub struct Conv<
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pool2d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
 
+/// Convolution hyper-parameters per spatial axis (height, then width), PyTorch's tuple forms
+/// (`stride=(SH, SW), padding=(PH, PW), dilation=(DH, DW)`); [`Conv`] is the same on both axes.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::tensor::Conv2dAxes;
+/// let x = Tensor::<f32, Rank4<1, 1, 5, 8>, Cpu>::ones();
+/// let w = Tensor::<f32, Rank4<1, 1, 3, 1>, Cpu>::ones();
+/// // Height: stride 2, padding 1 -> (5 + 2 - 3) / 2 + 1 = 3; width: stride 1, no padding -> 8.
+/// let y: Tensor<f32, Rank4<1, 1, 3, 8>, Cpu> = x.conv2d(&w, Conv2dAxes::<2, 1, 1, 0, 1, 1, 1>);
+/// assert_eq!(y.to_array()[0][0][0], [2.; 8]); // the first window overlaps the padding row
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Conv2dAxes<
+    const SH: usize,
+    const SW: usize,
+    const PH: usize,
+    const PW: usize,
+    const DH: usize,
+    const DW: usize,
+    const GROUPS: usize,
+>;
+
+/// What a 2-D convolution takes as its hyper-parameters: [`Conv`] (the same on both axes) or [`Conv2dAxes`]
+/// (per axis). The output size is checked against them at build time.
+pub trait ConvGeometry: Copy {
+    /// The hyper-parameters, shape-erased for the kernels.
+    const PARAMS: Conv2dParams;
+}
+
 impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
-    Conv<STRIDE, PADDING, DILATION, GROUPS>
+    ConvGeometry for Conv<STRIDE, PADDING, DILATION, GROUPS>
 {
-    /// The same hyper-parameters on both spatial axes, shape-erased for the kernels.
-    pub(crate) const PARAMS: Conv2dParams = Conv2dParams {
+    const PARAMS: Conv2dParams = Conv2dParams {
         stride: [STRIDE; 2],
         padding: [PADDING; 2],
         dilation: [DILATION; 2],
         groups: GROUPS,
     };
+}
+
+impl<
+        const SH: usize,
+        const SW: usize,
+        const PH: usize,
+        const PW: usize,
+        const DH: usize,
+        const DW: usize,
+        const GROUPS: usize,
+    > ConvGeometry for Conv2dAxes<SH, SW, PH, PW, DH, DW, GROUPS>
+{
+    const PARAMS: Conv2dParams = Conv2dParams {
+        stride: [SH, SW],
+        padding: [PH, PW],
+        dilation: [DH, DW],
+        groups: GROUPS,
+    };
+}
+
+/// The output size of a convolution or pooling along one axis, `(size + 2 padding - dilation (kernel - 1) - 1)
+/// / stride + 1`, for writing an output type without doing the arithmetic by hand (a `const` expression of
+/// literals or constants; stable Rust cannot evaluate it over a generic parameter). Panics (a build error in a
+/// type) when the window does not fit.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::tensor::{conv_out_size, Conv};
+/// const OUT: usize = conv_out_size(32, 3, 2, 1, 1); // 16
+/// let x = Tensor::<f32, Rank4<1, 3, 32, 32>, Cpu>::zeros();
+/// let w = Tensor::<f32, Rank4<8, 3, 3, 3>, Cpu>::zeros();
+/// let y: Tensor<f32, Rank4<1, 8, OUT, { conv_out_size(32, 3, 2, 1, 1) }>, Cpu> =
+///     x.conv2d(&w, Conv::<2, 1, 1, 1>);
+/// ```
+pub const fn conv_out_size(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> usize {
+    match Conv2dParams::out_size(size, kernel, stride, padding, dilation) {
+        Some(out) => out,
+        None => panic!("conv_out_size: the window does not fit (kernel or stride 0, or a kernel wider than the padded input)"),
+    }
+}
+
+/// The output size of a transposed convolution along one axis, `(size - 1) stride - 2 padding + dilation
+/// (kernel - 1) + 1` (see [`conv_out_size`]). Panics when it is not positive.
+pub const fn conv_transpose_out_size(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> usize {
+    assert!(
+        transposed_fits(
+            size,
+            kernel,
+            stride,
+            padding,
+            dilation,
+            Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
+        ),
+        "conv_transpose_out_size: the output would be empty"
+    );
+    Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
 }
 
 /// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
@@ -91,26 +188,25 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         const KW: usize,
         const OH: usize,
         const OW: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank4<C_OUT, C_IN_G, KH, KW>, D>,
-        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        _params: G,
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
         const {
+            let p = G::PARAMS;
             assert!(
-                GROUPS > 0 && C == C_IN_G * GROUPS && C_OUT % GROUPS == 0,
+                p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
                 "conv2d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
             );
             assert!(
-                fits(H, KH, STRIDE, PADDING, DILATION, OH) && fits(W, KW, STRIDE, PADDING, DILATION, OW),
+                fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
+                    && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
                 "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
             );
         };
-        let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
+        let params = G::PARAMS;
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
@@ -134,27 +230,25 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         const C_OUT: usize,
         const OH: usize,
         const OW: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank4<C, C_OUT_G, KH, KW>, D>,
-        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        _params: G,
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
         const {
+            let p = G::PARAMS;
             assert!(
-                GROUPS > 0 && C % GROUPS == 0 && C_OUT == C_OUT_G * GROUPS,
+                p.groups > 0 && C % p.groups == 0 && C_OUT == C_OUT_G * p.groups,
                 "conv_transpose2d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
             );
             assert!(
-                transposed_fits(H, KH, STRIDE, PADDING, DILATION, OH)
-                    && transposed_fits(W, KW, STRIDE, PADDING, DILATION, OW),
+                transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
+                    && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
                 "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1"
             );
         };
-        let params = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
+        let params = G::PARAMS;
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.

@@ -8,7 +8,7 @@ use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::shape::{Rank3, Rank4};
-use crate::tensor::{Conv, Grad, Pool2d, Tensor};
+use crate::tensor::{Conv, ConvGeometry, Grad, Pool2d, Tensor};
 
 /// A padded rank-4 value as the runtime NCHW tensor it holds (a view).
 fn nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
@@ -108,19 +108,16 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         const KW: usize,
         const OH: usize,
         const OW: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
         R: Traceable<Elem = T, Shape = Rank4<C_OUT, C_IN_G, KH, KW>, Device = D>,
     >(
         &self,
         weight: &R,
-        conv: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        conv: G,
     ) -> Traced<T, Rank4<N, C_OUT, OH, OW>, D> {
         let weight = weight.traced();
         let value = self.value.conv2d(&weight.value, conv);
-        let p = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
+        let p = G::PARAMS;
         let saved = [self.value.padded(), weight.value.padded()];
         let captured = ([self.slot(), weight.slot()], saved, p);
         record_with(
@@ -142,19 +139,16 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         const C_OUT: usize,
         const OH: usize,
         const OW: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
         R: Traceable<Elem = T, Shape = Rank4<C, C_OUT_G, KH, KW>, Device = D>,
     >(
         &self,
         weight: &R,
-        conv: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        conv: G,
     ) -> Traced<T, Rank4<N, C_OUT, OH, OW>, D> {
         let weight = weight.traced();
         let value = self.value.conv_transpose2d(&weight.value, conv);
-        let p = Conv::<STRIDE, PADDING, DILATION, GROUPS>::PARAMS;
+        let p = G::PARAMS;
         let saved = [self.value.padded(), weight.value.padded()];
         let captured = ([self.slot(), weight.slot()], saved, p);
         record_with(
