@@ -481,6 +481,11 @@ fn joins_casts_and_norms<D: Device>() {
     check("adaptive_avg_pool2d (overlapping bins)", &image, || {
         weighted(image.trace().adaptive_avg_pool2d::<3, 2>())
     });
+    let channels = param::<Rank4<1, 4, 2, 3>, D>(104, -2.0, 2.0);
+    check("pixel_shuffle", &channels, || {
+        let y: Traced<f64, Rank4<1, 1, 4, 6>, D> = channels.trace().pixel_shuffle::<2, _, _, _>();
+        weighted(y)
+    });
     let kernel = param::<Rank4<3, 2, 3, 2>, D>(103, -1.0, 1.0);
     let geometry = typed_tensor::tensor::Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>;
     check("conv2d per axis: input", &image, || {

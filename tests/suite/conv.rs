@@ -744,6 +744,25 @@ fn per_axis_geometry<T: FloatDType, D: Device>() {
     );
 }
 
+/// Pixel shuffle against PyTorch's index rule (`out[n][c][h R + i][w R + j] = x[n][c R^2 + i R + j][h][w]`) on a
+/// strided input, and unshuffle as its inverse.
+fn pixel_shuffles<T: WithDType, D: Device>() {
+    let src: Tensor<T, Rank4<2, 3, 3, 8>, D> = Tensor::arange();
+    let x = src.permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>(); // (2, 8, 3, 3)
+    let xs = vals(&x.to_vec());
+    let y: Tensor<T, Rank4<2, 2, 6, 6>, D> = x.pixel_shuffle::<2, _, _, _>();
+    let want: Vec<f64> = (0..2 * 2 * 6 * 6)
+        .map(|k| {
+            let (n, c, oy, ox) = (k / 72, (k / 36) % 2, (k / 6) % 6, k % 6);
+            let (h, i, w, j) = (oy / 2, oy % 2, ox / 2, ox % 2);
+            xs[((n * 8 + c * 4 + i * 2 + j) * 3 + h) * 3 + w]
+        })
+        .collect();
+    assert_eq!(vals(&y.to_vec()), want, "pixel_shuffle [{}]", T::DTYPE);
+    let back: Tensor<T, Rank4<2, 8, 3, 3>, D> = y.pixel_unshuffle::<2, _, _, _>();
+    assert_eq!(vals(&back.to_vec()), xs, "pixel_unshuffle [{}]", T::DTYPE);
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -780,6 +799,10 @@ fn forward_every_dtype<D: Device>() {
     resizes::<bf16, D>();
     per_axis_geometry::<f32, D>();
     per_axis_geometry::<f64, D>();
+    pixel_shuffles::<f32, D>();
+    pixel_shuffles::<bf16, D>();
+    pixel_shuffles::<u8, D>();
+    pixel_shuffles::<i64, D>();
 }
 
 device_tests! {

@@ -3,7 +3,8 @@
 //! the device side is [`ConvKernels`]: im2col + GEMM on the CPU (`cpu.rs`, pooling in `cpu_pool.rs`), direct
 //! heap-free loops on `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct
 //! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling (`adaptive.rs`) and
-//! resizing (`resize.rs`) are two matrix products by fixed per-axis matrices.
+//! resizing (`resize.rs`) are two matrix products by fixed per-axis matrices; pixel (un)shuffle is a
+//! rearrangement (`shuffle.rs`).
 
 mod adaptive;
 #[cfg(feature = "alloc")]
@@ -16,6 +17,7 @@ mod cuda;
 pub(crate) mod grad;
 mod host;
 mod resize;
+mod shuffle;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
