@@ -486,6 +486,19 @@ fn joins_casts_and_norms<D: Device>() {
         let y: Traced<f64, Rank4<1, 1, 4, 6>, D> = channels.trace().pixel_shuffle::<2, _, _, _>();
         weighted(y)
     });
+    check("unfold", &image, || {
+        let cols: Traced<f64, Rank4<1, 8, 4, 2>, D> = image
+            .trace()
+            .unfold::<2, 2, _, _, _, _>(typed_tensor::tensor::Conv::<1, 0, 1, 1>);
+        weighted(cols)
+    });
+    let columns = param::<Rank4<1, 8, 4, 2>, D>(105, -1.0, 1.0);
+    check("fold", &columns, || {
+        let image: Traced<f64, Rank4<1, 2, 5, 3>, D> = columns
+            .trace()
+            .fold::<2, 2, _, _, _, _>(typed_tensor::tensor::Conv::<1, 0, 1, 1>);
+        weighted(image)
+    });
     let kernel = param::<Rank4<3, 2, 3, 2>, D>(103, -1.0, 1.0);
     let geometry = typed_tensor::tensor::Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>;
     check("conv2d per axis: input", &image, || {

@@ -763,6 +763,43 @@ fn pixel_shuffles<T: WithDType, D: Device>() {
     assert_eq!(vals(&back.to_vec()), xs, "pixel_unshuffle [{}]", T::DTYPE);
 }
 
+/// unfold against the patch rule (`col[(c KH + i) KW + j][y][x] = x[c][y sh + i dh - ph][x sw + j dw - pw]`,
+/// zero in the padding) on a strided input with per-axis geometry; fold as its adjoint.
+fn unfolds<T: FloatDType, D: Device>() {
+    use typed_tensor::tensor::Conv2dAxes;
+    let x = random::<T, Rank4<2, 5, 5, 3>, D>(95).permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+    let xs = vals(&x.to_vec());
+    let geometry = Conv2dAxes::<1, 2, 1, 0, 2, 1, 1>; // stride (1, 2), padding (1, 0), dilation (2, 1)
+    let cols: Tensor<T, Rank4<2, 18, 5, 2>, D> = x.unfold::<2, 3, _, _, _, _>(geometry);
+    let want: Vec<f64> = (0..2 * 18 * 5 * 2)
+        .map(|k| {
+            let (n, r, y, xo) = (k / 180, (k / 10) % 18, (k / 2) % 5, k % 2);
+            let (c, i, j) = (r / 6, (r / 3) % 2, r % 3);
+            let sy = (y + 2 * i) as isize - 1;
+            let sx = xo * 2 + j;
+            if !(0..5).contains(&sy) || sx >= 5 {
+                0.0
+            } else {
+                xs[((n * 3 + c) * 5 + sy as usize) * 5 + sx]
+            }
+        })
+        .collect();
+    assert_eq!(vals(&cols.to_vec()), want, "unfold [{}]", T::DTYPE);
+    let probe: Tensor<T, Rank4<2, 18, 5, 2>, D> = random(96);
+    let back: Tensor<T, Rank4<2, 3, 5, 5>, D> = probe.fold::<2, 3, _, _, _, _>(geometry);
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+    let (lhs, rhs) = (
+        dot(&want, &vals(&probe.to_vec())),
+        dot(&xs, &vals(&back.to_vec())),
+    );
+    let tol = if T::DTYPE == DType::F64 { 1e-12 } else { 1e-4 };
+    assert!(
+        (lhs - rhs).abs() <= tol * (1.0 + lhs.abs()),
+        "fold adjoint [{}]: {lhs} vs {rhs}",
+        T::DTYPE
+    );
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -803,6 +840,8 @@ fn forward_every_dtype<D: Device>() {
     pixel_shuffles::<bf16, D>();
     pixel_shuffles::<u8, D>();
     pixel_shuffles::<i64, D>();
+    unfolds::<f32, D>();
+    unfolds::<f64, D>();
 }
 
 device_tests! {

@@ -4,7 +4,7 @@
 //! heap-free loops on `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct
 //! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling (`adaptive.rs`) and
 //! resizing (`resize.rs`) are two matrix products by fixed per-axis matrices; pixel (un)shuffle is a
-//! rearrangement (`shuffle.rs`).
+//! rearrangement (`shuffle.rs`); unfold/fold are depthwise convolutions with one-hot kernels (`unfold.rs`).
 
 mod adaptive;
 #[cfg(feature = "alloc")]
@@ -21,6 +21,7 @@ mod shuffle;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
+mod unfold;
 
 pub use resize::Interpolation;
 pub use tensor::{conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, Pool2d};

@@ -162,7 +162,7 @@ const fn fits(
 }
 
 /// The transposed-convolution output size equals the window arithmetic.
-const fn transposed_fits(
+pub(super) const fn transposed_fits(
     size: usize,
     kernel: usize,
     stride: usize,

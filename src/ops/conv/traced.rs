@@ -28,7 +28,7 @@ type ConvCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 2], Conv2dParams);
 
 /// conv2d's gradients: the transposed convolution of the output's gradient for the input, the weight-gradient
 /// kernel for the weight.
-fn conv2d_rule<T: FloatDType, D: Device>(
+pub(super) fn conv2d_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
     ([sx, sw], [x, w], p): ConvCaptured<T, D>,
     store: &mut Gradients,
@@ -40,7 +40,7 @@ fn conv2d_rule<T: FloatDType, D: Device>(
 
 /// conv_transpose2d's gradients: the conv2d of the output's gradient for the input, the conv2d weight gradient
 /// with the roles of input and output exchanged for the weight.
-fn conv_transpose2d_rule<T: FloatDType, D: Device>(
+pub(super) fn conv_transpose2d_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
     ([sx, sw], [x, w], p): ConvCaptured<T, D>,
     store: &mut Gradients,
