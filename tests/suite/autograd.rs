@@ -499,6 +499,20 @@ fn joins_casts_and_norms<D: Device>() {
             .fold::<2, 2, _, _, _, _>(typed_tensor::tensor::Conv::<1, 0, 1, 1>);
         weighted(image)
     });
+    let signal = param::<Rank3<1, 4, 3>, D>(106, -1.0, 1.0);
+    let taps = param::<Rank3<4, 1, 3>, D>(107, -1.0, 1.0);
+    check("conv_transpose1d: input", &signal, || {
+        let y: Traced<f64, Rank3<1, 2, 5>, D> = signal
+            .trace()
+            .conv_transpose1d(&taps, typed_tensor::tensor::Conv::<2, 1, 1, 2>);
+        weighted(y)
+    });
+    check("conv_transpose1d: weight", &taps, || {
+        let y: Traced<f64, Rank3<1, 2, 5>, D> = signal
+            .trace()
+            .conv_transpose1d(&taps, typed_tensor::tensor::Conv::<2, 1, 1, 2>);
+        weighted(y)
+    });
     let kernel = param::<Rank4<3, 2, 3, 2>, D>(103, -1.0, 1.0);
     let geometry = typed_tensor::tensor::Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>;
     check("conv2d per axis: input", &image, || {

@@ -800,6 +800,40 @@ fn unfolds<T: FloatDType, D: Device>() {
     );
 }
 
+/// conv_transpose1d against the naive transposed convolution (a height-1 image), and as the adjoint of conv1d
+/// with padding, dilation and groups.
+fn transposed_1d<T: FloatDType, D: Device>() {
+    let x = random::<T, Rank3<2, 5, 4>, D>(97).transpose::<Axis<1>, Axis<2>>(); // (2, 4, 5)
+    let w: Tensor<T, Rank3<4, 3, 3>, D> = random(98);
+    let y: Tensor<T, Rank3<2, 3, 11>, D> = x.conv_transpose1d(&w, Conv::<2, 0, 1, 1>);
+    let (want, _, _) = conv_transpose_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 1, 5],
+        &vals(&w.to_vec()),
+        [4, 3, 1, 3],
+        2,
+        0,
+        1,
+        1,
+    );
+    check("conv_transpose1d", &y.to_vec(), &want, 12);
+    let x1: Tensor<T, Rank3<2, 4, 9>, D> = random(99);
+    let w1: Tensor<T, Rank3<6, 2, 3>, D> = random(100);
+    let geometry = Conv::<2, 1, 2, 2>;
+    let forward: Tensor<T, Rank3<2, 6, 4>, D> = x1.conv1d(&w1, geometry);
+    let probe: Tensor<T, Rank3<2, 6, 4>, D> = random(101);
+    let back: Tensor<T, Rank3<2, 4, 9>, D> = probe.conv_transpose1d(&w1, geometry);
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+    let lhs = dot(&vals(&forward.to_vec()), &vals(&probe.to_vec()));
+    let rhs = dot(&vals(&x1.to_vec()), &vals(&back.to_vec()));
+    let tol = if T::DTYPE == DType::F64 { 1e-12 } else { 1e-4 };
+    assert!(
+        (lhs - rhs).abs() <= tol * (1.0 + lhs.abs()),
+        "conv_transpose1d adjoint [{}]: {lhs} vs {rhs}",
+        T::DTYPE
+    );
+}
+
 fn every_dtype<D: Device>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
@@ -842,6 +876,8 @@ fn forward_every_dtype<D: Device>() {
     pixel_shuffles::<i64, D>();
     unfolds::<f32, D>();
     unfolds::<f64, D>();
+    transposed_1d::<f32, D>();
+    transposed_1d::<f64, D>();
 }
 
 device_tests! {

@@ -146,6 +146,21 @@ pub const fn conv_transpose_out_size(
     Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
 }
 
+/// The parameters of a 1-D convolution as those of the 2-D one of height 1 it is computed as.
+pub(super) const fn along_length(
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    groups: usize,
+) -> Conv2dParams {
+    Conv2dParams {
+        stride: [1, stride],
+        padding: [0, padding],
+        dilation: [1, dilation],
+        groups,
+    }
+}
+
 /// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
 const fn fits(
     size: usize,
@@ -384,12 +399,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
-        let params = Conv2dParams {
-            stride: [1, STRIDE],
-            padding: [0, PADDING],
-            dilation: [1, DILATION],
-            groups: GROUPS,
-        };
+        let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
         let (lx, lw) = (x.layout(), w.layout());
         let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
@@ -399,6 +409,58 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
                 Default::default(),
                 "conv1d",
                 call::conv2d::<T, D>(x, w, params),
+            )
+        }
+    }
+
+    /// Transposed 1-D convolution with a `(C, C_OUT / GROUPS, K)` weight (PyTorch's `conv_transpose1d`, no
+    /// output padding): `OL = (L - 1) STRIDE - 2 PADDING + DILATION (K - 1) + 1`, a transposed 2-D
+    /// convolution of height 1.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Conv;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[[1., 2.]]]); // (1, 1, 2)
+    /// let w = Tensor::<f32, _, Cpu>::from_array([[[1., 1., 1.]]]); // (1, 1, 3)
+    /// let y: Tensor<f32, Rank3<1, 1, 5>, Cpu> = x.conv_transpose1d(&w, Conv::<2, 0, 1, 1>);
+    /// assert_eq!(y.to_array()[0][0], [1., 1., 3., 2., 2.]);
+    /// ```
+    pub fn conv_transpose1d<
+        const C_OUT_G: usize,
+        const K: usize,
+        const C_OUT: usize,
+        const OL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const DILATION: usize,
+        const GROUPS: usize,
+    >(
+        &self,
+        weight: &Tensor<T, Rank3<C, C_OUT_G, K>, D>,
+        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+    ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
+        const {
+            assert!(
+                GROUPS > 0 && C % GROUPS == 0 && C_OUT == C_OUT_G * GROUPS,
+                "conv_transpose1d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
+            );
+            assert!(
+                transposed_fits(L, K, STRIDE, PADDING, DILATION, OL),
+                "conv_transpose1d: the output length must be (length - 1) stride - 2 padding + dilation (kernel - 1) + 1"
+            );
+        };
+        let x = self.unsqueeze::<crate::shape::Axis<2>>();
+        let w = weight.unsqueeze::<crate::shape::Axis<2>>();
+        let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
+        let (lx, lw) = (x.layout(), w.layout());
+        let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                Default::default(),
+                "conv_transpose1d",
+                call::conv_transpose2d::<T, D>(x, w, params),
             )
         }
     }

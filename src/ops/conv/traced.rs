@@ -65,6 +65,21 @@ fn conv1d_rule<T: FloatDType, D: Device>(
     sw.give_padded_with(store, || rank3(x4.conv2d_weight_grad(&g4, p, w4.shape())));
 }
 
+/// conv_transpose1d's gradients, as those of the transposed conv2d of height 1 it is, relabelled back to rank 3.
+fn conv_transpose1d_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sx, sw], [x, w], p): ConvCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let (g4, x4, w4) = (ncl_as_nchw(&g), ncl_as_nchw(&x), ncl_as_nchw(&w));
+    let rank3 = |t: Tensor<T, Dyn4, D>| {
+        let (n, c, _, l) = t.shape();
+        t.relabel((n, c, l)).padded()
+    };
+    sx.give_padded_with(store, || rank3(g4.conv2d_dyn(&w4, p)));
+    sw.give_padded_with(store, || rank3(g4.conv2d_weight_grad(&x4, p, w4.shape())));
+}
+
 /// max_pool2d's gradient: to every position holding its window's maximum.
 fn max_pool2d_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
@@ -239,12 +254,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
         let weight = weight.traced();
         let value = self.value.conv1d(&weight.value, conv);
-        let p = Conv2dParams {
-            stride: [1, STRIDE],
-            padding: [0, PADDING],
-            dilation: [1, DILATION],
-            groups: GROUPS,
-        };
+        let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
         let saved = [self.value.padded(), weight.value.padded()];
         let captured = ([self.slot(), weight.slot()], saved, p);
         record_with(
@@ -252,6 +262,35 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
             &[&self.node, &weight.node],
             captured,
             conv1d_rule::<T, D>,
+        )
+    }
+
+    /// Transposed 1-D convolution (see [`Tensor::conv_transpose1d`]); gradients for the input and the weight.
+    pub fn conv_transpose1d<
+        const C_OUT_G: usize,
+        const K: usize,
+        const C_OUT: usize,
+        const OL: usize,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const DILATION: usize,
+        const GROUPS: usize,
+        R: Traceable<Elem = T, Shape = Rank3<C, C_OUT_G, K>, Device = D>,
+    >(
+        &self,
+        weight: &R,
+        conv: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+    ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
+        let weight = weight.traced();
+        let value = self.value.conv_transpose1d(&weight.value, conv);
+        let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
+        let saved = [self.value.padded(), weight.value.padded()];
+        let captured = ([self.slot(), weight.slot()], saved, p);
+        record_with(
+            value,
+            &[&self.node, &weight.node],
+            captured,
+            conv_transpose1d_rule::<T, D>,
         )
     }
 }
