@@ -7,11 +7,14 @@
 //! channel's value over the other axes (stride 0), so the passes over the data walk it in its own order.
 
 use super::{join_name, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
-use crate::autograd::{Traced, Var};
+use crate::autograd::{record_with, Gradients, Slot, Traced, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, ReduceShape};
-use crate::tensor::Tensor;
+use crate::ops;
+use crate::shape::{
+    Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, Dims, ReduceShape, MAX_RANK,
+};
+use crate::tensor::{or_panic, padded_axes, padded_shape, Grad, Padded, Tensor};
 
 /// One value per channel.
 type PerChannel<T, const C: usize, D> = Tensor<T, (Const<C>,), D>;
@@ -192,7 +195,9 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
     }
 
     /// Normalises a traced input with channels on axis 1; `Ax` are the other axes, `Col` is `(C, 1, ..)` (the
-    /// per-channel values shaped to broadcast along axis 1).
+    /// per-channel values shaped to broadcast along axis 1). With batch statistics the whole layer is one
+    /// recorded op with a fused backward rule ([`batch_norm_rule`]); with running statistics it is a per-channel
+    /// affine map, composed.
     #[track_caller]
     fn forward_traced<S, Ax, Col>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
     where
@@ -200,21 +205,43 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         Col: ConstShape + BroadcastTo<S>,
     {
         let training = self.training.get();
-        let (mean, var) = match self.running_for(training) {
-            Some((mean, var)) => (Traced::constant(mean), Traced::constant(var)),
-            None => {
-                let n = values_per_channel::<C>(x.value().numel(), training);
-                let (mean, var) = (x.mean::<Ax>(), x.var_population::<Ax>());
-                if training {
-                    self.track(mean.value(), var.value(), n);
-                }
-                (mean, var)
-            }
+        let shape = x.shape();
+        if let Some((mean, var)) = self.running_for(training) {
+            let (scale, shift) = self.scale_shift(Traced::constant(mean), Traced::constant(var));
+            let spread =
+                |v: Traced<T, (Const<C>,), D>| v.reshape::<Col>().broadcast_with_shape(shape);
+            return &(&x * &spread(scale)) + &spread(shift);
+        }
+        let n = values_per_channel::<C>(x.value().numel(), training);
+        let (mean, var) = (x.value().mean::<Ax>(), x.value().var_population::<Ax>());
+        if training {
+            self.track(&mean, &var, n);
+        }
+        let rstd = (var + T::from_f64(self.config.eps)).rsqrt();
+        let param = |p: &Option<Var<T, (Const<C>,), D>>, default: fn() -> PerChannel<T, C, D>| {
+            p.as_ref()
+                .map_or_else(|| Traced::constant(default()), |p| p.trace())
         };
-        let (scale, shift) = self.scale_shift(mean, var);
-        let shape = x.value().shape();
-        let spread = |v: Traced<T, (Const<C>,), D>| v.reshape::<Col>().broadcast_with_shape(shape);
-        &(&x * &spread(scale)) + &spread(shift)
+        let (weight, bias) = (
+            param(&self.weight, Tensor::ones),
+            param(&self.bias, Tensor::zeros),
+        );
+        let scale = weight.value() * &rstd;
+        let shift = bias.value() - &(&mean * &scale);
+        let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(shape);
+        let y = &(x.value() * &spread(scale)) + &spread(shift);
+        let reduced = padded_axes(&<S as ReduceShape<Ax>>::REDUCED, S::RANK);
+        let saved = (
+            x.value().padded(),
+            [mean.padded(), rstd.padded(), weight.value().padded()],
+        );
+        let captured = ([x.slot(), weight.slot(), bias.slot()], saved, reduced, n);
+        record_with(
+            y,
+            &[&x.node, &weight.node, &bias.node],
+            captured,
+            batch_norm_rule::<T, D>,
+        )
     }
 
     /// Normalises a plain input (inference) with channels on axis 1 (as [`Self::forward_traced`]).
@@ -235,6 +262,57 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(x.shape());
         &(&x * &spread(scale)) + &spread(shift)
     }
+}
+
+/// What the fused rule keeps: the slots of the input, weight and bias; the input and the per-channel mean,
+/// `1 / sqrt(var + eps)` and weight (padded); the reduced axes of the padded input; the values per channel.
+type BatchNormCaptured<T, D> = (
+    [Slot; 3],
+    (Grad<T, D>, [Grad<T, D>; 3]),
+    [bool; MAX_RANK],
+    usize,
+);
+
+/// Batch norm's backward pass in one rule (PyTorch's `batch_norm_backward`): with `x_hat = (x - mean) rstd`,
+/// the bias gets `sum(g)`, the weight `sum(g x_hat)`, and the input
+/// `w rstd (g - sum(g) / n - x_hat sum(g x_hat) / n)`, written as `a g + b x + c` per channel so that the
+/// large passes are one product `g x`, two reductions and the three terms (the composed form took about eleven
+/// passes and five reductions). Compiled once per element type and device.
+fn batch_norm_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sx, sw, sb], (x, [mean, rstd, w]), reduced, n): BatchNormCaptured<T, D>,
+    store: &mut Gradients,
+) {
+    let channels = padded_shape(&Dims::from_slice(&[mean.numel()]));
+    let sum = |t: &Grad<T, D>| {
+        or_panic(t.reduce_with::<_, Padded>(ops::Sum, &reduced, true)).relabel(channels)
+    };
+    let sum_g = sum(&g);
+    let sum_gx = sum(&g.zip_same(ops::Mul, &x));
+    // sum(g x_hat) = rstd (sum(g x) - mean sum(g)).
+    let sum_gxhat = rstd.zip_same(
+        ops::Mul,
+        &sum_gx.zip_same(ops::Sub, &mean.zip_same(ops::Mul, &sum_g)),
+    );
+    sb.give_padded_with(store, || sum_g.clone());
+    sw.give_padded_with(store, || sum_gxhat.clone());
+    sx.give_padded_with(store, || {
+        let inv_n = 1.0 / n as f64;
+        let a = w.zip_same(ops::Mul, &rstd);
+        // b = -a rstd sum(g x_hat) / n multiplies x; c = -a sum(g) / n - b mean is the rest.
+        let b = a
+            .zip_same(ops::Mul, &rstd)
+            .zip_same(ops::Mul, &sum_gxhat)
+            .affine(-inv_n, 0.0);
+        let c = a
+            .zip_same(ops::Mul, &sum_g)
+            .affine(-inv_n, 0.0)
+            .zip_same(ops::Sub, &b.zip_same(ops::Mul, &mean));
+        let spread = |v: &Grad<T, D>| v.spread_over(x.shape(), &reduced);
+        g.zip_same(ops::Mul, &spread(&a))
+            .zip_same(ops::Add, &x.zip_same(ops::Mul, &spread(&b)))
+            .zip_same(ops::Add, &spread(&c))
+    });
 }
 
 /// The values per channel of an input of `numel` elements; panics in training when there are fewer than 2 (the

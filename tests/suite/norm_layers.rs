@@ -534,6 +534,23 @@ fn batch_norm_gradients_match_finite_differences() {
     bn.eval();
     let check = check_gradient(&x, 1e-5, loss);
     assert!(check.error < 1e-7, "evaluation, input: {check:?}");
+    // Without affine parameters, on (N, C) and (N, C, L) inputs.
+    let plain = BatchNorm1d::<f64, 3, Cpu>::with_config(BatchNormConfig {
+        affine: false,
+        ..Default::default()
+    });
+    let rows = Var::new(random::<f64, Rank2<5, 3>, Cpu>(42));
+    let probe_rows: Tensor<f64, Rank2<5, 3>, Cpu> = random(43);
+    let check = check_gradient(&rows, 1e-5, || {
+        (plain.forward(rows.trace()) * &probe_rows).sum_all()
+    });
+    assert!(check.error < 1e-7, "no affine, (N, C): {check:?}");
+    let seq = Var::new(random::<f64, Rank3<2, 3, 4>, Cpu>(44));
+    let probe_seq: Tensor<f64, Rank3<2, 3, 4>, Cpu> = random(45);
+    let check = check_gradient(&seq, 1e-5, || {
+        (plain.forward(seq.trace()) * &probe_seq).sum_all()
+    });
+    assert!(check.error < 1e-7, "no affine, (N, C, L): {check:?}");
 }
 
 /// Everything a walk shows: parameter and buffer names with dtypes, and how many training flags.
