@@ -513,6 +513,13 @@ fn joins_casts_and_norms<D: Device>() {
             .conv_transpose1d(&taps, typed_tensor::tensor::Conv::<2, 1, 1, 2>);
         weighted(y)
     });
+    check("flatten of a transposed view", &image, || {
+        let flat: Traced<f64, Rank2<1, 30>, D> = image
+            .trace()
+            .transpose::<Axis<2>, Axis<3>>()
+            .flatten::<Axis<1>, Axis<3>, _>();
+        weighted(flat)
+    });
     let kernel = param::<Rank4<3, 2, 3, 2>, D>(103, -1.0, 1.0);
     let geometry = typed_tensor::tensor::Conv2dAxes::<2, 1, 1, 0, 1, 2, 1>;
     check("conv2d per axis: input", &image, || {

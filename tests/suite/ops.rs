@@ -1274,9 +1274,11 @@ device_tests! {
     suffix_broadcast_and_integer_semantics => suffix_broadcast;
     comparisons_and_where => comparisons_all;
     to_dtype_all_pairs => casts;
+    flatten_and_unflatten_axis_ranges => flatten_ranges;
 }
 
 embedded_tests! {
+    flatten_and_unflatten_axis_ranges => flatten_ranges;
     prelu_per_channel => prelu_all;
     bitwise_ops_and_shifts => bitwise_all;
     activations_at_nan_and_piece_edges => activation_edges_all;
@@ -1329,4 +1331,20 @@ fn keepdim_results_broadcast_back() {
     let six: Tensor<f32, Rank6<1, 1, 1, 1, 1, 2>, Cpu> = Tensor::from_vec(vec![1., 2.]).unwrap();
     let wide = six.broadcast::<Rank6<1, 2, 1, 1, 3, 2>>();
     assert_eq!(wide.to_vec(), [1., 2.].repeat(6));
+}
+
+/// flatten/unflatten of axis ranges: the merge or split of a strided view keeps the row-major order of its
+/// elements, on every device.
+fn flatten_ranges<D: Device>() {
+    let x = Tensor::<f32, Rank4<3, 4, 5, 2>, D>::arange()
+        .permute::<(Axis<3>, Axis<0>, Axis<1>, Axis<2>)>();
+    let values = x.to_vec(); // (2, 3, 4, 5), strided
+    let merged: Tensor<f32, Rank2<2, 60>, D> = x.flatten::<Axis<1>, Axis<3>, _>();
+    assert_eq!(merged.to_vec(), values);
+    let head: Tensor<f32, Rank3<6, 4, 5>, D> = x.flatten::<Axis<0>, Axis<1>, _>();
+    assert_eq!(head.to_vec(), values);
+    let split: Tensor<f32, Rank5<2, 3, 2, 2, 5>, D> = x.unflatten::<Axis<2>, _>();
+    assert_eq!(split.to_vec(), values);
+    let back: Tensor<f32, Rank4<2, 3, 4, 5>, D> = merged.unflatten::<Axis<1>, _>();
+    assert_eq!(back.to_vec(), values);
 }

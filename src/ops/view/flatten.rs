@@ -1,0 +1,156 @@
+//! `flatten` and `unflatten` of a range of axes (PyTorch's `flatten(start_dim, end_dim)` and
+//! `unflatten(dim, sizes)`): reshapes whose result type the caller names (stable Rust cannot multiply dims in a
+//! type; `_` lets the annotation pick it), checked at build time to be exactly the merge or split asked for, not
+//! any reshape of the same element count. Free on contiguous tensors, like `reshape`.
+
+use crate::device::Device;
+use crate::dtype::WithDType;
+use crate::shape::{ConstShape, HasAxis, Shape, MAX_RANK};
+use crate::tensor::Tensor;
+use core::marker::PhantomData;
+
+/// The product of `dims[from..to]`, `None` when one of them is runtime-sized.
+const fn product(dims: [Option<usize>; MAX_RANK], from: usize, to: usize) -> Option<usize> {
+    let (mut p, mut i) = (1, from);
+    while i < to {
+        match dims[i] {
+            Some(d) => p *= d,
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(p)
+}
+
+/// `a == b` where both are static.
+const fn agree(a: Option<usize>, b: Option<usize>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// Whether `merged` (of rank `merged_rank`) is `split` (of rank `split_rank`) with axes `start..=end` of `split`
+/// merged into axis `start` of `merged`.
+const fn merges(
+    split: [Option<usize>; MAX_RANK],
+    split_rank: usize,
+    merged: [Option<usize>; MAX_RANK],
+    merged_rank: usize,
+    start: usize,
+    end: usize,
+) -> bool {
+    if end < start || end >= split_rank || merged_rank != split_rank - (end - start) {
+        return false;
+    }
+    let mut i = 0;
+    while i < start {
+        if !agree(split[i], merged[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    let mut i = end + 1;
+    while i < split_rank {
+        if !agree(split[i], merged[i - (end - start)]) {
+            return false;
+        }
+        i += 1;
+    }
+    agree(product(split, start, end + 1), merged[start])
+}
+
+struct FlattenFits<S, Start, End, Dst>(PhantomData<(S, Start, End, Dst)>);
+impl<S: HasAxis<Start> + HasAxis<End>, Start, End, Dst: ConstShape>
+    FlattenFits<S, Start, End, Dst>
+{
+    const OK: () = assert!(
+        merges(
+            S::STATIC_DIMS,
+            S::RANK,
+            Dst::STATIC_DIMS,
+            Dst::RANK,
+            <S as HasAxis<Start>>::INDEX,
+            <S as HasAxis<End>>::INDEX
+        ),
+        "flatten: the result must be the input with axes Start..=End merged into one of their product"
+    );
+}
+
+struct UnflattenFits<S, Ax, Dst>(PhantomData<(S, Ax, Dst)>);
+impl<S: HasAxis<Ax>, Ax, Dst: ConstShape> UnflattenFits<S, Ax, Dst> {
+    const OK: () = assert!(
+        Dst::RANK >= S::RANK
+            && merges(
+                Dst::STATIC_DIMS,
+                Dst::RANK,
+                S::STATIC_DIMS,
+                S::RANK,
+                <S as HasAxis<Ax>>::INDEX,
+                <S as HasAxis<Ax>>::INDEX + Dst::RANK - S::RANK
+            ),
+        "unflatten: the result must be the input with axis Ax split into dims of the same product"
+    );
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Axes `Start..=End` merged into one (PyTorch's `flatten(start_dim, end_dim)`); the result type names the
+    /// merged size.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x: Tensor<f32, Rank4<2, 3, 4, 5>, Cpu> = Tensor::arange();
+    /// let y: Tensor<f32, Rank2<2, 60>, Cpu> = x.flatten::<Axis<1>, Axis<3>, _>();
+    /// let z: Tensor<f32, Rank3<2, 12, 5>, Cpu> = x.flatten::<Axis<1>, Axis<2>, _>();
+    /// let back: Tensor<f32, Rank4<2, 3, 4, 5>, Cpu> = z.unflatten::<Axis<1>, _>();
+    /// assert_eq!((y.to_vec(), back.to_vec()), (x.to_vec(), x.to_vec()));
+    /// ```
+    #[track_caller]
+    pub fn flatten<Start, End, Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
+    where
+        S: HasAxis<Start> + HasAxis<End>,
+    {
+        let () = FlattenFits::<S, Start, End, Dst>::OK;
+        self.reshape()
+    }
+
+    /// Axis `Ax` split into several (PyTorch's `unflatten(dim, sizes)`): the result type names the new dims,
+    /// whose product is the axis's size.
+    #[track_caller]
+    pub fn unflatten<Ax, Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = UnflattenFits::<S, Ax, Dst>::OK;
+        self.reshape()
+    }
+}
+
+#[cfg(feature = "std")]
+mod traced {
+    use super::*;
+    use crate::autograd::Traced;
+    use crate::dtype::FloatDType;
+
+    impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+        /// See [`Tensor::flatten`]; the gradient is reshaped back.
+        #[track_caller]
+        pub fn flatten<Start, End, Dst: ConstShape>(&self) -> Traced<T, Dst, D>
+        where
+            S: HasAxis<Start> + HasAxis<End>,
+        {
+            let () = FlattenFits::<S, Start, End, Dst>::OK;
+            self.reshape()
+        }
+
+        /// See [`Tensor::unflatten`]; the gradient is reshaped back.
+        #[track_caller]
+        pub fn unflatten<Ax, Dst: ConstShape>(&self) -> Traced<T, Dst, D>
+        where
+            S: HasAxis<Ax>,
+        {
+            let () = UnflattenFits::<S, Ax, Dst>::OK;
+            self.reshape()
+        }
+    }
+}
