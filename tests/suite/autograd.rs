@@ -438,6 +438,12 @@ fn masking<D: Device>() {
         weighted(x.trace().clamp_tensor(&lo.trace(), &hi.trace()))
     });
     check("sort", &x, || weighted(x.trace().sort::<Axis<2>>(true).0));
+    check("kthvalue", &x, || {
+        weighted(x.trace().kthvalue::<Axis<2>>(3).unwrap().0)
+    });
+    check("median along a middle axis", &x, || {
+        weighted(x.trace().median::<Axis<1>>().0)
+    });
     let slopes = param::<Rank1<3>, D>(98, -0.5, 0.5);
     check("prelu, input", &x, || {
         weighted(x.trace().prelu(&slopes.trace()))
@@ -897,4 +903,19 @@ device_tests! {
     shared_parameters_constants_and_in_place_updates => bookkeeping;
     scans_match_finite_differences => scans;
     masks_match_finite_differences => masking;
+}
+
+/// A traced median of a lane holding NaN is that NaN, and its gradient goes to the NaN's position (PyTorch's).
+#[test]
+fn median_gradient_goes_to_the_picked_position() {
+    let x = Var::new(Tensor::<f64, _, Cpu>::from_array([
+        [1., f64::NAN, 3.],
+        [4., 2., 6.],
+    ]));
+    let (m, at) = x.trace().median::<Axis<1>>();
+    let values = m.value().to_vec();
+    assert!(values[0].is_nan() && values[1] == 4.0);
+    assert_eq!(at.to_array(), [1, 0]);
+    let g = m.sum_all().backward().get(&x);
+    assert_eq!(g.to_array(), [[0., 1., 0.], [1., 0., 0.]]);
 }

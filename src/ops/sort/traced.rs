@@ -4,8 +4,9 @@
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{Const, HasAxis, Shape};
-use crate::tensor::Tensor;
+use crate::error::Result;
+use crate::shape::{Const, HasAxis, ReduceShape, Shape};
+use crate::tensor::{or_panic, Tensor};
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Each lane along `Ax` sorted, and the positions (see [`Tensor::sort`]); the gradient flows back to where
@@ -40,5 +41,67 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
             self.gather_along(&indices, self.padded_axis::<Ax>()),
             indices,
         )
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// The `k`-th smallest element of each lane along `Ax` (1-based) and its position (see
+    /// [`Tensor::kthvalue`]); the gradient flows to that position.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::autograd::Var;
+    /// let x = Var::new(Tensor::<f64, _, Cpu>::from_array([[3., 1., 2.], [0., 5., 4.]]));
+    /// let (second, at) = x.trace().kthvalue::<Axis<1>>(2).unwrap();
+    /// assert_eq!((second.value().to_array(), at.to_array()), ([2., 4.], [2, 2]));
+    /// assert_eq!(second.sum_all().backward().get(&x).to_array(), [[0., 0., 1.], [0., 0., 1.]]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn kthvalue<Ax>(
+        &self,
+        k: usize,
+    ) -> Result<(
+        Traced<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let (_, indices) = self.value.kthvalue::<Ax>(k)?;
+        Ok((self.pick_along::<Ax>(&indices), indices))
+    }
+
+    /// The lower median of each lane along `Ax` and its position, NaN (its first position) where the lane has
+    /// one (see [`Tensor::median`]); the gradient flows to that position.
+    #[allow(clippy::type_complexity)]
+    pub fn median<Ax>(
+        &self,
+    ) -> (
+        Traced<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let (_, indices) = self.value.median::<Ax>();
+        (self.pick_along::<Ax>(&indices), indices)
+    }
+
+    /// The element at `indices` of each lane along `Ax` (the axis removed), traced through the gather's rule.
+    fn pick_along<Ax>(
+        &self,
+        indices: &Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    ) -> Traced<T, <S as ReduceShape<Ax>>::Output, D>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        // The positions with the axis kept at size 1, as the gather takes them, then the axis dropped.
+        let mut dims = self.value.dims();
+        dims.as_mut_slice()[<S as HasAxis<Ax>>::INDEX] = 1;
+        let kept = <<S as HasAxis<Ax>>::Replaced<Const<1>> as Shape>::from_dims(&dims)
+            .expect("typed-tensor internal error: a size-1 axis fits its own shape type");
+        let at = or_panic(indices.try_reshape_with_shape(kept));
+        self.gather_along(&at, self.padded_axis::<Ax>())
+            .reshape_with_shape(indices.shape())
     }
 }
