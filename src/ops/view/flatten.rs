@@ -5,7 +5,7 @@
 
 use crate::device::Device;
 use crate::dtype::WithDType;
-use crate::shape::{ConstShape, HasAxis, Shape, MAX_RANK};
+use crate::shape::{numel_static_eq, ConstShape, HasAxis, Shape, MAX_RANK};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
 
@@ -20,14 +20,6 @@ const fn product(dims: [Option<usize>; MAX_RANK], from: usize, to: usize) -> Opt
         i += 1;
     }
     Some(p)
-}
-
-/// `a == b` where both are static.
-const fn agree(a: Option<usize>, b: Option<usize>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
-    }
 }
 
 /// Whether `merged` (of rank `merged_rank`) is `split` (of rank `split_rank`) with axes `start..=end` of `split`
@@ -45,19 +37,19 @@ const fn merges(
     }
     let mut i = 0;
     while i < start {
-        if !agree(split[i], merged[i]) {
+        if !numel_static_eq(split[i], merged[i]) {
             return false;
         }
         i += 1;
     }
     let mut i = end + 1;
     while i < split_rank {
-        if !agree(split[i], merged[i - (end - start)]) {
+        if !numel_static_eq(split[i], merged[i - (end - start)]) {
             return false;
         }
         i += 1;
     }
-    agree(product(split, start, end + 1), merged[start])
+    numel_static_eq(product(split, start, end + 1), merged[start])
 }
 
 struct FlattenFits<S, Start, End, Dst>(PhantomData<(S, Start, End, Dst)>);
