@@ -1348,3 +1348,25 @@ fn flatten_ranges<D: Device>() {
     let back: Tensor<f32, Rank4<2, 3, 4, 5>, D> = merged.unflatten::<Axis<1>, _>();
     assert_eq!(back.to_vec(), values);
 }
+
+/// Strided operands large enough for the host loops to split them across threads (blocks of rows): the values
+/// are the serial walk's, for a zip with a transposed view and a repeated column, a unary op over a transposed
+/// view, and an in-place update by a repeated column.
+#[test]
+fn large_strided_elementwise_ops_split_across_threads() {
+    let a: Tensor<f32, Rank2<600, 500>, Cpu> = Tensor::<f32, Rank2<500, 600>, Cpu>::arange().t();
+    let col = Tensor::<f32, Rank2<600, 1>, Cpu>::arange().broadcast::<Rank2<600, 500>>();
+    let av = a.to_vec();
+    let want: Vec<f32> = (0..600 * 500).map(|k| av[k] - (k / 500) as f32).collect();
+    assert_eq!((&a - &col).to_vec(), want);
+    let want: Vec<f32> = av.iter().map(|x| x * 2.0).collect();
+    assert_eq!((&a * 2.0).to_vec(), want);
+    assert_eq!(
+        a.sqr().to_vec(),
+        av.iter().map(|x| x * x).collect::<Vec<_>>()
+    );
+    let mut acc = Tensor::<f32, Rank2<600, 500>, Cpu>::zeros() + 1.0;
+    acc += &col;
+    let want: Vec<f32> = (0..600 * 500).map(|k| 1.0 + (k / 500) as f32).collect();
+    assert_eq!(acc.to_vec(), want);
+}

@@ -80,6 +80,22 @@ impl<T: Copy, F: Fn(T) -> T> DenseLoop for Update<'_, T, F> {
     }
 }
 
+/// An in-place zip whose operand repeats one value (`x += scalar`, a broadcast column).
+struct UpdateScalar<'a, T, F> {
+    dst: &'a mut [T],
+    y: T,
+    f: &'a F,
+}
+impl<T: Copy, F: Fn(T, T) -> T> DenseLoop for UpdateScalar<'_, T, F> {
+    #[inline(always)]
+    fn run(self) {
+        let y = self.y;
+        for x in self.dst.iter_mut() {
+            *x = (self.f)(*x, y);
+        }
+    }
+}
+
 struct UpdateZip<'a, T, F> {
     dst: &'a mut [T],
     b: &'a [T],
@@ -161,6 +177,36 @@ fn map_dense_into<T: WithDType, U: Send>(
     });
 }
 
+/// Splits a strided walk that writes `out` (row-major over `layouts`' common dims) into blocks of whole
+/// indices of axis 0, run side by side on rayon's threads: `walk(block, layouts narrowed to the block)`. Only
+/// for large outputs (as the dense loops) whose first axis has at least two entries; `false` when it did not
+/// split, and the caller walks serially.
+#[cfg(feature = "std")]
+fn par_blocks<O: Send, const K: usize>(
+    out: &mut [O],
+    layouts: [&Layout; K],
+    walk: impl Fn(&mut [O], [Layout; K]) + Sync,
+) -> bool {
+    use rayon::prelude::*;
+    let dims = layouts[0].dims();
+    if out.len() < PARALLEL_MIN || dims.is_empty() || dims[0] < 2 {
+        return false;
+    }
+    let (rows, inner) = (dims[0], out.len() / dims[0]);
+    let per = rows.div_ceil((4 * rayon::current_num_threads()).min(rows));
+    out.par_chunks_mut(per * inner)
+        .enumerate()
+        .for_each(|(i, block)| {
+            let (start, len) = (i * per, block.len() / inner);
+            let narrowed = layouts.map(|l| {
+                l.narrow("elementwise", 0, start, len)
+                    .expect("typed-tensor internal error: a block of rows outside the view")
+            });
+            walk(block, narrowed)
+        });
+    true
+}
+
 /// Writes `f` of every element of a view into `out` (`layout.numel()` long), in row-major order.
 #[inline(always)]
 pub(crate) fn map_view_into<T: WithDType, U: Copy + Send>(
@@ -172,6 +218,21 @@ pub(crate) fn map_view_into<T: WithDType, U: Copy + Send>(
     if let Some(range) = layout.contiguous_range() {
         return map_dense_into(&src[range], out, &f);
     }
+    #[cfg(feature = "std")]
+    if par_blocks(out, [layout], |block, [l]| map_rows(block, src, &l, &f)) {
+        return;
+    }
+    map_rows(out, src, layout, &f)
+}
+
+/// [`map_view_into`]'s serial walk, row by row.
+#[inline(always)]
+fn map_rows<T: WithDType, U: Copy + Send>(
+    out: &mut [MaybeUninit<U>],
+    src: &[T],
+    layout: &Layout,
+    f: &(impl Fn(T) -> U + Sync),
+) {
     let mut at = 0;
     for_each_row(layout.dims(), [layout], |[o], len, [s]| {
         let row = &mut out[at..at + len];
@@ -179,7 +240,7 @@ pub(crate) fn map_view_into<T: WithDType, U: Copy + Send>(
             simd(Map {
                 src: &src[o..o + len],
                 out: row,
-                f: &f,
+                f,
             });
         } else if s == 0 {
             // One value repeated along the row (a broadcast view, a spread gradient): computed once.
@@ -216,6 +277,23 @@ pub(crate) fn zip_views_into<T: WithDType, U: Copy + Send>(
             })
         });
     }
+    #[cfg(feature = "std")]
+    if par_blocks(out, [la, lb], |block, [la, lb]| {
+        zip_rows(block, (a, &la), (b, &lb), &f)
+    }) {
+        return;
+    }
+    zip_rows(out, (a, la), (b, lb), &f)
+}
+
+/// [`zip_views_into`]'s serial walk, row by row.
+#[inline(always)]
+fn zip_rows<T: WithDType, U: Copy + Send>(
+    out: &mut [MaybeUninit<U>],
+    (a, la): (&[T], &Layout),
+    (b, lb): (&[T], &Layout),
+    f: &(impl Fn(T, T) -> U + Sync),
+) {
     let mut at = 0;
     for_each_row(la.dims(), [la, lb], |[oa, ob], len, [sa, sb]| {
         let row = &mut out[at..at + len];
@@ -224,19 +302,19 @@ pub(crate) fn zip_views_into<T: WithDType, U: Copy + Send>(
                 a: &a[oa..oa + len],
                 b: &b[ob..ob + len],
                 out: row,
-                f: &f,
+                f,
             }),
             (1, 0) => simd(ZipScalar::<_, _, _, false> {
                 a: &a[oa..oa + len],
                 y: b[ob],
                 out: row,
-                f: &f,
+                f,
             }),
             (0, 1) => simd(ZipScalar::<_, _, _, true> {
                 a: &b[ob..ob + len],
                 y: a[oa],
                 out: row,
-                f: &f,
+                f,
             }),
             (0, 0) => {
                 let y = f(a[oa], b[ob]);
@@ -317,13 +395,11 @@ pub(crate) fn update_zip<T: WithDType>(
                 b: &b[ob..ob + len],
                 f: &f,
             }),
-            (1, 0) => {
-                let y = b[ob];
-                simd(Update {
-                    dst: &mut dst[od..od + len],
-                    f: &|x| f(x, y),
-                })
-            }
+            (1, 0) => simd(UpdateScalar {
+                dst: &mut dst[od..od + len],
+                y: b[ob],
+                f: &f,
+            }),
             _ => {
                 for i in 0..len {
                     let k = od + i * sd;
