@@ -2,7 +2,8 @@
 //!
 //! Dense slices run in loops compiled once per instruction set (AVX-512, AVX2, baseline; the widest the CPU has
 //! is picked at run time with `std`, as the `gemm` crate does) and, from [`PARALLEL_MIN`] elements on, on
-//! rayon's threads in chunks (`std` only). Strided views walk row by row with [`for_each_row`]. Every loop writes
+//! rayon's threads in chunks (`std` only). Strided views walk row by row with [`for_each_row`], large ones in blocks
+//! of whole indices of their first axis on rayon's threads (`std` only). Every loop writes
 //! either into output slots (the `map`/`zip` forms behind the allocating kernels and `_into`) or over its own
 //! input (the `update` forms behind `+=`); none allocates.
 
