@@ -76,7 +76,7 @@ fn resize_matrix<T: FloatDType, D: Device, const N_IN: usize, const N_OUT: usize
                 }
                 Interpolation::Bilinear { align_corners } => {
                     let src = source(j, N_IN, N_OUT, align_corners, false);
-                    let i0 = (src.floor() as usize).min(N_IN - 1);
+                    let i0 = (libm::floor(src) as usize).min(N_IN - 1);
                     let i1 = (i0 + 1).min(N_IN - 1);
                     let t = src - i0 as f64;
                     add(i0, j, 1.0 - t);
@@ -84,7 +84,7 @@ fn resize_matrix<T: FloatDType, D: Device, const N_IN: usize, const N_OUT: usize
                 }
                 Interpolation::Bicubic { align_corners } => {
                     let src = source(j, N_IN, N_OUT, align_corners, true);
-                    let base = src.floor();
+                    let base = libm::floor(src);
                     let weights = cubic_weights(src - base);
                     for (k, w) in weights.into_iter().enumerate() {
                         let i = (base as isize - 1 + k as isize).clamp(0, last);
