@@ -181,7 +181,20 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
     where
         M: Affine<T, C, D>,
     {
-        let rstd = var.add_scalar(T::from_f64(self.config.eps)).rsqrt();
+        self.scale_shift_rstd(mean, self.rstd(var))
+    }
+
+    /// `1 / sqrt(var + eps)`.
+    fn rstd<M: Affine<T, C, D>>(&self, var: M) -> M {
+        var.add_scalar(T::from_f64(self.config.eps)).rsqrt()
+    }
+
+    /// The per-channel `(scale, shift)` for a normalisation with `mean` and `rstd = 1 / sqrt(var + eps)`:
+    /// `scale = weight rstd`, `shift = bias - mean scale`.
+    fn scale_shift_rstd<M>(&self, mean: M, rstd: M) -> (M, M)
+    where
+        M: Affine<T, C, D>,
+    {
         let scale = match &self.weight {
             Some(w) => rstd.times_param(w),
             None => rstd,
@@ -217,7 +230,9 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         if training {
             self.track(&mean, &var, n);
         }
-        let rstd = (var + T::from_f64(self.config.eps)).rsqrt();
+        let rstd = self.rstd(var);
+        let (scale, shift) = self.scale_shift_rstd(mean.clone(), rstd.clone());
+        // The rule's parents: the parameters, or constants standing in for absent ones.
         let param = |p: &Option<Var<T, (Const<C>,), D>>, default: fn() -> PerChannel<T, C, D>| {
             p.as_ref()
                 .map_or_else(|| Traced::constant(default()), |p| p.trace())
@@ -226,8 +241,6 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
             param(&self.weight, Tensor::ones),
             param(&self.bias, Tensor::zeros),
         );
-        let scale = weight.value() * &rstd;
-        let shift = bias.value() - &(&mean * &scale);
         let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(shape);
         let y = &(x.value() * &spread(scale)) + &spread(shift);
         let reduced = padded_axes(&<S as ReduceShape<Ax>>::REDUCED, S::RANK);

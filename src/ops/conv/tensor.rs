@@ -20,7 +20,7 @@
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{Conv2dParams, Pool};
-use crate::shape::{Rank3, Rank4};
+use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
 
@@ -161,8 +161,47 @@ pub(super) const fn along_length(
     }
 }
 
+/// Which kernel [`convolve`] runs.
+#[derive(Clone, Copy)]
+pub(super) enum Direction {
+    /// The convolution (cross-correlation).
+    Forward,
+    /// The transposed convolution (the convolution's input gradient).
+    Transposed,
+}
+
+/// `x` convolved by `w` with `params` (or the transposed convolution) into a fresh tensor of the output type: the
+/// one kernel call behind conv2d, conv_transpose2d, their 1-D forms (height-1 images) and unfold/fold.
+pub(super) fn convolve<T: FloatDType, D: Device, SX: Shape, SW: Shape, SO: ConstShape>(
+    op: &'static str,
+    x: &Tensor<T, SX, D>,
+    w: &Tensor<T, SW, D>,
+    params: Conv2dParams,
+    direction: Direction,
+) -> Tensor<T, SO, D> {
+    let (lx, lw) = (x.layout(), w.layout());
+    let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
+    // SAFETY: each closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe {
+        match direction {
+            Direction::Forward => written!(
+                Tensor::written_by,
+                Default::default(),
+                op,
+                call::conv2d::<T, D>(x, w, params),
+            ),
+            Direction::Transposed => written!(
+                Tensor::written_by,
+                Default::default(),
+                op,
+                call::conv_transpose2d::<T, D>(x, w, params),
+            ),
+        }
+    }
+}
+
 /// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
-const fn fits(
+pub(super) const fn fits(
     size: usize,
     kernel: usize,
     stride: usize,
@@ -221,18 +260,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
             );
         };
-        let params = G::PARAMS;
-        let (lx, lw) = (self.layout(), weight.layout());
-        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "conv2d",
-                call::conv2d::<T, D>(x, w, params),
-            )
-        }
+        convolve("conv2d", self, weight, G::PARAMS, Direction::Forward)
     }
 
     /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`, no output padding) with a
@@ -263,18 +291,13 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1"
             );
         };
-        let params = G::PARAMS;
-        let (lx, lw) = (self.layout(), weight.layout());
-        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "conv_transpose2d",
-                call::conv_transpose2d::<T, D>(x, w, params),
-            )
-        }
+        convolve(
+            "conv_transpose2d",
+            self,
+            weight,
+            G::PARAMS,
+            Direction::Transposed,
+        )
     }
 
     /// Nearest-neighbour upsampling by the integer factor `OH / H` (= `OW / W`): each pixel becomes a block. Runs
@@ -400,17 +423,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
         let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
-        let (lx, lw) = (x.layout(), w.layout());
-        let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "conv1d",
-                call::conv2d::<T, D>(x, w, params),
-            )
-        }
+        convolve("conv1d", &x, &w, params, Direction::Forward)
     }
 
     /// Transposed 1-D convolution with a `(C, C_OUT / GROUPS, K)` weight (PyTorch's `conv_transpose1d`, no
@@ -452,16 +465,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
         let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
-        let (lx, lw) = (x.layout(), w.layout());
-        let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "conv_transpose1d",
-                call::conv_transpose2d::<T, D>(x, w, params),
-            )
-        }
+        convolve("conv_transpose1d", &x, &w, params, Direction::Transposed)
     }
 }

@@ -7,7 +7,7 @@ use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
-use crate::shape::{Rank3, Rank4};
+use crate::shape::{Rank3, Rank4, Shape};
 use crate::tensor::{Conv, ConvGeometry, Grad, Pool2d, Tensor};
 
 /// A padded rank-4 value as the runtime NCHW tensor it holds (a view).
@@ -24,7 +24,21 @@ fn ncl_as_nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
 
 /// What a convolution's rule keeps: the input's and the weight's slots, the input and the weight (padded), and
 /// the parameters.
-type ConvCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 2], Conv2dParams);
+pub(super) type ConvCaptured<T, D> = ([Slot; 2], [Grad<T, D>; 2], Conv2dParams);
+
+/// Records a convolution-family op whose `value` was computed from `x` and `weight` with `p`; `rule` gives
+/// both gradients from the saved input and weight.
+pub(super) fn record_conv<T: FloatDType, D: Device, SX: Shape, SW: Shape, SO: Shape>(
+    x: &Traced<T, SX, D>,
+    weight: &Traced<T, SW, D>,
+    value: Tensor<T, SO, D>,
+    p: Conv2dParams,
+    rule: fn(Grad<T, D>, ConvCaptured<T, D>, &mut Gradients),
+) -> Traced<T, SO, D> {
+    let saved = [x.value.padded(), weight.value.padded()];
+    let captured = ([x.slot(), weight.slot()], saved, p);
+    record_with(value, &[&x.node, &weight.node], captured, rule)
+}
 
 /// conv2d's gradients: the transposed convolution of the output's gradient for the input, the weight-gradient
 /// kernel for the weight.
@@ -133,14 +147,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let weight = weight.traced();
         let value = self.value.conv2d(&weight.value, conv);
         let p = G::PARAMS;
-        let saved = [self.value.padded(), weight.value.padded()];
-        let captured = ([self.slot(), weight.slot()], saved, p);
-        record_with(
-            value,
-            &[&self.node, &weight.node],
-            captured,
-            conv2d_rule::<T, D>,
-        )
+        record_conv(self, &weight, value, p, conv2d_rule::<T, D>)
     }
 
     /// Transposed 2-D convolution (see [`Tensor::conv_transpose2d`]): its input gradient is the conv2d of the
@@ -164,14 +171,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let weight = weight.traced();
         let value = self.value.conv_transpose2d(&weight.value, conv);
         let p = G::PARAMS;
-        let saved = [self.value.padded(), weight.value.padded()];
-        let captured = ([self.slot(), weight.slot()], saved, p);
-        record_with(
-            value,
-            &[&self.node, &weight.node],
-            captured,
-            conv_transpose2d_rule::<T, D>,
-        )
+        record_conv(self, &weight, value, p, conv_transpose2d_rule::<T, D>)
     }
 
     /// Max pooling (see [`Tensor::max_pool2d`]); the gradient goes to every position holding its window's
@@ -255,14 +255,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let weight = weight.traced();
         let value = self.value.conv1d(&weight.value, conv);
         let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
-        let saved = [self.value.padded(), weight.value.padded()];
-        let captured = ([self.slot(), weight.slot()], saved, p);
-        record_with(
-            value,
-            &[&self.node, &weight.node],
-            captured,
-            conv1d_rule::<T, D>,
-        )
+        record_conv(self, &weight, value, p, conv1d_rule::<T, D>)
     }
 
     /// Transposed 1-D convolution (see [`Tensor::conv_transpose1d`]); gradients for the input and the weight.
@@ -284,13 +277,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         let weight = weight.traced();
         let value = self.value.conv_transpose1d(&weight.value, conv);
         let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
-        let saved = [self.value.padded(), weight.value.padded()];
-        let captured = ([self.slot(), weight.slot()], saved, p);
-        record_with(
-            value,
-            &[&self.node, &weight.node],
-            captured,
-            conv_transpose1d_rule::<T, D>,
-        )
+        record_conv(self, &weight, value, p, conv_transpose1d_rule::<T, D>)
     }
 }

@@ -5,12 +5,12 @@
 //! convolutions'. The columns keep their spatial layout, `(N, C KH KW, OH, OW)`; `.reshape()` gives PyTorch's
 //! `(N, C KH KW, L)`.
 
-use super::tensor::{transposed_fits, ConvGeometry};
+use super::tensor::{convolve, fits, transposed_fits, ConvGeometry, Direction};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::shape::Rank4;
-use crate::tensor::{call, written, Tensor};
+use crate::tensor::Tensor;
 
 /// The `(C KH KW, 1, KH, KW)` one-hot kernels: output channel `(c KH + i) KW + j` picks tap `(i, j)`.
 fn one_hot_taps<T: FloatDType, D: Device, const CK: usize, const KH: usize, const KW: usize>(
@@ -67,18 +67,13 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     ) -> Tensor<T, Rank4<N, CK, OH, OW>, D> {
         const { check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS) };
         let weight = one_hot_taps::<T, D, CK, KH, KW>();
-        let params = depthwise(G::PARAMS, C);
-        let (lx, lw) = (self.layout(), weight.layout());
-        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "unfold",
-                call::conv2d::<T, D>(x, w, params),
-            )
-        }
+        convolve(
+            "unfold",
+            self,
+            &weight,
+            depthwise(G::PARAMS, C),
+            Direction::Forward,
+        )
     }
 }
 
@@ -118,18 +113,13 @@ impl<
             check_fold::<H, W, KH, KW, OH, OW>(G::PARAMS);
         };
         let weight = one_hot_taps::<T, D, CK, KH, KW>();
-        let params = depthwise(G::PARAMS, C);
-        let (lx, lw) = (self.layout(), weight.layout());
-        let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "fold",
-                call::conv_transpose2d::<T, D>(x, w, params),
-            )
-        }
+        convolve(
+            "fold",
+            self,
+            &weight,
+            depthwise(G::PARAMS, C),
+            Direction::Transposed,
+        )
     }
 }
 
@@ -155,23 +145,10 @@ const fn check_unfold<
         "unfold/fold: the columns must have C KH KW channels"
     );
     assert!(
-        grid_fits(p, 0, H, KH, OH) && grid_fits(p, 1, W, KW, OW),
+        fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
+            && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
         "unfold/fold: the grid must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1 per axis"
     );
-}
-
-/// Whether `out` windows of `kernel` fit an axis of `size` as `p` says for `axis`.
-const fn grid_fits(p: Conv2dParams, axis: usize, size: usize, kernel: usize, out: usize) -> bool {
-    match Conv2dParams::out_size(
-        size,
-        kernel,
-        p.stride[axis],
-        p.padding[axis],
-        p.dilation[axis],
-    ) {
-        Some(o) => o == out,
-        None => false,
-    }
 }
 
 /// fold's extra rule: the image is exactly what the windows cover (no rows or columns left over by the stride).
@@ -194,8 +171,9 @@ const fn check_fold<
 
 #[cfg(feature = "std")]
 mod traced {
+    use super::super::traced as conv_traced;
     use super::*;
-    use crate::autograd::{record_with, Traced};
+    use crate::autograd::Traced;
 
     impl<
             T: FloatDType,
@@ -220,14 +198,8 @@ mod traced {
         ) -> Traced<T, Rank4<N, CK, OH, OW>, D> {
             let value = self.value().unfold::<KH, KW, CK, OH, OW, G>(geometry);
             let weight = Traced::constant(one_hot_taps::<T, D, CK, KH, KW>());
-            let saved = [self.value().padded(), weight.value().padded()];
-            let captured = ([self.slot(), weight.slot()], saved, depthwise(G::PARAMS, C));
-            record_with(
-                value,
-                &[&self.node, &weight.node],
-                captured,
-                super::super::traced::conv2d_rule::<T, D>,
-            )
+            let p = depthwise(G::PARAMS, C);
+            conv_traced::record_conv(self, &weight, value, p, conv_traced::conv2d_rule::<T, D>)
         }
     }
 
@@ -254,13 +226,13 @@ mod traced {
         ) -> Traced<T, Rank4<N, C, H, W>, D> {
             let value = self.value().fold::<KH, KW, C, H, W, G>(geometry);
             let weight = Traced::constant(one_hot_taps::<T, D, CK, KH, KW>());
-            let saved = [self.value().padded(), weight.value().padded()];
-            let captured = ([self.slot(), weight.slot()], saved, depthwise(G::PARAMS, C));
-            record_with(
+            let p = depthwise(G::PARAMS, C);
+            conv_traced::record_conv(
+                self,
+                &weight,
                 value,
-                &[&self.node, &weight.node],
-                captured,
-                super::super::traced::conv_transpose2d_rule::<T, D>,
+                p,
+                conv_traced::conv_transpose2d_rule::<T, D>,
             )
         }
     }
