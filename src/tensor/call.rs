@@ -11,7 +11,9 @@ use crate::device::{Device, Operand};
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, ReduceOp, Scan, UnaryOp};
+use crate::ops::{
+    AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, PoolParams, ReduceOp, Scan, UnaryOp,
+};
 use crate::shape::MAX_RANK;
 
 /// An operand: a buffer and the layout it is read through.
@@ -165,10 +167,16 @@ pub(crate) fn conv_transpose2d<'a, T: FloatDType, D: Device>(
 pub(crate) fn pool2d<'a, T: FloatDType, D: Device>(
     pool: Pool,
     input: View<'a, D, T>,
-    kernel: usize,
-    params: Conv2dParams,
+    params: PoolParams<2>,
 ) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
-    move |out| D::pool2d(pool, input, kernel, params, out)
+    move |out| D::pool2d(pool, input, params, out)
+}
+
+pub(crate) fn max_pool2d_indices<'a, T: FloatDType, D: Device>(
+    input: View<'a, D, T>,
+    params: PoolParams<2>,
+) -> impl FnMut(&mut Out<D, u32>) -> Result<()> + 'a {
+    move |out| D::max_pool2d_indices(input, params, out)
 }
 
 #[cfg(feature = "std")] // autograd
@@ -186,8 +194,7 @@ pub(crate) fn max_pool2d_backward<'a, T: FloatDType, D: Device>(
     input: View<'a, D, T>,
     out_fwd: View<'a, D, T>,
     grad: View<'a, D, T>,
-    kernel: usize,
-    params: Conv2dParams,
+    params: PoolParams<2>,
 ) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
-    move |out| D::max_pool2d_backward(input, out_fwd, grad, kernel, params, out)
+    move |out| D::max_pool2d_backward(input, out_fwd, grad, params, out)
 }

@@ -41,7 +41,8 @@ pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
 mod tiny;
 
 pub use crate::ops::conv::{
-    conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, Pool2d,
+    conv_out_size, conv_transpose_out_size, CeilMode, Conv, Conv2dAxes, ConvGeometry, Dilation,
+    ExcludePadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 

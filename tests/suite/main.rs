@@ -24,6 +24,7 @@ mod nn;
 mod norm_layers;
 mod ops;
 mod optim;
+mod pool;
 mod reduce;
 mod robustness;
 mod scan;

@@ -86,7 +86,7 @@ pub struct GemmDims {
 }
 
 /// Geometry of a 2-D convolution or pooling over NCHW, passed by value; mirrors `struct Geom` in `ptx/conv.cu`
-/// (128 bytes). `h, w` are the input's spatial size, `oh, ow` the output's.
+/// (136 bytes). `h, w` are the input's spatial size, `oh, ow` the output's.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConvGeom {
@@ -95,6 +95,8 @@ pub struct ConvGeom {
     pub sizes: [u64; 9],
     /// Stride, padding and dilation (height, width each), then groups.
     pub window: [u64; 7],
+    /// Average pooling's divisor: 1 counts the padding (`count_include_pad`), 0 only the taps inside.
+    pub count_pad: u64,
 }
 
 /// The coefficients of one fused Adam step, passed by value; mirrors `struct AdamCoefficients` in
@@ -390,6 +392,15 @@ impl KernelSig {
     pub fn pool(op: &str, t: DType) -> Self {
         Self::new("conv", op, t, &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR])
     }
+    /// `max_pool2d_indices_{T}(n, geom, lx, x, out)` (`out`: u32).
+    pub fn max_pool2d_indices(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "max_pool2d_indices",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
     /// `max_pool2d_backward_{T}(n, geom, lx, x, y, dy, dx)`.
     pub fn max_pool2d_backward(t: DType) -> Self {
         Self::new(
@@ -472,6 +483,7 @@ pub fn catalog() -> Vec<KernelSig> {
             for pool in Pool::ALL {
                 all.push(KernelSig::pool(pool.name(), t));
             }
+            all.push(KernelSig::max_pool2d_indices(t));
             all.push(KernelSig::max_pool2d_backward(t));
         }
     }

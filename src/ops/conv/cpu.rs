@@ -1,7 +1,7 @@
 //! CPU convolution: im2col + the matmul kernel, so it runs at GEMM speed, for conv2d, its weight gradient and
 //! the transposed convolution (with col2im).
 
-use super::{Conv2dParams, ConvKernels, Pool};
+use super::{Conv2dParams, ConvKernels, Pool, PoolParams};
 use crate::device::cpu::elementwise::{dense_view, map_view};
 use crate::device::cpu::pool;
 use crate::device::host::elementwise::zeroed;
@@ -538,11 +538,19 @@ unsafe impl ConvKernels for Cpu {
     fn pool2d<T: FloatDType>(
         pool: Pool,
         (x, lx): (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
+        params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        super::cpu_pool::pool2d(pool, x, lx, kernel, params, out);
+        super::cpu_pool::pool2d(pool, x, lx, params, out);
+        Ok(())
+    }
+
+    fn max_pool2d_indices<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        params: PoolParams<2>,
+        out: &mut [MaybeUninit<u32>],
+    ) -> Result<()> {
+        super::cpu_pool::max_pool2d_indices(x, lx, params, out);
         Ok(())
     }
 
@@ -561,12 +569,11 @@ unsafe impl ConvKernels for Cpu {
         (x, lx): (&[T], &Layout),
         (y, ly): (&[T], &Layout),
         (g, lg): (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
+        params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         let (y, g) = (dense_view(y, ly), dense_view(g, lg));
-        super::cpu_pool::max_pool2d_backward(x, lx, &y, &g, kernel, params, out);
+        super::cpu_pool::max_pool2d_backward(x, lx, &y, &g, params, out);
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use super::cpu::{sum_in_acc, tap_source};
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
-use crate::ops::{Conv2dParams, Pool};
+use crate::ops::{Conv2dParams, Pool, PoolParams};
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -18,12 +18,11 @@ use core::mem::MaybeUninit;
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
 const PARALLEL_TAPS: usize = 1 << 18;
 
-/// The windows of a `kernel x kernel` pooling of `[h, w]` planes: the valid taps of each output row and column,
-/// and, for windows with every tap inside, each tap's offset from the window's corner in the (strided) input and
-/// in a dense plane.
+/// The windows of a pooling of `[h, w]` planes: the valid taps of each output row and column, and, for windows
+/// with every tap inside, each tap's offset from the window's corner in the (strided) input and in a dense plane.
 struct Windows {
     p: Conv2dParams,
-    kernel: usize,
+    kernel: [usize; 2],
     /// Input size (height, width).
     size: [usize; 2],
     /// Output size (height, width).
@@ -45,27 +44,30 @@ struct Windows {
 }
 
 impl Windows {
-    fn new(lx: &Layout, kernel: usize, p: Conv2dParams) -> Self {
+    fn new(lx: &Layout, pool: &PoolParams<2>) -> Self {
         let [_, c, h, w] = lx.dims4();
-        let [oh, ow] = p
-            .output_hw([h, w], [kernel, kernel])
+        let [oh, ow] = pool
+            .output([h, w])
             .expect("pool2d: window larger than the padded input (checked by the tensor API)");
+        let (p, kernel) = (pool.window(), pool.kernel);
         let strides = [lx.strides()[2], lx.strides()[3]];
-        let taps = (0..kernel * kernel)
+        let taps = (0..kernel[0] * kernel[1])
             .map(|t| {
-                let (i, j) = ((t / kernel) * p.dilation[0], (t % kernel) * p.dilation[1]);
+                let (i, j) = (
+                    (t / kernel[1]) * p.dilation[0],
+                    (t % kernel[1]) * p.dilation[1],
+                );
                 (i * strides[0] + j * strides[1], i * w + j)
             })
             .collect();
         let (rows, cols) = (
-            tap_ranges(oh, kernel, h, &p, 0),
-            tap_ranges(ow, kernel, w, &p, 1),
+            tap_ranges(oh, kernel[0], h, &p, 0),
+            tap_ranges(ow, kernel[1], w, &p, 1),
         );
-        let is_whole = |(lo, hi): (usize, usize)| lo == 0 && hi == kernel;
         let (mut whole, mut clipped) = (Vec::new(), Vec::new());
         for (y, &row) in rows.iter().enumerate() {
             for (x, &col) in cols.iter().enumerate() {
-                if is_whole(row) && is_whole(col) {
+                if row == (0, kernel[0]) && col == (0, kernel[1]) {
                     let (r, c) = (tap_source(y, 0, &p, 0), tap_source(x, 0, &p, 1));
                     whole.push(WholeWindow {
                         corner: r * strides[0] + c * strides[1],
@@ -105,7 +107,7 @@ impl Windows {
     fn for_each_tap(&self, y: usize, x: usize, mut visit: impl FnMut(usize, usize)) {
         let ((ilo, ihi), (jlo, jhi)) = (self.rows[y], self.cols[x]);
         let (p, [sy, sx], w) = (&self.p, self.strides, self.size[1]);
-        if ilo == 0 && jlo == 0 && ihi == self.kernel && jhi == self.kernel {
+        if ilo == 0 && jlo == 0 && ihi == self.kernel[0] && jhi == self.kernel[1] {
             let (r, c) = (tap_source(y, 0, p, 0), tap_source(x, 0, p, 1));
             let (src, dst) = (r * sy + c * sx, r * w + c);
             for &(s, d) in &self.taps {
@@ -176,15 +178,15 @@ fn for_each_plane<A: Send>(
     }
 }
 
-/// Max or average pooling of an NCHW view over `kernel x kernel` windows under `p`, into a dense output.
+/// Max or average pooling of an NCHW view under `p`, into a dense output.
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
     x: &[T],
     lx: &Layout,
-    kernel: usize,
-    p: Conv2dParams,
+    p: PoolParams<2>,
     out: &mut [MaybeUninit<T>],
 ) {
+    let [_, _, h, w] = lx.dims4();
     match pool {
         // Of equal values the first stays (-0 before +0 keeps -0); a NaN wins (`NAN_WINS`), as in max
         // reductions. The step alone, one compare and select, keeps each window's chain short; a dense input
@@ -192,26 +194,62 @@ pub(super) fn pool2d<T: FloatDType>(
         Pool::Max => {
             let max = |acc: T::Acc, v: T::Acc| if v > acc { v } else { acc };
             let no_nan = lx.contiguous_range().is_some_and(|r| !has_nan(&x[r]));
+            let keep = |acc, _| acc;
             if no_nan {
-                pool_with::<T, false>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc, out)
+                pool_with::<T, false>(x, lx, &p, T::Acc::LOWEST, max, keep, out)
             } else {
-                pool_with::<T, true>(x, lx, kernel, p, T::Acc::LOWEST, max, |acc| acc, out)
+                pool_with::<T, true>(x, lx, &p, T::Acc::LOWEST, max, keep, out)
             }
         }
         Pool::Avg => {
-            let window = T::Acc::from_usize(kernel * kernel); // padding counts in the average
+            // Per output row and column, the divisor's factor along that axis.
+            let [oh, ow] = p.output([h, w]).unwrap_or([0, 0]);
+            let rows: Vec<T::Acc> = (0..oh)
+                .map(|o| T::Acc::from_usize(p.avg_count(0, o, h)))
+                .collect();
+            let cols: Vec<usize> = (0..ow).map(|o| p.avg_count(1, o, w)).collect();
+            let divisor =
+                |o: usize| rows[o / ow.max(1)].mul(T::Acc::from_usize(cols[o % ow.max(1)]));
             pool_with::<T, false>(
                 x,
                 lx,
-                kernel,
-                p,
+                &p,
                 T::Acc::ZERO,
                 |acc, v| acc.add(v),
-                |acc| acc.div(window),
+                |acc, o| acc.div(divisor(o)),
                 out,
             )
         }
     }
+}
+
+/// `Kernels::max_pool2d_indices`: for each window, the dense plane offset (`row * W + column`) of its first
+/// maximum (the first NaN when it holds one), planes split across cores as in [`pool2d`].
+pub(super) fn max_pool2d_indices<T: FloatDType>(
+    x: &[T],
+    lx: &Layout,
+    p: PoolParams<2>,
+    out: &mut [MaybeUninit<u32>],
+) {
+    let [n, c, _, _] = lx.dims4();
+    let win = Windows::new(lx, &p);
+    let [oh, ow] = win.out;
+    let out = zeroed(&mut out[..n * c * oh * ow]);
+    let taps = out.len() * p.kernel[0] * p.kernel[1];
+    for_each_plane(out, oh * ow, taps, |i, out_plane| {
+        let plane = win.plane(x, i);
+        for (o, slot) in out_plane.iter_mut().enumerate() {
+            let mut best: Option<(T::Acc, usize)> = None;
+            win.for_each_tap(o / ow, o % ow, |s, d| {
+                let v = plane[s].to_acc();
+                match best {
+                    Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
+                    _ => best = Some((v, d)),
+                }
+            });
+            *slot = best.map_or(0, |(_, d)| d as u32);
+        }
+    });
 }
 
 /// Whether any element is NaN, a block at a time (a branch-free fold per block vectorises).
@@ -224,25 +262,24 @@ fn has_nan<T: FloatDType>(x: &[T]) -> bool {
 const LANES: usize = 4;
 
 /// Pooling with the window fold `step` from `init` over each window's taps in (row, column) order, and `finish`
-/// on each window's result. With `NAN_WINS`, a window holding a NaN gives its first NaN (`step` need not handle
+/// on each window's result and its output index within the plane. With `NAN_WINS`, a window holding a NaN gives its first NaN (`step` need not handle
 /// NaN). The whole windows run `LANES` at a time, the clipped ones at the border one by one.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the view and geometry, the fold's three parts, the output
 fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     x: &[T],
     lx: &Layout,
-    kernel: usize,
-    p: Conv2dParams,
+    p: &PoolParams<2>,
     init: T::Acc,
     step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
-    finish: impl Fn(T::Acc) -> T::Acc + Sync,
+    finish: impl Fn(T::Acc, usize) -> T::Acc + Sync,
     out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, _, _] = lx.dims4();
-    let win = Windows::new(lx, kernel, p);
+    let win = Windows::new(lx, p);
     let [oh, ow] = win.out;
     let out = zeroed(&mut out[..n * c * oh * ow]);
-    let taps = out.len() * kernel * kernel;
+    let taps = out.len() * p.kernel[0] * p.kernel[1];
     let first_nan = |plane: &[T], y: usize, xo: usize| {
         let mut first = None;
         win.for_each_tap(y, xo, |s, _| {
@@ -260,7 +297,10 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
             nan |= NAN_WINS && v.is_nan();
             acc = step(acc, v);
         });
-        T::from_acc(finish(if nan { first_nan(plane, y, xo) } else { acc }))
+        T::from_acc(finish(
+            if nan { first_nan(plane, y, xo) } else { acc },
+            y * ow + xo,
+        ))
     };
     for_each_plane(out, oh * ow, taps, |i, out_plane| {
         let plane = win.plane(x, i);
@@ -281,7 +321,7 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
                 } else {
                     acc[u]
                 };
-                out_plane[o] = T::from_acc(finish(a));
+                out_plane[o] = T::from_acc(finish(a, o));
             }
         }
         let rest = blocks.remainder().iter().map(|w| w.output);
@@ -299,15 +339,14 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     lx: &Layout,
     y: &[T],
     g: &[T],
-    kernel: usize,
-    p: Conv2dParams,
+    p: PoolParams<2>,
     out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, h, wd] = lx.dims4();
-    let win = Windows::new(lx, kernel, p);
+    let win = Windows::new(lx, &p);
     let [oh, ow] = win.out;
     let out = zeroed(&mut out[..n * c * h * wd]);
-    let taps = n * c * oh * ow * kernel * kernel;
+    let taps = n * c * oh * ow * p.kernel[0] * p.kernel[1];
     let route = |i: usize, acc: &mut [T::Acc]| {
         let plane = win.plane(x, i);
         let outputs = i * oh * ow..(i + 1) * oh * ow;

@@ -1,7 +1,7 @@
 //! The family's CUDA kernels: conv2d and its weight gradient as im2col (`ptx/conv.cu`) + the PTX GEMM, the
 //! transposed convolution, pooling and max pooling's gradient as direct kernels.
 
-use super::{Conv2dParams, ConvKernels, Pool};
+use super::{Conv2dParams, ConvKernels, Pool, PoolParams};
 use crate::device::cuda::kernels::{ConvGeom, GemmDims, KernelLayout, KernelSig};
 use crate::device::cuda::{dest, fresh, gemm, launch, Arg, CudaStorage};
 use crate::device::{Cuda, Kernels};
@@ -29,6 +29,20 @@ fn conv_geom(
             p.groups,
         ]
         .map(u),
+        count_pad: 1,
+    }
+}
+
+/// The geometry of a pooling of `(N, C, H, W)` planes into `[OH, OW]`.
+fn pool_geom([n, c, h, w]: [usize; 4], [oh, ow]: [usize; 2], p: &PoolParams<2>) -> ConvGeom {
+    ConvGeom {
+        count_pad: p.count_include_pad as u64,
+        ..conv_geom(
+            [n, c, h, w],
+            [c, p.kernel[0], p.kernel[1]],
+            [oh, ow],
+            &p.window(),
+        )
     }
 }
 
@@ -226,23 +240,42 @@ unsafe impl ConvKernels for Cuda {
     fn pool2d<T: FloatDType>(
         pool: Pool,
         (x, lx): (&CudaStorage<T>, &Layout),
-        kernel: usize,
-        p: Conv2dParams,
+        p: PoolParams<2>,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let name = pool.name();
         let [n, c, h, wd] = lx.dims4();
-        let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
+        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
         let total = n * c * oh * ow;
         let out_ptr = dest(name, out, total)?;
         let args = alloc::vec![
             Arg::U64(total as u64),
-            Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
+            Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
             Arg::Layout(KernelLayout::new(lx)),
             Arg::U64(x.ptr_at(lx.offset())),
             Arg::U64(out_ptr),
         ];
         launch(name, KernelSig::pool(name, T::DTYPE), total, args)
+    }
+
+    fn max_pool2d_indices<T: FloatDType>(
+        (x, lx): (&CudaStorage<T>, &Layout),
+        p: PoolParams<2>,
+        out: &mut CudaStorage<u32>,
+    ) -> Result<()> {
+        const OP: &str = "max_pool2d_indices";
+        let [n, c, h, wd] = lx.dims4();
+        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
+        let total = n * c * oh * ow;
+        let out_ptr = dest(OP, out, total)?;
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(out_ptr),
+        ];
+        launch(OP, KernelSig::max_pool2d_indices(T::DTYPE), total, args)
     }
 
     fn conv2d_weight_grad<T: FloatDType>(
@@ -275,13 +308,12 @@ unsafe impl ConvKernels for Cuda {
         (x, lx): (&CudaStorage<T>, &Layout),
         (y, ly): (&CudaStorage<T>, &Layout),
         (g, lg): (&CudaStorage<T>, &Layout),
-        kernel: usize,
-        p: Conv2dParams,
+        p: PoolParams<2>,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         const OP: &str = "max_pool2d_backward";
         let [n, c, h, wd] = lx.dims4();
-        let [oh, ow] = p.output_hw([h, wd], [kernel, kernel]).unwrap_or([0, 0]);
+        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
         // The forward result and its gradient are read densely.
         let (y_dense, g_dense);
         let (y, y_off) = if ly.is_contiguous() {
@@ -300,7 +332,7 @@ unsafe impl ConvKernels for Cuda {
         let out_ptr = dest(OP, out, total)?;
         let args = alloc::vec![
             Arg::U64(total as u64),
-            Arg::Geom(conv_geom([n, c, h, wd], [c, kernel, kernel], [oh, ow], &p)),
+            Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
             Arg::Layout(KernelLayout::new(lx)),
             Arg::U64(x.ptr_at(lx.offset())),
             Arg::U64(y.ptr_at(y_off)),

@@ -12,10 +12,11 @@
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
-use crate::ops::Conv2dParams;
+use crate::ops::{Conv2dParams, PoolParams};
 use crate::shape::{Dims, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
+use alloc::vec::Vec;
 
 /// A runtime-sized NCHW shape.
 pub(crate) type Dyn4 = (usize, usize, usize, usize);
@@ -138,8 +139,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         &self,
         out: &Tensor<T, S2, D>,
         grad: &Tensor<T, S2, D>,
-        kernel: usize,
-        p: Conv2dParams,
+        p: PoolParams<2>,
     ) -> Tensor<T, Dyn4, D> {
         let [n, c, h, w] = self.dims4();
         let (lx, ly, lg) = (self.layout(), out.layout(), grad.layout());
@@ -154,24 +154,41 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
                 Tensor::written_by,
                 (n, c, h, w),
                 "max_pool2d_backward",
-                call::max_pool2d_backward::<T, D>(x, y, g, kernel, p),
+                call::max_pool2d_backward::<T, D>(x, y, g, p),
             )
         }
     }
 
-    /// The gradient of `avg_pool2d` (divisor `kernel^2`, padding included, as PyTorch's default).
-    pub(crate) fn avg_pool2d_grad(
-        &self,
-        kernel: usize,
-        p: Conv2dParams,
-        input: Dyn4,
-    ) -> Tensor<T, Dyn4, D> {
-        let c = input.1;
-        let weight = Tensor::<T, Dyn4, D>::full_with_shape(
-            (c, 1, kernel, kernel),
-            T::from_f64(1.0 / (kernel * kernel) as f64),
-        );
-        self.conv2d_input_grad(&weight, Conv2dParams { groups: c, ..p }, input)
+    /// The gradient of `avg_pool2d` (this tensor is the output's gradient) for an input of dims `input`: each
+    /// output's gradient divided by its window's divisor, spread over the window's taps (a depthwise transposed
+    /// convolution with a kernel of ones, or of `1 / (KH KW)` when every divisor is that).
+    pub(crate) fn avg_pool2d_grad(&self, p: PoolParams<2>, input: Dyn4) -> Tensor<T, Dyn4, D> {
+        let (n, c, h, w) = input;
+        let [kh, kw] = p.kernel;
+        let window = Conv2dParams {
+            groups: c,
+            ..p.window()
+        };
+        if p.uniform_divisor([h, w]) {
+            let weight = Tensor::<T, Dyn4, D>::full_with_shape(
+                (c, 1, kh, kw),
+                T::from_f64(1.0 / (kh * kw) as f64),
+            );
+            return self.conv2d_input_grad(&weight, window, input);
+        }
+        // The per-output divisors (the same for every plane), broadcast over images and channels.
+        let [_, _, oh, ow] = self.dims4();
+        let divisors: Vec<T> = (0..oh * ow)
+            .map(|o| T::from_f64((p.avg_count(0, o / ow, h) * p.avg_count(1, o % ow, w)) as f64))
+            .collect();
+        let divisors = Tensor::<T, Dyn4, D>::from_vec_with_shape((1, 1, oh, ow), divisors)
+            .expect("avg_pool2d gradient: divisor table");
+        let spread = divisors.expand_to((n, c, oh, ow));
+        let scaled = self
+            .relabel((n, c, oh, ow))
+            .zip_same(crate::ops::Div, &spread);
+        let ones = Tensor::<T, Dyn4, D>::full_with_shape((c, 1, kh, kw), T::ONE);
+        scaled.conv2d_input_grad(&ones, window, input)
     }
 }
 
@@ -242,8 +259,8 @@ mod tests {
         .unwrap();
         let y: Tensor<f32, Rank4<2, 3, 3, 3>, Cpu> = x.max_pool2d(Pool2d::<3, 2, 1>);
         let g = Tensor::<f32, Rank4<2, 3, 3, 3>, Cpu>::rand(2);
-        let p = Conv::<2, 1, 1, 1>::PARAMS;
-        let kernel = x.max_pool2d_grad(&y, &g, 3, p).to_dtype::<f64>().to_vec();
+        let p = crate::ops::PoolParams::square(3, 2, 1);
+        let kernel = x.max_pool2d_grad(&y, &g, p).to_dtype::<f64>().to_vec();
         let f64s = |t: &Tensor<f32, Rank4<2, 3, 3, 3>, Cpu>| t.to_dtype::<f64>().to_vec();
         let (xs, ys, gs) = (x.to_dtype::<f64>().to_vec(), f64s(&y), f64s(&g));
         let (lx, ly) = (x.layout(), y.layout());
@@ -252,7 +269,6 @@ mod tests {
                 (&xs, &lx),
                 (&ys, &ly),
                 (&gs, &ly),
-                3,
                 p,
                 out,
             )

@@ -3,7 +3,7 @@
 //! image, which a device without a heap does not have, and the small images of embedded inference do not need.
 //! Sums run over (input channel, kernel row, kernel column) in order.
 
-use super::{Conv2dParams, ConvKernels, Pool};
+use super::{Conv2dParams, ConvKernels, Pool, PoolParams};
 use crate::device::host::elementwise::zeroed;
 use crate::device::Embedded;
 use crate::dtype::{Accumulator, FloatDType};
@@ -119,50 +119,95 @@ pub(super) fn conv_transpose2d<T: FloatDType>(
     }
 }
 
+/// The input positions `(row, column)` of output `(oy, ox)`'s window that land inside the `[h, w]` input, in (row,
+/// column) order.
+#[inline(always)]
+fn window_taps(
+    [oy, ox]: [usize; 2],
+    p: &PoolParams<2>,
+    [h, w]: [usize; 2],
+) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let win = p.window();
+    (0..p.kernel[0]).flat_map(move |i| {
+        let iy = tap(oy, i, &win, 0, h);
+        (0..p.kernel[1]).filter_map(move |j| Some((iy?, tap(ox, j, &win, 1, w)?)))
+    })
+}
+
+/// The largest of `values` with its position in the sequence: the first NaN wins; of equal values the first
+/// stays (so -0 before +0 gives -0). `None` for no values.
+#[inline(always)]
+fn first_max<A: Accumulator>(values: impl Iterator<Item = A>) -> Option<(A, usize)> {
+    let mut best: Option<(A, usize)> = None;
+    for (k, v) in values.enumerate() {
+        match best {
+            Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
+            _ => best = Some((v, k)),
+        }
+    }
+    best
+}
+
 /// `Kernels::pool2d` into `out` (dense `(N, C, OH, OW)`, every element written). Max: the largest tap (padding
 /// never wins; the first NaN of a window wins; of equal values the first stays, so -0 before +0 gives -0). Avg:
-/// the sum over the `kernel * kernel` window, padding counted as zeros.
+/// the sum over the window's taps inside the input, divided by the product of the per-axis counts
+/// ([`PoolParams::avg_count`]).
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
     (x, lx): (&[T], &Layout),
-    kernel: usize,
-    p: Conv2dParams,
+    p: PoolParams<2>,
     out: &mut [T],
 ) {
     let [n, c, h, wd] = lx.dims4();
-    let Some([oh, ow]) = p.output_hw([h, wd], [kernel, kernel]) else {
+    let Some([oh, ow]) = p.output([h, wd]) else {
         return;
     };
-    let window = T::Acc::from_usize(kernel * kernel);
     let mut outputs = out.iter_mut();
     for b in 0..n {
         for ch in 0..c {
             for oy in 0..oh {
                 for ox in 0..ow {
-                    let taps = (0..kernel).flat_map(|i| {
-                        let iy = tap(oy, i, &p, 0, h);
-                        (0..kernel).filter_map(move |j| Some((iy?, tap(ox, j, &p, 1, wd)?)))
-                    });
-                    let value = |(iy, ix): (usize, usize)| x[at(lx, [b, ch, iy, ix])].to_acc();
+                    let taps = window_taps([oy, ox], &p, [h, wd]);
+                    let values = taps.map(|(iy, ix)| x[at(lx, [b, ch, iy, ix])].to_acc());
                     let result = match pool {
-                        Pool::Max => {
-                            let (mut best, mut nan) = (T::Acc::LOWEST, None);
-                            for v in taps.map(value) {
-                                if v.is_nan() {
-                                    nan = nan.or(Some(v));
-                                } else if v > best {
-                                    best = v;
-                                }
-                            }
-                            nan.unwrap_or(best)
+                        Pool::Max => first_max(values).map_or(T::Acc::LOWEST, |(v, _)| v),
+                        Pool::Avg => {
+                            let count = p.avg_count(0, oy, h) * p.avg_count(1, ox, wd);
+                            let sum = values.fold(T::Acc::ZERO, Accumulator::add);
+                            sum.div(T::Acc::from_usize(count))
                         }
-                        Pool::Avg => taps
-                            .map(value)
-                            .fold(T::Acc::ZERO, Accumulator::add)
-                            .div(window),
                     };
                     if let Some(slot) = outputs.next() {
                         *slot = T::from_acc(result);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Kernels::max_pool2d_indices` into `out` (dense `(N, C, OH, OW)`, every element written): the plane index
+/// `row * W + column` of each window's [`first_max`].
+pub(super) fn max_pool2d_indices<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    p: PoolParams<2>,
+    out: &mut [u32],
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let Some([oh, ow]) = p.output([h, wd]) else {
+        return;
+    };
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for ch in 0..c {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let values = window_taps([oy, ox], &p, [h, wd])
+                        .map(|(iy, ix)| x[at(lx, [b, ch, iy, ix])].to_acc());
+                    let k = first_max(values).map_or(0, |(_, k)| k);
+                    let (iy, ix) = window_taps([oy, ox], &p, [h, wd]).nth(k).unwrap_or((0, 0));
+                    if let Some(slot) = outputs.next() {
+                        *slot = (iy * wd + ix) as u32;
                     }
                 }
             }
@@ -221,12 +266,12 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
     (x, lx): (&[T], &Layout),
     (y, ly): (&[T], &Layout),
     (g, lg): (&[T], &Layout),
-    kernel: usize,
-    p: Conv2dParams,
+    pool: PoolParams<2>,
     out: &mut [T],
 ) {
     let [n, c, h, wd] = lx.dims4();
     let [_, _, oh, ow] = ly.dims4();
+    let p = pool.window();
     let mut outputs = out.iter_mut();
     for b in 0..n {
         for ch in 0..c {
@@ -235,11 +280,11 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
                     let v = x[at(lx, [b, ch, iy, ix])];
                     let mut acc = T::Acc::ZERO;
                     // The windows holding (iy, ix) at tap (i, j), in (i, j) order.
-                    for i in 0..kernel {
+                    for i in 0..pool.kernel[0] {
                         let Some(oy) = transposed_tap(iy, i, &p, 0, oh) else {
                             continue;
                         };
-                        for j in 0..kernel {
+                        for j in 0..pool.kernel[1] {
                             let Some(ox) = transposed_tap(ix, j, &p, 1, ow) else {
                                 continue;
                             };
@@ -285,11 +330,20 @@ unsafe impl ConvKernels for Embedded {
     fn pool2d<T: FloatDType>(
         pool: Pool,
         input: (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
+        params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        pool2d(pool, input, kernel, params, zeroed(out));
+        pool2d(pool, input, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn max_pool2d_indices<T: FloatDType>(
+        input: (&[T], &Layout),
+        params: PoolParams<2>,
+        out: &mut [MaybeUninit<u32>],
+    ) -> Result<()> {
+        max_pool2d_indices(input, params, zeroed(out));
         Ok(())
     }
 
@@ -310,11 +364,10 @@ unsafe impl ConvKernels for Embedded {
         input: (&[T], &Layout),
         out_fwd: (&[T], &Layout),
         grad: (&[T], &Layout),
-        kernel: usize,
-        params: Conv2dParams,
+        params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        max_pool2d_backward(input, out_fwd, grad, kernel, params, zeroed(out));
+        max_pool2d_backward(input, out_fwd, grad, params, zeroed(out));
         Ok(())
     }
 }

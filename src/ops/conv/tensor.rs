@@ -1,5 +1,5 @@
-//! Convolution and pooling on NCHW tensors, with the hyper-parameters as const generics carried by a small
-//! value (`Conv::<STRIDE, PADDING, DILATION, GROUPS>`, `Pool2d::<KERNEL, STRIDE, PADDING>`), so every shape is
+//! Convolution on NCHW tensors, with the hyper-parameters as const generics carried by a small value
+//! (`Conv::<STRIDE, PADDING, DILATION, GROUPS>`; pooling windows are in `pool.rs`), so every shape is
 //! inferred from the operands and the annotated output, and a `const` assertion checks the output size:
 //! `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`.
 //!
@@ -19,7 +19,7 @@
 
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::ops::{Conv2dParams, Pool};
+use crate::ops::Conv2dParams;
 use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
@@ -32,10 +32,6 @@ pub struct Conv<
     const DILATION: usize,
     const GROUPS: usize,
 >;
-
-/// Pooling window: square kernel size, stride, zero padding (never the max; counted in averages).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Pool2d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
 
 /// Convolution hyper-parameters per spatial axis (height, then width), PyTorch's tuple forms
 /// (`stride=(SH, SW), padding=(PH, PW), dilation=(DH, DW)`); [`Conv`] is the same on both axes.
@@ -328,64 +324,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 Default::default(),
                 "upsample_nearest2d",
                 call::copy::<T, D>(src),
-            )
-        }
-    }
-
-    /// Max pooling over `KERNEL x KERNEL` windows.
-    pub fn max_pool2d<
-        const OH: usize,
-        const OW: usize,
-        const KERNEL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-    >(
-        &self,
-        window: Pool2d<KERNEL, STRIDE, PADDING>,
-    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        self.pool::<OH, OW, KERNEL, STRIDE, PADDING>(Pool::Max, window)
-    }
-
-    /// Average pooling over `KERNEL x KERNEL` windows (padding counts as zeros).
-    pub fn avg_pool2d<
-        const OH: usize,
-        const OW: usize,
-        const KERNEL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-    >(
-        &self,
-        window: Pool2d<KERNEL, STRIDE, PADDING>,
-    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        self.pool::<OH, OW, KERNEL, STRIDE, PADDING>(Pool::Avg, window)
-    }
-
-    fn pool<
-        const OH: usize,
-        const OW: usize,
-        const KERNEL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-    >(
-        &self,
-        pool: Pool,
-        _window: Pool2d<KERNEL, STRIDE, PADDING>,
-    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        const {
-            assert!(
-                fits(H, KERNEL, STRIDE, PADDING, 1, OH) && fits(W, KERNEL, STRIDE, PADDING, 1, OW),
-                "pool2d: the output's height and width must be (size + 2 padding - kernel) / stride + 1"
-            );
-        };
-        let params = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-        let x = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "pool2d",
-                call::pool2d::<T, D>(pool, x, KERNEL, params),
             )
         }
     }

@@ -8,7 +8,7 @@ use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::shape::{Rank3, Rank4, Shape};
-use crate::tensor::{Conv, ConvGeometry, Grad, Pool2d, Tensor};
+use crate::tensor::{Conv, ConvGeometry, Grad, Tensor};
 
 /// A padded rank-4 value as the runtime NCHW tensor it holds (a view).
 fn nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
@@ -94,26 +94,6 @@ fn conv_transpose1d_rule<T: FloatDType, D: Device>(
     sw.give_padded_with(store, || rank3(g4.conv2d_weight_grad(&x4, p, w4.shape())));
 }
 
-/// max_pool2d's gradient: to every position holding its window's maximum.
-fn max_pool2d_rule<T: FloatDType, D: Device>(
-    g: Grad<T, D>,
-    (slot, [x, out], kernel, p): (Slot, [Grad<T, D>; 2], usize, Conv2dParams),
-    store: &mut Gradients,
-) {
-    let grad = nchw(&x).max_pool2d_grad(&nchw(&out), &nchw(&g), kernel, p);
-    slot.give_padded(store, grad.padded());
-}
-
-/// avg_pool2d's gradient, for an input of dims `input`.
-fn avg_pool2d_rule<T: FloatDType, D: Device>(
-    g: Grad<T, D>,
-    (slot, input, kernel, p): (Slot, Dyn4, usize, Conv2dParams),
-    store: &mut Gradients,
-) {
-    let grad = nchw(&g).avg_pool2d_grad(kernel, p, input);
-    slot.give_padded(store, grad.padded());
-}
-
 /// upsample_nearest2d's gradient, for an input of dims `input` upsampled by `factor`: each input pixel sums its
 /// block.
 fn upsample_rule<T: FloatDType, D: Device>(
@@ -172,45 +152,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let value = self.value.conv_transpose2d(&weight.value, conv);
         let p = G::PARAMS;
         record_conv(self, &weight, value, p, conv_transpose2d_rule::<T, D>)
-    }
-
-    /// Max pooling (see [`Tensor::max_pool2d`]); the gradient goes to every position holding its window's
-    /// maximum.
-    pub fn max_pool2d<
-        const OH: usize,
-        const OW: usize,
-        const KERNEL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-    >(
-        &self,
-        window: Pool2d<KERNEL, STRIDE, PADDING>,
-    ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        let y = self.value.max_pool2d(window);
-        let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-        let captured = (self.slot(), [self.value.padded(), y.padded()], KERNEL, p);
-        record_with(y, &[&self.node], captured, max_pool2d_rule::<T, D>)
-    }
-
-    /// Average pooling (see [`Tensor::avg_pool2d`]).
-    pub fn avg_pool2d<
-        const OH: usize,
-        const OW: usize,
-        const KERNEL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-    >(
-        &self,
-        window: Pool2d<KERNEL, STRIDE, PADDING>,
-    ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        let p = Conv::<STRIDE, PADDING, 1, 1>::PARAMS;
-        let captured = (self.slot(), (N, C, H, W), KERNEL, p);
-        record_with(
-            self.value.avg_pool2d(window),
-            &[&self.node],
-            captured,
-            avg_pool2d_rule::<T, D>,
-        )
     }
 }
 

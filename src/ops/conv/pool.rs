@@ -1,0 +1,771 @@
+//! Max and average pooling over 1, 2 or 3 spatial axes (PyTorch's `max_pool1d/2d/3d`, `avg_pool1d/2d/3d`), with
+//! the window as a type: [`Pool1d`], [`Pool2d`], [`Pool3d`] (the same kernel, stride and padding on every axis)
+//! or [`Pool2dAxes`] (per axis), refined by [`PoolGeometry::ceil_mode`], [`PoolGeometry::exclude_padding`]
+//! (PyTorch's `count_include_pad=False`) and [`PoolGeometry::dilation`]. The output sizes are in the type and a
+//! `const` assertion checks them: `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, rounded up in
+//! ceil mode (less one when the last window would start in the trailing padding, as in PyTorch).
+//!
+//! Every pooling runs the device's 2-D pooling kernel: a 1-D pooling as images of height 1, a 3-D one as a pass
+//! over (height, width) and a pass over depth (a box window's max and average are those of the two passes).
+//! Adaptive max pooling and global pooling are built from the same kernel and from gathers.
+//!
+//! ```
+//! use typed_tensor::prelude::*;
+//! use typed_tensor::tensor::{Pool2d, Pool2dAxes, PoolGeometry};
+//! let x: Tensor<f32, Rank4<1, 1, 4, 5>, Cpu> = Tensor::arange(); // rows 0..5, 5..10, 10..15, 15..20
+//! // 2x2 windows, stride 2: the fifth column is left over, unless ceil mode keeps a partial window.
+//! let floor: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+//! let ceil: Tensor<f32, Rank4<1, 1, 2, 3>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>.ceil_mode());
+//! assert_eq!(floor.to_array()[0][0], [[6., 8.], [16., 18.]]);
+//! assert_eq!(ceil.to_array()[0][0], [[6., 8., 9.], [16., 18., 19.]]);
+//! // A 1x3 window with padding 1 along the width: PyTorch's default divides by 3, `exclude_padding` by the
+//! // taps inside the input.
+//! let w = Pool2dAxes::<1, 3, 1, 1, 0, 1>;
+//! let counted: Tensor<f32, Rank4<1, 1, 4, 5>, Cpu> = x.avg_pool2d(w);
+//! let inside: Tensor<f32, Rank4<1, 1, 4, 5>, Cpu> = x.avg_pool2d(w.exclude_padding());
+//! assert_eq!(counted.to_array()[0][0][0], [1. / 3., 1., 2., 3., 7. / 3.]);
+//! assert_eq!(inside.to_array()[0][0][0], [0.5, 1., 2., 3., 3.5]);
+//! ```
+
+use crate::device::Device;
+use crate::dtype::FloatDType;
+use crate::layout::Layout;
+use crate::ops::{Pool, PoolParams};
+use crate::shape::{Const, Dims, Rank1, Rank3, Rank4, Rank5, Shape};
+use crate::tensor::Tensor;
+use crate::tensor::{call, written};
+
+/// A pooling window over `A` spatial axes, as a type: [`Pool1d`], [`Pool2d`], [`Pool2dAxes`], [`Pool3d`], and
+/// the refinements its methods return. The output size is checked against it at build time.
+pub trait PoolGeometry<const A: usize>: Copy {
+    /// The window, shape-erased for the kernels.
+    const PARAMS: PoolParams<A>;
+
+    /// Output sizes rounded up (PyTorch's `ceil_mode=True`): a last partial window is kept when it starts inside
+    /// the input or its leading padding.
+    fn ceil_mode(self) -> CeilMode<Self> {
+        CeilMode(self)
+    }
+
+    /// Averages divide by the number of window taps inside the input (PyTorch's `count_include_pad=False`)
+    /// instead of by the window's size.
+    fn exclude_padding(self) -> ExcludePadding<Self> {
+        ExcludePadding(self)
+    }
+
+    /// Window taps `DIL` apart on every axis (max pooling only: PyTorch's average pooling has no dilation).
+    fn dilation<const DIL: usize>(self) -> Dilation<Self, DIL> {
+        Dilation(self)
+    }
+}
+
+/// A 1-D window: `KERNEL` wide, `STRIDE` apart, `PADDING` on both ends.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool1d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
+
+/// A square 2-D window: `KERNEL x KERNEL`, `STRIDE` apart and `PADDING` on every side.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool2d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
+
+/// A 2-D window per axis (height, then width), PyTorch's tuple forms `kernel_size=(KH, KW), stride=(SH, SW),
+/// padding=(PH, PW)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool2dAxes<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const PH: usize,
+    const PW: usize,
+>;
+
+/// A cubic 3-D window: `KERNEL` on every axis, `STRIDE` apart, `PADDING` on every side.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool3d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
+
+/// A window with its output sizes rounded up: see [`PoolGeometry::ceil_mode`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CeilMode<G>(pub G);
+
+/// A window whose averages leave the padding out: see [`PoolGeometry::exclude_padding`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExcludePadding<G>(pub G);
+
+/// A window with taps `DIL` apart: see [`PoolGeometry::dilation`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dilation<G, const DIL: usize>(pub G);
+
+impl<const K: usize, const S: usize, const P: usize> PoolGeometry<1> for Pool1d<K, S, P> {
+    const PARAMS: PoolParams<1> = PoolParams::square(K, S, P);
+}
+
+impl<const K: usize, const S: usize, const P: usize> PoolGeometry<2> for Pool2d<K, S, P> {
+    const PARAMS: PoolParams<2> = PoolParams::square(K, S, P);
+}
+
+impl<const K: usize, const S: usize, const P: usize> PoolGeometry<3> for Pool3d<K, S, P> {
+    const PARAMS: PoolParams<3> = PoolParams::square(K, S, P);
+}
+
+impl<
+        const KH: usize,
+        const KW: usize,
+        const SH: usize,
+        const SW: usize,
+        const PH: usize,
+        const PW: usize,
+    > PoolGeometry<2> for Pool2dAxes<KH, KW, SH, SW, PH, PW>
+{
+    const PARAMS: PoolParams<2> = PoolParams {
+        kernel: [KH, KW],
+        stride: [SH, SW],
+        padding: [PH, PW],
+        ..PoolParams::square(1, 1, 0)
+    };
+}
+
+impl<const A: usize, G: PoolGeometry<A>> PoolGeometry<A> for CeilMode<G> {
+    const PARAMS: PoolParams<A> = PoolParams {
+        ceil_mode: true,
+        ..G::PARAMS
+    };
+}
+
+impl<const A: usize, G: PoolGeometry<A>> PoolGeometry<A> for ExcludePadding<G> {
+    const PARAMS: PoolParams<A> = PoolParams {
+        count_include_pad: false,
+        ..G::PARAMS
+    };
+}
+
+impl<const A: usize, G: PoolGeometry<A>, const DIL: usize> PoolGeometry<A> for Dilation<G, DIL> {
+    const PARAMS: PoolParams<A> = PoolParams {
+        dilation: [DIL; A],
+        ..G::PARAMS
+    };
+}
+
+/// The `const` checks of a pooling call: a well-formed window, no dilation in an average, and output sizes
+/// that match the window arithmetic; `$op` names the call in the messages.
+macro_rules! check_pool {
+    ($op:literal, $pool:expr, $p:expr, $input:expr, $out:expr) => {
+        const {
+            let p = $p;
+            assert!(
+                p.is_valid(),
+                concat!(
+                    $op,
+                    ": kernel, stride and dilation must be positive and the padding at most half the dilated kernel"
+                )
+            );
+            assert!(
+                matches!($pool, Pool::Max) || p.undilated(),
+                concat!($op, ": average pooling has no dilation (as in PyTorch)")
+            );
+            assert!(
+                p.fits($input, $out),
+                concat!(
+                    $op,
+                    ": each output size must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1, rounded up in ceil mode"
+                )
+            );
+        }
+    };
+}
+
+/// The 2-D pooling kernel over `view` (a rank-4 reading of `x`'s buffer) into a fresh tensor of the output type.
+fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
+    x: &Tensor<T, S, D>,
+    view: &Layout,
+    pool: Pool,
+    p: PoolParams<2>,
+) -> Tensor<T, SO, D> {
+    let src = (x.buffer(), view);
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe {
+        written!(
+            Tensor::written_by,
+            Default::default(),
+            pool.name(),
+            call::pool2d::<T, D>(pool, src, p),
+        )
+    }
+}
+
+/// The kernel's indices of each window's maximum over `view`, into a fresh tensor of the output type.
+fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
+    x: &Tensor<T, S, D>,
+    view: &Layout,
+    p: PoolParams<2>,
+) -> Tensor<u32, SO, D> {
+    let src = (x.buffer(), view);
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe {
+        written!(
+            Tensor::written_by,
+            Default::default(),
+            "max_pool2d_indices",
+            call::max_pool2d_indices::<T, D>(src, p),
+        )
+    }
+}
+
+/// An `(N, C, L)` layout read as the `(N, C, 1, L)` images a 1-D pooling runs on.
+pub(super) fn ncl_as_nchw(l: &Layout) -> Layout {
+    let (d, s) = (l.dims(), l.strides());
+    Layout::from_parts(
+        Dims::from_slice(&[d[0], d[1], 1, d[2]]),
+        &[s[0], s[1], 0, s[2]],
+        l.offset(),
+    )
+}
+
+/// A dense layout of `dims` from `offset` (how the 3-D passes read a dense rank-5 buffer as rank 4).
+pub(super) fn dense4(dims: [usize; 4], offset: usize) -> Layout {
+    Layout::from_parts(
+        Dims::from_slice(&dims),
+        &[dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1],
+        offset,
+    )
+}
+
+impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
+    Tensor<T, Rank4<N, C, H, W>, D>
+{
+    /// Max pooling of `(N, C, H, W)` (PyTorch's `max_pool2d`): each output is its window's largest element
+    /// (padding never wins; the first NaN of a window wins).
+    pub fn max_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        check_pool!("max_pool2d", Pool::Max, G::PARAMS, [H, W], [OH, OW]);
+        pool_view(self, &self.layout(), Pool::Max, G::PARAMS)
+    }
+
+    /// Average pooling of `(N, C, H, W)` (PyTorch's `avg_pool2d`): padding counts as zeros in the divisor unless
+    /// the window is [`PoolGeometry::exclude_padding`].
+    pub fn avg_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        check_pool!("avg_pool2d", Pool::Avg, G::PARAMS, [H, W], [OH, OW]);
+        pool_view(self, &self.layout(), Pool::Avg, G::PARAMS)
+    }
+
+    /// Max pooling with where each maximum was found (PyTorch's `return_indices=True`): the index
+    /// `row * W + column` within the input's `(H, W)` plane, the first of equal values in (row, column) order.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool2d;
+    /// let x = Tensor::<f32, Rank4<1, 1, 2, 4>, Cpu>::from_array([[[[1., 5., 2., 2.], [3., 0., 7., 1.]]]]);
+    /// let (max, at): (Tensor<f32, Rank4<1, 1, 1, 2>, Cpu>, _) = x.max_pool2d_with_indices(Pool2d::<2, 2, 0>);
+    /// assert_eq!(max.to_vec(), [5., 7.]);
+    /// assert_eq!(at.to_vec(), [1, 6]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn max_pool2d_with_indices<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+        &self,
+        _window: G,
+    ) -> (
+        Tensor<T, Rank4<N, C, OH, OW>, D>,
+        Tensor<u32, Rank4<N, C, OH, OW>, D>,
+    ) {
+        check_pool!(
+            "max_pool2d_with_indices",
+            Pool::Max,
+            G::PARAMS,
+            [H, W],
+            [OH, OW]
+        );
+        let view = self.layout();
+        (
+            pool_view(self, &view, Pool::Max, G::PARAMS),
+            indices_view(self, &view, G::PARAMS),
+        )
+    }
+
+    /// Global average pooling (ONNX's `GlobalAveragePool`): the mean of each `(H, W)` plane.
+    pub fn global_avg_pool2d(&self) -> Tensor<T, Rank4<N, C, 1, 1>, D> {
+        self.mean_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
+    }
+
+    /// Global max pooling (ONNX's `GlobalMaxPool`): the largest element of each `(H, W)` plane.
+    pub fn global_max_pool2d(&self) -> Tensor<T, Rank4<N, C, 1, 1>, D> {
+        self.max_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
+    }
+
+    /// Adaptive max pooling of `(N, C, H, W)` to `(N, C, OH, OW)` (PyTorch's `adaptive_max_pool2d`): output
+    /// cell `(i, j)` is the largest element of bin `[floor(i H / OH), ceil((i + 1) H / OH))` by the same along
+    /// the width. An axis whose size is a multiple of its output size is one pooling; another is the elementwise
+    /// maximum of one gather per position in the longest bin.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x: Tensor<f32, Rank4<1, 1, 1, 5>, Cpu> = Tensor::from_array([[[[3., 1., 4., 1., 5.]]]]);
+    /// let y: Tensor<f32, Rank4<1, 1, 1, 3>, Cpu> = x.adaptive_max_pool2d();
+    /// assert_eq!(y.to_vec(), [3., 4., 5.]); // bins [0, 2), [1, 4), [3, 5)
+    /// ```
+    pub fn adaptive_max_pool2d<const OH: usize, const OW: usize>(
+        &self,
+    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
+        const {
+            assert!(
+                OH > 0 && OW > 0 && H > 0 && W > 0,
+                "adaptive_max_pool2d: the input and output sizes must be at least 1"
+            )
+        };
+        let rows: Tensor<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
+            self,
+            H,
+            |t| t.max_pool2d_dyn(adaptive_window(H, OH, true)),
+            |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OH>>(idx),
+            |a, b| a.maximum(b),
+        );
+        adaptive_max_along(
+            &rows,
+            W,
+            |t| t.max_pool2d_dyn(adaptive_window(W, OW, false)),
+            |t, idx| t.index_select::<crate::shape::Axis<3>, u32, Const<OW>>(idx),
+            |a, b| a.maximum(b),
+        )
+    }
+
+    /// Max pooling under a runtime window into the output type (its size checked by the caller).
+    fn max_pool2d_dyn<SO: crate::shape::ConstShape>(&self, p: PoolParams<2>) -> Tensor<T, SO, D> {
+        pool_view(self, &self.layout(), Pool::Max, p)
+    }
+}
+
+/// The 2-D window of an adaptive pooling along one axis whose size `n` is a multiple of its output size `out`:
+/// `n / out` wide and apart, along the height (`rows`) or the width.
+pub(super) fn adaptive_window(n: usize, out: usize, rows: bool) -> PoolParams<2> {
+    let k = n / out;
+    let mut p = PoolParams::square(1, 1, 0);
+    let axis = if rows { 0 } else { 1 };
+    p.kernel[axis] = k;
+    p.stride[axis] = k;
+    p
+}
+
+/// Bin `i` of an adaptive pooling of `n` entries into `out`: `[floor(i n / out), ceil((i + 1) n / out))`.
+pub(super) fn adaptive_bin(i: usize, n: usize, out: usize) -> (usize, usize) {
+    (i * n / out, ((i + 1) * n).div_ceil(out))
+}
+
+/// The index tensors of a non-dividing adaptive max pooling of `n` entries into `OUT`: tensor `k` holds, for
+/// each bin, its `k`-th entry (its last for shorter bins, a repeat that cannot change a maximum).
+pub(super) fn adaptive_gathers<D: Device, const OUT: usize>(
+    n: usize,
+) -> impl Iterator<Item = Tensor<u32, Rank1<OUT>, D>> {
+    let longest = (0..OUT)
+        .map(|i| {
+            let (lo, hi) = adaptive_bin(i, n, OUT);
+            hi - lo
+        })
+        .max()
+        .unwrap_or(0);
+    (0..longest).map(move |k| {
+        let mut fill = |idx: &mut [u32]| {
+            for (i, v) in idx.iter_mut().enumerate() {
+                let (lo, hi) = adaptive_bin(i, n, OUT);
+                *v = (lo + k).min(hi - 1) as u32;
+            }
+        };
+        Tensor::filled_with("adaptive_max_pool", Default::default(), &mut fill)
+    })
+}
+
+/// Adaptive max pooling of `x` along one axis of `n` entries into `OUT`: the pooling `pool` when `OUT` divides
+/// `n`, else the running `maximum` of the `gather`s (shared by tensors and traced values).
+pub(super) fn adaptive_max_along<X, Y, D: Device, const OUT: usize>(
+    x: &X,
+    n: usize,
+    pool: impl Fn(&X) -> Y,
+    gather: impl Fn(&X, &Tensor<u32, Rank1<OUT>, D>) -> Y,
+    maximum: impl Fn(&Y, &Y) -> Y,
+) -> Y {
+    if n % OUT == 0 {
+        return pool(x);
+    }
+    let mut gathers = adaptive_gathers::<D, OUT>(n).map(|idx| gather(x, &idx));
+    let first = gathers
+        .next()
+        .expect("adaptive_max_pool: every bin holds at least one entry");
+    gathers.fold(first, |acc, g| maximum(&acc, &g))
+}
+
+impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
+    Tensor<T, Rank3<N, C, L>, D>
+{
+    /// Max pooling of `(N, C, L)` (PyTorch's `max_pool1d`), with a [`Pool1d`] window.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Pool1d, PoolGeometry};
+    /// let x = Tensor::<f32, Rank3<1, 1, 6>, Cpu>::from_array([[[1., 4., 2., 8., 5., 7.]]]);
+    /// let y: Tensor<f32, Rank3<1, 1, 2>, Cpu> = x.max_pool1d(Pool1d::<2, 2, 0>.dilation::<2>());
+    /// assert_eq!(y.to_vec(), [2., 5.]); // taps {0, 2} and {2, 4}
+    /// ```
+    pub fn max_pool1d<const OL: usize, G: PoolGeometry<1>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank3<N, C, OL>, D> {
+        check_pool!("max_pool1d", Pool::Max, G::PARAMS, [L], [OL]);
+        pool_view(
+            self,
+            &ncl_as_nchw(&self.layout()),
+            Pool::Max,
+            G::PARAMS.as_2d(),
+        )
+    }
+
+    /// Average pooling of `(N, C, L)` (PyTorch's `avg_pool1d`), with a [`Pool1d`] window.
+    pub fn avg_pool1d<const OL: usize, G: PoolGeometry<1>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank3<N, C, OL>, D> {
+        check_pool!("avg_pool1d", Pool::Avg, G::PARAMS, [L], [OL]);
+        pool_view(
+            self,
+            &ncl_as_nchw(&self.layout()),
+            Pool::Avg,
+            G::PARAMS.as_2d(),
+        )
+    }
+
+    /// Max pooling with the index of each maximum along the length (see [`Tensor::max_pool2d_with_indices`]).
+    #[allow(clippy::type_complexity)]
+    pub fn max_pool1d_with_indices<const OL: usize, G: PoolGeometry<1>>(
+        &self,
+        _window: G,
+    ) -> (
+        Tensor<T, Rank3<N, C, OL>, D>,
+        Tensor<u32, Rank3<N, C, OL>, D>,
+    ) {
+        check_pool!("max_pool1d_with_indices", Pool::Max, G::PARAMS, [L], [OL]);
+        let view = ncl_as_nchw(&self.layout());
+        let p = G::PARAMS.as_2d();
+        (
+            pool_view(self, &view, Pool::Max, p),
+            indices_view(self, &view, p),
+        )
+    }
+
+    /// Adaptive max pooling of `(N, C, L)` to `(N, C, OL)` (see [`Tensor::adaptive_max_pool2d`]).
+    pub fn adaptive_max_pool1d<const OL: usize>(&self) -> Tensor<T, Rank3<N, C, OL>, D> {
+        const {
+            assert!(
+                OL > 0 && L > 0,
+                "adaptive_max_pool1d: the input and output sizes must be at least 1"
+            )
+        };
+        adaptive_max_along(
+            self,
+            L,
+            |t| {
+                let p = adaptive_window(L, OL, false);
+                pool_view(t, &ncl_as_nchw(&t.layout()), Pool::Max, p)
+            },
+            |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OL>>(idx),
+            |a, b| a.maximum(b),
+        )
+    }
+}
+
+impl<
+        T: FloatDType,
+        const N: usize,
+        const C: usize,
+        const DP: usize,
+        const H: usize,
+        const W: usize,
+        D: Device,
+    > Tensor<T, Rank5<N, C, DP, H, W>, D>
+{
+    /// Max pooling of `(N, C, D, H, W)` (PyTorch's `max_pool3d`), with a [`Pool3d`] window.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool3d;
+    /// let x: Tensor<f32, Rank5<1, 1, 2, 2, 2>, Cpu> = Tensor::arange();
+    /// let y: Tensor<f32, Rank5<1, 1, 1, 1, 1>, Cpu> = x.max_pool3d(Pool3d::<2, 2, 0>);
+    /// assert_eq!(y.to_vec(), [7.]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn max_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
+        check_pool!("max_pool3d", Pool::Max, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        self.pool3d_passes::<OD, OH, OW>(Pool::Max, G::PARAMS).1
+    }
+
+    /// Average pooling of `(N, C, D, H, W)` (PyTorch's `avg_pool3d`), with a [`Pool3d`] window.
+    #[allow(clippy::type_complexity)]
+    pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+        &self,
+        _window: G,
+    ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
+        check_pool!("avg_pool3d", Pool::Avg, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        self.pool3d_passes::<OD, OH, OW>(Pool::Avg, G::PARAMS).1
+    }
+
+    /// The two passes of a 3-D pooling: over each depth slice's `(H, W)` plane, then along the depth of each
+    /// output pixel (as images of `(D, OH * OW)`); both results.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn pool3d_passes<const OD: usize, const OH: usize, const OW: usize>(
+        &self,
+        pool: Pool,
+        p: PoolParams<3>,
+    ) -> (
+        Tensor<T, Rank5<N, C, DP, OH, OW>, D>,
+        Tensor<T, Rank5<N, C, OD, OH, OW>, D>,
+    ) {
+        let (plane, depth) = p.split();
+        let x = self.contiguous();
+        let planes: Tensor<T, Rank5<N, C, DP, OH, OW>, D> =
+            pool_view(&x, &dense4([N, C * DP, H, W], x.offset()), pool, plane);
+        let out = pool_view(
+            &planes,
+            &dense4([N, C, DP, OH * OW], planes.offset()),
+            pool,
+            depth,
+        );
+        (planes, out)
+    }
+}
+
+/// The traced forms: one recorded op per kernel pass, whose rule runs the pass's gradient (max: to every position
+/// holding its window's maximum, through the device's `max_pool2d_backward`; average: each output's gradient
+/// divided by its divisor, spread over its window).
+#[cfg(feature = "std")]
+mod traced {
+    use super::*;
+    use crate::autograd::{record_with, Gradients, Slot, Traced};
+    use crate::ops::conv::grad::Dyn4;
+    use crate::tensor::Grad;
+
+    /// How a rule reads the padded values of a pooling pass as the NCHW images its kernel pooled.
+    #[derive(Clone, Copy)]
+    enum Images {
+        /// Rank 4: the images themselves.
+        Planes,
+        /// Rank 3 `(N, C, L)`: images of height 1.
+        Rows,
+        /// Rank 5 `(N, C, D, H, W)`, the plane pass of a 3-D pooling: `(N, C D, H, W)`.
+        Slices,
+        /// Rank 5, the depth pass: `(N, C, D, H W)`.
+        Columns,
+    }
+
+    impl Images {
+        /// The padded value `t` as the pass's images.
+        fn read<T: FloatDType, D: Device>(self, t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
+            let d = t.dims();
+            let shape = match self {
+                Images::Planes => (d[2], d[3], d[4], d[5]),
+                Images::Rows => (d[3], d[4], 1, d[5]),
+                Images::Slices => (d[1], d[2] * d[3], d[4], d[5]),
+                Images::Columns => (d[1], d[2], d[3], d[4] * d[5]),
+            };
+            t.relabel(shape)
+        }
+    }
+
+    /// What a pooling pass's rule keeps: the input's slot, the pooling, how to read the values, the input and
+    /// the output (padded), and the window.
+    type PoolCaptured<T, D> = (Slot, Pool, Images, [Grad<T, D>; 2], PoolParams<2>);
+
+    /// A pooling pass's gradient, in the input's padded shape.
+    fn pool_rule<T: FloatDType, D: Device>(
+        g: Grad<T, D>,
+        (slot, pool, images, [x, out], p): PoolCaptured<T, D>,
+        store: &mut Gradients,
+    ) {
+        let (x4, g4) = (images.read(&x), images.read(&g));
+        let grad = match pool {
+            Pool::Max => x4.max_pool2d_grad(&images.read(&out), &g4, p),
+            Pool::Avg => g4.avg_pool2d_grad(p, x4.shape()),
+        };
+        slot.give_padded(store, grad.relabel(x.shape()));
+    }
+
+    /// Records a pooling pass of `x` whose result is `value`.
+    fn record_pool<T: FloatDType, D: Device, S: Shape, SO: Shape>(
+        x: &Traced<T, S, D>,
+        value: Tensor<T, SO, D>,
+        pool: Pool,
+        images: Images,
+        p: PoolParams<2>,
+    ) -> Traced<T, SO, D> {
+        let captured = (
+            x.slot(),
+            pool,
+            images,
+            [x.value.padded(), value.padded()],
+            p,
+        );
+        record_with(value, &[&x.node], captured, pool_rule::<T, D>)
+    }
+
+    impl<
+            T: FloatDType,
+            const N: usize,
+            const C: usize,
+            const H: usize,
+            const W: usize,
+            D: Device,
+        > Traced<T, Rank4<N, C, H, W>, D>
+    {
+        /// Max pooling (see [`Tensor::max_pool2d`]); the gradient goes to every position holding its window's
+        /// maximum.
+        pub fn max_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+            let y = self.value.max_pool2d(window);
+            record_pool(self, y, Pool::Max, Images::Planes, G::PARAMS)
+        }
+
+        /// Average pooling (see [`Tensor::avg_pool2d`]).
+        pub fn avg_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+            let y = self.value.avg_pool2d(window);
+            record_pool(self, y, Pool::Avg, Images::Planes, G::PARAMS)
+        }
+
+        /// Global average pooling (see [`Tensor::global_avg_pool2d`]).
+        pub fn global_avg_pool2d(&self) -> Traced<T, Rank4<N, C, 1, 1>, D> {
+            self.mean_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
+        }
+
+        /// Global max pooling (see [`Tensor::global_max_pool2d`]); ties split the gradient.
+        pub fn global_max_pool2d(&self) -> Traced<T, Rank4<N, C, 1, 1>, D> {
+            self.max_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
+        }
+
+        /// Adaptive max pooling (see [`Tensor::adaptive_max_pool2d`]); the gradient goes to the maximum of each
+        /// bin (split among equal values where bins are gathered).
+        pub fn adaptive_max_pool2d<const OH: usize, const OW: usize>(
+            &self,
+        ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+            const {
+                assert!(
+                    OH > 0 && OW > 0 && H > 0 && W > 0,
+                    "adaptive_max_pool2d: the input and output sizes must be at least 1"
+                )
+            };
+            let rows: Traced<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
+                self,
+                H,
+                |t| {
+                    let p = adaptive_window(H, OH, true);
+                    let y = pool_view(&t.value, &t.value.layout(), Pool::Max, p);
+                    record_pool(t, y, Pool::Max, Images::Planes, p)
+                },
+                |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OH>>(idx),
+                |a, b| a.maximum(b),
+            );
+            adaptive_max_along(
+                &rows,
+                W,
+                |t| {
+                    let p = adaptive_window(W, OW, false);
+                    let y = pool_view(&t.value, &t.value.layout(), Pool::Max, p);
+                    record_pool(t, y, Pool::Max, Images::Planes, p)
+                },
+                |t, idx| t.index_select::<crate::shape::Axis<3>, u32, Const<OW>>(idx),
+                |a, b| a.maximum(b),
+            )
+        }
+    }
+
+    impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
+        Traced<T, Rank3<N, C, L>, D>
+    {
+        /// Max pooling (see [`Tensor::max_pool1d`]).
+        pub fn max_pool1d<const OL: usize, G: PoolGeometry<1>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank3<N, C, OL>, D> {
+            let y = self.value.max_pool1d(window);
+            record_pool(self, y, Pool::Max, Images::Rows, G::PARAMS.as_2d())
+        }
+
+        /// Average pooling (see [`Tensor::avg_pool1d`]).
+        pub fn avg_pool1d<const OL: usize, G: PoolGeometry<1>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank3<N, C, OL>, D> {
+            let y = self.value.avg_pool1d(window);
+            record_pool(self, y, Pool::Avg, Images::Rows, G::PARAMS.as_2d())
+        }
+
+        /// Adaptive max pooling (see [`Tensor::adaptive_max_pool1d`]).
+        pub fn adaptive_max_pool1d<const OL: usize>(&self) -> Traced<T, Rank3<N, C, OL>, D> {
+            const {
+                assert!(
+                    OL > 0 && L > 0,
+                    "adaptive_max_pool1d: the input and output sizes must be at least 1"
+                )
+            };
+            adaptive_max_along(
+                self,
+                L,
+                |t| {
+                    let p = adaptive_window(L, OL, false);
+                    let y = pool_view(&t.value, &ncl_as_nchw(&t.value.layout()), Pool::Max, p);
+                    record_pool(t, y, Pool::Max, Images::Rows, p)
+                },
+                |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OL>>(idx),
+                |a, b| a.maximum(b),
+            )
+        }
+    }
+
+    impl<
+            T: FloatDType,
+            const N: usize,
+            const C: usize,
+            const DP: usize,
+            const H: usize,
+            const W: usize,
+            D: Device,
+        > Traced<T, Rank5<N, C, DP, H, W>, D>
+    {
+        /// Max pooling (see [`Tensor::max_pool3d`]).
+        #[allow(clippy::type_complexity)]
+        pub fn max_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
+            let _ = self.value.max_pool3d::<OD, OH, OW, G>(window); // the build-time checks
+            self.pool3d(Pool::Max, G::PARAMS)
+        }
+
+        /// Average pooling (see [`Tensor::avg_pool3d`]).
+        #[allow(clippy::type_complexity)]
+        pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+            &self,
+            window: G,
+        ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
+            let _ = self.value.avg_pool3d::<OD, OH, OW, G>(window); // the build-time checks
+            self.pool3d(Pool::Avg, G::PARAMS)
+        }
+
+        /// The two recorded passes of a 3-D pooling (see `Tensor::pool3d_passes`).
+        fn pool3d<const OD: usize, const OH: usize, const OW: usize>(
+            &self,
+            pool: Pool,
+            p: PoolParams<3>,
+        ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
+            let (plane, depth) = p.split();
+            let (planes, out) = self.value.pool3d_passes::<OD, OH, OW>(pool, p);
+            let planes = record_pool(self, planes, pool, Images::Slices, plane);
+            record_pool(&planes, out, pool, Images::Columns, depth)
+        }
+    }
+}

@@ -1,0 +1,569 @@
+//! Pooling geometry: non-square and per-axis windows, ceil mode, averages with and without the padding, dilated
+//! max pooling, max pooling's indices, 1-D and 3-D pools, adaptive max pooling and global pooling, against a
+//! naive N-D loop written from PyTorch's pooling kernels (its output-size rule, its window clipping, its
+//! divisors), for every float dtype, on contiguous and strided views; gradients by finite differences.
+
+use crate::common::*;
+use typed_tensor::autograd::{check_gradient, Traced, Var};
+use typed_tensor::prelude::*;
+use typed_tensor::shape::{BroadcastShapes, ConstShape};
+use typed_tensor::tensor::{Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry};
+
+/// A pooling window per axis, as PyTorch's arguments.
+#[derive(Clone)]
+struct Win {
+    k: Vec<usize>,
+    s: Vec<usize>,
+    p: Vec<usize>,
+    d: Vec<usize>,
+    ceil: bool,
+    count_pad: bool,
+}
+
+impl Win {
+    fn new(k: &[usize], s: &[usize], p: &[usize]) -> Self {
+        Win {
+            k: k.to_vec(),
+            s: s.to_vec(),
+            p: p.to_vec(),
+            d: vec![1; k.len()],
+            ceil: false,
+            count_pad: true,
+        }
+    }
+    fn ceil(mut self) -> Self {
+        self.ceil = true;
+        self
+    }
+    fn exclude(mut self) -> Self {
+        self.count_pad = false;
+        self
+    }
+    fn dilate(mut self, d: usize) -> Self {
+        self.d = vec![d; self.k.len()];
+        self
+    }
+
+    /// PyTorch's `pooling_output_shape`.
+    fn out_len(&self, axis: usize, size: usize) -> usize {
+        let (k, s, p, d) = (
+            self.k[axis] as i64,
+            self.s[axis] as i64,
+            self.p[axis] as i64,
+            self.d[axis] as i64,
+        );
+        let num = size as i64 + 2 * p - d * (k - 1) - 1 + if self.ceil { s - 1 } else { 0 };
+        let mut out = num.div_euclid(s) + 1;
+        if self.ceil && (out - 1) * s >= size as i64 + p {
+            out -= 1;
+        }
+        out as usize
+    }
+}
+
+/// Naive pooling of `planes` planes of `sizes` (row-major): per output, the max, the plane index of the first
+/// max, and the average (PyTorch's window clipping and divisor); and the output sizes.
+fn pool_ref(
+    x: &[f64],
+    planes: usize,
+    sizes: &[usize],
+    win: &Win,
+) -> (Vec<f64>, Vec<u32>, Vec<f64>, Vec<usize>) {
+    let rank = sizes.len();
+    let out: Vec<usize> = (0..rank).map(|a| win.out_len(a, sizes[a])).collect();
+    let (plane_len, out_len) = (
+        sizes.iter().product::<usize>(),
+        out.iter().product::<usize>(),
+    );
+    let (mut maxes, mut idx, mut avgs) = (vec![], vec![], vec![]);
+    let unravel = |mut i: usize, dims: &[usize]| -> Vec<usize> {
+        let mut c = vec![0; dims.len()];
+        for a in (0..dims.len()).rev() {
+            c[a] = i % dims[a];
+            i /= dims[a];
+        }
+        c
+    };
+    for plane in 0..planes {
+        let x = &x[plane * plane_len..(plane + 1) * plane_len];
+        for o in 0..out_len {
+            let oc = unravel(o, &out);
+            // Max: every dilated tap inside the input, in row-major kernel order.
+            let (mut best, mut at) = (f64::NEG_INFINITY, 0usize);
+            let mut seen = false;
+            for t in 0..win.k.iter().product::<usize>() {
+                let kc = unravel(t, &win.k);
+                let pos: Option<Vec<usize>> = (0..rank)
+                    .map(|a| {
+                        let i = (oc[a] * win.s[a] + kc[a] * win.d[a]) as i64 - win.p[a] as i64;
+                        (0..sizes[a] as i64).contains(&i).then_some(i as usize)
+                    })
+                    .collect();
+                if let Some(pos) = pos {
+                    let flat = pos.iter().zip(sizes).fold(0, |f, (&i, &n)| f * n + i);
+                    let v = x[flat];
+                    if !seen || (!best.is_nan() && (v > best || v.is_nan())) {
+                        (best, at, seen) = (v, flat, true);
+                    }
+                }
+            }
+            maxes.push(best);
+            idx.push(at as u32);
+            // Average (undilated windows): PyTorch's avg_pool clipping.
+            let (mut lo, mut hi, mut pool_size) = (vec![0; rank], vec![0; rank], 1i64);
+            for a in 0..rank {
+                let start = (oc[a] * win.s[a]) as i64 - win.p[a] as i64;
+                let end = (start + win.k[a] as i64).min((sizes[a] + win.p[a]) as i64);
+                pool_size *= end - start;
+                lo[a] = start.max(0) as usize;
+                hi[a] = end.min(sizes[a] as i64) as usize;
+            }
+            let span: Vec<usize> = (0..rank).map(|a| hi[a] - lo[a]).collect();
+            let inside: usize = span.iter().product();
+            let sum: f64 = (0..inside)
+                .map(|t| {
+                    let c = unravel(t, &span);
+                    let flat = (0..rank).fold(0, |f, a| f * sizes[a] + lo[a] + c[a]);
+                    x[flat]
+                })
+                .sum();
+            avgs.push(
+                sum / if win.count_pad {
+                    pool_size as f64
+                } else {
+                    inside as f64
+                },
+            );
+        }
+    }
+    (maxes, idx, avgs, out)
+}
+
+fn vals<T: WithDType>(t: &[T]) -> Vec<f64> {
+    t.iter().map(|x| x.to_f64()).collect()
+}
+
+fn check<T: WithDType>(what: &str, got: &[T], want: &[f64], terms: usize) {
+    assert_within(
+        what,
+        got,
+        want,
+        tolerance::<T>() * (terms as f64).sqrt() * 3.0,
+    );
+}
+
+/// One 2-D max case: values and indices of `x` under `G` against the reference.
+#[allow(clippy::type_complexity)]
+fn case_max<
+    T: FloatDType,
+    D: Device,
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const OH: usize,
+    const OW: usize,
+    G: PoolGeometry<2>,
+>(
+    what: &str,
+    x: &Tensor<T, Rank4<N, C, H, W>, D>,
+    g: G,
+    win: &Win,
+) {
+    let (want_max, want_idx, _, out) = pool_ref(&vals(&x.to_vec()), N * C, &[H, W], win);
+    assert_eq!(out, [OH, OW], "{what}: output size");
+    let (m, i): (Tensor<T, Rank4<N, C, OH, OW>, D>, _) = x.max_pool2d_with_indices(g);
+    let plain: Tensor<T, Rank4<N, C, OH, OW>, D> = x.max_pool2d(g);
+    check(&format!("{what}: max"), &m.to_vec(), &want_max, 1);
+    assert_eq!(
+        plain.to_vec(),
+        m.to_vec(),
+        "{what}: max_pool2d and its indexed form"
+    );
+    assert_eq!(i.to_vec(), want_idx, "{what}: indices");
+}
+
+/// One 2-D case of every kind: [`case_max`], and both averages (padding counted, and `exclude_padding`).
+#[allow(clippy::type_complexity)]
+fn case_2d<
+    T: FloatDType,
+    D: Device,
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const OH: usize,
+    const OW: usize,
+    G: PoolGeometry<2>,
+>(
+    what: &str,
+    x: &Tensor<T, Rank4<N, C, H, W>, D>,
+    g: G,
+    win: Win,
+) {
+    case_max::<T, D, N, C, H, W, OH, OW, G>(what, x, g, &win);
+    let xs = vals(&x.to_vec());
+    let taps = win.k.iter().product();
+    let (_, _, want_avg, _) = pool_ref(&xs, N * C, &[H, W], &win);
+    let a: Tensor<T, Rank4<N, C, OH, OW>, D> = x.avg_pool2d(g);
+    check(&format!("{what}: avg"), &a.to_vec(), &want_avg, taps);
+    let (_, _, want_excl, _) = pool_ref(&xs, N * C, &[H, W], &win.clone().exclude());
+    let e: Tensor<T, Rank4<N, C, OH, OW>, D> = x.avg_pool2d(g.exclude_padding());
+    check(
+        &format!("{what}: avg excluding padding"),
+        &e.to_vec(),
+        &want_excl,
+        taps,
+    );
+}
+
+fn pools_2d<T: FloatDType, D: Device>() {
+    let x: Tensor<T, Rank4<2, 3, 7, 6>, D> = random(1);
+    // Non-square, per-axis stride and padding, ceil mode (4 rows: one more than floor would give).
+    let w = Win::new(&[3, 2], &[2, 1], &[1, 0]).ceil();
+    case_2d::<T, D, 2, 3, 7, 6, 4, 5, _>(
+        "3x2 s(2,1) p(1,0) ceil",
+        &x,
+        Pool2dAxes::<3, 2, 2, 1, 1, 0>.ceil_mode(),
+        w,
+    );
+    // Square, stride 3, padding 1, ceil mode.
+    let w = Win::new(&[3, 3], &[3, 3], &[1, 1]).ceil();
+    case_2d::<T, D, 2, 3, 7, 6, 3, 3, _>("3/3/1 ceil", &x, Pool2d::<3, 3, 1>.ceil_mode(), w);
+    // Floor mode with padding: windows clipped at both borders.
+    let w = Win::new(&[3, 3], &[2, 2], &[1, 1]);
+    case_2d::<T, D, 2, 3, 7, 6, 4, 3, _>("3/2/1", &x, Pool2d::<3, 2, 1>, w);
+    // Dilated max pooling, floor and ceil.
+    let w = Win::new(&[2, 2], &[2, 2], &[1, 1]).dilate(2);
+    case_max::<T, D, 2, 3, 7, 6, 4, 3, _>(
+        "2/2/1 dilation 2",
+        &x,
+        Pool2d::<2, 2, 1>.dilation::<2>(),
+        &w,
+    );
+    case_max::<T, D, 2, 3, 7, 6, 4, 4, _>(
+        "2/2/1 dilation 2 ceil",
+        &x,
+        Pool2d::<2, 2, 1>.dilation::<2>().ceil_mode(),
+        &w.ceil(),
+    );
+    // A last window past the padded input in ceil mode: its divisor is clipped to the padded input.
+    let y: Tensor<T, Rank4<2, 3, 7, 5>, D> = random(2);
+    let w = Win::new(&[2, 2], &[2, 2], &[0, 0]).ceil();
+    case_2d::<T, D, 2, 3, 7, 5, 4, 3, _>("2/2/0 ceil", &y, Pool2d::<2, 2, 0>.ceil_mode(), w);
+    // A strided view: the transposed (H <-> W) input.
+    let t = x.transpose::<Axis<2>, Axis<3>>();
+    let w = Win::new(&[3, 2], &[2, 1], &[1, 0]).ceil();
+    case_2d::<T, D, 2, 3, 6, 7, 4, 6, _>(
+        "3x2 s(2,1) p(1,0) ceil, transposed view",
+        &t,
+        Pool2dAxes::<3, 2, 2, 1, 1, 0>.ceil_mode(),
+        w,
+    );
+}
+
+fn pools_1d_3d<T: FloatDType, D: Device>() {
+    // 1-D, with a strided view (the length axis of a transposed tensor).
+    let x: Tensor<T, Rank3<2, 8, 3>, D> = random(3);
+    let x = x.transpose::<Axis<1>, Axis<2>>(); // (2, 3, 8)
+    let xs = vals(&x.to_vec());
+    let win = Win::new(&[3], &[2], &[1]).ceil();
+    let (want_max, want_idx, want_avg, out) = pool_ref(&xs, 6, &[8], &win);
+    assert_eq!(out, [5]);
+    let g = Pool1d::<3, 2, 1>.ceil_mode();
+    let (m, i): (Tensor<T, Rank3<2, 3, 5>, D>, _) = x.max_pool1d_with_indices(g);
+    check("max_pool1d", &m.to_vec(), &want_max, 1);
+    assert_eq!(x.max_pool1d::<5, _>(g).to_vec(), m.to_vec());
+    assert_eq!(i.to_vec(), want_idx, "max_pool1d indices");
+    check(
+        "avg_pool1d",
+        &x.avg_pool1d::<5, _>(g).to_vec(),
+        &want_avg,
+        3,
+    );
+    let (_, _, want_excl, _) = pool_ref(&xs, 6, &[8], &win.clone().exclude());
+    check(
+        "avg_pool1d excluding padding",
+        &x.avg_pool1d::<5, _>(g.exclude_padding()).to_vec(),
+        &want_excl,
+        3,
+    );
+    let (want_dil, _, _, out) = pool_ref(&xs, 6, &[8], &Win::new(&[2], &[1], &[1]).dilate(3));
+    assert_eq!(out, [7]);
+    check(
+        "max_pool1d dilation 3",
+        &x.max_pool1d::<7, _>(Pool1d::<2, 1, 1>.dilation::<3>())
+            .to_vec(),
+        &want_dil,
+        1,
+    );
+
+    // 3-D: the two passes against one 3-D loop.
+    let v: Tensor<T, Rank5<2, 2, 5, 4, 6>, D> = random(4);
+    let vs = vals(&v.to_vec());
+    let win = Win::new(&[3, 3, 3], &[2, 2, 2], &[1, 1, 1]);
+    let (want_max, _, want_avg, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
+    assert_eq!(out, [3, 2, 3]);
+    let m: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.max_pool3d(Pool3d::<3, 2, 1>);
+    let a: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.avg_pool3d(Pool3d::<3, 2, 1>);
+    check("max_pool3d 3/2/1", &m.to_vec(), &want_max, 1);
+    check("avg_pool3d 3/2/1", &a.to_vec(), &want_avg, 27);
+    let win = Win::new(&[2, 2, 2], &[2, 2, 2], &[0, 0, 0])
+        .ceil()
+        .exclude();
+    let (want_max, _, want_avg, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
+    assert_eq!(out, [3, 2, 3]);
+    let g = Pool3d::<2, 2, 0>.ceil_mode();
+    let m: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.max_pool3d(g);
+    let a: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.avg_pool3d(g.exclude_padding());
+    check("max_pool3d 2/2/0 ceil", &m.to_vec(), &want_max, 1);
+    check(
+        "avg_pool3d 2/2/0 ceil excluding padding",
+        &a.to_vec(),
+        &want_avg,
+        8,
+    );
+    // A permuted (strided) 3-D input.
+    let p = v.transpose::<Axis<3>, Axis<4>>(); // (2, 2, 5, 6, 4)
+    let (want_max, _, _, _) = pool_ref(
+        &vals(&p.to_vec()),
+        4,
+        &[5, 6, 4],
+        &Win::new(&[3, 3, 3], &[2, 2, 2], &[1, 1, 1]),
+    );
+    let m: Tensor<T, Rank5<2, 2, 3, 3, 2>, D> = p.max_pool3d(Pool3d::<3, 2, 1>);
+    check("max_pool3d of a transposed view", &m.to_vec(), &want_max, 1);
+}
+
+/// PyTorch's adaptive bins: `[floor(i n / out), ceil((i + 1) n / out))`.
+fn bin(i: usize, n: usize, out: usize) -> (usize, usize) {
+    (i * n / out, ((i + 1) * n).div_ceil(out))
+}
+
+fn adaptive_and_global<T: FloatDType, D: Device>() {
+    let x: Tensor<T, Rank4<2, 3, 7, 6>, D> = random(5);
+    let xs = vals(&x.to_vec());
+    let adaptive = |oh: usize, ow: usize| -> Vec<f64> {
+        let mut out = vec![];
+        for plane in 0..6 {
+            for i in 0..oh {
+                for j in 0..ow {
+                    let ((r0, r1), (c0, c1)) = (bin(i, 7, oh), bin(j, 6, ow));
+                    let m = (r0..r1)
+                        .flat_map(|r| (c0..c1).map(move |c| (r, c)))
+                        .map(|(r, c)| xs[plane * 42 + r * 6 + c])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    out.push(m);
+                }
+            }
+        }
+        out
+    };
+    // Bins that overlap (7 -> 3, 6 -> 4), that divide (7 -> 7, 6 -> 3), and that upsample (7 -> 9).
+    let y: Tensor<T, Rank4<2, 3, 3, 4>, D> = x.adaptive_max_pool2d();
+    check(
+        "adaptive_max_pool2d 7x6 -> 3x4",
+        &y.to_vec(),
+        &adaptive(3, 4),
+        1,
+    );
+    let y: Tensor<T, Rank4<2, 3, 7, 3>, D> = x.adaptive_max_pool2d();
+    check(
+        "adaptive_max_pool2d 7x6 -> 7x3",
+        &y.to_vec(),
+        &adaptive(7, 3),
+        1,
+    );
+    let y: Tensor<T, Rank4<2, 3, 9, 1>, D> = x.adaptive_max_pool2d();
+    check(
+        "adaptive_max_pool2d 7x6 -> 9x1",
+        &y.to_vec(),
+        &adaptive(9, 1),
+        1,
+    );
+    // On a strided view, 1-D.
+    let t = x.transpose::<Axis<2>, Axis<3>>(); // (2, 3, 6, 7)
+    let r: Tensor<T, Rank3<2, 3, 6>, D> = t.i((.., .., .., 1)).contiguous();
+    let rs = vals(&r.to_vec());
+    let want: Vec<f64> = (0..6)
+        .flat_map(|pl| {
+            let rs = &rs;
+            (0..4).map(move |i| {
+                let (a, b) = bin(i, 6, 4);
+                (a..b)
+                    .map(|k| rs[pl * 6 + k])
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+        })
+        .collect();
+    let got: Tensor<T, Rank3<2, 3, 4>, D> = t.i((.., .., .., 1)).adaptive_max_pool1d();
+    check(
+        "adaptive_max_pool1d 6 -> 4 of a strided view",
+        &got.to_vec(),
+        &want,
+        1,
+    );
+    // Global pooling.
+    let mean: Vec<f64> = (0..6)
+        .map(|p| xs[p * 42..(p + 1) * 42].iter().sum::<f64>() / 42.0)
+        .collect();
+    let max: Vec<f64> = (0..6)
+        .map(|p| {
+            xs[p * 42..(p + 1) * 42]
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    check(
+        "global_avg_pool2d",
+        &x.global_avg_pool2d().to_vec(),
+        &mean,
+        42,
+    );
+    check(
+        "global_max_pool2d",
+        &x.global_max_pool2d().to_vec(),
+        &max,
+        1,
+    );
+}
+
+/// Ties go to the first position in (row, column) order and a NaN wins with its own index, on every device.
+fn indices_ties_and_nan<D: Device>() {
+    let nan = f32::NAN;
+    let x = Tensor::<f32, Rank4<1, 1, 2, 6>, D>::from_array([[[
+        [1., 3., 2., 2., 0., nan],
+        [3., 0., 1., 2., nan, 5.],
+    ]]]);
+    let (m, i): (Tensor<f32, Rank4<1, 1, 1, 3>, D>, _) =
+        x.max_pool2d_with_indices(Pool2d::<2, 2, 0>);
+    let m = m.to_vec();
+    assert_eq!(&m[..2], [3., 2.]);
+    assert!(m[2].is_nan());
+    assert_eq!(i.to_vec(), [1, 2, 5]);
+}
+
+fn every_dtype<D: Device>() {
+    pools_2d::<f32, D>();
+    pools_2d::<f64, D>();
+    pools_2d::<f16, D>();
+    pools_2d::<bf16, D>();
+    pools_1d_3d::<f32, D>();
+    pools_1d_3d::<f64, D>();
+    pools_1d_3d::<f16, D>();
+    pools_1d_3d::<bf16, D>();
+    adaptive_and_global::<f32, D>();
+    adaptive_and_global::<f64, D>();
+    adaptive_and_global::<f16, D>();
+    adaptive_and_global::<bf16, D>();
+    indices_ties_and_nan::<D>();
+}
+
+fn weighted<S: ConstShape + BroadcastShapes<S, Output = S>, D: Device>(
+    t: Traced<f64, S, D>,
+) -> Traced<f64, (), D> {
+    let w: Tensor<f64, S, D> = random(999);
+    (t * &w).sum_all()
+}
+
+fn grad_check<S: Shape, D: Device>(
+    what: &str,
+    x: &Var<f64, S, D>,
+    f: impl Fn() -> Traced<f64, (), D>,
+) {
+    let worst = check_gradient(x, 1e-5, f);
+    assert!(worst.error < 1e-6, "{what}: {worst:?}");
+}
+
+fn gradients<D: Device>() {
+    let x = Var::new(random::<f64, Rank4<2, 3, 7, 6>, D>(6));
+    grad_check("avg_pool2d 2/2/0 ceil (clipped divisors)", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 4, 3>, D> =
+            x.trace().avg_pool2d(Pool2d::<2, 2, 0>.ceil_mode());
+        weighted(y)
+    });
+    grad_check("avg_pool2d 3/3/1 ceil excluding padding", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 3, 3>, D> = x
+            .trace()
+            .avg_pool2d(Pool2d::<3, 3, 1>.ceil_mode().exclude_padding());
+        weighted(y)
+    });
+    grad_check("avg_pool2d 3x2 per axis", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 4, 5>, D> = x
+            .trace()
+            .avg_pool2d(Pool2dAxes::<3, 2, 2, 1, 1, 0>.ceil_mode());
+        weighted(y)
+    });
+    grad_check("max_pool2d 2/2/1 dilation 2 ceil", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 4, 4>, D> = x
+            .trace()
+            .max_pool2d(Pool2d::<2, 2, 1>.dilation::<2>().ceil_mode());
+        weighted(y)
+    });
+    grad_check("adaptive_max_pool2d 7x6 -> 3x4", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 3, 4>, D> = x.trace().adaptive_max_pool2d();
+        weighted(y)
+    });
+    grad_check("adaptive_max_pool2d 7x6 -> 7x2", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 7, 2>, D> = x.trace().adaptive_max_pool2d();
+        weighted(y)
+    });
+    grad_check("global pools", &x, || {
+        weighted(x.trace().global_avg_pool2d()) + weighted(x.trace().global_max_pool2d())
+    });
+    let s = Var::new(random::<f64, Rank3<2, 3, 8>, D>(7));
+    grad_check("max_pool1d 3/2/1 ceil", &s, || {
+        let y: Traced<f64, Rank3<2, 3, 5>, D> = s.trace().max_pool1d(Pool1d::<3, 2, 1>.ceil_mode());
+        weighted(y)
+    });
+    grad_check("avg_pool1d 3/2/1 ceil excluding padding", &s, || {
+        let y: Traced<f64, Rank3<2, 3, 5>, D> = s
+            .trace()
+            .avg_pool1d(Pool1d::<3, 2, 1>.ceil_mode().exclude_padding());
+        weighted(y)
+    });
+    grad_check("adaptive_max_pool1d 8 -> 3", &s, || {
+        let y: Traced<f64, Rank3<2, 3, 3>, D> = s.trace().adaptive_max_pool1d();
+        weighted(y)
+    });
+    let v = Var::new(random::<f64, Rank5<1, 2, 5, 4, 6>, D>(8));
+    grad_check("max_pool3d 3/2/1", &v, || {
+        let y: Traced<f64, Rank5<1, 2, 3, 2, 3>, D> = v.trace().max_pool3d(Pool3d::<3, 2, 1>);
+        weighted(y)
+    });
+    grad_check("avg_pool3d 2/2/0 ceil excluding padding", &v, || {
+        let y: Traced<f64, Rank5<1, 2, 3, 2, 3>, D> = v
+            .trace()
+            .avg_pool3d(Pool3d::<2, 2, 0>.ceil_mode().exclude_padding());
+        weighted(y)
+    });
+    grad_check("avg_pool3d 3/2/1 of a transposed view", &v, || {
+        let y: Traced<f64, Rank5<1, 2, 3, 3, 2>, D> = v
+            .trace()
+            .transpose::<Axis<3>, Axis<4>>()
+            .avg_pool3d(Pool3d::<3, 2, 1>);
+        weighted(y)
+    });
+}
+
+fn all<D: Device>() {
+    every_dtype::<D>();
+    gradients::<D>();
+}
+
+device_tests! {
+    pooling_geometry_every_float_dtype_and_gradients => all;
+}
+
+/// The heap-free device: the kernels' loops, with a few windows of each kind.
+fn embedded_forward<D: Device>() {
+    pools_2d::<f32, D>();
+    pools_1d_3d::<f32, D>();
+    adaptive_and_global::<f32, D>();
+    indices_ties_and_nan::<D>();
+}
+
+embedded_tests! {
+    pooling_geometry_f32 => embedded_forward;
+}
