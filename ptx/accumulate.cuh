@@ -6,7 +6,9 @@
 
 template <typename T> struct RAcc { typedef typename Acc<T>::type type; };
 template <> struct RAcc<u8> { typedef i64 type; };
+template <> struct RAcc<i8> { typedef i64 type; };
 template <> struct RAcc<u32> { typedef i64 type; };
+template <> struct RAcc<i32> { typedef i64 type; };
 
 __device__ __forceinline__ float acc_add(float a, float b) { return a + b; }
 __device__ __forceinline__ double acc_add(double a, double b) { return a + b; }

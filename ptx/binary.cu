@@ -14,15 +14,18 @@ template <typename T> __device__ __forceinline__ T op_mul(T a, T b) {
     if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) * bits_u64(b));
     return down<T>(up(a) * up(b));
 }
-// Integer division truncates; by zero gives 0 and i64::MIN / -1 wraps, as on the CPU.
+// Integer division truncates; by zero gives 0 and MIN / -1 wraps (to MIN), as on the CPU.
 template <typename T> __device__ __forceinline__ T op_div(T a, T b) { return down<T>(up(a) / up(b)); }
 template <> __device__ __forceinline__ u8 op_div<u8>(u8 a, u8 b) { return b == 0 ? 0 : a / b; }
 template <> __device__ __forceinline__ u32 op_div<u32>(u32 a, u32 b) { return b == 0 ? 0 : a / b; }
-template <> __device__ __forceinline__ i64 op_div<i64>(i64 a, i64 b) {
+template <typename T> __device__ __forceinline__ T signed_int_div(T a, T b) {
     if (b == 0) return 0;
-    if (b == -1) return (i64)(0ull - (unsigned long long)a);
+    if (b == -1) return from_bits_u64<T>(0ull - bits_u64(a));
     return a / b;
 }
+template <> __device__ __forceinline__ i8 op_div<i8>(i8 a, i8 b) { return signed_int_div(a, b); }
+template <> __device__ __forceinline__ i32 op_div<i32>(i32 a, i32 b) { return signed_int_div(a, b); }
+template <> __device__ __forceinline__ i64 op_div<i64>(i64 a, i64 b) { return signed_int_div(a, b); }
 template <typename T> __device__ __forceinline__ T op_maximum(T a, T b) { return down<T>(m_max(up(a), up(b))); }
 template <typename T> __device__ __forceinline__ T op_minimum(T a, T b) { return down<T>(m_min(up(a), up(b))); }
 
@@ -63,6 +66,8 @@ FOR_FLOAT_DTYPES(BINARY_KERNEL, relu_backward)
 // Integer-only (src/ops/elementwise/mod.rs, `int_binary_ops!`), with the host's shift rules: a negative amount or
 // one of at least the bit width shifts everything out (0 to the left, the sign fill to the right).
 template <typename T> struct IsSigned { static const bool value = false; };
+template <> struct IsSigned<i8> { static const bool value = true; };
+template <> struct IsSigned<i32> { static const bool value = true; };
 template <> struct IsSigned<i64> { static const bool value = true; };
 template <typename T> __device__ __forceinline__ T op_bitwise_and(T a, T b) { return a & b; }
 template <typename T> __device__ __forceinline__ T op_bitwise_or(T a, T b) { return a | b; }

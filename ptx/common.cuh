@@ -11,7 +11,9 @@
 typedef __half f16;
 typedef __nv_bfloat16 bf16;
 typedef uint8_t u8;
+typedef int8_t i8;
 typedef uint32_t u32;
+typedef int32_t i32;
 typedef int64_t i64;
 typedef float f32;
 typedef double f64;
@@ -85,7 +87,9 @@ template <> __device__ __forceinline__ bf16 down<bf16>(float x) { return __float
 
 template <typename T> struct IsInt { static const bool value = false; };
 template <> struct IsInt<u8> { static const bool value = true; };
+template <> struct IsInt<i8> { static const bool value = true; };
 template <> struct IsInt<u32> { static const bool value = true; };
+template <> struct IsInt<i32> { static const bool value = true; };
 template <> struct IsInt<i64> { static const bool value = true; };
 
 // ---- Math overloads on the compute types. --------------------------------------------------------------------
@@ -139,6 +143,8 @@ __device__ __forceinline__ double m_pow(double x, double e) { return pow(x, e); 
 __device__ __forceinline__ float m_abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double m_abs(double x) { return fabs(x); }
 __device__ __forceinline__ i64 m_abs(i64 x) { return x < 0 ? (i64)(0ull - (unsigned long long)x) : x; }
+__device__ __forceinline__ i32 m_abs(i32 x) { return x < 0 ? (i32)(0u - (unsigned int)x) : x; }
+__device__ __forceinline__ i8 m_abs(i8 x) { return x < 0 ? (i8)(0u - (unsigned int)x) : x; }
 
 // Wrapping integer arithmetic goes through unsigned 64-bit; this converts back. Float types never take that
 // branch, but every branch of a template must compile, hence the half specialisations.
@@ -167,9 +173,11 @@ template <typename A> __device__ __forceinline__ A m_min(A a, A b) {
 
 // ---- Dtype lists for instantiation. --------------------------------------------------------------------------
 #define FOR_ALL_DTYPES(M, ...) \
-    M(u8, __VA_ARGS__) M(u32, __VA_ARGS__) M(i64, __VA_ARGS__) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) \
-    M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
+    M(u8, __VA_ARGS__) M(i8, __VA_ARGS__) M(u32, __VA_ARGS__) M(i32, __VA_ARGS__) M(i64, __VA_ARGS__) \
+    M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
 #define FOR_SIGNED_DTYPES(M, ...) \
-    M(i64, __VA_ARGS__) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
-#define FOR_INT_DTYPES(M, ...) M(u8, __VA_ARGS__) M(u32, __VA_ARGS__) M(i64, __VA_ARGS__)
+    M(i8, __VA_ARGS__) M(i32, __VA_ARGS__) M(i64, __VA_ARGS__) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) \
+    M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
+#define FOR_INT_DTYPES(M, ...) \
+    M(u8, __VA_ARGS__) M(i8, __VA_ARGS__) M(u32, __VA_ARGS__) M(i32, __VA_ARGS__) M(i64, __VA_ARGS__)
 #define FOR_FLOAT_DTYPES(M, ...) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)

@@ -47,6 +47,18 @@ template <> __device__ __forceinline__ u32 from_f64<u32>(double x) {
     if (x >= 4294967295.0) return 4294967295u;
     return (u32)x;
 }
+template <> __device__ __forceinline__ i8 from_f64<i8>(double x) {
+    if (x != x) return 0;
+    if (x >= 127.0) return 127;
+    if (x <= -128.0) return -128;
+    return (i8)x;
+}
+template <> __device__ __forceinline__ i32 from_f64<i32>(double x) {
+    if (x != x) return 0;
+    if (x >= 2147483647.0) return INT32_MAX;
+    if (x <= -2147483648.0) return INT32_MIN;
+    return (i32)x;
+}
 template <> __device__ __forceinline__ i64 from_f64<i64>(double x) {
     if (x != x) return 0;
     if (x >= 9223372036854775808.0) return INT64_MAX;
@@ -83,7 +95,9 @@ template <typename T, typename U> __device__ __forceinline__ U cast_elem(T x) {
     }
 // (Nested FOR_ALL_DTYPES would not expand: the preprocessor does not recurse.)
 FOR_ALL_DTYPES(CAST, u8)
+FOR_ALL_DTYPES(CAST, i8)
 FOR_ALL_DTYPES(CAST, u32)
+FOR_ALL_DTYPES(CAST, i32)
 FOR_ALL_DTYPES(CAST, i64)
 FOR_ALL_DTYPES(CAST, f16)
 FOR_ALL_DTYPES(CAST, bf16)

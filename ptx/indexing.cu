@@ -30,7 +30,7 @@ __device__ __forceinline__ void gather_body(size_t n, const Layout &li, const La
 }
 
 // Atomic add on any dtype: native for 32/64-bit words, a compare-and-swap on the enclosing aligned word for
-// u8/f16/bf16 (buffers are at least 4-byte aligned and padded).
+// u8/i8/f16/bf16 (buffers are at least 4-byte aligned and padded).
 template <typename T> __device__ __forceinline__ T add_elem(T a, T b) {
     if (IsInt<T>::value) return from_bits_u64<T>(bits_u64(a) + bits_u64(b));
     return down<T>(up(a) + up(b));
@@ -53,6 +53,7 @@ template <typename T> __device__ __forceinline__ void atomic_add_narrow(T *addr,
 }
 template <typename T> __device__ __forceinline__ void atomic_add_any(T *addr, T v) { atomic_add_narrow(addr, v); }
 template <> __device__ __forceinline__ void atomic_add_any<u32>(u32 *addr, u32 v) { atomicAdd(addr, v); }
+template <> __device__ __forceinline__ void atomic_add_any<i32>(i32 *addr, i32 v) { atomicAdd(addr, v); }
 template <> __device__ __forceinline__ void atomic_add_any<i64>(i64 *addr, i64 v) {
     atomicAdd((unsigned long long *)addr, (unsigned long long)v);
 }

@@ -1,12 +1,13 @@
 //! Element types: the [`WithDType`] trait, its float/signed refinements, and the runtime [`DType`] tag.
 //!
-//! Seven element types are supported: `u8`, `u32`, `i64`, `f16`, `bf16`, `f32`, `f64`. Which ops a tensor has
-//! depends on the trait its element type implements:
+//! Nine element types are supported: `u8`, `i8`, `u32`, `i32`, `i64`, `f16`, `bf16`, `f32`, `f64`. Which ops a
+//! tensor has depends on the trait its element type implements:
 //!
 //! | trait          | types                         | adds                                                     |
 //! |----------------|-------------------------------|----------------------------------------------------------|
-//! | [`WithDType`]  | all seven                     | creation, views, `+ - * /`, `maximum`, comparisons, casts |
-//! | [`SignedDType`]| `i64` and the floats          | `neg`, `abs`                                              |
+//! | [`WithDType`]  | all nine                      | creation, views, `+ - * /`, `maximum`, comparisons, casts |
+//! | [`IntDType`]   | the five integer types        | bitwise ops and shifts                                    |
+//! | [`SignedDType`]| `i8`, `i32`, `i64`, the floats | `neg`, `abs`                                             |
 //! | [`FloatDType`] | `f16`, `bf16`, `f32`, `f64`   | `exp`, `ln`, `sqrt`, activations, `powf`, `affine`, ...   |
 //!
 //! An op that makes no sense for a type (say `exp` on `u8`) does not compile for it.
@@ -28,8 +29,12 @@ use half::{bf16, f16};
 pub enum DType {
     /// `u8`
     U8,
+    /// `i8`
+    I8,
     /// `u32`
     U32,
+    /// `i32`
+    I32,
     /// `i64`
     I64,
     /// IEEE half precision (`half::f16`)
@@ -44,9 +49,11 @@ pub enum DType {
 
 impl DType {
     /// All dtypes, in the order of this enum.
-    pub const ALL: [DType; 7] = [
+    pub const ALL: [DType; 9] = [
         DType::U8,
+        DType::I8,
         DType::U32,
+        DType::I32,
         DType::I64,
         DType::F16,
         DType::BF16,
@@ -58,7 +65,9 @@ impl DType {
     pub const fn as_str(self) -> &'static str {
         match self {
             DType::U8 => "u8",
+            DType::I8 => "i8",
             DType::U32 => "u32",
+            DType::I32 => "i32",
             DType::I64 => "i64",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
@@ -70,21 +79,29 @@ impl DType {
     /// Bytes per element.
     pub const fn size_in_bytes(self) -> usize {
         match self {
-            DType::U8 => 1,
+            DType::U8 | DType::I8 => 1,
             DType::F16 | DType::BF16 => 2,
-            DType::U32 | DType::F32 => 4,
+            DType::U32 | DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
     }
 
     /// True for the integer types.
     pub const fn is_int(self) -> bool {
-        matches!(self, DType::U8 | DType::U32 | DType::I64)
+        matches!(
+            self,
+            DType::U8 | DType::I8 | DType::U32 | DType::I32 | DType::I64
+        )
     }
 
     /// True for the floating-point types.
     pub const fn is_float(self) -> bool {
         !self.is_int()
+    }
+
+    /// True for the types with a sign (those implementing [`SignedDType`]): `i8`, `i32`, `i64` and the floats.
+    pub const fn is_signed(self) -> bool {
+        !matches!(self, DType::U8 | DType::U32)
     }
 }
 
@@ -98,7 +115,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// An element type of a tensor. Sealed: the seven types listed in the [module docs](self).
+/// An element type of a tensor. Sealed: the nine types listed in the [module docs](self).
 pub trait WithDType:
     sealed::Sealed
     + Copy
@@ -340,11 +357,11 @@ impl IndexDType for i64 {
     }
 }
 
-/// Integer element types: `u8`, `u32` and `i64`. Adds the bitwise ops and shifts, with PyTorch's rules for a
-/// shift by a negative amount or by the bit width or more: a left shift gives 0, a right shift the sign fill (0,
-/// or -1 for a negative `i64`), never the C undefined behaviour.
+/// Integer element types: `u8`, `i8`, `u32`, `i32` and `i64`. Adds the bitwise ops and shifts, with PyTorch's
+/// rules for a shift by a negative amount or by the bit width or more: a left shift gives 0, a right shift the
+/// sign fill (0, or -1 for a negative signed value), never the C undefined behaviour.
 pub trait IntDType: WithDType {
-    /// Every bit set (`!0`): `u8::MAX`, `u32::MAX`, `-1i64`.
+    /// Every bit set (`!0`): `u8::MAX`, `u32::MAX`, `-1` for the signed types.
     const ALL_ONES: Self;
     /// `self & rhs`.
     fn bit_and(self, rhs: Self) -> Self;
@@ -354,7 +371,8 @@ pub trait IntDType: WithDType {
     fn bit_xor(self, rhs: Self) -> Self;
     /// `self << amount`, 0 when `amount` is negative or at least the bit width.
     fn shift_left(self, amount: Self) -> Self;
-    /// `self >> amount` (arithmetic for `i64`), the sign fill when `amount` is negative or at least the width.
+    /// `self >> amount` (arithmetic for the signed types), the sign fill when `amount` is negative or at least
+    /// the width.
     fn shift_right(self, amount: Self) -> Self;
 }
 macro_rules! int_dtype {
@@ -375,24 +393,24 @@ macro_rules! int_dtype {
             }
             #[inline(always)]
             fn shift_left(self, amount: Self) -> Self {
-                // A negative i64 amount reads as a huge unsigned one: out of range either way.
-                u32::try_from(amount as u64).ok().and_then(|n| self.checked_shl(n)).unwrap_or(0)
+                // A negative amount reads as a huge unsigned one (sign-extended): out of range either way.
+                u32::try_from(amount as i64 as u64).ok().and_then(|n| self.checked_shl(n)).unwrap_or(0)
             }
             #[inline(always)]
             fn shift_right(self, amount: Self) -> Self {
                 let fill = if self < (0 as $t) { !0 } else { 0 };
-                u32::try_from(amount as u64).ok().and_then(|n| self.checked_shr(n)).unwrap_or(fill)
+                u32::try_from(amount as i64 as u64).ok().and_then(|n| self.checked_shr(n)).unwrap_or(fill)
             }
         }
     )*};
 }
-int_dtype!(u8, u32, i64);
+int_dtype!(u8, i8, u32, i32, i64);
 
-/// Element types with a sign: `i64` and the floats. Adds `neg` and `abs`.
+/// Element types with a sign: `i8`, `i32`, `i64` and the floats. Adds `neg` and `abs`.
 pub trait SignedDType: WithDType {
-    /// `-self`; `i64::MIN` wraps to itself.
+    /// `-self`; an integer type's minimum wraps to itself.
     fn neg(self) -> Self;
-    /// `|self|`; `i64::MIN` wraps to itself.
+    /// `|self|`; an integer type's minimum wraps to itself.
     fn abs(self) -> Self;
 }
 
@@ -515,19 +533,26 @@ macro_rules! int_dtype {
     };
 }
 int_dtype!(u8, U8);
+int_dtype!(i8, I8);
 int_dtype!(u32, U32);
+int_dtype!(i32, I32);
 int_dtype!(i64, I64);
 
-impl SignedDType for i64 {
-    #[inline(always)]
-    fn neg(self) -> Self {
-        self.wrapping_neg()
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        self.wrapping_abs()
-    }
+macro_rules! signed_int_dtype {
+    ($($t:ty),*) => {$(
+        impl SignedDType for $t {
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self.wrapping_abs()
+            }
+        }
+    )*};
 }
+signed_int_dtype!(i8, i32, i64);
 
 /// NaN-propagating max/min shared by the float types (`f32::max` would drop the NaN).
 macro_rules! nan_max_min {
@@ -726,7 +751,7 @@ impl Bound {
     pub(crate) fn admits(self, dtype: DType) -> bool {
         match self {
             Bound::WithDType => true,
-            Bound::SignedDType => dtype.is_float() || dtype == DType::I64,
+            Bound::SignedDType => dtype.is_signed(),
             Bound::FloatDType => dtype.is_float(),
         }
     }
@@ -753,6 +778,19 @@ mod tests {
         assert_eq!(cast::<f64, f16>(1e6), f16::INFINITY);
         assert_eq!(cast::<i64, bf16>(257), bf16::from_f32(256.0));
         assert_eq!(cast::<bf16, i64>(bf16::from_f32(-7.5)), -7);
+        // i8 and i32: floats saturate, integers wrap.
+        assert_eq!(cast::<f32, i8>(300.0), 127);
+        assert_eq!(cast::<f64, i8>(-1e9), -128);
+        assert_eq!(cast::<f32, i32>(f32::NAN), 0);
+        assert_eq!(cast::<f64, i32>(3e9), i32::MAX);
+        assert_eq!(cast::<f64, i32>(-2.7), -2);
+        assert_eq!(cast::<i64, i8>(200), -56);
+        assert_eq!(cast::<u32, i32>(u32::MAX), -1);
+        assert_eq!(cast::<i8, u8>(-1), 255);
+        assert_eq!(cast::<i8, i64>(-128), -128);
+        assert_eq!(cast::<i32, u8>(-1), 255);
+        assert_eq!(cast::<i8, f32>(-5), -5.0);
+        assert_eq!(cast::<i32, f16>(2049), f16::from_f32(2048.0));
     }
 
     #[test]
@@ -760,6 +798,24 @@ mod tests {
         assert_eq!(WithDType::div(7u8, 0), 0);
         assert_eq!(WithDType::div(-7i64, 2), -3);
         assert_eq!(WithDType::div(i64::MIN, -1), i64::MIN);
+        assert_eq!(WithDType::div(i8::MIN, -1), i8::MIN);
+        assert_eq!(WithDType::div(-7i32, 0), 0);
+        assert_eq!(WithDType::div(-7i8, 2), -3);
+    }
+
+    #[test]
+    fn signed_narrow_integers_wrap_and_shift_like_pytorch() {
+        assert_eq!(WithDType::add(127i8, 1), -128);
+        assert_eq!(WithDType::mul(i32::MAX, 2), -2);
+        assert_eq!(SignedDType::abs(i8::MIN), i8::MIN);
+        assert_eq!(SignedDType::neg(-5i32), 5);
+        assert_eq!(IntDType::shift_right(-16i8, 2), -4);
+        assert_eq!(IntDType::shift_right(-16i8, 8), -1);
+        assert_eq!(IntDType::shift_right(-16i32, -1), -1);
+        assert_eq!(IntDType::shift_left(1i32, 31), i32::MIN);
+        assert_eq!(IntDType::shift_left(1i8, -1), 0);
+        assert_eq!(IntDType::shift_left(1i8, 8), 0);
+        assert!(DType::I8.is_signed() && DType::I32.is_int() && !DType::U32.is_signed());
     }
 
     #[test]

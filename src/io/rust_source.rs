@@ -169,6 +169,6 @@ fn write_element<T: WithDType>(out: &mut impl Write, v: T) -> fmt::Result {
                 _ => write!(out, "{x:?}"),
             }
         }
-        DType::U8 | DType::U32 | DType::I64 => write!(out, "{v}"),
+        DType::U8 | DType::I8 | DType::U32 | DType::I32 | DType::I64 => write!(out, "{v}"),
     }
 }

@@ -137,7 +137,9 @@ impl std::error::Error for SafetensorsError {
 fn file_dtype(d: DType) -> Dtype {
     match d {
         DType::U8 => Dtype::U8,
+        DType::I8 => Dtype::I8,
         DType::U32 => Dtype::U32,
+        DType::I32 => Dtype::I32,
         DType::I64 => Dtype::I64,
         DType::F16 => Dtype::F16,
         DType::BF16 => Dtype::BF16,

@@ -106,6 +106,8 @@ fn every_dtype<D: Device>() {
     }
     both::<u8, D>();
     both::<u32, D>();
+    both::<i8, D>();
+    both::<i32, D>();
     both::<i64, D>();
     both::<f16, D>();
     both::<bf16, D>();

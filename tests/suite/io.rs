@@ -1,5 +1,5 @@
-//! Saving and loading parameters in the safetensors format: round trips for every float dtype, and each kind
-//! of mismatch named.
+//! Saving and loading parameters in the safetensors format: round trips for every float dtype and every integer
+//! buffer dtype, and each kind of mismatch named.
 
 use typed_tensor::autograd::Var;
 use typed_tensor::io::{from_bytes, load, save, to_bytes, SafetensorsError};
@@ -174,4 +174,52 @@ fn mismatches_are_named() {
         load(&cnn(0), "/nonexistent/typed-tensor.safetensors"),
         Err(SafetensorsError::Io { op: "load", .. })
     ));
+}
+
+/// Integer buffers of every integer dtype, i8 and i32 included, save under their safetensors dtypes and load back
+/// exactly (extremes and negatives).
+#[test]
+fn integer_buffers_round_trip() {
+    use typed_tensor::nn::{join_name, Buffer, ParamVisitor, Parameters};
+    struct Ints {
+        a: Buffer<i8, Rank1<4>, Cpu>,
+        b: Buffer<i32, Rank2<2, 2>, Cpu>,
+        c: Buffer<u8, Rank1<2>, Cpu>,
+        d: Buffer<u32, Rank1<2>, Cpu>,
+        e: Buffer<i64, Rank1<2>, Cpu>,
+    }
+    impl Parameters for Ints {
+        fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+            visitor.visit_buffer(&join_name(prefix, "a"), &self.a);
+            visitor.visit_buffer(&join_name(prefix, "b"), &self.b);
+            visitor.visit_buffer(&join_name(prefix, "c"), &self.c);
+            visitor.visit_buffer(&join_name(prefix, "d"), &self.d);
+            visitor.visit_buffer(&join_name(prefix, "e"), &self.e);
+        }
+    }
+    let saved = Ints {
+        a: Buffer::new(Tensor::from_array([i8::MIN, -1, 0, i8::MAX])),
+        b: Buffer::new(Tensor::from_array([[i32::MIN, -7], [65536, i32::MAX]])),
+        c: Buffer::new(Tensor::from_array([0, 255])),
+        d: Buffer::new(Tensor::from_array([1, u32::MAX])),
+        e: Buffer::new(Tensor::from_array([i64::MIN, 3])),
+    };
+    let bytes = to_bytes(&saved).unwrap();
+    let fresh = Ints {
+        a: Buffer::new(Tensor::zeros()),
+        b: Buffer::new(Tensor::zeros()),
+        c: Buffer::new(Tensor::zeros()),
+        d: Buffer::new(Tensor::zeros()),
+        e: Buffer::new(Tensor::zeros()),
+    };
+    from_bytes(&fresh, &bytes).unwrap();
+    assert_eq!(fresh.a.value().to_vec(), [i8::MIN, -1, 0, i8::MAX]);
+    assert_eq!(fresh.b.value().to_vec(), [i32::MIN, -7, 65536, i32::MAX]);
+    assert_eq!(fresh.c.value().to_vec(), [0, 255]);
+    assert_eq!(fresh.d.value().to_vec(), [1, u32::MAX]);
+    assert_eq!(fresh.e.value().to_vec(), [i64::MIN, 3]);
+    // Static Rust source of negative i8/i32 values reads back as the same literals.
+    let mut src = String::new();
+    typed_tensor::io::write_static(&mut src, "A", &saved.a.value()).unwrap();
+    assert!(src.contains("[-128, -1, 0, 127]"), "{src}");
 }

@@ -98,6 +98,8 @@ fn join_ops<T: WithDType, D: Device>() {
 fn every_dtype<D: Device>() {
     join_ops::<u8, D>();
     join_ops::<u32, D>();
+    join_ops::<i8, D>();
+    join_ops::<i32, D>();
     join_ops::<i64, D>();
     join_ops::<f16, D>();
     join_ops::<bf16, D>();
@@ -188,6 +190,8 @@ fn repeats_every_dtype<D: Device>() {
     repeats_for::<bf16, D>();
     repeats_for::<u8, D>();
     repeats_for::<u32, D>();
+    repeats_for::<i8, D>();
+    repeats_for::<i32, D>();
     repeats_for::<i64, D>();
 }
 
@@ -263,6 +267,8 @@ fn to_f64s<T: WithDType>(v: &[T]) -> Vec<f64> {
 fn pad_modes_every_dtype<D: Device>() {
     pad_modes_for::<u8, D>();
     pad_modes_for::<u32, D>();
+    pad_modes_for::<i8, D>();
+    pad_modes_for::<i32, D>();
     pad_modes_for::<i64, D>();
     pad_modes_for::<f16, D>();
     pad_modes_for::<bf16, D>();

@@ -81,6 +81,8 @@ fn masks_every_dtype<D: Device>() {
     masks_for::<bf16, D>();
     masks_for::<u8, D>();
     masks_for::<u32, D>();
+    masks_for::<i8, D>();
+    masks_for::<i32, D>();
     masks_for::<i64, D>();
     // A batch of matrices: each gets its triangle.
     let x = Tensor::<i64, Rank3<2, 2, 3>, D>::arange();
@@ -169,6 +171,8 @@ fn clamp_tensor_every_dtype<D: Device>() {
     clamp_tensor_for::<bf16, D>();
     clamp_tensor_for::<u8, D>();
     clamp_tensor_for::<u32, D>();
+    clamp_tensor_for::<i8, D>();
+    clamp_tensor_for::<i32, D>();
     clamp_tensor_for::<i64, D>();
 }
 

@@ -283,7 +283,9 @@ fn int_unary<T: WithDType, D: Device>(lo: f64, hi: f64) {
 
 fn int_unary_all<D: Device>() {
     int_unary::<u8, D>(0.0, 256.0);
+    int_unary::<i8, D>(-128.0, 128.0);
     int_unary::<u32, D>(0.0, 4.0e9);
+    int_unary::<i32, D>(-2.1e9, 2.1e9);
     int_unary::<i64, D>(-3.0e18, 3.0e18);
     for v in views::<i64, D>(32, -1.0e12, 1.0e12) {
         let want_neg: Vec<i64> = v.expected.iter().map(|&a| -a).collect();
@@ -291,6 +293,37 @@ fn int_unary_all<D: Device>() {
         assert_eq!((-&v.tensor).to_vec(), want_neg, "neg on {} view", v.kind);
         assert_eq!(v.tensor.abs().to_vec(), want_abs, "abs on {} view", v.kind);
     }
+    // i8 and i32 over their whole range: the minimum negates and abs-es to itself (wrapping, as in PyTorch).
+    for v in views::<i8, D>(33, -128.0, 128.0) {
+        let want_neg: Vec<i8> = v.expected.iter().map(|&a| a.wrapping_neg()).collect();
+        let want_abs: Vec<i8> = v.expected.iter().map(|&a| a.wrapping_abs()).collect();
+        assert_eq!((-&v.tensor).to_vec(), want_neg, "i8 neg on {} view", v.kind);
+        assert_eq!(
+            v.tensor.abs().to_vec(),
+            want_abs,
+            "i8 abs on {} view",
+            v.kind
+        );
+    }
+    for v in views::<i32, D>(34, -2.2e9, 2.2e9) {
+        let want_neg: Vec<i32> = v.expected.iter().map(|&a| a.wrapping_neg()).collect();
+        let want_abs: Vec<i32> = v.expected.iter().map(|&a| a.wrapping_abs()).collect();
+        assert_eq!(
+            (-&v.tensor).to_vec(),
+            want_neg,
+            "i32 neg on {} view",
+            v.kind
+        );
+        assert_eq!(
+            v.tensor.abs().to_vec(),
+            want_abs,
+            "i32 abs on {} view",
+            v.kind
+        );
+    }
+    let minimum = Tensor::<i8, _, D>::from_array([i8::MIN, -1, 0, i8::MAX]);
+    assert_eq!((-&minimum).to_vec(), [i8::MIN, 1, 0, -i8::MAX]);
+    assert_eq!(minimum.abs().to_vec(), [i8::MIN, 1, 0, i8::MAX]);
 }
 
 /// The reference for a binary op: integers with wrapping i128 arithmetic, floats in f64.
@@ -455,7 +488,9 @@ fn binary_all<D: Device>() {
     float_binary::<f16, D>();
     float_binary::<bf16, D>();
     binary::<u8, D>();
+    binary::<i8, D>();
     binary::<u32, D>();
+    binary::<i32, D>();
     binary::<i64, D>();
     binary::<f16, D>();
     binary::<bf16, D>();
@@ -551,7 +586,9 @@ fn comparisons<T: WithDType, D: Device>() {
 
 fn comparisons_all<D: Device>() {
     comparisons::<u8, D>();
+    comparisons::<i8, D>();
     comparisons::<u32, D>();
+    comparisons::<i32, D>();
     comparisons::<i64, D>();
     comparisons::<f16, D>();
     comparisons::<bf16, D>();
@@ -605,7 +642,9 @@ fn cast_from<T: WithDType, D: Device>() {
         }
     }
     check::<T, u8, D>(&t, &src);
+    check::<T, i8, D>(&t, &src);
     check::<T, u32, D>(&t, &src);
+    check::<T, i32, D>(&t, &src);
     check::<T, i64, D>(&t, &src);
     check::<T, f16, D>(&t, &src);
     check::<T, bf16, D>(&t, &src);
@@ -615,7 +654,9 @@ fn cast_from<T: WithDType, D: Device>() {
 
 fn casts<D: Device>() {
     cast_from::<u8, D>();
+    cast_from::<i8, D>();
     cast_from::<u32, D>();
+    cast_from::<i32, D>();
     cast_from::<i64, D>();
     cast_from::<f16, D>();
     cast_from::<bf16, D>();
@@ -794,6 +835,8 @@ fn tiny_float_reductions_match_the_kernel<T: FloatDType, D: Device>() {
 fn tiny_reductions_all<D: Device>() {
     tiny_reductions_match_the_kernel::<u8, D>(false);
     tiny_reductions_match_the_kernel::<u32, D>(false);
+    tiny_reductions_match_the_kernel::<i8, D>(false);
+    tiny_reductions_match_the_kernel::<i32, D>(false);
     tiny_reductions_match_the_kernel::<i64, D>(false);
     tiny_float_reductions_match_the_kernel::<f16, D>();
     tiny_float_reductions_match_the_kernel::<bf16, D>();
@@ -806,7 +849,9 @@ fn tiny_reductions_all<D: Device>() {
 fn value_range<T: WithDType>(float: (f64, f64)) -> (f64, f64) {
     match T::DTYPE {
         DType::U8 => (0.0, 256.0),
+        DType::I8 => (-128.0, 128.0),
         DType::U32 => (0.0, 4.0e9),
+        DType::I32 => (-2.1e9, 2.1e9),
         DType::I64 => (-3.0e18, 3.0e18),
         _ => float,
     }
@@ -868,10 +913,9 @@ fn tiny_axis_reductions_match_the_kernel<T: WithDType, D: Device>() {
     let got = y.sum::<Axis<0>>().to_vec();
     for (k, g) in got.iter().enumerate() {
         let want = T::from_f64(v[k].to_f64() + v[4 + k].to_f64());
-        let close = match T::DTYPE {
-            DType::U8 | DType::U32 | DType::I64 => true, // wrapping: compared to the kernel above
-            _ => (g.to_f64() - want.to_f64()).abs() <= 1e-2 * want.to_f64().abs().max(1.0),
-        };
+        // Integers wrap: compared to the kernel above.
+        let close = T::DTYPE.is_int()
+            || (g.to_f64() - want.to_f64()).abs() <= 1e-2 * want.to_f64().abs().max(1.0);
         assert!(close, "sum over axis 0 of {:?}: {g} vs {want}", T::DTYPE);
     }
 }
@@ -921,6 +965,8 @@ fn tiny_float_axis_ops_match_the_kernel<T: FloatDType, D: Device>() {
 fn tiny_axis_ops_all<D: Device>() {
     tiny_axis_reductions_match_the_kernel::<u8, D>();
     tiny_axis_reductions_match_the_kernel::<u32, D>();
+    tiny_axis_reductions_match_the_kernel::<i8, D>();
+    tiny_axis_reductions_match_the_kernel::<i32, D>();
     tiny_axis_reductions_match_the_kernel::<i64, D>();
     tiny_float_axis_ops_match_the_kernel::<f16, D>();
     tiny_float_axis_ops_match_the_kernel::<bf16, D>();
@@ -973,6 +1019,8 @@ fn tiny_matches_kernel_float<T: FloatDType, D: Device>() {
 fn tiny_matches_kernel_all<D: Device>() {
     tiny_matches_kernel::<u8, D>(&[("scalar lhs sub", |a, _| 255u8 - a)]);
     tiny_matches_kernel::<u32, D>(&[]);
+    tiny_matches_kernel::<i8, D>(&[("neg", |a, _| -a)]);
+    tiny_matches_kernel::<i32, D>(&[("neg", |a, _| -a)]);
     tiny_matches_kernel::<i64, D>(&[("neg", |a, _| -a)]);
     tiny_matches_kernel_float::<f16, D>();
     tiny_matches_kernel_float::<bf16, D>();
@@ -1120,11 +1168,10 @@ fn bitwise_for<T: IntDType, D: Device>(bits: u32) {
     let rhs =
         Tensor::<T, Rank1<N>, D>::from_vec(rhs_vals.iter().map(|&v| T::from_i64(v)).collect())
             .unwrap();
+    // The result as `T` holds it: the low bits, as the cast rules wrap.
     let wrap = |x: i128| -> i64 {
-        match T::DTYPE {
-            DType::U8 => x as u8 as i64,
-            DType::U32 => x as u32 as i64,
-            _ => x as i64,
+        {
+            T::from_i64(x as i64).to_i64()
         }
     };
     let (lo, hi) = if T::DTYPE == DType::I64 {
@@ -1205,7 +1252,9 @@ fn bitwise_for<T: IntDType, D: Device>(bits: u32) {
 
 fn bitwise_all<D: Device>() {
     bitwise_for::<u8, D>(8);
+    bitwise_for::<i8, D>(8);
     bitwise_for::<u32, D>(32);
+    bitwise_for::<i32, D>(32);
     bitwise_for::<i64, D>(64);
     // Negative amounts: nothing to the left, the sign fill to the right.
     let x = Tensor::<i64, _, D>::from_array([-5, 5]);

@@ -216,7 +216,9 @@ fn float_reductions_for<T: FloatDType, D: Device>() {
 fn every_dtype<D: Device>() {
     // Products of 35 integers wrap; sums of u8 wrap too: both are checked against wrapping references.
     reductions_for::<u8, D>(0.0, 256.0);
+    reductions_for::<i8, D>(-128.0, 128.0);
     reductions_for::<u32, D>(0.0, 4.0e9);
+    reductions_for::<i32, D>(-2.1e9, 2.1e9);
     reductions_for::<i64, D>(-3.0e18, 3.0e18);
     // Floats near 1 in magnitude keep 35-element products finite.
     reductions_for::<f16, D>(0.7, 1.4);
@@ -268,6 +270,8 @@ fn truth_reductions_and_std<D: Device>() {
     }
     for_dtype::<u8, D>();
     for_dtype::<u32, D>();
+    for_dtype::<i8, D>();
+    for_dtype::<i32, D>();
     for_dtype::<i64, D>();
     for_dtype::<f16, D>();
     for_dtype::<bf16, D>();

@@ -8,11 +8,7 @@ use typed_tensor::shape::HasAxis;
 
 /// An integer result as `T` holds it: the 64-bit wrapping value truncated to `T`'s width.
 fn wrapped<T: WithDType>(x: i64) -> f64 {
-    match T::DTYPE {
-        DType::U8 => x as u8 as f64,
-        DType::U32 => x as u32 as f64,
-        _ => x as f64,
-    }
+    T::from_i64(x).to_f64()
 }
 
 fn running<T: WithDType>(lane: &[f64], product: bool) -> Vec<f64> {
@@ -141,6 +137,8 @@ fn every_dtype_both_axes<D: Device>() {
     both_float::<bf16, D>();
     both::<u8, D>();
     both::<u32, D>();
+    both::<i8, D>();
+    both::<i32, D>();
     both::<i64, D>();
 }
 

@@ -148,6 +148,8 @@ fn every_dtype_both_axes<D: Device>() {
     all::<bf16, D>();
     all::<u8, D>();
     all::<u32, D>();
+    all::<i8, D>();
+    all::<i32, D>();
     all::<i64, D>();
 }
 

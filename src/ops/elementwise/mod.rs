@@ -219,7 +219,7 @@ macro_rules! int_binary_ops {
                 }
             }
         )*
-        /// The kernel name stems of the integer-only binary ops (CUDA instantiates them for `u8`, `u32`, `i64`).
+        /// The kernel name stems of the integer-only binary ops (CUDA instantiates them for the five integer types).
         #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
         pub(crate) const INT_BINARY_STEMS: &[&str] = &[$($stem),*];
     };

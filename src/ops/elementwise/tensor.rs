@@ -702,7 +702,7 @@ macro_rules! scalar_lhs_ops_for {
         scalar_lhs_binop!($t; Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
     )*};
 }
-scalar_lhs_ops_for!(u8, u32, i64, half::f16, half::bf16, f32, f64);
+scalar_lhs_ops_for!(u8, i8, u32, i32, i64, half::f16, half::bf16, f32, f64);
 
 impl<T: SignedDType, S: Shape, D: Device> core::ops::Neg for &Tensor<T, S, D> {
     type Output = Tensor<T, S, D>;
