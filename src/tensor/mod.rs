@@ -42,7 +42,7 @@ mod tiny;
 
 pub use crate::ops::conv::{
     conv_out_size, conv_transpose_out_size, CeilMode, Conv, Conv2dAxes, ConvGeometry, Dilation,
-    ExcludePadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
+    ExcludePadding, OutputPadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 

@@ -584,7 +584,7 @@ fn joins_casts_and_norms<D: Device>() {
 }
 
 fn convolutions<D: Device>() {
-    use typed_tensor::tensor::{Conv, Pool2d};
+    use typed_tensor::tensor::{Conv, ConvGeometry, Pool2d};
     // Stride 1, padding 1.
     let x = param::<Rank4<2, 3, 5, 5>, D>(110, -1.0, 1.0);
     let w = param::<Rank4<4, 3, 3, 3>, D>(111, -1.0, 1.0);
@@ -626,6 +626,15 @@ fn convolutions<D: Device>() {
     };
     check("conv_transpose2d input", &t, ct);
     check("conv_transpose2d weight", &wt, ct);
+    // With output padding (the extra row and column read the windows past the last full one).
+    let cp = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank4<1, 2, 7, 7>, D> = t
+            .trace()
+            .conv_transpose2d(&wt, Conv::<2, 1, 1, 2>.output_padding::<1, 1>());
+        weighted(y)
+    };
+    check("conv_transpose2d output padding: input", &t, cp);
+    check("conv_transpose2d output padding: weight", &wt, cp);
     // Pooling: non-overlapping and overlapping windows, with padding.
     let p = param::<Rank4<2, 3, 5, 6>, D>(118, -1.0, 1.0);
     check("max_pool2d 2/2/0", &p, || {

@@ -5,7 +5,7 @@
 use crate::common::*;
 use typed_tensor::autograd::{Traced, Var};
 use typed_tensor::prelude::*;
-use typed_tensor::tensor::{Conv, Pool2d};
+use typed_tensor::tensor::{Conv, Conv2dAxes, ConvGeometry, Pool2d};
 
 /// Naive NCHW convolution; `x` and `w` row-major.
 #[allow(clippy::too_many_arguments)]
@@ -374,19 +374,35 @@ fn large_max_pool<T: FloatDType, D: Device>() {
 }
 
 /// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
+/// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
 #[allow(clippy::too_many_arguments)]
 fn conv_transpose_ref(
     x: &[f64],
-    [n, c, h, wd]: [usize; 4],
+    xd: [usize; 4],
     w: &[f64],
-    [_, cog, kh, kw]: [usize; 4],
+    wd: [usize; 4],
     stride: usize,
     pad: usize,
     dil: usize,
     groups: usize,
 ) -> (Vec<f64>, usize, usize) {
-    let oh = (h - 1) * stride + dil * (kh - 1) + 1 - 2 * pad;
-    let ow = (wd - 1) * stride + dil * (kw - 1) + 1 - 2 * pad;
+    let p = ([stride; 2], [pad; 2], [dil; 2]);
+    conv_transpose_axes_ref(x, xd, w, wd, p, groups, [0, 0])
+}
+
+/// [`conv_transpose_ref`] with per-axis (stride, padding, dilation) and output padding: the output is `op`
+/// rows and columns longer, and they hold what lands there.
+fn conv_transpose_axes_ref(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [_, cog, kh, kw]: [usize; 4],
+    (stride, pad, dil): ([usize; 2], [usize; 2], [usize; 2]),
+    groups: usize,
+    op: [usize; 2],
+) -> (Vec<f64>, usize, usize) {
+    let oh = (h - 1) * stride[0] + dil[0] * (kh - 1) + 1 - 2 * pad[0] + op[0];
+    let ow = (wd - 1) * stride[1] + dil[1] * (kw - 1) + 1 - 2 * pad[1] + op[1];
     let (cig, co) = (c / groups, cog * groups);
     let mut out = vec![0.0; n * co * oh * ow];
     for b in 0..n {
@@ -398,8 +414,8 @@ fn conv_transpose_ref(
                     for o in 0..cog {
                         for i in 0..kh {
                             for j in 0..kw {
-                                let ty = (y * stride + i * dil) as isize - pad as isize;
-                                let tx = (xo * stride + j * dil) as isize - pad as isize;
+                                let ty = (y * stride[0] + i * dil[0]) as isize - pad[0] as isize;
+                                let tx = (xo * stride[1] + j * dil[1]) as isize - pad[1] as isize;
                                 if ty < 0 || tx < 0 || ty >= oh as isize || tx >= ow as isize {
                                     continue;
                                 }
@@ -451,6 +467,39 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
     );
     assert_eq!((oh, ow), (5, 8));
     check("conv_transpose2d g2 d2, strided", &y.to_vec(), &want, 12);
+    // Output padding, per axis (stride (2, 3), padding (1, 0)), on the same strided input and weight views.
+    let y: Tensor<T, Rank4<2, 6, 5, 14>, D> = x.conv_transpose2d(
+        &w,
+        Conv2dAxes::<2, 3, 1, 0, 1, 1, 2>.output_padding::<1, 2>(),
+    );
+    let (want, oh, ow) = conv_transpose_axes_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 3, 4],
+        &vals(&w.to_vec()),
+        [4, 3, 2, 3],
+        ([2, 3], [1, 0], [1, 1]),
+        2,
+        [1, 2],
+    );
+    assert_eq!((oh, ow), (5, 14));
+    check(
+        "conv_transpose2d output padding (1, 2)",
+        &y.to_vec(),
+        &want,
+        12,
+    );
+    // The same without output padding is the padded output's leading rows and columns.
+    let base: Tensor<T, Rank4<2, 6, 4, 12>, D> =
+        x.conv_transpose2d(&w, Conv2dAxes::<2, 3, 1, 0, 1, 1, 2>);
+    let (full, b) = (y.to_vec(), base.to_vec());
+    for (k, v) in b.iter().enumerate() {
+        let (plane, r, col) = (k / 48, (k % 48) / 12, k % 12);
+        assert_eq!(
+            *v,
+            full[plane * 70 + r * 14 + col],
+            "output padding keeps the rest [{k}]"
+        );
+    }
     // A batch large enough that the CPU runs images on separate threads (a conv2d's input gradient).
     let x: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(16);
     let w: Tensor<T, Rank4<16, 16, 3, 3>, D> = random(17);

@@ -72,6 +72,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let unpadded = Conv2dParams {
             padding: [0, 0],
+            output_padding: [0, 0],
             ..p
         };
         let full_h = Conv2dParams::transposed_out_size(oh, kh, p.stride[0], 0, p.dilation[0]);
@@ -355,6 +356,7 @@ mod tests {
                 padding: [1, 0],
                 dilation: [1, 2],
                 groups: 2,
+                output_padding: [0, 0],
             },
         ];
         for dims in [(3, 4, 7, 6, 6, 3, 2), (4, 4, 21, 20, 6, 3, 3)] {

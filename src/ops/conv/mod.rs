@@ -28,7 +28,9 @@ pub use pool::{
     CeilMode, Dilation, ExcludePadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
 };
 pub use resize::Interpolation;
-pub use tensor::{conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry};
+pub use tensor::{
+    conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, OutputPadding,
+};
 
 use crate::device::Kernels;
 use crate::dtype::FloatDType;
@@ -47,6 +49,10 @@ pub struct Conv2dParams {
     pub dilation: [usize; 2],
     /// Channel groups (1: dense; C_in: depthwise).
     pub groups: usize,
+    /// Extra output rows and columns of a transposed convolution, past its last full window (PyTorch's
+    /// `output_padding`, which picks among the input sizes a strided convolution maps to one output size); 0
+    /// for everything else.
+    pub output_padding: [usize; 2],
 }
 
 impl Conv2dParams {
@@ -87,7 +93,8 @@ impl Conv2dParams {
         }
     }
 
-    /// Output height and width of the transposed convolution of an `input` (height, width) with a `kernel`.
+    /// Output height and width of the transposed convolution of an `input` (height, width) with a `kernel`,
+    /// `output_padding` included.
     pub fn transposed_output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
         let axis = |i: usize| {
             Self::transposed_out_size(
@@ -96,7 +103,7 @@ impl Conv2dParams {
                 self.stride[i],
                 self.padding[i],
                 self.dilation[i],
-            )
+            ) + self.output_padding[i]
         };
         [axis(0), axis(1)]
     }
@@ -269,6 +276,7 @@ impl PoolParams<2> {
             padding: self.padding,
             dilation: self.dilation,
             groups: 1,
+            output_padding: [0, 0],
         }
     }
 

@@ -57,10 +57,56 @@ pub struct Conv2dAxes<
 >;
 
 /// What a 2-D convolution takes as its hyper-parameters: [`Conv`] (the same on both axes) or [`Conv2dAxes`]
-/// (per axis). The output size is checked against them at build time.
+/// (per axis), for a transposed convolution refined by [`ConvGeometry::output_padding`]. The output size is
+/// checked against them at build time.
 pub trait ConvGeometry: Copy {
     /// The hyper-parameters, shape-erased for the kernels.
     const PARAMS: Conv2dParams;
+
+    /// `OPH` extra output rows and `OPW` extra columns for [`Tensor::conv_transpose2d`] (PyTorch's
+    /// `output_padding=(OPH, OPW)`): the output is `(H - 1) stride - 2 padding + dilation (KH - 1) + 1 + OPH`
+    /// high, the extra rows holding what the windows past the last full one contribute. Each must be smaller than
+    /// the axis' stride (PyTorch also accepts one smaller than the dilation alone; this library does not), and a
+    /// forward convolution takes none.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Conv, ConvGeometry};
+    /// let x = Tensor::<f32, Rank4<1, 1, 2, 2>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank4<1, 1, 3, 3>, Cpu>::ones();
+    /// // Stride 2, padding 1: a 3x3 output, or 4x4 with output padding 1 (the size a 4x4 input of the
+    /// // stride-2 convolution this one inverts had).
+    /// let y: Tensor<f32, Rank4<1, 1, 3, 3>, Cpu> = x.conv_transpose2d(&w, Conv::<2, 1, 1, 1>);
+    /// let z: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> =
+    ///     x.conv_transpose2d(&w, Conv::<2, 1, 1, 1>.output_padding::<1, 1>());
+    /// assert_eq!(y.to_array()[0][0], [[1., 2., 1.], [2., 4., 2.], [1., 2., 1.]]);
+    /// assert_eq!(
+    ///     z.to_array()[0][0],
+    ///     [[1., 2., 1., 1.], [2., 4., 2., 2.], [1., 2., 1., 1.], [1., 2., 1., 1.]]
+    /// );
+    /// ```
+    fn output_padding<const OPH: usize, const OPW: usize>(self) -> OutputPadding<Self, OPH, OPW> {
+        OutputPadding(self)
+    }
+}
+
+/// A transposed convolution's geometry with output padding: see [`ConvGeometry::output_padding`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OutputPadding<G, const OPH: usize, const OPW: usize>(pub G);
+
+impl<G: ConvGeometry, const OPH: usize, const OPW: usize> ConvGeometry
+    for OutputPadding<G, OPH, OPW>
+{
+    const PARAMS: Conv2dParams = Conv2dParams {
+        output_padding: [OPH, OPW],
+        ..G::PARAMS
+    };
+}
+
+/// Whether every output padding is smaller than its axis' stride: then the convolution this one inverts maps
+/// the padded output size back to the input size (PyTorch also accepts one smaller than the dilation alone).
+pub(super) const fn output_padding_ok(p: &Conv2dParams) -> bool {
+    p.output_padding[0] < p.stride[0] && p.output_padding[1] < p.stride[1]
 }
 
 impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
@@ -71,6 +117,7 @@ impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GRO
         padding: [PADDING; 2],
         dilation: [DILATION; 2],
         groups: GROUPS,
+        output_padding: [0, 0],
     };
 }
 
@@ -89,6 +136,7 @@ impl<
         padding: [PH, PW],
         dilation: [DH, DW],
         groups: GROUPS,
+        output_padding: [0, 0],
     };
 }
 
@@ -154,6 +202,7 @@ pub(super) const fn along_length(
         padding: [0, padding],
         dilation: [1, dilation],
         groups,
+        output_padding: [0, 0],
     }
 }
 
@@ -255,12 +304,17 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                     && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
                 "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
             );
+            assert!(
+                p.output_padding[0] == 0 && p.output_padding[1] == 0,
+                "conv2d: output_padding applies to transposed convolutions only"
+            );
         };
         convolve("conv2d", self, weight, G::PARAMS, Direction::Forward)
     }
 
-    /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`, no output padding) with a
-    /// `(C, C_OUT / GROUPS, KH, KW)` weight: `OH = (H - 1) STRIDE - 2 PADDING + DILATION (KH - 1) + 1`.
+    /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`) with a `(C, C_OUT / GROUPS, KH, KW)` weight:
+    /// `OH = (H - 1) STRIDE - 2 PADDING + DILATION (KH - 1) + 1 + OUTPUT_PADDING` (output padding through
+    /// [`ConvGeometry::output_padding`]).
     #[allow(clippy::type_complexity)]
     pub fn conv_transpose2d<
         const C_OUT_G: usize,
@@ -281,10 +335,17 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 p.groups > 0 && C % p.groups == 0 && C_OUT == C_OUT_G * p.groups,
                 "conv_transpose2d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
             );
+            let [oph, opw] = p.output_padding;
             assert!(
-                transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
-                    && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
-                "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1"
+                OH >= oph
+                    && OW >= opw
+                    && transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH - oph)
+                    && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW - opw),
+                "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1 + output_padding"
+            );
+            assert!(
+                output_padding_ok(&p),
+                "conv_transpose2d: each output padding must be smaller than its axis' stride"
             );
         };
         convolve(

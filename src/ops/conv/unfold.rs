@@ -35,6 +35,7 @@ const fn depthwise(p: Conv2dParams, channels: usize) -> Conv2dParams {
         padding: p.padding,
         dilation: p.dilation,
         groups: channels,
+        output_padding: [0, 0],
     }
 }
 
