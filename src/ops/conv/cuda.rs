@@ -33,6 +33,29 @@ fn conv_geom(
     }
 }
 
+/// Launches a pooling kernel `(n, geom, lx, x, out)` (the values or the indices) of the `(N, C, H, W)` view `x`
+/// into `out`, dense `(N, C, OH, OW)`.
+fn launch_pool<T: FloatDType, U: crate::dtype::WithDType>(
+    op: &'static str,
+    sig: KernelSig,
+    (x, lx): (&CudaStorage<T>, &Layout),
+    p: &PoolParams<2>,
+    out: &mut CudaStorage<U>,
+) -> Result<()> {
+    let [n, c, h, wd] = lx.dims4();
+    let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
+    let total = n * c * oh * ow;
+    let out_ptr = dest(op, out, total)?;
+    let args = alloc::vec![
+        Arg::U64(total as u64),
+        Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], p)),
+        Arg::Layout(KernelLayout::new(lx)),
+        Arg::U64(x.ptr_at(lx.offset())),
+        Arg::U64(out_ptr),
+    ];
+    launch(op, sig, total, args)
+}
+
 /// The geometry of a pooling of `(N, C, H, W)` planes into `[OH, OW]`.
 fn pool_geom([n, c, h, w]: [usize; 4], [oh, ow]: [usize; 2], p: &PoolParams<2>) -> ConvGeom {
     ConvGeom {
@@ -239,43 +262,21 @@ unsafe impl ConvKernels for Cuda {
 
     fn pool2d<T: FloatDType>(
         pool: Pool,
-        (x, lx): (&CudaStorage<T>, &Layout),
+        x: (&CudaStorage<T>, &Layout),
         p: PoolParams<2>,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let name = pool.name();
-        let [n, c, h, wd] = lx.dims4();
-        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
-        let total = n * c * oh * ow;
-        let out_ptr = dest(name, out, total)?;
-        let args = alloc::vec![
-            Arg::U64(total as u64),
-            Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
-            Arg::Layout(KernelLayout::new(lx)),
-            Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(out_ptr),
-        ];
-        launch(name, KernelSig::pool(name, T::DTYPE), total, args)
+        launch_pool(name, KernelSig::pool(name, T::DTYPE), x, &p, out)
     }
 
     fn max_pool2d_indices<T: FloatDType>(
-        (x, lx): (&CudaStorage<T>, &Layout),
+        x: (&CudaStorage<T>, &Layout),
         p: PoolParams<2>,
         out: &mut CudaStorage<u32>,
     ) -> Result<()> {
-        const OP: &str = "max_pool2d_indices";
-        let [n, c, h, wd] = lx.dims4();
-        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
-        let total = n * c * oh * ow;
-        let out_ptr = dest(OP, out, total)?;
-        let args = alloc::vec![
-            Arg::U64(total as u64),
-            Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
-            Arg::Layout(KernelLayout::new(lx)),
-            Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(out_ptr),
-        ];
-        launch(OP, KernelSig::max_pool2d_indices(T::DTYPE), total, args)
+        let sig = KernelSig::max_pool2d_indices(T::DTYPE);
+        launch_pool("max_pool2d_indices", sig, x, &p, out)
     }
 
     fn conv2d_weight_grad<T: FloatDType>(

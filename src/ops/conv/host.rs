@@ -134,18 +134,47 @@ fn window_taps(
     })
 }
 
-/// The largest of `values` with its position in the sequence: the first NaN wins; of equal values the first
-/// stays (so -0 before +0 gives -0). `None` for no values.
+/// The largest of `values` with its tag (its position): the first NaN wins; of equal values the first stays
+/// (so -0 before +0 gives -0). `None` for no values.
 #[inline(always)]
-fn first_max<A: Accumulator>(values: impl Iterator<Item = A>) -> Option<(A, usize)> {
+fn first_max<A: Accumulator>(values: impl Iterator<Item = (A, usize)>) -> Option<(A, usize)> {
     let mut best: Option<(A, usize)> = None;
-    for (k, v) in values.enumerate() {
+    for (v, at) in values {
         match best {
             Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
-            _ => best = Some((v, k)),
+            _ => best = Some((v, at)),
         }
     }
     best
+}
+
+/// Fills `out` (dense `(N, C, OH, OW)`) with `window(values, (oy, ox))` for every window of the pooling of `x`,
+/// `values` being its taps inside the input, in (row, column) order, as `(accumulator value, plane index
+/// row * W + column)`.
+fn each_window<T: FloatDType, O>(
+    (x, lx): (&[T], &Layout),
+    p: &PoolParams<2>,
+    out: &mut [O],
+    mut window: impl FnMut(&mut dyn Iterator<Item = (T::Acc, usize)>, [usize; 2]) -> O,
+) {
+    let [n, c, h, wd] = lx.dims4();
+    let Some([oh, ow]) = p.output([h, wd]) else {
+        return;
+    };
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for ch in 0..c {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut values = window_taps([oy, ox], p, [h, wd])
+                        .map(|(iy, ix)| (x[at(lx, [b, ch, iy, ix])].to_acc(), iy * wd + ix));
+                    if let Some(slot) = outputs.next() {
+                        *slot = window(&mut values, [oy, ox]);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `Kernels::pool2d` into `out` (dense `(N, C, OH, OW)`, every element written). Max: the largest tap (padding
@@ -154,65 +183,34 @@ fn first_max<A: Accumulator>(values: impl Iterator<Item = A>) -> Option<(A, usiz
 /// ([`PoolParams::avg_count`]).
 pub(super) fn pool2d<T: FloatDType>(
     pool: Pool,
-    (x, lx): (&[T], &Layout),
+    x: (&[T], &Layout),
     p: PoolParams<2>,
     out: &mut [T],
 ) {
-    let [n, c, h, wd] = lx.dims4();
-    let Some([oh, ow]) = p.output([h, wd]) else {
-        return;
-    };
-    let mut outputs = out.iter_mut();
-    for b in 0..n {
-        for ch in 0..c {
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    let taps = window_taps([oy, ox], &p, [h, wd]);
-                    let values = taps.map(|(iy, ix)| x[at(lx, [b, ch, iy, ix])].to_acc());
-                    let result = match pool {
-                        Pool::Max => first_max(values).map_or(T::Acc::LOWEST, |(v, _)| v),
-                        Pool::Avg => {
-                            let count = p.avg_count(0, oy, h) * p.avg_count(1, ox, wd);
-                            let sum = values.fold(T::Acc::ZERO, Accumulator::add);
-                            sum.div(T::Acc::from_usize(count))
-                        }
-                    };
-                    if let Some(slot) = outputs.next() {
-                        *slot = T::from_acc(result);
-                    }
-                }
+    let [_, _, h, wd] = x.1.dims4();
+    each_window(x, &p, out, |values, [oy, ox]| {
+        let result = match pool {
+            Pool::Max => first_max(values).map_or(T::Acc::LOWEST, |(v, _)| v),
+            Pool::Avg => {
+                let count = p.avg_count(0, oy, h) * p.avg_count(1, ox, wd);
+                let sum = values.map(|(v, _)| v).fold(T::Acc::ZERO, Accumulator::add);
+                sum.div(T::Acc::from_usize(count))
             }
-        }
-    }
+        };
+        T::from_acc(result)
+    });
 }
 
 /// `Kernels::max_pool2d_indices` into `out` (dense `(N, C, OH, OW)`, every element written): the plane index
 /// `row * W + column` of each window's [`first_max`].
 pub(super) fn max_pool2d_indices<T: FloatDType>(
-    (x, lx): (&[T], &Layout),
+    x: (&[T], &Layout),
     p: PoolParams<2>,
     out: &mut [u32],
 ) {
-    let [n, c, h, wd] = lx.dims4();
-    let Some([oh, ow]) = p.output([h, wd]) else {
-        return;
-    };
-    let mut outputs = out.iter_mut();
-    for b in 0..n {
-        for ch in 0..c {
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    let values = window_taps([oy, ox], &p, [h, wd])
-                        .map(|(iy, ix)| x[at(lx, [b, ch, iy, ix])].to_acc());
-                    let k = first_max(values).map_or(0, |(_, k)| k);
-                    let (iy, ix) = window_taps([oy, ox], &p, [h, wd]).nth(k).unwrap_or((0, 0));
-                    if let Some(slot) = outputs.next() {
-                        *slot = (iy * wd + ix) as u32;
-                    }
-                }
-            }
-        }
-    }
+    each_window(x, &p, out, |values, _| {
+        first_max(values).map_or(0, |(_, at)| at as u32)
+    });
 }
 
 /// `Kernels::conv2d_weight_grad` into `out` (dense `(C_out, C / groups, KH, KW)`, every element written): for each
