@@ -450,56 +450,78 @@ pool_layer!(
     AvgPool2d => avg_pool2d
 );
 
-/// Adaptive average pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveAvgPool2d((OH, OW))`;
-/// `AdaptiveAvgPool2d<1, 1>` is global average pooling). See [`Tensor::adaptive_avg_pool2d`].
-///
-/// ```
-/// use typed_tensor::prelude::*;
-/// use typed_tensor::nn::{AdaptiveAvgPool2d, Module};
-/// let x = Tensor::<f32, Rank4<2, 3, 5, 7>, Cpu>::ones();
-/// let y: Tensor<f32, Rank4<2, 3, 1, 1>, Cpu> = AdaptiveAvgPool2d::<1, 1>.forward(x);
-/// assert!(y.to_vec().iter().all(|&v| (v - 1.0).abs() < 1e-6));
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AdaptiveAvgPool2d<const OH: usize, const OW: usize>;
+macro_rules! adaptive_pool_layer {
+    ($(#[$m:meta])* $name:ident => $method:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name<const OH: usize, const OW: usize>;
 
-impl<
-        const OH: usize,
-        const OW: usize,
-        T: FloatDType,
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        D: Device,
-    > Module<Traced<T, Rank4<N, C, H, W>, D>> for AdaptiveAvgPool2d<OH, OW>
-{
-    type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
-    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-        x.adaptive_avg_pool2d()
-    }
+        impl<
+                const OH: usize,
+                const OW: usize,
+                T: FloatDType,
+                const N: usize,
+                const C: usize,
+                const H: usize,
+                const W: usize,
+                D: Device,
+            > Module<Traced<T, Rank4<N, C, H, W>, D>> for $name<OH, OW>
+        {
+            type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+                x.$method()
+            }
+        }
+
+        impl<
+                const OH: usize,
+                const OW: usize,
+                T: FloatDType,
+                const N: usize,
+                const C: usize,
+                const H: usize,
+                const W: usize,
+                D: Device,
+            > Module<Tensor<T, Rank4<N, C, H, W>, D>> for $name<OH, OW>
+        {
+            type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+                x.$method()
+            }
+        }
+
+        impl<const OH: usize, const OW: usize> Parameters for $name<OH, OW> {
+            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
+        }
+    };
 }
 
-impl<
-        const OH: usize,
-        const OW: usize,
-        T: FloatDType,
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        D: Device,
-    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for AdaptiveAvgPool2d<OH, OW>
-{
-    type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
-    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-        x.adaptive_avg_pool2d()
-    }
-}
-
-impl<const OH: usize, const OW: usize> Parameters for AdaptiveAvgPool2d<OH, OW> {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-}
+adaptive_pool_layer!(
+    /// Adaptive average pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveAvgPool2d((OH, OW))`;
+    /// `AdaptiveAvgPool2d<1, 1>` is global average pooling). See [`Tensor::adaptive_avg_pool2d`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{AdaptiveAvgPool2d, Module};
+    /// let x = Tensor::<f32, Rank4<2, 3, 5, 7>, Cpu>::ones();
+    /// let y: Tensor<f32, Rank4<2, 3, 1, 1>, Cpu> = AdaptiveAvgPool2d::<1, 1>.forward(x);
+    /// assert!(y.to_vec().iter().all(|&v| (v - 1.0).abs() < 1e-6));
+    /// ```
+    AdaptiveAvgPool2d => adaptive_avg_pool2d
+);
+adaptive_pool_layer!(
+    /// Adaptive max pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveMaxPool2d((OH, OW))`;
+    /// `AdaptiveMaxPool2d<1, 1>` is global max pooling). See [`Tensor::adaptive_max_pool2d`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{AdaptiveMaxPool2d, Module};
+    /// let x: Tensor<f32, Rank4<1, 1, 3, 3>, Cpu> = Tensor::arange();
+    /// let y: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = AdaptiveMaxPool2d::<2, 2>.forward(x);
+    /// assert_eq!(y.to_vec(), [4., 5., 7., 8.]); // overlapping 2x2 bins
+    /// ```
+    AdaptiveMaxPool2d => adaptive_max_pool2d
+);
 
 /// Resizes images to `OH x OW` (PyTorch's `Upsample(size=(OH, OW), mode=.., align_corners=..)`, which also
 /// shrinks); see [`Tensor::interpolate`]. The default mode is nearest, as in PyTorch.

@@ -567,3 +567,23 @@ fn embedded_forward<D: Device>() {
 embedded_tests! {
     pooling_geometry_f32 => embedded_forward;
 }
+
+/// The adaptive pooling layers run the functional ops, on tensors and on traced values.
+#[test]
+fn adaptive_pool_layers_match_the_ops() {
+    use typed_tensor::nn::{AdaptiveAvgPool2d, AdaptiveMaxPool2d, Module};
+    let x: Tensor<f32, Rank4<2, 3, 7, 6>, Cpu> = random(9);
+    let max: Tensor<f32, Rank4<2, 3, 3, 4>, Cpu> = x.adaptive_max_pool2d();
+    let avg: Tensor<f32, Rank4<2, 3, 3, 4>, Cpu> = x.adaptive_avg_pool2d();
+    assert_eq!(
+        AdaptiveMaxPool2d::<3, 4>.forward(x.clone()).to_vec(),
+        max.to_vec()
+    );
+    assert_eq!(
+        AdaptiveAvgPool2d::<3, 4>.forward(x.clone()).to_vec(),
+        avg.to_vec()
+    );
+    let v = Var::new(x);
+    let traced = AdaptiveMaxPool2d::<3, 4>.forward(v.trace());
+    assert_eq!(traced.value().to_vec(), max.to_vec());
+}
