@@ -1,4 +1,4 @@
-// Gather and scatter-add along one axis with u32 or i64 indices (src/device/cpu/indexing.rs has the semantics).
+// Gather and scatter-add along one axis with u32, i32 or i64 indices (src/device/cpu/indexing.rs has the semantics).
 //
 //   gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)
 //   scatter_add_{I}_{T}(n, li, walk, ls, size, step, idx, src, out, err)
@@ -82,4 +82,5 @@ __device__ __forceinline__ void scatter_add_body(size_t n, const Layout &li, con
         scatter_add_body<I, T>(n, li, walk, ls, size, step, idx, src, out, err);                                 \
     }
 FOR_ALL_DTYPES(INDEX_KERNELS, u32)
+FOR_ALL_DTYPES(INDEX_KERNELS, i32)
 FOR_ALL_DTYPES(INDEX_KERNELS, i64)

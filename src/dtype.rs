@@ -330,7 +330,7 @@ pub fn cast<T: WithDType, U: WithDType>(x: T) -> U {
     }
 }
 
-/// Element types that can index: `u32` and `i64`. A negative or too large index is an error of the op, never a
+/// Element types that can index: `u32`, `i32` and `i64`. A negative or too large index is an error of the op, never a
 /// wrap-around.
 pub trait IndexDType: WithDType {
     /// The index as a position, `None` if negative.
@@ -342,6 +342,15 @@ impl IndexDType for u32 {
     #[inline(always)]
     fn to_index(self) -> Option<usize> {
         Some(self as usize)
+    }
+    fn to_signed(self) -> i128 {
+        self.into()
+    }
+}
+impl IndexDType for i32 {
+    #[inline(always)]
+    fn to_index(self) -> Option<usize> {
+        usize::try_from(self).ok()
     }
     fn to_signed(self) -> i128 {
         self.into()

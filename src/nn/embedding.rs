@@ -7,7 +7,7 @@ use crate::dtype::{FloatDType, IndexDType};
 use crate::shape::{AppendDim, Const, Rank2};
 use crate::tensor::Tensor;
 
-/// A `(V, E)` table of `V` vectors of width `E`, looked up by `u32` or `i64` ids of any shape: the output appends
+/// A `(V, E)` table of `V` vectors of width `E`, looked up by `u32`, `i32` or `i64` ids of any shape: the output appends
 /// an `E` axis. [`Module::forward`] on ids gives a plain tensor (inference); [`Embedding::lookup`] a traced one
 /// whose gradient reaches the table. An id past `V` panics naming the op, the id and the size.
 ///

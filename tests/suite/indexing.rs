@@ -1,4 +1,4 @@
-//! index_select, gather, scatter_add and embedding against naive references, with u32 and i64 indices, on
+//! index_select, gather, scatter_add and embedding against naive references, with u32, i32 and i64 indices, on
 //! strided sources and strided index tensors, for every dtype; bad indices give the documented error.
 
 use crate::common::*;
@@ -100,8 +100,10 @@ fn gather_and_scatter<T: WithDType, D: Device, I: IndexDType>() {
 fn every_dtype<D: Device>() {
     fn both<T: WithDType, D: Device>() {
         index_select_all_views::<T, D, u32>();
+        index_select_all_views::<T, D, i32>();
         index_select_all_views::<T, D, i64>();
         gather_and_scatter::<T, D, u32>();
+        gather_and_scatter::<T, D, i32>();
         gather_and_scatter::<T, D, i64>();
     }
     both::<u8, D>();
@@ -154,6 +156,13 @@ fn embedding_and_errors<D: Device>() {
     assert_eq!(
         err.to_string(),
         "gather: index -1 is out of range for axis 1 of size 3"
+    );
+    let err = x
+        .try_index_select::<Axis<1>, _, _>(&Tensor::<i32, _, D>::from_array([1, -2]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "index_select: index -2 is out of range for axis 1 of size 3"
     );
     let err = table
         .try_embedding(&Tensor::<u32, _, D>::from_array([4]))

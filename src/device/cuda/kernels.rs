@@ -465,7 +465,7 @@ pub fn catalog() -> Vec<KernelSig> {
         if t.is_float() {
             all.push(KernelSig::cumprod_backward(t));
         }
-        for index in [DType::U32, DType::I64] {
+        for index in [DType::U32, DType::I32, DType::I64] {
             all.push(KernelSig::gather(index, t));
             all.push(KernelSig::scatter_add(index, t));
         }

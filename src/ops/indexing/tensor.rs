@@ -1,4 +1,4 @@
-//! Indexing with index tensors (`u32` or `i64`): `index_select`, `gather`, `scatter_add`, `embedding`. An index
+//! Indexing with index tensors (`u32`, `i32` or `i64`): `index_select`, `gather`, `scatter_add`, `embedding`. An index
 //! out of range is `Error::IndexOutOfRange` naming the op, the axis, the index and the size (the `try_` forms),
 //! or a panic with that message; never a wrap-around or an out-of-bounds read.
 //!
