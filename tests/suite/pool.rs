@@ -247,6 +247,14 @@ fn pools_2d<T: FloatDType, D: Device>() {
         Pool2d::<2, 2, 1>.dilation::<2>().ceil_mode(),
         &w.ceil(),
     );
+    // Per-axis windows with dilation.
+    let w = Win::new(&[2, 3], &[1, 2], &[1, 1]).dilate(2);
+    case_max::<T, D, 2, 3, 7, 6, 7, 2, _>(
+        "2x3 s(1,2) p(1,1) dilation 2",
+        &x,
+        Pool2dAxes::<2, 3, 1, 2, 1, 1>.dilation::<2>(),
+        &w,
+    );
     // A last window past the padded input in ceil mode: its divisor is clipped to the padded input.
     let y: Tensor<T, Rank4<2, 3, 7, 5>, D> = random(2);
     let w = Win::new(&[2, 2], &[2, 2], &[0, 0]).ceil();
@@ -322,6 +330,20 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
         &a.to_vec(),
         &want_avg,
         8,
+    );
+    // Dilated 3-D max pooling in ceil mode (dilation is separable too).
+    let win = Win::new(&[2, 2, 2], &[1, 1, 1], &[1, 1, 1])
+        .dilate(2)
+        .ceil();
+    let (want_max, _, _, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
+    assert_eq!(out, [5, 4, 6]);
+    let m: Tensor<T, Rank5<2, 2, 5, 4, 6>, D> =
+        v.max_pool3d(Pool3d::<2, 1, 1>.dilation::<2>().ceil_mode());
+    check(
+        "max_pool3d 2/1/1 dilation 2 ceil",
+        &m.to_vec(),
+        &want_max,
+        1,
     );
     // A permuted (strided) 3-D input.
     let p = v.transpose::<Axis<3>, Axis<4>>(); // (2, 2, 5, 6, 4)
