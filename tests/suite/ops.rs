@@ -1169,11 +1169,7 @@ fn bitwise_for<T: IntDType, D: Device>(bits: u32) {
         Tensor::<T, Rank1<N>, D>::from_vec(rhs_vals.iter().map(|&v| T::from_i64(v)).collect())
             .unwrap();
     // The result as `T` holds it: the low bits, as the cast rules wrap.
-    let wrap = |x: i128| -> i64 {
-        {
-            T::from_i64(x as i64).to_i64()
-        }
-    };
+    let wrap = |x: i128| -> i64 { T::from_i64(x as i64).to_i64() };
     let (lo, hi) = if T::DTYPE == DType::I64 {
         (-1e6, 1e6)
     } else {

@@ -241,11 +241,7 @@ pub(super) fn max_pool2d_indices<T: FloatDType>(
         for (o, slot) in out_plane.iter_mut().enumerate() {
             let mut best: Option<(T::Acc, usize)> = None;
             win.for_each_tap(o / ow, o % ow, |s, d| {
-                let v = plane[s].to_acc();
-                match best {
-                    Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
-                    _ => best = Some((v, d)),
-                }
+                super::host::keep_first_max(&mut best, plane[s].to_acc(), d)
             });
             *slot = best.map_or(0, |(_, d)| d as u32);
         }

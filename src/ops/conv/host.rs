@@ -138,14 +138,21 @@ fn window_taps(
 /// (so -0 before +0 gives -0). `None` for no values.
 #[inline(always)]
 fn first_max<A: Accumulator>(values: impl Iterator<Item = (A, usize)>) -> Option<(A, usize)> {
-    let mut best: Option<(A, usize)> = None;
+    let mut best = None;
     for (v, at) in values {
-        match best {
-            Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
-            _ => best = Some((v, at)),
-        }
+        keep_first_max(&mut best, v, at);
     }
     best
+}
+
+/// One step of [`first_max`]: `(v, at)` replaces `best` when it is the first value, or larger, or the first
+/// NaN (the CPU's indices kernel folds its windows with it too).
+#[inline(always)]
+pub(super) fn keep_first_max<A: Accumulator>(best: &mut Option<(A, usize)>, v: A, at: usize) {
+    match *best {
+        Some((b, _)) if b.is_nan() || !(v > b || v.is_nan()) => {}
+        _ => *best = Some((v, at)),
+    }
 }
 
 /// Fills `out` (dense `(N, C, OH, OW)`) with `window(values, (oy, ox))` for every window of the pooling of `x`,

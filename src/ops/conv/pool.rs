@@ -318,22 +318,17 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         let rows: Tensor<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
             self,
             H,
-            |t| t.max_pool2d_dyn(adaptive_window(H, OH, true)),
+            |t| pool_view(t, &t.layout(), Pool::Max, adaptive_window(H, OH, true)),
             |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OH>>(idx),
             |a, b| a.maximum(b),
         );
         adaptive_max_along(
             &rows,
             W,
-            |t| t.max_pool2d_dyn(adaptive_window(W, OW, false)),
+            |t| pool_view(t, &t.layout(), Pool::Max, adaptive_window(W, OW, false)),
             |t, idx| t.index_select::<crate::shape::Axis<3>, u32, Const<OW>>(idx),
             |a, b| a.maximum(b),
         )
-    }
-
-    /// Max pooling under a runtime window into the output type (its size checked by the caller).
-    fn max_pool2d_dyn<SO: crate::shape::ConstShape>(&self, p: PoolParams<2>) -> Tensor<T, SO, D> {
-        pool_view(self, &self.layout(), Pool::Max, p)
     }
 }
 
@@ -740,9 +735,9 @@ mod traced {
         #[allow(clippy::type_complexity)]
         pub fn max_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
             &self,
-            window: G,
+            _window: G,
         ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-            let _ = self.value.max_pool3d::<OD, OH, OW, G>(window); // the build-time checks
+            check_pool!("max_pool3d", Pool::Max, G::PARAMS, [DP, H, W], [OD, OH, OW]);
             self.pool3d(Pool::Max, G::PARAMS)
         }
 
@@ -750,9 +745,9 @@ mod traced {
         #[allow(clippy::type_complexity)]
         pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
             &self,
-            window: G,
+            _window: G,
         ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-            let _ = self.value.avg_pool3d::<OD, OH, OW, G>(window); // the build-time checks
+            check_pool!("avg_pool3d", Pool::Avg, G::PARAMS, [DP, H, W], [OD, OH, OW]);
             self.pool3d(Pool::Avg, G::PARAMS)
         }
 
