@@ -160,6 +160,52 @@ fn assign_and_into_all<D: Device>() {
     assign_and_into::<f64, D>();
 }
 
+/// `copy_from` writes every view kind's values: into the destination's own buffer when it alone holds it
+/// (on the CPU the address stays), as a fresh copy when it shares it (the sharer keeps its values); a runtime
+/// dim mismatch is an error naming the op.
+fn copy_from<T: WithDType, D: Device>() {
+    for src in views::<T, D>(33, 0.0, 50.0) {
+        let what = format!("copy_from {} ({:?})", src.kind, T::DTYPE);
+        let mut dst = Tensor::<T, Mat, D>::zeros();
+        dst.copy_from(&src.tensor);
+        assert_eq!(dst.to_vec(), src.expected, "{what}");
+        let keep = dst.clone();
+        let mut shared = dst.clone();
+        shared.copy_from(&(&src.tensor + T::ONE));
+        assert_eq!(keep.to_vec(), src.expected, "{what}: the sharer changed");
+        assert_eq!(
+            shared.to_vec(),
+            (&src.tensor + T::ONE).to_vec(),
+            "{what}: shared"
+        );
+    }
+    let mut rows = Tensor::<T, (usize, Const<3>), D>::zeros_with_shape((2, Const));
+    let other = Tensor::<T, (usize, Const<3>), D>::zeros_with_shape((4, Const));
+    let err = rows.try_copy_from(&other).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ShapeMismatch {
+                op: "copy_from",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+fn copy_from_all<D: Device>() {
+    copy_from::<u8, D>();
+    copy_from::<u32, D>();
+    copy_from::<i8, D>();
+    copy_from::<i32, D>();
+    copy_from::<i64, D>();
+    copy_from::<f16, D>();
+    copy_from::<bf16, D>();
+    copy_from::<f32, D>();
+    copy_from::<f64, D>();
+}
+
 type Tiny = Rank2<2, 4>; // 8 elements: at most 64 bytes in every dtype, the tiny path's size
 
 /// On tiny static tensors the in-place and `_into` forms run a loop of known length instead of the kernel: the
@@ -328,6 +374,7 @@ device_tests! {
     tiny_assign_and_into_match_the_allocating_ops => tiny_assign_and_into_all;
     assign_broadcasts_rhs_and_checks_runtime_dims => broadcast_assign;
     large_inputs_match_references => large;
+    copy_from_writes_every_view_and_dtype => copy_from_all;
 }
 
 /// On the CPU a heap buffer that only its tensor holds is written in place; a shared one is not.
@@ -340,6 +387,15 @@ fn cpu_reuses_only_unshared_buffers() {
     a += 1.0;
     a.unary_assign(Exp);
     assert_eq!(a.storage().as_ptr(), before, "a unique buffer is reused");
+    let snapshot = a.to_vec();
+    a.copy_from(&Tensor::full(5.0));
+    assert_eq!(
+        a.storage().as_ptr(),
+        before,
+        "copy_from writes a unique buffer in place"
+    );
+    assert_eq!(a.to_vec(), [5.0; 32]);
+    a.copy_from(&Tensor::from_vec(snapshot).unwrap());
     let keep = a.clone();
     a += 1.0;
     assert_ne!(

@@ -146,6 +146,36 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         *self = self.scalar_op(op, value, false);
     }
 
+    /// Writes `src`'s values into this tensor (PyTorch's `copy_`): into its own buffer when it alone holds it
+    /// densely, as the other in-place ops do, so that work recorded on that buffer (a CUDA graph's input) sees
+    /// them; otherwise this tensor becomes a fresh copy. Panics if runtime-sized dims disagree; see
+    /// [`Self::try_copy_from`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let mut batch = Tensor::<f32, Rank2<2, 2>, Cpu>::zeros();
+    /// let next = Tensor::<f32, _, Cpu>::from_array([[1., 2.], [3., 4.]]);
+    /// batch.copy_from(&next.t().contiguous().t()); // any layout in, the same values out
+    /// assert_eq!(batch.to_array(), [[1., 2.], [3., 4.]]);
+    /// ```
+    #[track_caller]
+    pub fn copy_from(&mut self, src: &Self) {
+        device_ok(self.try_copy_from(src))
+    }
+
+    /// [`Self::copy_from`] returning `Error::ShapeMismatch` when runtime-sized dims disagree.
+    pub fn try_copy_from(&mut self, src: &Self) -> Result<()> {
+        let (dims, ls) = (self.dims(), src.layout());
+        if *ls.dims() != dims {
+            return Err(Error::shape_mismatch("copy_from", dims, *ls.dims()));
+        }
+        if let Some(out) = self.dense_out() {
+            return D::copy((src.buffer(), &ls), out);
+        }
+        *self = src.contiguous();
+        Ok(())
+    }
+
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
         // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
