@@ -163,17 +163,19 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         let Some(stats) = &self.running else {
             return;
         };
-        stats.num_batches_tracked.update(|k| k + 1);
+        // In place, so that a CUDA graph recording a training step moves the same buffers at each replay.
+        stats.num_batches_tracked.update_in_place(|k| *k += 1);
         let m = match self.config.momentum {
             Some(m) => m,
             None => 1.0 / stats.num_batches_tracked.value().to_scalar() as f64,
         };
-        let blend = |running: &Tensor<T, (Const<C>,), D>, batch: Tensor<T, (Const<C>,), D>| {
-            &(running * T::from_f64(1.0 - m)) + &(batch * T::from_f64(m))
+        let blend = |running: &mut Tensor<T, (Const<C>,), D>, batch: Tensor<T, (Const<C>,), D>| {
+            *running *= T::from_f64(1.0 - m);
+            *running += &(batch * T::from_f64(m));
         };
         let unbiased = var * T::from_f64(n as f64 / (n - 1) as f64);
-        stats.mean.update(|r| blend(r, mean.clone()));
-        stats.var.update(|r| blend(r, unbiased));
+        stats.mean.update_in_place(|r| blend(r, mean.clone()));
+        stats.var.update_in_place(|r| blend(r, unbiased));
     }
 
     /// The per-channel `(scale, shift)` for a normalisation with `mean` and `var`.

@@ -71,6 +71,25 @@ impl<T: WithDType, S: Shape, D: Device> Buffer<T, S, D> {
         let mut value = self.cell.write().unwrap_or_else(|e| e.into_inner());
         *value = f(&value);
     }
+
+    /// Changes the value through `f`, under the write lock, with in-place ops (`+=`, `copy_from`): they write
+    /// the buffer itself when no handle from [`Self::value`] shares it (those keep their values either way). A
+    /// CUDA graph that records such an update repeats it on the same buffer at each replay, where one that
+    /// records [`Self::update`] would keep writing a buffer the cell no longer holds.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Buffer;
+    /// let running = Buffer::new(Tensor::<f32, Rank1<2>, Cpu>::zeros());
+    /// running.update_in_place(|r| {
+    ///     *r *= 0.9;
+    ///     *r += &Tensor::from_array([1.0, 2.0]);
+    /// });
+    /// assert_eq!(running.value().to_array(), [1.0, 2.0]);
+    /// ```
+    pub fn update_in_place(&self, f: impl FnOnce(&mut Tensor<T, S, D>)) {
+        f(&mut self.cell.write().unwrap_or_else(|e| e.into_inner()));
+    }
 }
 
 /// Whether a layer is in training mode. Layers that behave differently in training and evaluation
