@@ -1,19 +1,33 @@
 //! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse, and
-//! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer); then the
-//! process-wide TF32 switch of the f32 products.
-//! One test in its own binary, so no other test allocates while it reads the global statistics, and no other
-//! product runs while TF32 is on.
+//! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer); the
+//! process-wide TF32 switch of the f32 products; CUDA graphs (capture, replay, what they refuse and keep).
+//! One test in its own binary, so no other test allocates while it reads the global statistics, no other
+//! product runs while TF32 is on, and no other thread's work is recorded into a graph.
 #![cfg(feature = "cuda")]
 
 use typed_tensor::device::Cuda;
 use typed_tensor::prelude::*;
 
 #[test]
-fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
+fn device_services() {
     if let Err(e) = Cuda::init() {
-        eprintln!("skipped the caching allocator test: {e}");
+        eprintln!("skipped the CUDA device services test: {e}");
         return;
     }
+    caching_allocator_reuses_freed_buffers_and_reports_bytes();
+    tf32_products_stay_within_their_stated_error();
+    graphs::replay_elementwise_and_matmul_on_new_inputs();
+    graphs::a_replayed_training_step_matches_eager_training();
+    graphs::replay_reports_bad_indices_and_stale_inputs();
+    graphs::captures_refuse_host_work_and_leave_the_device_usable();
+    let end = Cuda::memory_stats().unwrap();
+    assert_eq!(
+        end.in_graphs, 0,
+        "every graph is gone, and its buffers with it"
+    );
+}
+
+fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
     Cuda::empty_cache().unwrap();
     let start = Cuda::memory_stats().unwrap();
     assert_eq!(start.cached, 0);
@@ -67,8 +81,6 @@ fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
     drop(t);
     let after = Cuda::memory_stats().unwrap();
     assert_eq!(after.in_use, start.in_use);
-
-    tf32_products_stay_within_their_stated_error();
 }
 
 /// With TF32 allowed, an f32 product of `K` terms in [-1, 1) is within `4 * 2^-11 * sqrt(K)` of the exact one
@@ -114,4 +126,213 @@ fn tf32_products_stay_within_their_stated_error() {
     assert!(exact < 1e-4 && again < 1e-4, "{exact} {again}");
     let bound = 4.0 * 2f64.powi(-11) * (K as f64).sqrt();
     assert!(tf32 < bound, "TF32 error {tf32} over {bound}");
+}
+
+mod graphs {
+    use typed_tensor::autograd::{Traced, Var};
+    use typed_tensor::device::{Cuda, CudaGraph};
+    use typed_tensor::nn::{BatchNorm1d, Linear, Module, ReLU};
+    use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
+    use typed_tensor::prelude::*;
+
+    /// Deterministic values in [-1, 1).
+    fn values(seed: u64, n: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
+                    - 1.0
+            })
+            .collect()
+    }
+
+    fn close(got: &[f32], want: &[f32], tol: f32, what: &str) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (g - w).abs() <= tol * (1.0 + w.abs()),
+                "{what}[{i}]: {g} vs {w}"
+            );
+        }
+    }
+
+    /// A graph of a product, a bias, an activation and a reduction replays on each new input written into the
+    /// captured one (through a transposed view too), giving what the eager ops give; its intermediate results
+    /// stay with it until it is dropped.
+    pub fn replay_elementwise_and_matmul_on_new_inputs() {
+        let before = Cuda::memory_stats().unwrap();
+        let mut x = Tensor::<f32, Rank2<8, 16>, Cuda>::zeros();
+        let w = Tensor::<f32, Rank2<16, 4>, Cuda>::from_vec(values(1, 64)).unwrap();
+        let b = Tensor::<f32, Rank1<4>, Cuda>::from_vec(values(2, 4)).unwrap();
+        let f = |x: &Tensor<f32, Rank2<8, 16>, Cuda>| {
+            let h = (x.matmul(&w) + &b).relu();
+            (h.sum::<Axis<1>>(), h.exp())
+        };
+        f(&x); // warm-up: first-use work (kernel loading, cuBLAS) happens outside the graph
+        let (graph, (sums, exps)) = Cuda::capture(|| f(&x)).unwrap();
+        assert!(graph.len() >= 4, "{graph:?}");
+        assert!(
+            Cuda::memory_stats().unwrap().in_graphs > 0,
+            "the product and the bias sum were dropped inside the capture; the graph keeps their buffers"
+        );
+        for step in 0..3u64 {
+            let input =
+                Tensor::<f32, Rank2<16, 8>, Cuda>::from_vec(values(10 + step, 128)).unwrap();
+            x.copy_from(&input.t()); // a strided source, written into the captured buffer
+            graph.replay().unwrap();
+            let (want_sums, want_exps) = f(&x);
+            close(&sums.to_vec(), &want_sums.to_vec(), 1e-5, "sums");
+            close(&exps.to_vec(), &want_exps.to_vec(), 1e-5, "exps");
+        }
+        drop(graph);
+        let after = Cuda::memory_stats().unwrap();
+        assert_eq!(
+            after.in_graphs, before.in_graphs,
+            "dropping the graph releases its buffers"
+        );
+    }
+
+    type Mlp = (
+        Linear<f32, 16, 32, Cuda>,
+        BatchNorm1d<f32, 32, Cuda>,
+        ReLU,
+        Linear<f32, 32, 5, Cuda>,
+    );
+
+    fn mlp() -> Mlp {
+        (Linear::new(3), BatchNorm1d::new(), ReLU, Linear::new(4))
+    }
+
+    fn batch(step: u64) -> (Vec<f32>, Vec<u32>) {
+        let labels = (0..8)
+            .map(|i| ((i as u64 * 7 + step * 3) % 5) as u32)
+            .collect();
+        (values(100 + step, 8 * 16), labels)
+    }
+
+    /// Forward and backward of an MLP with batch norm and cross entropy (a gather, and a scatter_add in its
+    /// gradient) recorded once and replayed on new batches, Adam stepping after each replay: the losses, the
+    /// parameters and the running statistics (updated in place, so each replay moves them) follow eager training
+    /// of an identical model step for step.
+    pub fn a_replayed_training_step_matches_eager_training() {
+        let (eager, graphed) = (mlp(), mlp());
+        let mut opt_e = Adam::new(&eager, AdamConfig::default());
+        let mut opt_g = Adam::new(&graphed, AdamConfig::default());
+        let mut x = Tensor::<f32, Rank2<8, 16>, Cuda>::zeros();
+        let mut y = Tensor::<u32, Rank1<8>, Cuda>::zeros();
+        let step = |model: &Mlp,
+                    x: &Tensor<f32, Rank2<8, 16>, Cuda>,
+                    y: &Tensor<u32, Rank1<8>, Cuda>| {
+            let logits: Traced<f32, Rank2<8, 5>, Cuda> = model.forward(Traced::constant(x.clone()));
+            let loss = logits.cross_entropy(y).mean_all();
+            let value = loss.value().clone();
+            (value, loss.backward())
+        };
+        let mut graph: Option<(CudaGraph, _)> = None;
+        for k in 0..6u64 {
+            let (pixels, labels) = batch(k);
+            let xe = Tensor::<f32, Rank2<8, 16>, Cuda>::from_vec(pixels).unwrap();
+            let ye = Tensor::<u32, Rank1<8>, Cuda>::from_vec(labels).unwrap();
+            let (loss_e, grads_e) = step(&eager, &xe, &ye);
+            opt_e.step(&grads_e);
+            x.copy_from(&xe);
+            y.copy_from(&ye);
+            let loss_g = if k == 0 {
+                // The first step runs eagerly: Adam makes its moments there, outside the graph.
+                let (loss, grads) = step(&graphed, &x, &y);
+                opt_g.step(&grads);
+                loss
+            } else {
+                let (g, (loss, grads)) =
+                    graph.get_or_insert_with(|| Cuda::capture(|| step(&graphed, &x, &y)).unwrap());
+                g.replay().unwrap();
+                opt_g.step(grads);
+                loss.clone()
+            };
+            close(
+                &loss_g.to_vec(),
+                &loss_e.to_vec(),
+                1e-5,
+                &format!("loss at step {k}"),
+            );
+        }
+        let mut params = (Vec::new(), Vec::new());
+        let (a, b) = (&eager, &graphed);
+        params.0.extend(a.0.weight.value().to_vec());
+        params.1.extend(b.0.weight.value().to_vec());
+        params.0.extend(a.3.weight.value().to_vec());
+        params.1.extend(b.3.weight.value().to_vec());
+        close(&params.1, &params.0, 1e-4, "weights after 6 steps");
+        let (ra, rb) = (a.1.running.as_ref().unwrap(), b.1.running.as_ref().unwrap());
+        close(&rb.mean.value().to_vec(), &ra.mean.value().to_vec(), 1e-5, "running mean");
+        close(&rb.var.value().to_vec(), &ra.var.value().to_vec(), 1e-5, "running var");
+        assert_eq!(rb.num_batches_tracked.value().to_scalar(), 6);
+        let (g, _) = graph.unwrap();
+        assert!(g.len() >= 20, "forward and backward in one graph: {g:?}");
+    }
+
+    /// An out-of-range label written after the capture is reported by the replay as the eager gather reports it
+    /// (and the next good batch replays cleanly); a captured input replaced by a new tensor (not written in
+    /// place) makes replay refuse instead of reading the old buffer.
+    pub fn replay_reports_bad_indices_and_stale_inputs() {
+        let x = Tensor::<f32, Rank2<4, 3>, Cuda>::from_vec(values(7, 12)).unwrap();
+        let mut idx = Tensor::<u32, Rank2<4, 1>, Cuda>::zeros();
+        let (graph, picked) = Cuda::capture(|| x.gather::<Axis<1>, u32, _>(&idx)).unwrap();
+        idx.copy_from(&Tensor::from_array([[0], [2], [3], [1]]));
+        match graph.replay() {
+            Err(Error::IndexOutOfRange {
+                op, index, size, ..
+            }) => {
+                assert_eq!((op, index, size), ("gather", 3, 3))
+            }
+            other => panic!("expected an out-of-range index, got {other:?}"),
+        }
+        idx.copy_from(&Tensor::from_array([[0], [2], [1], [1]]));
+        graph.replay().unwrap();
+        let xs = x.to_vec();
+        assert_eq!(picked.to_vec(), [xs[0], xs[5], xs[7], xs[10]]);
+
+        drop(x); // as if replaced by a new tensor: the captured buffer is dropped
+        let err = graph.replay().unwrap_err();
+        assert!(err.to_string().contains("replaced"), "{err}");
+    }
+
+    /// Reads, host copies, waits and optimizer steps inside a capture fail it, naming the op; so does a panic,
+    /// and the device keeps working after each.
+    pub fn captures_refuse_host_work_and_leave_the_device_usable() {
+        let x = Tensor::<f32, Rank1<4>, Cuda>::from_array([1., 2., 3., 4.]);
+        let works = || assert_eq!((&x * 2.0).to_vec(), [2., 4., 6., 8.]);
+        let err = Cuda::capture(|| (&x + 1.0).try_to_vec()).unwrap_err();
+        assert!(
+            err.to_string().contains("to_vec") && err.to_string().contains("cannot be recorded"),
+            "{err}"
+        );
+        works();
+        let err =
+            Cuda::capture(|| Tensor::<f32, Rank1<2>, Cuda>::from_vec(vec![1., 2.])).unwrap_err();
+        assert!(err.to_string().contains("from_slice"), "{err}");
+        works();
+        let err = Cuda::capture(Cuda::synchronize).unwrap_err();
+        assert!(err.to_string().contains("synchronize"), "{err}");
+        works();
+        let w = Var::new(Tensor::<f32, Rank1<4>, Cuda>::ones());
+        let mut opt = Adam::new(&w, AdamConfig::default());
+        let grads = (w.trace() * &x).sum_all().backward();
+        opt.step(&grads);
+        let err = Cuda::capture(|| opt.try_step(&grads)).unwrap_err();
+        assert!(err.to_string().contains("Adam::step"), "{err}");
+        works();
+        let nested = Cuda::capture(|| Cuda::capture(|| ()).map(|_| ()));
+        assert!(nested.unwrap().1.is_err(), "one capture at a time");
+        let panicked =
+            std::panic::catch_unwind(|| Cuda::capture(|| -> () { panic!("inside a capture") }));
+        assert!(panicked.is_err());
+        works();
+        let (empty, ()) = Cuda::capture(|| ()).unwrap();
+        assert!(empty.is_empty());
+        empty.replay().unwrap();
+    }
 }

@@ -24,7 +24,7 @@ pub use cpu::CpuMemoryStats;
 #[cfg(feature = "alloc")]
 pub use cpu::{Cpu, CpuStorage};
 #[cfg(feature = "cuda")]
-pub use cuda::{Cuda, MatmulBackend};
+pub use cuda::{Cuda, CudaGraph, MatmulBackend, MemoryStats};
 pub use embedded::{ArrayStorage, Embedded};
 
 use crate::dtype::WithDType;
@@ -202,6 +202,13 @@ pub unsafe trait Kernels {
     #[cfg(feature = "alloc")]
     fn from_vec<T: WithDType, S: Shape>(data: Vec<T>) -> Result<Self::Storage<T, S>> {
         Self::from_slice(&data)
+    }
+    /// An error naming `op` while this device records work for later replays instead of running it (CUDA's
+    /// `Cuda::capture`), for work whose arguments change from call to call, such as an optimizer's step (`what`
+    /// says what it is); `Ok` on devices that never record (the default).
+    fn refuse_recording(op: &'static str, what: &str) -> Result<()> {
+        let _ = (op, what);
+        Ok(())
     }
     /// The buffer as a host slice, on a device whose memory is the host's (`None`, the default, elsewhere). With
     /// [`Self::host_zeros`] and [`Self::host_slice_mut`] it lets tiny ops with static shapes run inline instead of

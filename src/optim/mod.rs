@@ -137,12 +137,18 @@ fn check_dims(op: &'static str, dims: &Dims, grad: &Dims) -> Result<()> {
     Ok(())
 }
 
-/// `Error::ShapeMismatch` naming `op` when `param`'s gradient in `grads` has another shape than `param`.
+/// `Error::ShapeMismatch` naming `op` when `param`'s gradient in `grads` has another shape than `param`; an
+/// error too while the device records a graph.
 fn check_grad<T: FloatDType, D: Device>(
     op: &'static str,
     param: &VarCell<T, D>,
     grads: &Gradients,
 ) -> Result<()> {
+    // A graph would replay this step's coefficients (the learning rate, Adam's bias correction) forever.
+    D::refuse_recording(
+        op,
+        "an optimizer step (its coefficients change from step to step)",
+    )?;
     match grads.peek::<T, D>(param.id()) {
         Some(g) => check_dims(op, param.dims(), &g.dims()),
         None => Ok(()),

@@ -6,6 +6,7 @@
 //! ops panic with it); [`Cuda::is_available`] tells beforehand.
 
 mod blas;
+mod graph;
 pub mod kernels;
 
 use super::{Device, Kernels, Write};
@@ -24,6 +25,8 @@ use cust::context::{Context, CurrentContext};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cu;
+pub use graph::CudaGraph;
+pub(crate) use graph::{capturing, defer_index_check, read_pinned, refuse_in_capture, IndexCheck};
 use kernels::{AdamCoefficients, ConvGeom, GemmDims, KernelLayout, KernelSig};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
@@ -58,6 +61,12 @@ struct Cache {
     free: BTreeMap<usize, Vec<cu::CUdeviceptr>>,
     in_use: usize,
     cached: usize,
+    /// Bytes of buffers whose tensors are gone but which a graph still addresses.
+    in_graphs: usize,
+    /// The books of the running [`Cuda::capture`], if any.
+    capture: Option<graph::Recording>,
+    /// Buffers that live graphs address, by base address.
+    pins: BTreeMap<cu::CUdeviceptr, graph::Pin>,
 }
 
 impl Cache {
@@ -91,6 +100,9 @@ pub struct MemoryStats {
     pub in_use: usize,
     /// Bytes in freed buffers kept for reuse.
     pub cached: usize,
+    /// Bytes in buffers no tensor holds any more but a live [`CudaGraph`] addresses (its intermediate results);
+    /// they return to the cache when the graph is dropped.
+    pub in_graphs: usize,
 }
 
 static STATE: OnceLock<core::result::Result<State, String>> = OnceLock::new();
@@ -216,6 +228,7 @@ impl Cuda {
     /// Waits for every queued kernel to finish.
     pub fn synchronize() -> Result<()> {
         let st = state("synchronize")?;
+        refuse_in_capture("synchronize", "waiting for the GPU")?;
         st.stream
             .synchronize()
             .map_err(|e| cuda_err("synchronize", e))
@@ -238,6 +251,7 @@ impl Cuda {
         Ok(MemoryStats {
             in_use: cache.in_use,
             cached: cache.cached,
+            in_graphs: cache.in_graphs,
         })
     }
 
@@ -257,7 +271,7 @@ impl Cuda {
     /// let ours = Cuda::with_matmul_backend(MatmulBackend::Kernels, || a.matmul(&b));
     /// assert_eq!(Cuda::last_matmul_backend(), Some(MatmulBackend::Kernels));
     /// let theirs = a.matmul(&b); // cuBLAS, when installed
-    /// assert!(ours.sub(&theirs).abs().max_all().to_scalar() < 1e-4);
+    /// assert!((&ours - &theirs).abs().max_all().to_scalar() < 1e-4);
     /// ```
     pub fn with_matmul_backend<R>(backend: MatmulBackend, f: impl FnOnce() -> R) -> R {
         blas::with_backend(backend, f)
@@ -292,6 +306,7 @@ impl Cuda {
 
     /// Gives every cached (freed) buffer back to the driver, after waiting for queued kernels.
     pub fn empty_cache() -> Result<()> {
+        refuse_in_capture("empty_cache", "freeing memory")?;
         Self::synchronize()?;
         lock(state("empty_cache")?).release();
         Ok(())
@@ -321,14 +336,17 @@ impl DeviceBytes {
         if let Some(ptr) = cache.free.get_mut(&size).and_then(Vec::pop) {
             cache.cached -= size;
             cache.in_use += size;
+            cache.note_alloc(ptr);
             return Ok(DeviceBytes { ptr, size });
         }
         let mut ptr: cu::CUdeviceptr = 0;
         // SAFETY: the driver writes one device address to `ptr`, a valid `CUdeviceptr` on our stack; the
         // context is current (`state` made it so).
         let mut code = unsafe { cu::cuMemAlloc_v2(&mut ptr, size) };
-        if code == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY && cache.cached > 0 {
-            // Out of memory with buffers cached: give them back and try once more.
+        if code == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY && cache.cached > 0 && !graph::capturing()
+        {
+            // Out of memory with buffers cached: give them back and try once more (not in a capture, where
+            // neither the wait nor the frees may run).
             let _ = st.stream.synchronize();
             cache.release();
             // SAFETY: as for the first attempt.
@@ -336,6 +354,7 @@ impl DeviceBytes {
         }
         check(op, code)?;
         cache.in_use += size;
+        cache.note_alloc(ptr);
         Ok(DeviceBytes { ptr, size })
     }
 }
@@ -344,6 +363,9 @@ impl Drop for DeviceBytes {
     fn drop(&mut self) {
         if let Ok(st) = state("free") {
             let mut cache = lock(st);
+            if cache.hold_if_pinned(self.ptr, self.size) {
+                return;
+            }
             cache.in_use -= self.size;
             cache.cached += self.size;
             cache.free.entry(self.size).or_default().push(self.ptr);
@@ -380,6 +402,12 @@ impl<T: WithDType> CudaStorage<T> {
     }
     /// Device address of element `offset`.
     pub(crate) fn ptr_at(&self, offset: usize) -> u64 {
+        if graph::capturing() {
+            // A kernel being recorded addresses this buffer: the graph will keep it.
+            if let Ok(st) = state("capture") {
+                lock(st).touch(&self.bytes);
+            }
+        }
         self.bytes.ptr + (offset * size_of::<T>()) as u64
     }
     /// Number of elements.
@@ -650,6 +678,7 @@ pub(crate) fn read_back<T: WithDType>(
         ));
     }
     let st = state(op)?;
+    refuse_in_capture(op, "a read from the GPU to the host")?;
     st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
     // SAFETY: the source range, `out.len()` elements from `offset`, lies inside `s` (checked above), and the
@@ -706,6 +735,10 @@ unsafe impl Kernels for Cuda {
     #[inline(always)]
     fn buffer<T: WithDType, S: Shape>(storage: &CudaStorage<T>) -> &CudaStorage<T> {
         storage
+    }
+
+    fn refuse_recording(op: &'static str, what: &str) -> Result<()> {
+        refuse_in_capture(op, what)
     }
 
     #[inline]
@@ -768,6 +801,7 @@ unsafe impl Kernels for Cuda {
     }
 
     fn from_slice<T: WithDType, S: Shape>(data: &[T]) -> Result<CudaStorage<T>> {
+        refuse_in_capture("from_slice", "a copy from the host to the GPU")?;
         let out = CudaStorage::<T>::alloc("from_slice", data.len())?;
         if !data.is_empty() {
             let bytes: &[u8] = bytemuck::cast_slice(data);

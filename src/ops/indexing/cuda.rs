@@ -3,7 +3,10 @@
 
 use super::IndexingKernels;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
-use crate::device::cuda::{check, dest, launch, read_back, Arg, CudaStorage};
+use crate::device::cuda::{
+    capturing, check, defer_index_check, dest, launch, read_back, read_pinned, Arg, CudaStorage,
+    IndexCheck,
+};
 use crate::device::{Cuda, Kernels};
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
@@ -16,6 +19,10 @@ struct IndexError(CudaStorage<i64>);
 impl IndexError {
     fn new(op: &'static str) -> Result<Self> {
         let flag = CudaStorage::<i64>::alloc(op, 1)?;
+        if capturing() {
+            // Set outside the graph, when the capture ends (a memset here would be a host call, not recorded).
+            return Ok(IndexError(flag));
+        }
         // All bits set (u64::MAX to the kernels, which take an unsigned atomic minimum): no bad index.
         // SAFETY: `flag` is a fresh allocation of one i64, that is two 32-bit words.
         check(op, unsafe {
@@ -35,6 +42,28 @@ impl IndexError {
         axis: usize,
         size: usize,
     ) -> Result<()> {
+        if capturing() {
+            // Checked after each replay instead: the bad index is read from the index tensor's buffer, which
+            // the graph keeps allocated (it addresses it).
+            // (Not a clone of the storage: the index tensor must stay its buffer's only holder, so that
+            // writing the next batch's indices into it goes in place.)
+            let (base, layout) = (idx.ptr_at(0), *li);
+            let report = move |pos: usize| {
+                let at = base + (linear_offset(&layout, pos) * size_of::<I>()) as u64;
+                // SAFETY: `at` is an element of the index tensor's buffer, which every graph holding this check
+                // pins (the kernel addressed it during the capture), so it stays allocated while the check lives.
+                match unsafe { read_pinned::<I>(op, at) } {
+                    Ok(bad) => Error::IndexOutOfRange {
+                        op,
+                        axis,
+                        index: bad.to_signed(),
+                        size,
+                    },
+                    Err(e) => e,
+                }
+            };
+            return defer_index_check(op, IndexCheck::new(self.0, alloc::boxed::Box::new(report)));
+        }
         let mut pos = [0];
         read_back(op, &self.0, 0, &mut pos)?;
         if pos[0] == -1 {
