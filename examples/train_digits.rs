@@ -2,7 +2,9 @@
 //! (data/digits.csv.gz, 1797 images) and reports held-out accuracy: `cargo run --release --example train_digits`
 //! (all three), or with `mlp` / `cnn` / `bn-cnn` as argument.
 //! The models are generic over the device: with `--features cuda`, `cuda` as second argument trains on the GPU
-//! (`cargo run --release --features cuda --example train_digits -- mlp cuda`), the same code unchanged.
+//! (`cargo run --release --features cuda --example train_digits -- mlp cuda`), the same code unchanged, and
+//! `cuda-graph` records each step's forward and backward pass once as a CUDA graph (after one eager step) and
+//! replays it per batch, writing each batch into the recorded input tensors (`Tensor::copy_from`).
 //!
 //! The models' types spell their shapes: the MLP is `Linear<f32, 64, 64>`, `ReLU`, `Linear<f32, 64, 10>`; the
 //! CNN reshapes each row of 64 pixels into a 1x8x8 image (a user-defined layer, [`ToImage`]), then two
@@ -244,10 +246,42 @@ where
     right as f64 / N as f64
 }
 
+/// What a training step's forward and backward pass give: the batch's mean loss and the gradients.
+pub type StepOutput<D> = (Tensor<f32, (), D>, typed_tensor::autograd::Gradients);
+
+/// Records a training step's forward and backward pass once, for replays (a CUDA graph: see
+/// [`cuda_graph_recorder`]): gives the replay, and the tensors each replay rewrites.
+pub type Recorder<D> = fn(&mut dyn FnMut() -> StepOutput<D>) -> Recorded<D>;
+
+/// A recorded step: the replay, and the tensors each replay rewrites.
+pub type Recorded<D> = (Box<dyn Fn()>, StepOutput<D>);
+
+/// The recorder of `cuda-graph` runs: `Cuda::capture`, and `CudaGraph::replay` per step.
+#[cfg(feature = "cuda")]
+pub fn cuda_graph_recorder(
+    step: &mut dyn FnMut() -> StepOutput<typed_tensor::device::Cuda>,
+) -> Recorded<typed_tensor::device::Cuda> {
+    let (graph, out) =
+        typed_tensor::device::Cuda::capture(step).expect("capture the training step");
+    (
+        Box::new(move || graph.replay().expect("replay the training step")),
+        out,
+    )
+}
+
 /// Trains the model `config.arch` names on device `D`.
 pub fn train<D: Device>(config: &Config) -> Report {
+    train_with::<D>(config, None)
+}
+
+/// [`train`], with each step's forward and backward pass recorded once by `recorder` (after one eager step) and
+/// replayed, when given.
+pub fn train_with<D: Device>(config: &Config, recorder: Option<Recorder<D>>) -> Report {
     match config.arch {
-        Arch::Mlp => train_mlp::<D>(config).1,
+        Arch::Mlp => {
+            let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
+            train_model(&model, config, recorder)
+        }
         Arch::Cnn => {
             let model: Cnn<D> = (
                 (ToImage, Conv2d::new(config.seed), ReLU, MaxPool2d),
@@ -255,7 +289,7 @@ pub fn train<D: Device>(config: &Config) -> Report {
                 Flatten,
                 Linear::new(config.seed + 2),
             );
-            train_model(&model, config)
+            train_model(&model, config, recorder)
         }
         Arch::BnCnn => {
             let conv_bn = |seed| (Conv2d::new(seed), BatchNorm2d::new());
@@ -267,7 +301,7 @@ pub fn train<D: Device>(config: &Config) -> Report {
                 Flatten,
                 Linear::new(config.seed + 3),
             );
-            train_model(&model, config)
+            train_model(&model, config, recorder)
         }
     }
 }
@@ -275,11 +309,15 @@ pub fn train<D: Device>(config: &Config) -> Report {
 /// Trains the MLP on device `D` (whatever `config.arch` says) and hands it back with the report.
 pub fn train_mlp<D: Device>(config: &Config) -> (Mlp<D>, Report) {
     let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
-    let report = train_model(&model, config);
+    let report = train_model(&model, config, None);
     (model, report)
 }
 
-fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Report {
+fn train_model<D: Device, M: Classifier<D>>(
+    model: &M,
+    config: &Config,
+    recorder: Option<Recorder<D>>,
+) -> Report {
     let (train, test) = load_digits(config.seed);
     assert_eq!((train.labels.len(), test.labels.len()), (TRAIN, TEST));
     // Cosine decay of the learning rate over the whole run settles the last epochs.
@@ -293,6 +331,13 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut final_loss = f32::NAN;
     let mut epoch_times = Vec::with_capacity(config.epochs);
+    // With a recorder, batches are written into these two tensors, which the recorded step reads.
+    let (mut x_in, mut y_in) = (
+        Tensor::<f32, Rank2<BATCH, PIXELS>, D>::zeros(),
+        Tensor::<u32, Rank1<BATCH>, D>::zeros(),
+    );
+    let mut recorded: Option<Recorded<D>> = None;
+    let mut warmed_up = false;
     for epoch in 0..config.epochs {
         let start = Instant::now();
         model.train(); // batch statistics and dropout, where the model has them
@@ -305,14 +350,43 @@ fn train_model<D: Device, M: Classifier<D>>(model: &M, config: &Config) -> Repor
             let labels: Vec<u32> = chunk.iter().map(|&i| train.labels[i]).collect();
             let x = Tensor::<f32, Rank2<BATCH, PIXELS>, D>::from_vec(pixels).unwrap();
             let y = Tensor::<u32, Rank1<BATCH>, D>::from_vec(labels).unwrap();
-            let logits: Traced<f32, Rank2<BATCH, 10>, D> = model.forward(Traced::constant(x));
-            let loss = logits.cross_entropy(&y).mean_all();
-            loss_sum += loss.to_scalar();
-            batches += 1;
-            let t1 = Instant::now();
-            let grads = loss.backward();
-            let t2 = Instant::now();
-            opt.step(&grads);
+            let step = |x: &Tensor<f32, Rank2<BATCH, PIXELS>, D>,
+                        y: &Tensor<u32, Rank1<BATCH>, D>| {
+                let logits: Traced<f32, Rank2<BATCH, 10>, D> =
+                    model.forward(Traced::constant(x.clone()));
+                let loss = logits.cross_entropy(y).mean_all();
+                (loss.value().clone(), loss.backward())
+            };
+            let (t1, t2);
+            if let Some(record) = recorder {
+                x_in.copy_from(&x);
+                y_in.copy_from(&y);
+                if recorded.is_none() && !warmed_up {
+                    // One eager step first: Adam makes its moments outside the recording.
+                    let (loss, grads) = step(&x_in, &y_in);
+                    loss_sum += loss.to_scalar();
+                    (t1, t2) = (Instant::now(), Instant::now());
+                    opt.step(&grads);
+                    warmed_up = true;
+                } else {
+                    let (replay, (loss, grads)) =
+                        recorded.get_or_insert_with(|| record(&mut || step(&x_in, &y_in)));
+                    replay();
+                    loss_sum += loss.to_scalar();
+                    (t1, t2) = (Instant::now(), Instant::now());
+                    opt.step(grads);
+                }
+                batches += 1;
+            } else {
+                let logits: Traced<f32, Rank2<BATCH, 10>, D> = model.forward(Traced::constant(x));
+                let loss = logits.cross_entropy(&y).mean_all();
+                loss_sum += loss.to_scalar();
+                batches += 1;
+                t1 = Instant::now();
+                let grads = loss.backward();
+                t2 = Instant::now();
+                opt.step(&grads);
+            }
             let t3 = Instant::now();
             forward += t1 - t0;
             backward += t2 - t1;
@@ -370,7 +444,13 @@ fn main() {
             "cpu" => train::<Cpu>(&config),
             #[cfg(feature = "cuda")]
             "cuda" => train::<typed_tensor::device::Cuda>(&config),
-            other => panic!("unknown device {other:?}: use cpu, or cuda with --features cuda"),
+            #[cfg(feature = "cuda")]
+            "cuda-graph" => {
+                train_with::<typed_tensor::device::Cuda>(&config, Some(cuda_graph_recorder))
+            }
+            other => panic!(
+                "unknown device {other:?}: use cpu, or cuda or cuda-graph with --features cuda"
+            ),
         };
         println!(
             "{arch:?} final test accuracy: {:.2}%",
