@@ -275,12 +275,16 @@ pub(crate) struct Call {
 /// Measured in benches/cuda.rs (`small matmul` lines).
 pub(crate) const MIN_MULTIPLY_ADDS: u64 = 1 << 20;
 
-pub(crate) fn plan(d: &GemmDims) -> Option<Call> {
+/// The cuBLAS call for the product `d` (`Cᵀ = Bᵀ Aᵀ` in its column-major terms), or `None` when it cannot read
+/// the layouts in place or the product has fewer than `min_work` multiply-adds (those stay with the kernels).
+/// Outside a CUDA graph capture `min_work` is [`MIN_MULTIPLY_ADDS`]; inside one it is 1, since cuBLAS's host time
+/// is then paid once, and only its GPU time is replayed.
+pub(crate) fn plan_from(d: &GemmDims, min_work: u64) -> Option<Call> {
     // Empty products and K = 0 (a zero-filled output) stay with the kernels, and so do small ones.
     let work = [d.m, d.n, d.k]
         .iter()
         .fold(d.batch, |w, &x| w.saturating_mul(x));
-    if work < MIN_MULTIPLY_ADDS {
+    if work < min_work.max(1) {
         return None;
     }
     let a = operand(d.m, d.k, d.a[1], d.a[2])?;
@@ -319,7 +323,12 @@ pub(crate) fn try_gemm<T: FloatDType>(
     if PREFERRED.with(Cell::get) != MatmulBackend::Cublas {
         return Ok(false);
     }
-    let Some(call) = plan(dims) else {
+    let min_work = if super::graph::capturing() {
+        1
+    } else {
+        MIN_MULTIPLY_ADDS
+    };
+    let Some(call) = plan_from(dims, min_work) else {
         return Ok(false);
     };
     let Ok(blas) = blas() else {
@@ -388,6 +397,10 @@ pub(crate) fn try_gemm<T: FloatDType>(
 mod tests {
     use super::*;
 
+    fn plan(d: &GemmDims) -> Option<Call> {
+        plan_from(d, MIN_MULTIPLY_ADDS)
+    }
+
     /// A batch of 2^20 products: every test shape below passes the size threshold.
     fn dims(m: u64, k: u64, n: u64, a: [u64; 3], b: [u64; 3]) -> GemmDims {
         GemmDims {
@@ -452,6 +465,9 @@ mod tests {
         assert!(plan(&d).is_some());
         d.m = 63;
         assert_eq!(plan(&d), None);
+        assert!(plan_from(&d, 1).is_some(), "inside a capture");
+        d.k = 0;
+        assert_eq!(plan_from(&d, 1), None, "an empty K stays with the kernels");
     }
 
     #[test]
