@@ -338,7 +338,8 @@ mod graphs {
     }
 
     /// Reads, host copies, waits and optimizer steps inside a capture fail it, naming the op; so does a panic,
-    /// and the device keeps working after each.
+    /// and the device keeps working after each. Captures do not nest, and another thread's launches fail while
+    /// one runs instead of being recorded.
     pub fn captures_refuse_host_work_and_leave_the_device_usable() {
         let x = Tensor::<f32, Rank1<4>, Cuda>::from_array([1., 2., 3., 4.]);
         let works = || assert_eq!((&x * 2.0).to_vec(), [2., 4., 6., 8.]);
@@ -364,6 +365,24 @@ mod graphs {
         works();
         let nested = Cuda::capture(|| Cuda::capture(|| ()).map(|_| ()));
         assert!(nested.unwrap().1.is_err(), "one capture at a time");
+        let (graph, other_thread) = Cuda::capture(|| {
+            std::thread::scope(|s| {
+                s.spawn(|| Tensor::<f32, (usize,), Cuda>::try_full_with_shape((4,), 1.0).map(drop))
+                    .join()
+                    .unwrap()
+            })
+        })
+        .unwrap();
+        let err = other_thread.unwrap_err();
+        assert!(
+            err.to_string().contains("another thread is capturing"),
+            "{err}"
+        );
+        assert!(
+            graph.is_empty(),
+            "nothing from the other thread was recorded"
+        );
+        drop(graph);
         let panicked =
             std::panic::catch_unwind(|| Cuda::capture(|| -> () { panic!("inside a capture") }));
         assert!(panicked.is_err());

@@ -33,8 +33,9 @@ pub(crate) fn capturing() -> bool {
 }
 
 /// What a running capture has seen so far.
-#[derive(Default)]
 pub(super) struct Recording {
+    /// The capturing thread: launches from others are refused meanwhile.
+    thread: std::thread::ThreadId,
     /// Base address and size of every buffer a kernel addressed.
     touched: BTreeMap<cu::CUdeviceptr, usize>,
     /// Buffers allocated during the capture (the others existed before it).
@@ -45,6 +46,23 @@ pub(super) struct Recording {
     refused: Option<(&'static str, String)>,
     /// Index checks deferred to each replay.
     checks: Vec<IndexCheck>,
+}
+
+impl Recording {
+    fn new() -> Self {
+        Recording {
+            thread: std::thread::current().id(),
+            touched: Default::default(),
+            allocated: Default::default(),
+            freed: Default::default(),
+            refused: None,
+            checks: Vec::new(),
+        }
+    }
+
+    fn on_capturing_thread(&self) -> bool {
+        self.thread == std::thread::current().id()
+    }
 }
 
 /// A buffer some live graph addresses.
@@ -165,10 +183,30 @@ pub(crate) fn refuse_in_capture(op: &'static str, what: &str) -> Result<()> {
         "{what} cannot be recorded in a CUDA graph; do it before Cuda::capture or after CudaGraph::replay"
     );
     let st = state(op)?;
-    if let Some(rec) = lock(st).capture.as_mut() {
+    if let Some(rec) = lock(st)
+        .capture
+        .as_mut()
+        .filter(|r| r.on_capturing_thread())
+    {
         rec.refused.get_or_insert((op, message.clone()));
     }
     Err(cuda_err(op, message))
+}
+
+/// An error for a launch from another thread than the capturing one while a capture runs: the device has one
+/// stream, so the work would be recorded into the other thread's graph instead of running.
+pub(crate) fn check_launching_thread(op: &'static str) -> Result<()> {
+    if !capturing() {
+        return Ok(());
+    }
+    let st = state(op)?;
+    match lock(st).capture.as_ref() {
+        Some(rec) if !rec.on_capturing_thread() => Err(cuda_err(
+            op,
+            "another thread is capturing a CUDA graph on the device's stream; launch after it ends",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Defers a captured gather/scatter's index check to each replay.
@@ -212,8 +250,8 @@ impl Cuda {
     /// Run `f` once eagerly first: work done only on a first call (cuBLAS's set-up, an optimizer's lazily made
     /// state) would otherwise be recorded and then redone on every replay. Reads to the host, host-to-device
     /// copies, [`Cuda::synchronize`] and the optimizers' steps are refused inside `f`; the first refusal fails the
-    /// capture, naming the op. The device has one stream, so work other threads queue meanwhile is recorded too:
-    /// capture from one thread while the others wait.
+    /// capture, naming the op. The device has one stream, so one capture runs at a time, and launches from other
+    /// threads meanwhile fail (with an error naming the op) instead of being recorded.
     ///
     /// ```no_run
     /// # use typed_tensor::prelude::*;
@@ -231,7 +269,7 @@ impl Cuda {
             if cache.capture.is_some() {
                 return Err(cuda_err(OP, "another capture is running"));
             }
-            cache.capture = Some(Recording::default());
+            cache.capture = Some(Recording::new());
             CAPTURING.store(true, Ordering::Relaxed);
         }
         // From here on the session ends the capture and clears the books on every path, a panic in `f` included.
@@ -347,7 +385,7 @@ impl Session {
         let ended = check(OP, unsafe {
             cu::cuStreamEndCapture(self.st.stream.as_inner(), &mut graph)
         });
-        let rec = take_recording(self.st).unwrap_or_default();
+        let rec = take_recording(self.st).unwrap_or_else(Recording::new);
         let failed = match (&rec.refused, ended) {
             (Some((op, message)), _) => Some(Error::Cuda {
                 op: OP,

@@ -536,6 +536,7 @@ pub(crate) fn launch_grid_shared(
         return Ok(());
     }
     let st = state(op)?;
+    graph::check_launching_thread(op)?;
     let kernel = st.kernel(op, &sig)?;
     let mut ptrs = [core::ptr::null_mut::<c_void>(); kernels::MAX_PARAMS];
     for (p, arg) in ptrs.iter_mut().zip(&mut args) {
