@@ -738,6 +738,15 @@ fn losses<D: Device>() {
     check("cross_entropy", &logits, || {
         logits.trace().cross_entropy(&labels).mean_all()
     });
+    // Its own backward rule: rows weighted differently, a label repeated, and logits read through a transpose.
+    let weights = Tensor::<f64, _, D>::from_array([0.5, -2.0, 1.0, 3.0]);
+    check("cross_entropy, weighted rows", &logits, || {
+        (logits.trace().cross_entropy(&labels) * &weights).sum_all()
+    });
+    let columns = param::<Rank2<C, B>, D>(93, -3.0, 3.0);
+    check("cross_entropy of a transposed view", &columns, || {
+        (columns.trace().t().cross_entropy(&labels) * &weights).sum_all()
+    });
     check("nll of log_softmax", &logits, || {
         logits
             .trace()

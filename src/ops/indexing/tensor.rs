@@ -79,9 +79,25 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         grad: &Tensor<T, S2, D>,
         axis: usize,
     ) -> Self {
-        let zeros = or_panic(D::full::<T, S>(self.numel(), T::ZERO));
-        let (lz, lg) = (Layout::contiguous(self.dims()), grad.layout());
-        let (dst, src) = ((D::buffer(&zeros), &lz), (grad.buffer(), &lg));
+        let zeros = Self::from_storage(
+            self.shape(),
+            or_panic(D::full::<T, S>(self.numel(), T::ZERO)),
+        );
+        zeros.scatter_add_at(op, idx, grad, axis)
+    }
+
+    #[cfg(feature = "std")] // autograd
+    /// A copy of this tensor with `src[p]` added at `p` with its `axis` coordinate replaced by `idx[p]`: the
+    /// scatter-add of the gradient rules, on runtime axes and index layouts.
+    pub(crate) fn scatter_add_at<I: IndexDType, S2: Shape>(
+        &self,
+        op: &'static str,
+        idx: (&D::Buffer<I>, &Layout),
+        src: &Tensor<T, S2, D>,
+        axis: usize,
+    ) -> Self {
+        let (ld, ls) = (self.layout(), src.layout());
+        let (dst, src) = ((self.buffer(), &ld), (src.buffer(), &ls));
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         or_panic(unsafe {
             written!(
