@@ -83,22 +83,23 @@ fn caching_allocator_reuses_freed_buffers_and_reports_bytes() {
     assert_eq!(after.in_use, start.in_use);
 }
 
+/// Deterministic values in [-1, 1) (xorshift).
+fn values(seed: u64, n: usize) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
 /// With TF32 allowed, an f32 product of `K` terms in [-1, 1) is within `4 * 2^-11 * sqrt(K)` of the exact one
 /// (`Cuda::set_allow_tf32`'s stated precision); switched off again, products are exact f32 again.
 fn tf32_products_stay_within_their_stated_error() {
     const K: usize = 512;
-    let values = |seed: u64, n: usize| -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
-                    - 1.0
-            })
-            .collect()
-    };
     let (va, vb) = (values(1, 64 * K), values(2, K * 48));
     let a = Tensor::<f32, Rank2<64, K>, Cuda>::from_vec(va.clone()).unwrap();
     let b = Tensor::<f32, Rank2<K, 48>, Cuda>::from_vec(vb.clone()).unwrap();
@@ -129,25 +130,12 @@ fn tf32_products_stay_within_their_stated_error() {
 }
 
 mod graphs {
+    use super::values;
     use typed_tensor::autograd::{Traced, Var};
     use typed_tensor::device::{Cuda, CudaGraph};
     use typed_tensor::nn::{BatchNorm1d, Linear, Module, ReLU};
     use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
     use typed_tensor::prelude::*;
-
-    /// Deterministic values in [-1, 1).
-    fn values(seed: u64, n: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
-                    - 1.0
-            })
-            .collect()
-    }
 
     fn close(got: &[f32], want: &[f32], tol: f32, what: &str) {
         assert_eq!(got.len(), want.len(), "{what}");
