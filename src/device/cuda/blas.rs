@@ -351,7 +351,7 @@ pub(crate) fn try_gemm<T: FloatDType>(
     };
     let op_of = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
     state(op)?;
-    super::graph::check_launching_thread(op)?;
+    let gate = super::graph::launch_gate(op)?;
     let blas = blas.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: the handle was created on this context and runs on the device's stream; `plan` checked that each
     // operand's description (transpose, leading dimension, batch stride) addresses exactly the elements the
@@ -384,6 +384,7 @@ pub(crate) fn try_gemm<T: FloatDType>(
             CUBLAS_GEMM_DEFAULT,
         )
     };
+    drop((blas, gate));
     if code != CUBLAS_STATUS_SUCCESS {
         return Err(cuda_err(
             op,

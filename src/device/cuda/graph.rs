@@ -193,19 +193,18 @@ pub(crate) fn refuse_in_capture(op: &'static str, what: &str) -> Result<()> {
     Err(cuda_err(op, message))
 }
 
-/// An error for a launch from another thread than the capturing one while a capture runs: the device has one
-/// stream, so the work would be recorded into the other thread's graph instead of running.
-pub(crate) fn check_launching_thread(op: &'static str) -> Result<()> {
-    if !capturing() {
-        return Ok(());
-    }
-    let st = state(op)?;
-    match lock(st).capture.as_ref() {
+/// The gate every launch (kernel or cuBLAS call) passes, held until the launch is queued: an error on another
+/// thread than the capturing one while a capture runs (the device has one stream, so the work would be recorded
+/// into that thread's graph, on buffers it never pinned). Holding the books' lock across the launch closes the
+/// race with a capture that begins meanwhile: [`Cuda::capture`] begins under the same lock.
+pub(super) fn launch_gate(op: &'static str) -> Result<std::sync::MutexGuard<'static, Cache>> {
+    let cache = lock(state(op)?);
+    match cache.capture.as_ref() {
         Some(rec) if !rec.on_capturing_thread() => Err(cuda_err(
             op,
             "another thread is capturing a CUDA graph on the device's stream; launch after it ends",
         )),
-        _ => Ok(()),
+        _ => Ok(cache),
     }
 }
 
@@ -264,28 +263,28 @@ impl Cuda {
     /// ```
     pub fn capture<R>(f: impl FnOnce() -> R) -> Result<(CudaGraph, R)> {
         let st = state(OP)?;
-        {
-            let mut cache = lock(st);
-            if cache.capture.is_some() {
-                return Err(cuda_err(OP, "another capture is running"));
-            }
-            cache.capture = Some(Recording::new());
-            CAPTURING.store(true, Ordering::Relaxed);
+        let mut cache = lock(st);
+        if cache.capture.is_some() {
+            return Err(cuda_err(OP, "another capture is running"));
         }
-        // From here on the session ends the capture and clears the books on every path, a panic in `f` included.
-        let mut session = Session {
-            st,
-            capturing: false,
-        };
+        // Begun under the books' lock, which every launch holds while it queues (`launch_gate`): a launch from
+        // another thread lands before the capture or is refused, never recorded unseen.
         // Relaxed: allocations inside the capture are wanted (they are made once, and the graph keeps them).
-        // SAFETY: the stream is the device's, alive for the process, and not capturing (the books said so).
+        // SAFETY: the stream is the device's, alive for the process, and not capturing (the books say so).
         check(OP, unsafe {
             cu::cuStreamBeginCapture_v2(
                 st.stream.as_inner(),
                 cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
             )
         })?;
-        session.capturing = true;
+        cache.capture = Some(Recording::new());
+        CAPTURING.store(true, Ordering::Relaxed);
+        drop(cache);
+        // From here on the session ends the capture and clears the books on every path, a panic in `f` included.
+        let mut session = Session {
+            st,
+            capturing: true,
+        };
         let out = f();
         let (graph, rec) = session.end()?;
         let mut nodes = 0usize;

@@ -536,8 +536,8 @@ pub(crate) fn launch_grid_shared(
         return Ok(());
     }
     let st = state(op)?;
-    graph::check_launching_thread(op)?;
     let kernel = st.kernel(op, &sig)?;
+    let gate = graph::launch_gate(op)?;
     let mut ptrs = [core::ptr::null_mut::<c_void>(); kernels::MAX_PARAMS];
     for (p, arg) in ptrs.iter_mut().zip(&mut args) {
         *p = arg.ptr();
@@ -562,6 +562,7 @@ pub(crate) fn launch_grid_shared(
             core::ptr::null_mut(),
         )
     };
+    drop(gate);
     if code != cu::CUresult::CUDA_SUCCESS {
         return Err(cuda_err(op, format!("launching {}: {code:?}", sig.name)));
     }
