@@ -613,14 +613,10 @@ fn launch_overhead(_: &mut Criterion) {
     // capture every product goes to cuBLAS (its host time is paid once); `Kernels` records the PTX kernels
     // instead, for comparison.
     let waited = |f: &mut dyn FnMut()| {
-        f();
-        sync();
-        let start = Instant::now();
-        for _ in 0..200 {
+        seconds(|| {
             f();
-            sync();
-        }
-        start.elapsed().as_secs_f64() / 200.0
+            sync()
+        })
     };
     let eager_waited = waited(&mut || {
         let logits: Traced<f32, Rank2<32, 10>, Cuda> = model.forward(Traced::constant(x.clone()));

@@ -160,18 +160,10 @@ impl Cache {
 ///
 /// `at` must address a live element of a buffer of this context.
 pub(crate) unsafe fn read_pinned<T: WithDType>(op: &'static str, at: u64) -> Result<T> {
-    let st = state(op)?;
-    st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
-    let mut value = T::ZERO;
-    // SAFETY: the caller promises `at` is a live element; the destination is our local of the same size.
-    check(op, unsafe {
-        cu::cuMemcpyDtoH_v2(
-            &mut value as *mut T as *mut core::ffi::c_void,
-            at,
-            size_of::<T>(),
-        )
-    })?;
-    Ok(value)
+    let mut value = [T::ZERO];
+    // SAFETY: the caller promises `at` is a live element.
+    unsafe { super::copy_to_host(op, at, &mut value) }?;
+    Ok(value[0])
 }
 
 /// Refuses `op` (`what` says what it does) during a capture: the first refusal also fails the capture.
@@ -448,10 +440,7 @@ impl CudaGraph {
         check(OP, unsafe {
             cu::cuGraphLaunch(self.exec, st.stream.as_inner())
         })?;
-        if self.checks.is_empty() {
-            return Ok(());
-        }
-        st.stream.synchronize().map_err(|e| cuda_err(OP, e))?;
+        // Reading each check's word waits for the graph.
         for c in &self.checks {
             if let Some(e) = c.take(OP)? {
                 return Err(e);

@@ -679,18 +679,25 @@ pub(crate) fn read_back<T: WithDType>(
             ),
         ));
     }
-    let st = state(op)?;
     refuse_in_capture(op, "a read from the GPU to the host")?;
+    // SAFETY: the source range, `out.len()` elements from `offset`, lies inside `s` (checked above).
+    unsafe { copy_to_host(op, s.ptr_at(offset), out) }
+}
+
+/// Fills `out` with the elements at device address `at` on, after the queued work (the stream is synchronised
+/// first, so the data is final).
+///
+/// # Safety
+///
+/// `at` must address `out.len()` live elements of a buffer of this context.
+unsafe fn copy_to_host<T: WithDType>(op: &'static str, at: u64, out: &mut [T]) -> Result<()> {
+    let st = state(op)?;
     st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-    // SAFETY: the source range, `out.len()` elements from `offset`, lies inside `s` (checked above), and the
-    // destination is `out`'s own bytes, exclusively borrowed; the stream was synchronised, so the data is final.
+    // SAFETY: the caller promises the source range is live; the destination is `out`'s own bytes, exclusively
+    // borrowed.
     check(op, unsafe {
-        cu::cuMemcpyDtoH_v2(
-            bytes.as_mut_ptr() as *mut c_void,
-            s.ptr_at(offset),
-            bytes.len(),
-        )
+        cu::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, at, bytes.len())
     })
 }
 
