@@ -41,8 +41,9 @@ pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
 mod tiny;
 
 pub use crate::ops::conv::{
-    conv_out_size, conv_transpose_out_size, CeilMode, Conv, Conv2dAxes, ConvGeometry, Dilation,
-    ExcludePadding, OutputPadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
+    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, CeilMode, Conv,
+    Conv2dAxes, ConvGeometry, Dilation, ExcludePadding, OutputPadding, Pool1d, Pool2d, Pool2dAxes,
+    Pool3d, PoolGeometry,
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 

@@ -635,6 +635,45 @@ fn convolutions<D: Device>() {
     };
     check("conv_transpose2d output padding: input", &t, cp);
     check("conv_transpose2d output padding: weight", &wt, cp);
+    // Asymmetric padding: a row after and none before (stride 2 leaves that padded row unread), more columns
+    // before than after; a transposed convolution with asymmetric and output padding.
+    let asym = Conv::<2, 0, 1, 2>.asymmetric_padding::<0, 1, 2, 1>();
+    let ca = || -> Traced<f64, (), D> {
+        let x = nhwc
+            .trace()
+            .permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>();
+        let y: Traced<f64, Rank4<2, 6, 3, 5>, D> = x.conv2d(&wg, asym);
+        weighted(y)
+    };
+    check("conv2d asymmetric padding: input", &nhwc, ca);
+    check("conv2d asymmetric padding: weight", &wg, ca);
+    let cta = || -> Traced<f64, (), D> {
+        let geometry = Conv::<2, 0, 1, 2>.asymmetric_padding::<1, 2, 0, 1>();
+        let y: Traced<f64, Rank4<1, 2, 6, 8>, D> = t
+            .trace()
+            .conv_transpose2d(&wt, geometry.output_padding::<1, 1>());
+        weighted(y)
+    };
+    check("conv_transpose2d asymmetric padding: input", &t, cta);
+    check("conv_transpose2d asymmetric padding: weight", &wt, cta);
+    // A causal conv1d (two zeros before the sequence, none after) and conv_transpose1d with output padding.
+    let causal = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank3<2, 6, 5>, D> = s
+            .trace()
+            .conv1d(&k, Conv::<2, 0, 1, 2>.asymmetric_padding::<2, 0, 2, 0>());
+        weighted(y)
+    };
+    check("conv1d causal: input", &s, causal);
+    check("conv1d causal: weight", &k, causal);
+    let short = param::<Rank3<2, 6, 4>, D>(119, -1.0, 1.0);
+    let ct1 = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank3<2, 4, 8>, D> = short
+            .trace()
+            .conv_transpose1d(&k, Conv::<2, 1, 1, 2>.output_padding::<1, 1>());
+        weighted(y)
+    };
+    check("conv_transpose1d output padding: input", &short, ct1);
+    check("conv_transpose1d output padding: weight", &k, ct1);
     // Pooling: non-overlapping and overlapping windows, with padding.
     let p = param::<Rank4<2, 3, 5, 6>, D>(118, -1.0, 1.0);
     check("max_pool2d 2/2/0", &p, || {

@@ -11,16 +11,32 @@ use typed_tensor::tensor::{Conv, Conv2dAxes, ConvGeometry, Pool2d};
 #[allow(clippy::too_many_arguments)]
 fn conv_ref(
     x: &[f64],
-    [n, c, h, wd]: [usize; 4],
+    xd: [usize; 4],
     w: &[f64],
-    [co, cig, kh, kw]: [usize; 4],
+    wd: [usize; 4],
     stride: [usize; 2],
     pad: [usize; 2],
     dil: [usize; 2],
     groups: usize,
 ) -> (Vec<f64>, usize, usize) {
-    let oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) / stride[0] + 1;
-    let ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) / stride[1] + 1;
+    conv_sides_ref(x, xd, w, wd, stride, [pad, pad], dil, groups)
+}
+
+/// [`conv_ref`] with `pad[0]` zeros before each axis and `pad[1]` after (asymmetric padding): taps are placed
+/// from the leading padding, the output size counts both.
+#[allow(clippy::too_many_arguments)]
+fn conv_sides_ref(
+    x: &[f64],
+    [n, c, h, wd]: [usize; 4],
+    w: &[f64],
+    [co, cig, kh, kw]: [usize; 4],
+    stride: [usize; 2],
+    [pad, pad_end]: [[usize; 2]; 2],
+    dil: [usize; 2],
+    groups: usize,
+) -> (Vec<f64>, usize, usize) {
+    let oh = (h + pad[0] + pad_end[0] - dil[0] * (kh - 1) - 1) / stride[0] + 1;
+    let ow = (wd + pad[1] + pad_end[1] - dil[1] * (kw - 1) - 1) / stride[1] + 1;
     let cog = co / groups;
     let mut out = vec![0.0; n * co * oh * ow];
     for b in 0..n {
@@ -386,23 +402,23 @@ fn conv_transpose_ref(
     dil: usize,
     groups: usize,
 ) -> (Vec<f64>, usize, usize) {
-    let p = ([stride; 2], [pad; 2], [dil; 2]);
+    let p = ([stride; 2], [[pad; 2]; 2], [dil; 2]);
     conv_transpose_axes_ref(x, xd, w, wd, p, groups, [0, 0])
 }
 
-/// [`conv_transpose_ref`] with per-axis (stride, padding, dilation) and output padding: the output is `op`
-/// rows and columns longer, and they hold what lands there.
+/// [`conv_transpose_ref`] with per-axis stride, padding before and after (`[before, after]`), dilation and
+/// output padding: the output is `op` rows and columns longer, and they hold what lands there.
 fn conv_transpose_axes_ref(
     x: &[f64],
     [n, c, h, wd]: [usize; 4],
     w: &[f64],
     [_, cog, kh, kw]: [usize; 4],
-    (stride, pad, dil): ([usize; 2], [usize; 2], [usize; 2]),
+    (stride, [pad, pad_end], dil): ([usize; 2], [[usize; 2]; 2], [usize; 2]),
     groups: usize,
     op: [usize; 2],
 ) -> (Vec<f64>, usize, usize) {
-    let oh = (h - 1) * stride[0] + dil[0] * (kh - 1) + 1 - 2 * pad[0] + op[0];
-    let ow = (wd - 1) * stride[1] + dil[1] * (kw - 1) + 1 - 2 * pad[1] + op[1];
+    let oh = (h - 1) * stride[0] + dil[0] * (kh - 1) + 1 - pad[0] - pad_end[0] + op[0];
+    let ow = (wd - 1) * stride[1] + dil[1] * (kw - 1) + 1 - pad[1] - pad_end[1] + op[1];
     let (cig, co) = (c / groups, cog * groups);
     let mut out = vec![0.0; n * co * oh * ow];
     for b in 0..n {
@@ -477,7 +493,7 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
         [2, 4, 3, 4],
         &vals(&w.to_vec()),
         [4, 3, 2, 3],
-        ([2, 3], [1, 0], [1, 1]),
+        ([2, 3], [[1, 0], [1, 0]], [1, 1]),
         2,
         [1, 2],
     );
@@ -793,6 +809,113 @@ fn per_axis_geometry<T: FloatDType, D: Device>() {
     );
 }
 
+/// Asymmetric padding (more zeros on one side than the other, ONNX's `pads`): conv2d, conv_transpose2d (with
+/// output padding), a causal conv1d and conv_transpose1d against the naive loops with separate leading and
+/// trailing padding, on strided views; `same_padding`'s split and the output size it gives.
+fn asymmetric_padding<T: FloatDType, D: Device>() {
+    use typed_tensor::tensor::same_padding;
+    let x = random::<T, Rank4<2, 7, 8, 4>, D>(93).permute::<(Axis<0>, Axis<3>, Axis<1>, Axis<2>)>(); // (2, 4, 7, 8)
+    let w: Tensor<T, Rank4<6, 2, 3, 2>, D> = random(94);
+    let (xs, ws) = (vals(&x.to_vec()), vals(&w.to_vec()));
+    // Height: 0 before, 2 after, stride 2: (7 + 2 - 3) / 2 + 1 = 4; width: 3 before, 1 after, dilation 2:
+    // (8 + 4 - 3) / 1 + 1 = 10 (the first columns read only padding).
+    let geometry = Conv2dAxes::<2, 1, 0, 0, 1, 2, 2>.asymmetric_padding::<0, 2, 3, 1>();
+    let y: Tensor<T, Rank4<2, 6, 4, 10>, D> = x.conv2d(&w, geometry);
+    let (want, oh, ow) = conv_sides_ref(
+        &xs,
+        [2, 4, 7, 8],
+        &ws,
+        [6, 2, 3, 2],
+        [2, 1],
+        [[0, 3], [2, 1]],
+        [1, 2],
+        2,
+    );
+    assert_eq!((oh, ow), (4, 10));
+    check("conv2d asymmetric padding", &y.to_vec(), &want, 12);
+
+    // ONNX's SAME_UPPER: ceil(size / stride) outputs, the odd zero after.
+    assert_eq!(same_padding(8, 4, 1, 1), [1, 2]); // 7 + 4 - 8 = 3 zeros (PyTorch's padding="same")
+    const PH: [usize; 2] = same_padding(7, 2, 2, 1); // 4 outputs: (4 - 1) 2 + 2 - 7 = 1 zero
+    const PW: [usize; 2] = same_padding(8, 3, 1, 2); // 8 outputs: 7 + 5 - 8 = 4 zeros
+    assert_eq!((PH, PW), ([0, 1], [2, 2]));
+    let w2: Tensor<T, Rank4<6, 2, 2, 3>, D> = random(99);
+    let same = Conv2dAxes::<2, 1, 0, 0, 1, 2, 2>
+        .asymmetric_padding::<{ PH[0] }, { PH[1] }, { PW[0] }, { PW[1] }>();
+    let y: Tensor<T, Rank4<2, 6, 4, 8>, D> = x.conv2d(&w2, same);
+    let (want, _, _) = conv_sides_ref(
+        &xs,
+        [2, 4, 7, 8],
+        &vals(&w2.to_vec()),
+        [6, 2, 2, 3],
+        [2, 1],
+        [[PH[0], PW[0]], [PH[1], PW[1]]],
+        [1, 2],
+        2,
+    );
+    check("conv2d same padding", &y.to_vec(), &want, 12);
+
+    // Transposed, with output padding: (3 - 1) 2 - 1 - 2 + 3 + 1 = 5 rows, (4 - 1) 1 - 0 - 1 + 2 (2 - 1) + 1 = 5
+    // columns, on a strided input (the first 3 rows and 4 columns of x's planes).
+    let t = x.narrow::<Axis<2>, 0, 3>().narrow::<Axis<3>, 0, 4>(); // (2, 4, 3, 4)
+    let wt: Tensor<T, Rank4<4, 3, 3, 2>, D> = random(95);
+    let tg = Conv2dAxes::<2, 1, 0, 0, 1, 2, 2>
+        .asymmetric_padding::<1, 2, 0, 1>()
+        .output_padding::<1, 0>();
+    let y: Tensor<T, Rank4<2, 6, 5, 5>, D> = t.conv_transpose2d(&wt, tg);
+    let (want, oh, ow) = conv_transpose_axes_ref(
+        &vals(&t.to_vec()),
+        [2, 4, 3, 4],
+        &vals(&wt.to_vec()),
+        [4, 3, 3, 2],
+        ([2, 1], [[1, 0], [2, 1]], [1, 2]),
+        2,
+        [1, 0],
+    );
+    assert_eq!((oh, ow), (5, 5));
+    check(
+        "conv_transpose2d asymmetric padding",
+        &y.to_vec(),
+        &want,
+        12,
+    );
+
+    // A causal conv1d: two zeros before each sequence, none after, so the output keeps the length.
+    let seq = random::<T, Rank3<2, 9, 4>, D>(96).transpose::<Axis<1>, Axis<2>>(); // (2, 4, 9)
+    let k: Tensor<T, Rank3<6, 2, 3>, D> = random(97);
+    let y: Tensor<T, Rank3<2, 6, 9>, D> =
+        seq.conv1d(&k, Conv::<1, 0, 1, 2>.asymmetric_padding::<2, 0, 2, 0>());
+    let (want, _, ol) = conv_sides_ref(
+        &vals(&seq.to_vec()),
+        [2, 4, 1, 9],
+        &vals(&k.to_vec()),
+        [6, 2, 1, 3],
+        [1, 1],
+        [[0, 2], [0, 0]],
+        [1, 1],
+        2,
+    );
+    assert_eq!(ol, 9);
+    check("conv1d causal", &y.to_vec(), &want, 6);
+
+    // conv_transpose1d with output padding: (4 - 1) 2 - 2 + 3 + 1 = 8.
+    let short = seq.narrow::<Axis<2>, 1, 4>(); // (2, 4, 4), offset
+    let kt: Tensor<T, Rank3<4, 3, 3>, D> = random(98);
+    let y: Tensor<T, Rank3<2, 6, 8>, D> =
+        short.conv_transpose1d(&kt, Conv::<2, 1, 1, 2>.output_padding::<1, 1>());
+    let (want, _, ol) = conv_transpose_axes_ref(
+        &vals(&short.to_vec()),
+        [2, 4, 1, 4],
+        &vals(&kt.to_vec()),
+        [4, 3, 1, 3],
+        ([1, 2], [[0, 1], [0, 1]], [1, 1]),
+        2,
+        [0, 1],
+    );
+    assert_eq!(ol, 8);
+    check("conv_transpose1d output padding", &y.to_vec(), &want, 6);
+}
+
 /// Pixel shuffle against PyTorch's index rule (`out[n][c][h R + i][w R + j] = x[n][c R^2 + i R + j][h][w]`) on a
 /// strided input, and unshuffle as its inverse.
 fn pixel_shuffles<T: WithDType, D: Device>() {
@@ -919,6 +1042,10 @@ fn forward_every_dtype<D: Device>() {
     resizes::<bf16, D>();
     per_axis_geometry::<f32, D>();
     per_axis_geometry::<f64, D>();
+    asymmetric_padding::<f32, D>();
+    asymmetric_padding::<f64, D>();
+    asymmetric_padding::<f16, D>();
+    asymmetric_padding::<bf16, D>();
     pixel_shuffles::<f32, D>();
     pixel_shuffles::<bf16, D>();
     pixel_shuffles::<u8, D>();

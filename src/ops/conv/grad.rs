@@ -36,13 +36,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let [n, _, h, w] = self.dims4();
         let [co, _, kh, kw] = weight.dims4();
-        let size = |s, k, axis: usize| {
-            Conv2dParams::out_size(s, k, p.stride[axis], p.padding[axis], p.dilation[axis])
-                .expect("typed-tensor internal error: gradient convolution window does not fit")
-        };
+        let [oh, ow] = p
+            .output_hw([h, w], [kh, kw])
+            .expect("typed-tensor internal error: gradient convolution window does not fit");
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w_) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        let shape = (n, co, size(h, kh, 0), size(w, kw, 1));
+        let shape = (n, co, oh, ow);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
             written!(
@@ -72,6 +71,7 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
         let unpadded = Conv2dParams {
             padding: [0, 0],
+            padding_end: [0, 0],
             output_padding: [0, 0],
             ..p
         };
@@ -354,6 +354,16 @@ mod tests {
             Conv2dParams {
                 stride: [2, 1],
                 padding: [1, 0],
+                padding_end: [1, 0],
+                dilation: [1, 2],
+                groups: 2,
+                output_padding: [0, 0],
+            },
+            // Asymmetric padding: more after the input than before on one axis, less on the other.
+            Conv2dParams {
+                stride: [2, 1],
+                padding: [0, 2],
+                padding_end: [2, 1],
                 dilation: [1, 2],
                 groups: 2,
                 output_padding: [0, 0],

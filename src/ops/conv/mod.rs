@@ -29,7 +29,8 @@ pub use pool::{
 };
 pub use resize::Interpolation;
 pub use tensor::{
-    conv_out_size, conv_transpose_out_size, Conv, Conv2dAxes, ConvGeometry, OutputPadding,
+    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, Conv, Conv2dAxes,
+    ConvGeometry, OutputPadding,
 };
 
 use crate::device::Kernels;
@@ -43,8 +44,12 @@ use crate::layout::Layout;
 pub struct Conv2dParams {
     /// Step between windows, per spatial axis (height, width).
     pub stride: [usize; 2],
-    /// Zeros added on both sides, per spatial axis.
+    /// Zeros added before each spatial axis (top, left); on both sides unless `padding_end` differs.
     pub padding: [usize; 2],
+    /// Zeros added after each spatial axis (bottom, right): the same as `padding` except for asymmetric padding
+    /// (`ConvGeometry::asymmetric_padding`). Only the output's size depends on it: taps are placed from the
+    /// leading padding.
+    pub padding_end: [usize; 2],
     /// Spacing between kernel taps, per spatial axis.
     pub dilation: [usize; 2],
     /// Channel groups (1: dense; C_in: depthwise).
@@ -65,29 +70,28 @@ impl Conv2dParams {
         padding: usize,
         dilation: usize,
     ) -> Option<usize> {
-        if kernel == 0 || stride == 0 {
-            return None;
-        }
-        let span = dilation * (kernel - 1) + 1;
-        if size + 2 * padding < span {
-            return None;
-        }
-        Some((size + 2 * padding - span) / stride + 1)
+        padded_out_size(size, kernel, stride, 2 * padding, dilation)
+    }
+
+    /// Output size along spatial `axis` (0: height, 1: width) of these windows over an input of `size` with a
+    /// kernel of `kernel`, both paddings counted, or `None` when the window does not fit.
+    pub const fn axis_out_size(&self, axis: usize, size: usize, kernel: usize) -> Option<usize> {
+        padded_out_size(
+            size,
+            kernel,
+            self.stride[axis],
+            self.padding[axis] + self.padding_end[axis],
+            self.dilation[axis],
+        )
     }
 
     /// Output height and width of these windows over an `input` (height, width) with a `kernel` (height, width),
     /// or `None` when a window does not fit.
     pub fn output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> Option<[usize; 2]> {
-        let axis = |i: usize| {
-            Self::out_size(
-                input[i],
-                kernel[i],
-                self.stride[i],
-                self.padding[i],
-                self.dilation[i],
-            )
-        };
-        match (axis(0), axis(1)) {
+        match (
+            self.axis_out_size(0, input[0], kernel[0]),
+            self.axis_out_size(1, input[1], kernel[1]),
+        ) {
             (Some(h), Some(w)) => Some([h, w]),
             _ => None,
         }
@@ -97,13 +101,7 @@ impl Conv2dParams {
     /// `output_padding` included.
     pub fn transposed_output_hw(&self, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2] {
         let axis = |i: usize| {
-            Self::transposed_out_size(
-                input[i],
-                kernel[i],
-                self.stride[i],
-                self.padding[i],
-                self.dilation[i],
-            ) + self.output_padding[i]
+            self.axis_transposed_out_size(i, input[i], kernel[i]) + self.output_padding[i]
         };
         [axis(0), axis(1)]
     }
@@ -117,9 +115,57 @@ impl Conv2dParams {
         padding: usize,
         dilation: usize,
     ) -> usize {
-        let size = if size == 0 { 1 } else { size };
-        ((size - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(2 * padding)
+        padded_transposed_out_size(size, kernel, stride, 2 * padding, dilation)
     }
+
+    /// [`Conv2dParams::transposed_out_size`] along spatial `axis`, both paddings counted (`output_padding` not
+    /// included).
+    pub const fn axis_transposed_out_size(&self, axis: usize, size: usize, kernel: usize) -> usize {
+        padded_transposed_out_size(
+            size,
+            kernel,
+            self.stride[axis],
+            self.padding[axis] + self.padding_end[axis],
+            self.dilation[axis],
+        )
+    }
+
+    /// Whether each axis is padded alike on both sides.
+    pub const fn symmetric(&self) -> bool {
+        self.padding[0] == self.padding_end[0] && self.padding[1] == self.padding_end[1]
+    }
+}
+
+/// Output size of one axis padded by `padding` zeros in all: `(size + padding - dilation (kernel - 1) - 1) /
+/// stride + 1`.
+const fn padded_out_size(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> Option<usize> {
+    if kernel == 0 || stride == 0 {
+        return None;
+    }
+    let span = dilation * (kernel - 1) + 1;
+    if size + padding < span {
+        return None;
+    }
+    Some((size + padding - span) / stride + 1)
+}
+
+/// Output size of one axis of a transposed convolution trimmed by `padding` in all: `(size - 1) stride -
+/// padding + dilation (kernel - 1) + 1`, saturating at 0.
+const fn padded_transposed_out_size(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> usize {
+    let size = if size == 0 { 1 } else { size };
+    ((size - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(padding)
 }
 
 /// A pooling window per spatial axis (`A` axes: 1, 2 or 3), shape-erased for the kernels; the tensor API builds
@@ -274,6 +320,7 @@ impl PoolParams<2> {
         Conv2dParams {
             stride: self.stride,
             padding: self.padding,
+            padding_end: self.padding,
             dilation: self.dilation,
             groups: 1,
             output_padding: [0, 0],

@@ -19,6 +19,7 @@
 
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
@@ -56,9 +57,9 @@ pub struct Conv2dAxes<
     const GROUPS: usize,
 >;
 
-/// What a 2-D convolution takes as its hyper-parameters: [`Conv`] (the same on both axes) or [`Conv2dAxes`]
-/// (per axis), for a transposed convolution refined by [`ConvGeometry::output_padding`]. The output size is
-/// checked against them at build time.
+/// What a convolution takes as its hyper-parameters: [`Conv`] (the same on both axes) or [`Conv2dAxes`] (per
+/// axis), refined by [`ConvGeometry::asymmetric_padding`] and, for a transposed convolution,
+/// [`ConvGeometry::output_padding`]. The output size is checked against them at build time.
 pub trait ConvGeometry: Copy {
     /// The hyper-parameters, shape-erased for the kernels.
     const PARAMS: Conv2dParams;
@@ -88,6 +89,79 @@ pub trait ConvGeometry: Copy {
     fn output_padding<const OPH: usize, const OPW: usize>(self) -> OutputPadding<Self, OPH, OPW> {
         OutputPadding(self)
     }
+
+    /// Different zero padding on each side: `TOP` rows before and `BOTTOM` after, `LEFT` columns before and
+    /// `RIGHT` after (ONNX's `pads = [TOP, LEFT, BOTTOM, RIGHT]`), in place of the geometry's own padding. The
+    /// output is `(size + before + after - dilation (kernel - 1) - 1) / stride + 1` along each axis, and taps
+    /// are placed from the leading padding. [`same_padding`] gives ONNX's `SAME_UPPER` / TensorFlow's `"SAME"`
+    /// split. A 1-D convolution pads its length like the width: give `BEGIN, END` on both axes
+    /// (`asymmetric_padding::<BEGIN, END, BEGIN, END>()`).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{same_padding, Conv, ConvGeometry};
+    /// let x: Tensor<f32, Rank4<1, 1, 1, 4>, Cpu> = Tensor::from_array([[[[1., 2., 3., 4.]]]]);
+    /// let w = Tensor::<f32, Rank4<1, 1, 1, 2>, Cpu>::ones();
+    /// // An even kernel keeps the size with one zero after the row (and none before): [1+2, 2+3, 3+4, 4+0].
+    /// const P: [usize; 2] = same_padding(4, 2, 1, 1);
+    /// let y: Tensor<f32, Rank4<1, 1, 1, 4>, Cpu> =
+    ///     x.conv2d(&w, Conv::<1, 0, 1, 1>.asymmetric_padding::<0, 0, { P[0] }, { P[1] }>());
+    /// assert_eq!(y.to_array()[0][0][0], [3., 5., 7., 4.]);
+    /// ```
+    fn asymmetric_padding<
+        const TOP: usize,
+        const BOTTOM: usize,
+        const LEFT: usize,
+        const RIGHT: usize,
+    >(
+        self,
+    ) -> AsymmetricPadding<Self, TOP, BOTTOM, LEFT, RIGHT> {
+        AsymmetricPadding(self)
+    }
+}
+
+/// A geometry with different padding on each side: see [`ConvGeometry::asymmetric_padding`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsymmetricPadding<
+    G,
+    const TOP: usize,
+    const BOTTOM: usize,
+    const LEFT: usize,
+    const RIGHT: usize,
+>(pub G);
+
+impl<
+        G: ConvGeometry,
+        const TOP: usize,
+        const BOTTOM: usize,
+        const LEFT: usize,
+        const RIGHT: usize,
+    > ConvGeometry for AsymmetricPadding<G, TOP, BOTTOM, LEFT, RIGHT>
+{
+    const PARAMS: Conv2dParams = Conv2dParams {
+        padding: [TOP, LEFT],
+        padding_end: [BOTTOM, RIGHT],
+        ..G::PARAMS
+    };
+}
+
+/// The `[before, after]` zero padding that makes a convolution's output `ceil(size / stride)` long (ONNX's
+/// `auto_pad = SAME_UPPER`, TensorFlow's `padding="SAME"`): `(ceil(size / stride) - 1) stride + dilation (kernel
+/// - 1) + 1 - size` zeros in all, the odd one after. For [`ConvGeometry::asymmetric_padding`], as a `const`
+/// expression of literals or constants. With stride 1 and an odd kernel it is PyTorch's `padding="same"`.
+pub const fn same_padding(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+) -> [usize; 2] {
+    assert!(
+        size > 0 && kernel > 0 && stride > 0 && dilation > 0,
+        "same_padding: size, kernel, stride and dilation must be positive"
+    );
+    let out = size.div_ceil(stride);
+    let total = ((out - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(size);
+    [total / 2, total - total / 2]
 }
 
 /// A transposed convolution's geometry with output padding: see [`ConvGeometry::output_padding`].
@@ -115,6 +189,7 @@ impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GRO
     const PARAMS: Conv2dParams = Conv2dParams {
         stride: [STRIDE; 2],
         padding: [PADDING; 2],
+        padding_end: [PADDING; 2],
         dilation: [DILATION; 2],
         groups: GROUPS,
         output_padding: [0, 0],
@@ -134,6 +209,7 @@ impl<
     const PARAMS: Conv2dParams = Conv2dParams {
         stride: [SH, SW],
         padding: [PH, PW],
+        padding_end: [PH, PW],
         dilation: [DH, DW],
         groups: GROUPS,
         output_padding: [0, 0],
@@ -190,20 +266,26 @@ pub const fn conv_transpose_out_size(
     Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
 }
 
-/// The parameters of a 1-D convolution as those of the 2-D one of height 1 it is computed as.
-pub(super) const fn along_length(
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    groups: usize,
-) -> Conv2dParams {
+/// The parameters of a 1-D convolution (the width axis of a geometry the same on both axes) as those of the
+/// 2-D one of height 1 it is computed as.
+pub(super) const fn along_length(p: Conv2dParams) -> Conv2dParams {
     Conv2dParams {
-        stride: [1, stride],
-        padding: [0, padding],
-        dilation: [1, dilation],
-        groups,
-        output_padding: [0, 0],
+        stride: [1, p.stride[1]],
+        padding: [0, p.padding[1]],
+        padding_end: [0, p.padding_end[1]],
+        dilation: [1, p.dilation[1]],
+        groups: p.groups,
+        output_padding: [0, p.output_padding[1]],
     }
+}
+
+/// Whether a geometry is the same on both axes, as a 1-D convolution's must be (it reads the width's).
+pub(super) const fn same_on_both_axes(p: &Conv2dParams) -> bool {
+    p.stride[0] == p.stride[1]
+        && p.padding[0] == p.padding[1]
+        && p.padding_end[0] == p.padding_end[1]
+        && p.dilation[0] == p.dilation[1]
+        && p.output_padding[0] == p.output_padding[1]
 }
 
 /// Which kernel [`convolve`] runs.
@@ -225,7 +307,17 @@ pub(super) fn convolve<T: FloatDType, D: Device, SX: Shape, SW: Shape, SO: Const
     direction: Direction,
 ) -> Tensor<T, SO, D> {
     let (lx, lw) = (x.layout(), w.layout());
-    let (x, w) = ((x.buffer(), &lx), (w.buffer(), &lw));
+    convolve_views(op, (x.buffer(), &lx), (w.buffer(), &lw), params, direction)
+}
+
+/// [`convolve`] of rank-4 views (`conv3d`'s depth slices).
+pub(super) fn convolve_views<T: FloatDType, D: Device, SO: ConstShape>(
+    op: &'static str,
+    x: (&D::Buffer<T>, &Layout),
+    w: (&D::Buffer<T>, &Layout),
+    params: Conv2dParams,
+    direction: Direction,
+) -> Tensor<T, SO, D> {
     // SAFETY: each closure is one kernel call, which writes all of its destination and reads none of it.
     unsafe {
         match direction {
@@ -258,6 +350,46 @@ pub(super) const fn fits(
         Some(o) => o == out,
         None => false,
     }
+}
+
+/// The output height and width the shape promises equal the window arithmetic of `p`, both paddings counted.
+pub(super) const fn fits_hw(
+    p: &Conv2dParams,
+    input: [usize; 2],
+    kernel: [usize; 2],
+    out: [usize; 2],
+) -> bool {
+    let mut axis = 0;
+    while axis < 2 {
+        match p.axis_out_size(axis, input[axis], kernel[axis]) {
+            Some(o) if o == out[axis] => {}
+            _ => return false,
+        }
+        axis += 1;
+    }
+    true
+}
+
+/// The transposed convolution's output height and width (output padding left out) equal the window arithmetic
+/// of `p`, both paddings counted.
+pub(super) const fn transposed_fits_hw(
+    p: &Conv2dParams,
+    input: [usize; 2],
+    kernel: [usize; 2],
+    out: [usize; 2],
+) -> bool {
+    let mut axis = 0;
+    while axis < 2 {
+        if input[axis] == 0
+            || kernel[axis] == 0
+            || out[axis] == 0
+            || p.axis_transposed_out_size(axis, input[axis], kernel[axis]) != out[axis]
+        {
+            return false;
+        }
+        axis += 1;
+    }
+    true
 }
 
 /// The transposed-convolution output size equals the window arithmetic.
@@ -299,11 +431,18 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
                 "conv2d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
             );
-            assert!(
-                fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
-                    && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
-                "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
-            );
+            if p.symmetric() {
+                assert!(
+                    fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
+                        && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
+                    "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
+                );
+            } else {
+                assert!(
+                    fits_hw(&p, [H, W], [KH, KW], [OH, OW]),
+                    "conv2d: the output's height and width must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
+                );
+            }
             assert!(
                 p.output_padding[0] == 0 && p.output_padding[1] == 0,
                 "conv2d: output_padding applies to transposed convolutions only"
@@ -336,13 +475,22 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
                 "conv_transpose2d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
             );
             let [oph, opw] = p.output_padding;
-            assert!(
-                OH >= oph
-                    && OW >= opw
-                    && transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH - oph)
-                    && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW - opw),
-                "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1 + output_padding"
-            );
+            if p.symmetric() {
+                assert!(
+                    OH >= oph
+                        && OW >= opw
+                        && transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH - oph)
+                        && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW - opw),
+                    "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1 + output_padding"
+                );
+            } else {
+                assert!(
+                    OH >= oph
+                        && OW >= opw
+                        && transposed_fits_hw(&p, [H, W], [KH, KW], [OH - oph, OW - opw]),
+                    "conv_transpose2d: the output's height and width must be (size - 1) stride - padding before - padding after + dilation (kernel - 1) + 1 + output_padding"
+                );
+            }
             assert!(
                 output_padding_ok(&p),
                 "conv_transpose2d: each output padding must be smaller than its axis' stride"
@@ -394,76 +542,119 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     Tensor<T, Rank3<N, C, L>, D>
 {
     /// 1-D convolution of an `(N, C, L)` input with a `(C_OUT, C / GROUPS, K)` weight (a 2-D convolution of
-    /// height 1, padded along the length only).
+    /// height 1, padded along the length only). The geometry is a [`Conv`], refined by
+    /// [`ConvGeometry::asymmetric_padding`] with the same `BEGIN, END` on both axes; the length takes its width
+    /// part: `OL = (L + padding before + padding after - dilation (K - 1) - 1) / stride + 1`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Conv, ConvGeometry};
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[[1., 2., 3.]]]); // (1, 1, 3)
+    /// let w = Tensor::<f32, _, Cpu>::from_array([[[1., 10.]]]); // (1, 1, 2)
+    /// let y: Tensor<f32, Rank3<1, 1, 2>, Cpu> = x.conv1d(&w, Conv::<1, 0, 1, 1>);
+    /// assert_eq!(y.to_array()[0][0], [21., 32.]);
+    /// // Two zeros before the sequence, none after (a causal convolution keeps the length).
+    /// let c: Tensor<f32, Rank3<1, 1, 4>, Cpu> =
+    ///     x.conv1d(&w, Conv::<1, 0, 1, 1>.asymmetric_padding::<2, 0, 2, 0>());
+    /// assert_eq!(c.to_array()[0][0], [0., 10., 21., 32.]);
+    /// ```
     pub fn conv1d<
         const C_OUT: usize,
         const C_IN_G: usize,
         const K: usize,
         const OL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank3<C_OUT, C_IN_G, K>, D>,
-        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        _params: G,
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
         const {
+            let p = G::PARAMS;
             assert!(
-                GROUPS > 0 && C == C_IN_G * GROUPS && C_OUT % GROUPS == 0,
+                p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
                 "conv1d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
             );
             assert!(
-                fits(L, K, STRIDE, PADDING, DILATION, OL),
-                "conv1d: the output length must be (length + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
+                same_on_both_axes(&p),
+                "conv1d: the geometry must be the same on both axes (a Conv; asymmetric padding as <BEGIN, END, BEGIN, END>)"
+            );
+            assert!(
+                fits_hw(&along_length(p), [1, L], [1, K], [1, OL]),
+                "conv1d: the output length must be (length + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
+            );
+            assert!(
+                p.output_padding[1] == 0,
+                "conv1d: output_padding applies to transposed convolutions only"
             );
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
-        let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
-        convolve("conv1d", &x, &w, params, Direction::Forward)
+        convolve(
+            "conv1d",
+            &x,
+            &w,
+            along_length(G::PARAMS),
+            Direction::Forward,
+        )
     }
 
-    /// Transposed 1-D convolution with a `(C, C_OUT / GROUPS, K)` weight (PyTorch's `conv_transpose1d`, no
-    /// output padding): `OL = (L - 1) STRIDE - 2 PADDING + DILATION (K - 1) + 1`, a transposed 2-D
-    /// convolution of height 1.
+    /// Transposed 1-D convolution with a `(C, C_OUT / GROUPS, K)` weight (PyTorch's `conv_transpose1d`):
+    /// `OL = (L - 1) STRIDE - 2 PADDING + DILATION (K - 1) + 1 + OUTPUT_PADDING`, a transposed 2-D convolution of
+    /// height 1. The geometry is a [`Conv`], refined like [`Tensor::conv1d`]'s or by
+    /// [`ConvGeometry::output_padding`] with the same value on both axes.
     ///
     /// ```
     /// use typed_tensor::prelude::*;
-    /// use typed_tensor::tensor::Conv;
+    /// use typed_tensor::tensor::{Conv, ConvGeometry};
     /// let x = Tensor::<f32, _, Cpu>::from_array([[[1., 2.]]]); // (1, 1, 2)
     /// let w = Tensor::<f32, _, Cpu>::from_array([[[1., 1., 1.]]]); // (1, 1, 3)
     /// let y: Tensor<f32, Rank3<1, 1, 5>, Cpu> = x.conv_transpose1d(&w, Conv::<2, 0, 1, 1>);
     /// assert_eq!(y.to_array()[0][0], [1., 1., 3., 2., 2.]);
+    /// // Stride 2, padding 1: length 3, or 4 with output padding 1 (what the last window past it adds).
+    /// let z: Tensor<f32, Rank3<1, 1, 4>, Cpu> =
+    ///     x.conv_transpose1d(&w, Conv::<2, 1, 1, 1>.output_padding::<1, 1>());
+    /// assert_eq!(z.to_array()[0][0], [1., 3., 2., 2.]);
     /// ```
     pub fn conv_transpose1d<
         const C_OUT_G: usize,
         const K: usize,
         const C_OUT: usize,
         const OL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank3<C, C_OUT_G, K>, D>,
-        _params: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        _params: G,
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
         const {
+            let p = G::PARAMS;
             assert!(
-                GROUPS > 0 && C % GROUPS == 0 && C_OUT == C_OUT_G * GROUPS,
+                p.groups > 0 && C % p.groups == 0 && C_OUT == C_OUT_G * p.groups,
                 "conv_transpose1d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
             );
             assert!(
-                transposed_fits(L, K, STRIDE, PADDING, DILATION, OL),
-                "conv_transpose1d: the output length must be (length - 1) stride - 2 padding + dilation (kernel - 1) + 1"
+                same_on_both_axes(&p),
+                "conv_transpose1d: the geometry must be the same on both axes (a Conv; asymmetric padding as <BEGIN, END, BEGIN, END>)"
+            );
+            let op = p.output_padding[1];
+            assert!(
+                OL >= op && transposed_fits_hw(&along_length(p), [1, L], [1, K], [1, OL - op]),
+                "conv_transpose1d: the output length must be (length - 1) stride - padding before - padding after + dilation (kernel - 1) + 1 + output_padding"
+            );
+            assert!(
+                output_padding_ok(&along_length(p)),
+                "conv_transpose1d: the output padding must be smaller than the stride"
             );
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
-        let params = along_length(STRIDE, PADDING, DILATION, GROUPS);
-        convolve("conv_transpose1d", &x, &w, params, Direction::Transposed)
+        convolve(
+            "conv_transpose1d",
+            &x,
+            &w,
+            along_length(G::PARAMS),
+            Direction::Transposed,
+        )
     }
 }

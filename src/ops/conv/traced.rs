@@ -8,7 +8,7 @@ use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::shape::{Rank3, Rank4, Shape};
-use crate::tensor::{Conv, ConvGeometry, Grad, Tensor};
+use crate::tensor::{ConvGeometry, Grad, Tensor};
 
 /// A padded rank-4 value as the runtime NCHW tensor it holds (a view).
 fn nchw<T: FloatDType, D: Device>(t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
@@ -183,19 +183,16 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const C_IN_G: usize,
         const K: usize,
         const OL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
         R: Traceable<Elem = T, Shape = Rank3<C_OUT, C_IN_G, K>, Device = D>,
     >(
         &self,
         weight: &R,
-        conv: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        conv: G,
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
         let weight = weight.traced();
         let value = self.value.conv1d(&weight.value, conv);
-        let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
+        let p = super::tensor::along_length(G::PARAMS);
         record_conv(self, &weight, value, p, conv1d_rule::<T, D>)
     }
 
@@ -205,19 +202,16 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const K: usize,
         const C_OUT: usize,
         const OL: usize,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const DILATION: usize,
-        const GROUPS: usize,
+        G: ConvGeometry,
         R: Traceable<Elem = T, Shape = Rank3<C, C_OUT_G, K>, Device = D>,
     >(
         &self,
         weight: &R,
-        conv: Conv<STRIDE, PADDING, DILATION, GROUPS>,
+        conv: G,
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
         let weight = weight.traced();
         let value = self.value.conv_transpose1d(&weight.value, conv);
-        let p = super::tensor::along_length(STRIDE, PADDING, DILATION, GROUPS);
+        let p = super::tensor::along_length(G::PARAMS);
         record_conv(self, &weight, value, p, conv_transpose1d_rule::<T, D>)
     }
 }

@@ -5,7 +5,7 @@
 //! convolutions'. The columns keep their spatial layout, `(N, C KH KW, OH, OW)`; `.reshape()` gives PyTorch's
 //! `(N, C KH KW, L)`.
 
-use super::tensor::{convolve, fits, transposed_fits, ConvGeometry, Direction};
+use super::tensor::{convolve, fits_hw, transposed_fits_hw, ConvGeometry, Direction};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
@@ -31,11 +31,9 @@ fn one_hot_taps<T: FloatDType, D: Device, const CK: usize, const KH: usize, cons
 /// `G`'s parameters as a depthwise convolution over `channels` (unfold takes no groups of its own).
 const fn depthwise(p: Conv2dParams, channels: usize) -> Conv2dParams {
     Conv2dParams {
-        stride: p.stride,
-        padding: p.padding,
-        dilation: p.dilation,
         groups: channels,
         output_padding: [0, 0],
+        ..p
     }
 }
 
@@ -146,9 +144,8 @@ const fn check_unfold<
         "unfold/fold: the columns must have C KH KW channels"
     );
     assert!(
-        fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
-            && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
-        "unfold/fold: the grid must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1 per axis"
+        fits_hw(&p, [H, W], [KH, KW], [OH, OW]),
+        "unfold/fold: the grid must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1 per axis"
     );
 }
 
@@ -164,9 +161,8 @@ const fn check_fold<
     p: Conv2dParams,
 ) {
     assert!(
-        transposed_fits(OH, KH, p.stride[0], p.padding[0], p.dilation[0], H)
-            && transposed_fits(OW, KW, p.stride[1], p.padding[1], p.dilation[1], W),
-        "fold: the image must be exactly covered by the windows: (grid - 1) stride - 2 padding + dilation (kernel - 1) + 1"
+        transposed_fits_hw(&p, [OH, OW], [KH, KW], [H, W]),
+        "fold: the image must be exactly covered by the windows: (grid - 1) stride - padding before - padding after + dilation (kernel - 1) + 1"
     );
 }
 
