@@ -9,6 +9,8 @@
 //! loop (statistics pass, then normalise pass; one thread).
 //! Bilinear resize (8, 64, 56, 56) -> 112 x 112 (`interpolate`, two products by per-axis matrices) against a
 //! plain one-thread loop that mixes the four source pixels of each output, and a same-run copy of the output.
+//! conv3d (batch 2, 32 -> 32 channels, 8x28x28, 3x3x3, padding 1) against the GEMMs of its 3-D im2col form, and
+//! its forward + backward.
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -256,5 +258,71 @@ fn resize(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv, max_pool, batch_norm, resize);
+/// conv3d (batch 2, 32 -> 32 channels, 8x28x28, 3x3x3, padding 1), computed as sums of conv2d's over depth slices,
+/// against the GEMMs of its 3-D im2col form (per image, (C_OUT, C 27) x (C 27, D H W)) in the same run; and
+/// forward + backward through autograd (three GEMMs' worth of FLOPs).
+fn conv3d(c: &mut Criterion) {
+    const N3: usize = 2;
+    const C3: usize = 32;
+    const D3: usize = 8;
+    const S3: usize = 28;
+    const K3: usize = C3 * 27;
+    const L3: usize = D3 * S3 * S3;
+    let x = Tensor::<f32, Rank5<N3, C3, D3, S3, S3>, Cpu>::randn(11);
+    let w = Tensor::<f32, Rank5<C3, C3, 3, 3, 3>, Cpu>::randn(12);
+    let flops = (2 * N3 * C3 * K3 * L3) as u64;
+    let mut g = c.benchmark_group("conv3d_2x32x8x28x28_3x3x3");
+    g.throughput(Throughput::Elements(flops)).sample_size(10);
+    let (wm, col) = (w.to_vec(), vec![0.5f32; K3 * L3]);
+    let mut out = vec![0.0f32; C3 * L3];
+    g.bench_function("im2col_gemm_baseline", |bch| {
+        bch.iter(|| {
+            for _ in 0..N3 {
+                unsafe {
+                    gemm_f32::gemm::f32::get_gemm_fn()(
+                        L3,
+                        C3,
+                        K3,
+                        out.as_mut_ptr(),
+                        L3 as isize,
+                        1,
+                        false,
+                        col.as_ptr(),
+                        L3 as isize,
+                        1,
+                        wm.as_ptr(),
+                        K3 as isize,
+                        1,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        gemm_common::Parallelism::Rayon(0),
+                    )
+                }
+            }
+        })
+    });
+    g.bench_function("tensor_conv3d", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank5<N3, C3, D3, S3, S3>, Cpu> = x.conv3d(&w, Conv::<1, 1, 1, 1>);
+            black_box(y)
+        })
+    });
+    let gy = Traced::constant(Tensor::<f32, Rank5<N3, C3, D3, S3, S3>, Cpu>::randn(13));
+    let (xv, wv) = (Var::new(x.clone()), Var::new(w.clone()));
+    g.throughput(Throughput::Elements(3 * flops));
+    g.bench_function("tensor_fwd_bwd", |bch| {
+        bch.iter(|| {
+            let y: Traced<f32, Rank5<N3, C3, D3, S3, S3>, Cpu> =
+                xv.trace().conv3d(&wv, Conv::<1, 1, 1, 1>);
+            let grads = y.mul(&gy).sum_all().backward();
+            black_box((grads.get(&xv), grads.get(&wv)))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv, conv3d, max_pool, batch_norm, resize);
 criterion_main!(benches);

@@ -21,7 +21,7 @@ pub mod sort;
 pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
-pub use conv::{Conv2dParams, ConvKernels, Interpolation, Pool, PoolParams};
+pub use conv::{Conv2dParams, Conv3dParams, ConvKernels, Interpolation, Pool, PoolParams};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
 pub use join::{JoinKernels, PadMode};

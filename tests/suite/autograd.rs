@@ -674,6 +674,16 @@ fn convolutions<D: Device>() {
     };
     check("conv_transpose1d output padding: input", &short, ct1);
     check("conv_transpose1d output padding: weight", &k, ct1);
+    // conv3d with groups: depth stride 2 and padding 1, so the first and last windows each reach one padding slice.
+    let v = param::<Rank5<1, 2, 4, 3, 3>, D>(120, -1.0, 1.0);
+    let wv = param::<Rank5<2, 1, 2, 2, 2>, D>(121, -1.0, 1.0);
+    let c3 = || -> Traced<f64, (), D> {
+        let geometry = typed_tensor::tensor::Conv3dAxes::<2, 1, 1, 1, 0, 1, 1, 1, 1, 2>;
+        let y: Traced<f64, Rank5<1, 2, 3, 2, 4>, D> = v.trace().conv3d(&wv, geometry);
+        weighted(y)
+    };
+    check("conv3d: input", &v, c3);
+    check("conv3d: weight", &wv, c3);
     // Pooling: non-overlapping and overlapping windows, with padding.
     let p = param::<Rank4<2, 3, 5, 6>, D>(118, -1.0, 1.0);
     check("max_pool2d 2/2/0", &p, || {

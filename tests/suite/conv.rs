@@ -916,6 +916,124 @@ fn asymmetric_padding<T: FloatDType, D: Device>() {
     check("conv_transpose1d output padding", &y.to_vec(), &want, 6);
 }
 
+/// Naive NCDHW 3-D convolution; `x` and `w` row-major; the output and its (depth, height, width).
+#[allow(clippy::too_many_arguments)]
+fn conv3d_ref(
+    x: &[f64],
+    [n, c, d, h, wd]: [usize; 5],
+    w: &[f64],
+    [co, cig]: [usize; 2],
+    [kd, kh, kw]: [usize; 3],
+    stride: [usize; 3],
+    pad: [usize; 3],
+    dil: [usize; 3],
+    groups: usize,
+) -> (Vec<f64>, [usize; 3]) {
+    let size =
+        |s: usize, k: usize, a: usize| (s + 2 * pad[a] - dil[a] * (k - 1) - 1) / stride[a] + 1;
+    let (od, oh, ow) = (size(d, kd, 0), size(h, kh, 1), size(wd, kw, 2));
+    let cog = co / groups;
+    let mut out = vec![0.0; n * co * od * oh * ow];
+    let source = |o: usize, t: usize, a: usize, len: usize| {
+        let p = (o * stride[a] + t * dil[a]) as isize - pad[a] as isize;
+        (p >= 0 && p < len as isize).then_some(p as usize)
+    };
+    for b in 0..n {
+        for o in 0..co {
+            let g = o / cog;
+            for z in 0..od {
+                for y in 0..oh {
+                    for xo in 0..ow {
+                        let mut s = 0.0;
+                        for ci in 0..cig {
+                            for i in 0..kd {
+                                for j in 0..kh {
+                                    for l in 0..kw {
+                                        let (Some(sz), Some(sy), Some(sx)) = (
+                                            source(z, i, 0, d),
+                                            source(y, j, 1, h),
+                                            source(xo, l, 2, wd),
+                                        ) else {
+                                            continue;
+                                        };
+                                        let xi =
+                                            (((b * c + g * cig + ci) * d + sz) * h + sy) * wd + sx;
+                                        let wi = (((o * cig + ci) * kd + i) * kh + j) * kw + l;
+                                        s += x[xi] * w[wi];
+                                    }
+                                }
+                            }
+                        }
+                        out[(((b * co + o) * od + z) * oh + y) * ow + xo] = s;
+                    }
+                }
+            }
+        }
+    }
+    (out, [od, oh, ow])
+}
+
+/// conv3d against the naive loop: per-axis stride, padding and dilation with groups on a strided input (depth
+/// windows reaching into the padding at both ends), "same" padding, and a dilated depth whose stride leaves the
+/// last slice unread.
+fn conv3d<T: FloatDType, D: Device>() {
+    use typed_tensor::tensor::Conv3dAxes;
+    // (2, 5, 6, 3, 4) in memory, viewed as (N, C, D, H, W) = (2, 4, 5, 6, 3).
+    let x = random::<T, Rank5<2, 5, 6, 3, 4>, D>(120)
+        .permute::<(Axis<0>, Axis<4>, Axis<1>, Axis<2>, Axis<3>)>();
+    let w: Tensor<T, Rank5<6, 2, 3, 2, 2>, D> = random(121);
+    let (xs, ws) = (vals(&x.to_vec()), vals(&w.to_vec()));
+    let dims = [2, 4, 5, 6, 3];
+    // Depth: stride 2, padding 1 -> (5 + 2 - 3) / 2 + 1 = 3; height: dilation 2, padding 1 -> 6; width: 2.
+    let y: Tensor<T, Rank5<2, 6, 3, 6, 2>, D> =
+        x.conv3d(&w, Conv3dAxes::<2, 1, 1, 1, 1, 0, 1, 2, 1, 2>);
+    let (want, out) = conv3d_ref(
+        &xs,
+        dims,
+        &ws,
+        [6, 2],
+        [3, 2, 2],
+        [2, 1, 1],
+        [1, 1, 0],
+        [1, 2, 1],
+        2,
+    );
+    assert_eq!(out, [3, 6, 2]);
+    check("conv3d per axis, groups 2", &y.to_vec(), &want, 24);
+
+    let w3: Tensor<T, Rank5<3, 4, 3, 3, 3>, D> = random(122);
+    let y: Tensor<T, Rank5<2, 3, 5, 6, 3>, D> = x.conv3d(&w3, Conv::<1, 1, 1, 1>);
+    let (want, _) = conv3d_ref(
+        &xs,
+        dims,
+        &vals(&w3.to_vec()),
+        [3, 4],
+        [3, 3, 3],
+        [1; 3],
+        [1; 3],
+        [1; 3],
+        1,
+    );
+    check("conv3d same padding", &y.to_vec(), &want, 108);
+
+    let w2: Tensor<T, Rank5<2, 4, 2, 1, 3>, D> = random(123);
+    // Depth: dilation 2, stride 2 -> (5 - 3) / 2 + 1 = 2 windows, slices {0, 2} and {2, 4}; width 1.
+    let y: Tensor<T, Rank5<2, 2, 2, 6, 1>, D> =
+        x.conv3d(&w2, Conv3dAxes::<2, 1, 1, 0, 0, 0, 2, 1, 1, 1>);
+    let (want, _) = conv3d_ref(
+        &xs,
+        dims,
+        &vals(&w2.to_vec()),
+        [2, 4],
+        [2, 1, 3],
+        [2, 1, 1],
+        [0; 3],
+        [2, 1, 1],
+        1,
+    );
+    check("conv3d dilated depth", &y.to_vec(), &want, 24);
+}
+
 /// Pixel shuffle against PyTorch's index rule (`out[n][c][h R + i][w R + j] = x[n][c R^2 + i R + j][h][w]`) on a
 /// strided input, and unshuffle as its inverse.
 fn pixel_shuffles<T: WithDType, D: Device>() {
@@ -1046,6 +1164,10 @@ fn forward_every_dtype<D: Device>() {
     asymmetric_padding::<f64, D>();
     asymmetric_padding::<f16, D>();
     asymmetric_padding::<bf16, D>();
+    conv3d::<f32, D>();
+    conv3d::<f64, D>();
+    conv3d::<f16, D>();
+    conv3d::<bf16, D>();
     pixel_shuffles::<f32, D>();
     pixel_shuffles::<bf16, D>();
     pixel_shuffles::<u8, D>();

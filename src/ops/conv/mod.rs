@@ -7,6 +7,7 @@
 //! rearrangement (`shuffle.rs`); unfold/fold are depthwise convolutions with one-hot kernels (`unfold.rs`).
 
 mod adaptive;
+mod conv3d;
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "alloc")]
@@ -24,6 +25,7 @@ mod tensor;
 mod traced;
 mod unfold;
 
+pub use conv3d::{Conv3dAxes, Conv3dGeometry, Conv3dParams};
 pub use pool::{
     CeilMode, Dilation, ExcludePadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry,
 };
