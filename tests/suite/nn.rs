@@ -188,6 +188,60 @@ fn conv1d_and_conv_transpose2d_layers() {
     assert_eq!(names.0, ["0.weight", "0.bias", "1.weight", "1.bias"]);
 }
 
+/// The window-generic pool layers are the functional pools with their window, in 1-D, 2-D and 3-D, plain and
+/// traced (the gradient is the functional one), inside a tuple model whose output sizes are checked at build time.
+#[test]
+fn window_pool_layers() {
+    use typed_tensor::nn::{AvgPool, MaxPool};
+    use typed_tensor::tensor::{Pool1d, Pool2dAxes, Pool3d, PoolGeometry};
+    // 2-D: 3x2 windows, stride (2, 1), padding (1, 0), ceil mode; then an average leaving out the padding.
+    let x =
+        random::<f64, Rank4<2, 7, 3, 6>, Cpu>(40).permute::<(Axis<0>, Axis<2>, Axis<1>, Axis<3>)>();
+    let window = Pool2dAxes::<3, 2, 2, 1, 1, 0>.ceil_mode();
+    let model = (
+        MaxPool::<_, Rank2<4, 5>>::new(window),
+        AvgPool::<_, Rank2<3, 3>>::new(Pool2d::<2, 2, 1>.exclude_padding()),
+    );
+    let y = model.forward(x.clone());
+    let direct: Tensor<f64, Rank4<2, 3, 4, 5>, Cpu> = x.max_pool2d(window);
+    let direct: Tensor<f64, Rank4<2, 3, 3, 3>, Cpu> =
+        direct.avg_pool2d(Pool2d::<2, 2, 1>.exclude_padding());
+    assert_eq!(y.to_vec(), direct.to_vec());
+    let xv = Var::new(x.clone());
+    let gy: Tensor<f64, Rank4<2, 3, 3, 3>, Cpu> = random(41);
+    let layer_grad = model
+        .forward(xv.trace())
+        .mul(&Traced::constant(gy.clone()))
+        .sum_all()
+        .backward()
+        .get(&xv)
+        .to_vec();
+    let m: Traced<f64, Rank4<2, 3, 4, 5>, Cpu> = xv.trace().max_pool2d(window);
+    let a: Traced<f64, Rank4<2, 3, 3, 3>, Cpu> = m.avg_pool2d(Pool2d::<2, 2, 1>.exclude_padding());
+    let direct_grad = a
+        .mul(&Traced::constant(gy))
+        .sum_all()
+        .backward()
+        .get(&xv)
+        .to_vec();
+    assert_eq!(layer_grad, direct_grad);
+    assert!(layer_grad.iter().any(|&g| g != 0.0));
+
+    // 1-D and 3-D, dilated max and ceil-mode average.
+    let s: Tensor<f64, Rank3<2, 3, 9>, Cpu> = random(42);
+    let y: Tensor<f64, Rank3<2, 3, 3>, Cpu> =
+        MaxPool::new(Pool1d::<2, 3, 1>.dilation::<2>()).forward(s.clone());
+    let direct: Tensor<f64, Rank3<2, 3, 3>, Cpu> = s.max_pool1d(Pool1d::<2, 3, 1>.dilation::<2>());
+    assert_eq!(y.to_vec(), direct.to_vec());
+    let v: Tensor<f64, Rank5<1, 2, 5, 4, 4>, Cpu> = random(43);
+    let pool = AvgPool::<_, Rank3<3, 2, 2>>::new(Pool3d::<2, 2, 0>.ceil_mode());
+    let direct: Tensor<f64, Rank5<1, 2, 3, 2, 2>, Cpu> =
+        v.avg_pool3d(Pool3d::<2, 2, 0>.ceil_mode());
+    assert_eq!(pool.forward(v.clone()).to_vec(), direct.to_vec());
+    let traced = pool.forward(Traced::constant(v));
+    assert_eq!(traced.into_value().to_vec(), direct.to_vec());
+}
+
 #[test]
 fn parameters_are_named_by_position() {
     let mut names = Names(Vec::new());

@@ -37,6 +37,11 @@ use crate::tensor::{call, written};
 
 /// A pooling window over `A` spatial axes, as a type: [`Pool1d`], [`Pool2d`], [`Pool2dAxes`], [`Pool3d`], and
 /// the refinements its methods return. The output size is checked against it at build time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pooling window over {A} axes",
+    label = "this window does not fit the pooling",
+    note = "Pool1d windows pool (N, C, L), Pool2d and Pool2dAxes (N, C, H, W), Pool3d (N, C, D, H, W)"
+)]
 pub trait PoolGeometry<const A: usize>: Copy {
     /// The window, shape-erased for the kernels.
     const PARAMS: PoolParams<A>;
