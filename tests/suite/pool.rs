@@ -255,6 +255,15 @@ fn pools_2d<T: FloatDType, D: Device>() {
         Pool2dAxes::<2, 3, 1, 2, 1, 1>.dilation::<2>(),
         &w,
     );
+    // Per-axis dilation: rows 3 apart, columns adjacent.
+    let mut w = Win::new(&[2, 3], &[1, 2], &[1, 1]);
+    w.d = vec![3, 1];
+    case_max::<T, D, 2, 3, 7, 6, 6, 3, _>(
+        "2x3 s(1,2) p(1,1) dilation (3, 1)",
+        &x,
+        Pool2dAxes::<2, 3, 1, 2, 1, 1>.dilation_axes::<3, 1>(),
+        &w,
+    );
     // A last window past the padded input in ceil mode: its divisor is clipped to the padded input.
     let y: Tensor<T, Rank4<2, 3, 7, 5>, D> = random(2);
     let w = Win::new(&[2, 2], &[2, 2], &[0, 0]).ceil();
@@ -310,12 +319,16 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
     let v: Tensor<T, Rank5<2, 2, 5, 4, 6>, D> = random(4);
     let vs = vals(&v.to_vec());
     let win = Win::new(&[3, 3, 3], &[2, 2, 2], &[1, 1, 1]);
-    let (want_max, _, want_avg, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
+    let (want_max, want_idx, want_avg, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
     assert_eq!(out, [3, 2, 3]);
     let m: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.max_pool3d(Pool3d::<3, 2, 1>);
     let a: Tensor<T, Rank5<2, 2, 3, 2, 3>, D> = v.avg_pool3d(Pool3d::<3, 2, 1>);
     check("max_pool3d 3/2/1", &m.to_vec(), &want_max, 1);
     check("avg_pool3d 3/2/1", &a.to_vec(), &want_avg, 27);
+    let (mi, i): (Tensor<T, Rank5<2, 2, 3, 2, 3>, D>, _) =
+        v.max_pool3d_with_indices(Pool3d::<3, 2, 1>);
+    assert_eq!(mi.to_vec(), m.to_vec(), "max_pool3d and its indexed form");
+    assert_eq!(i.to_vec(), want_idx, "max_pool3d 3/2/1 indices");
     let win = Win::new(&[2, 2, 2], &[2, 2, 2], &[0, 0, 0])
         .ceil()
         .exclude();
@@ -335,10 +348,13 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
     let win = Win::new(&[2, 2, 2], &[1, 1, 1], &[1, 1, 1])
         .dilate(2)
         .ceil();
-    let (want_max, _, _, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
+    let (want_max, want_idx, _, out) = pool_ref(&vs, 4, &[5, 4, 6], &win);
     assert_eq!(out, [5, 4, 6]);
     let m: Tensor<T, Rank5<2, 2, 5, 4, 6>, D> =
         v.max_pool3d(Pool3d::<2, 1, 1>.dilation::<2>().ceil_mode());
+    let (_, i): (Tensor<T, Rank5<2, 2, 5, 4, 6>, D>, _) =
+        v.max_pool3d_with_indices(Pool3d::<2, 1, 1>.dilation::<2>().ceil_mode());
+    assert_eq!(i.to_vec(), want_idx, "max_pool3d dilated indices");
     check(
         "max_pool3d 2/1/1 dilation 2 ceil",
         &m.to_vec(),
@@ -347,7 +363,7 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
     );
     // A permuted (strided) 3-D input.
     let p = v.transpose::<Axis<3>, Axis<4>>(); // (2, 2, 5, 6, 4)
-    let (want_max, _, _, _) = pool_ref(
+    let (want_max, want_idx, _, _) = pool_ref(
         &vals(&p.to_vec()),
         4,
         &[5, 6, 4],
@@ -355,6 +371,13 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
     );
     let m: Tensor<T, Rank5<2, 2, 3, 3, 2>, D> = p.max_pool3d(Pool3d::<3, 2, 1>);
     check("max_pool3d of a transposed view", &m.to_vec(), &want_max, 1);
+    let (_, i): (Tensor<T, Rank5<2, 2, 3, 3, 2>, D>, _) =
+        p.max_pool3d_with_indices(Pool3d::<3, 2, 1>);
+    assert_eq!(
+        i.to_vec(),
+        want_idx,
+        "max_pool3d indices of a transposed view"
+    );
 }
 
 /// PyTorch's adaptive bins: `[floor(i n / out), ceil((i + 1) n / out))`.
@@ -464,6 +487,18 @@ fn indices_ties_and_nan<D: Device>() {
     assert_eq!(&m[..2], [3., 2.]);
     assert!(m[2].is_nan());
     assert_eq!(i.to_vec(), [1, 2, 5]);
+    // 3-D: the first max in (depth, row, column) order, although a later slice holds it earlier in its plane;
+    // a NaN in the second slice wins over larger values in the first.
+    let v = Tensor::<f32, Rank5<1, 1, 2, 2, 4>, D>::from_array([[[
+        [[1., 0., 2., 2.], [0., 4., 9., 1.]],
+        [[4., 3., 8., nan], [2., 1., 3., 0.]],
+    ]]]);
+    let (m, i): (Tensor<f32, Rank5<1, 1, 1, 1, 2>, D>, _) =
+        v.max_pool3d_with_indices(Pool3d::<2, 2, 0>);
+    let m = m.to_vec();
+    assert_eq!(m[0], 4.);
+    assert!(m[1].is_nan());
+    assert_eq!(i.to_vec(), [5, 11]);
 }
 
 fn every_dtype<D: Device>() {
@@ -521,6 +556,12 @@ fn gradients<D: Device>() {
         let y: Traced<f64, Rank4<2, 3, 4, 4>, D> = x
             .trace()
             .max_pool2d(Pool2d::<2, 2, 1>.dilation::<2>().ceil_mode());
+        weighted(y)
+    });
+    grad_check("max_pool2d dilation (3, 1)", &x, || {
+        let y: Traced<f64, Rank4<2, 3, 6, 3>, D> = x
+            .trace()
+            .max_pool2d(Pool2dAxes::<2, 3, 1, 2, 1, 1>.dilation_axes::<3, 1>());
         weighted(y)
     });
     grad_check("adaptive_max_pool2d 7x6 -> 3x4", &x, || {

@@ -62,6 +62,20 @@ pub trait PoolGeometry<const A: usize>: Copy {
     fn dilation<const DIL: usize>(self) -> Dilation<Self, DIL> {
         Dilation(self)
     }
+
+    /// A 2-D window's taps `DH` rows and `DW` columns apart (PyTorch's `dilation=(DH, DW)`; max pooling only).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Pool2d, PoolGeometry};
+    /// let x: Tensor<f32, Rank4<1, 1, 3, 4>, Cpu> = Tensor::arange();
+    /// // 2x2 taps, rows 2 apart and columns 3 apart: the corners 0, 3, 8 and 11.
+    /// let y: Tensor<f32, Rank4<1, 1, 1, 1>, Cpu> = x.max_pool2d(Pool2d::<2, 1, 0>.dilation_axes::<2, 3>());
+    /// assert_eq!(y.to_vec(), [11.]);
+    /// ```
+    fn dilation_axes<const DH: usize, const DW: usize>(self) -> DilationAxes<Self, DH, DW> {
+        DilationAxes(self)
+    }
 }
 
 /// A 1-D window: `KERNEL` wide, `STRIDE` apart, `PADDING` on both ends.
@@ -99,6 +113,10 @@ pub struct ExcludePadding<G>(pub G);
 /// A window with taps `DIL` apart: see [`PoolGeometry::dilation`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Dilation<G, const DIL: usize>(pub G);
+
+/// A 2-D window with taps `DH` rows and `DW` columns apart: see [`PoolGeometry::dilation_axes`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DilationAxes<G, const DH: usize, const DW: usize>(pub G);
 
 impl<const K: usize, const S: usize, const P: usize> PoolGeometry<1> for Pool1d<K, S, P> {
     const PARAMS: PoolParams<1> = PoolParams::square(K, S, P);
@@ -146,6 +164,15 @@ impl<const A: usize, G: PoolGeometry<A>> PoolGeometry<A> for ExcludePadding<G> {
 impl<const A: usize, G: PoolGeometry<A>, const DIL: usize> PoolGeometry<A> for Dilation<G, DIL> {
     const PARAMS: PoolParams<A> = PoolParams {
         dilation: [DIL; A],
+        ..G::PARAMS
+    };
+}
+
+impl<G: PoolGeometry<2>, const DH: usize, const DW: usize> PoolGeometry<2>
+    for DilationAxes<G, DH, DW>
+{
+    const PARAMS: PoolParams<2> = PoolParams {
+        dilation: [DH, DW],
         ..G::PARAMS
     };
 }
@@ -509,6 +536,55 @@ impl<
     ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
         check_pool!("avg_pool3d", Pool::Avg, G::PARAMS, [DP, H, W], [OD, OH, OW]);
         self.pool3d_passes::<OD, OH, OW>(Pool::Avg, G::PARAMS).1
+    }
+
+    /// Max pooling with the index of each maximum within the input's `(D, H, W)` volume, `(depth H + row) W +
+    /// column` (PyTorch's `max_pool3d(.., return_indices=True)`), the first of equal values in (depth, row,
+    /// column) order, the first NaN when a window holds one.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool3d;
+    /// let x: Tensor<f32, Rank5<1, 1, 2, 2, 2>, Cpu> = Tensor::from_array([[[[[1., 0.], [2., 5.]], [[5., 3.], [0., 4.]]]]]);
+    /// let (max, at): (Tensor<f32, Rank5<1, 1, 1, 1, 1>, Cpu>, _) = x.max_pool3d_with_indices(Pool3d::<2, 2, 0>);
+    /// assert_eq!((max.to_vec(), at.to_vec()), (vec![5.], vec![3])); // the first 5: depth 0, row 1, column 1
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn max_pool3d_with_indices<
+        const OD: usize,
+        const OH: usize,
+        const OW: usize,
+        G: PoolGeometry<3>,
+    >(
+        &self,
+        _window: G,
+    ) -> (
+        Tensor<T, Rank5<N, C, OD, OH, OW>, D>,
+        Tensor<u32, Rank5<N, C, OD, OH, OW>, D>,
+    ) {
+        check_pool!(
+            "max_pool3d_with_indices",
+            Pool::Max,
+            G::PARAMS,
+            [DP, H, W],
+            [OD, OH, OW]
+        );
+        // The two passes, each with its indices: the plane pass gives `row * W + column` within each depth
+        // slice, the depth pass `depth * OH OW + position` within the (D, OH OW) columns. The first max in
+        // (depth, row, column) order is the first slice holding the window's max, then its first position there.
+        let (plane, depth) = G::PARAMS.split();
+        let x = self.contiguous();
+        let slices = dense4([N, C * DP, H, W], x.offset());
+        let planes: Tensor<T, Rank5<N, C, DP, OH, OW>, D> =
+            pool_view(&x, &slices, Pool::Max, plane);
+        let in_plane: Tensor<u32, Rank5<N, C, DP, OH, OW>, D> = indices_view(&x, &slices, plane);
+        let columns = dense4([N, C, DP, OH * OW], planes.offset());
+        let out = pool_view(&planes, &columns, Pool::Max, depth);
+        let in_column: Tensor<u32, Rank5<N, C, OD, OH, OW>, D> =
+            indices_view(&planes, &columns, depth);
+        let slice = in_column / (OH * OW) as u32;
+        let at = in_plane.gather::<crate::shape::Axis<2>, u32, _>(&slice);
+        (out, slice * (H * W) as u32 + &at)
     }
 
     /// The two passes of a 3-D pooling: over each depth slice's `(H, W)` plane, then along the depth of each
