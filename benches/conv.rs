@@ -114,6 +114,13 @@ fn max_pool(c: &mut Criterion) {
             black_box(y)
         })
     });
+    g.bench_function("tensor_with_indices", |bch| {
+        bch.iter(|| {
+            let y: (Tensor<f32, Rank4<B, C, 28, 28>, Cpu>, _) =
+                x.max_pool2d_with_indices(Pool2d::<3, 2, 1>);
+            black_box(y)
+        })
+    });
     let xv = Var::new(x.clone());
     g.bench_function("tensor_fwd_bwd", |bch| {
         bch.iter(|| {

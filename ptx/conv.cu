@@ -4,7 +4,7 @@
 //   conv_transpose2d_{T}(n, g, lx, lw, x, w, out)      direct: out (N, C_out, OH, OW), w (C_in, C_out / groups, KH, KW)
 //   max_pool2d_{T} / avg_pool2d_{T}(n, g, lx, x, out)  KH x KW windows; padding never wins / divisor per g.count_pad
 //   max_pool2d_indices_{T}(n, g, lx, x, out)           out: u32 plane index (row * W + column) of each maximum
-//   max_pool2d_backward_{T}(n, g, lx, x, y, dy, dx)    y, dy dense (N, C, OH, OW); dx dense (N, C, H, W)
+//   max_pool2d_backward_{T}(n, g, at, dy, dx)          at (u32 indices), dy dense (N, C, OH, OW); dx dense (N, C, H, W)
 //
 // `g` holds the geometry; `n` is the number of output elements; x and w are read through their layouts.
 #include "common.cuh"
@@ -142,11 +142,11 @@ __device__ __forceinline__ void max_pool2d_indices_body(size_t n, const Geom &g,
     }
 }
 
-// Gather form of the max-pool gradient: each input position sums the gradients of the windows whose maximum it
-// holds (ties all receive it, as on the CPU), so no atomics are needed.
+// Gather form of the max-pool gradient: each input position sums the gradients of the windows whose index (the
+// first maximum, as max_pool2d_indices found it) names it, so no atomics are needed.
 template <typename T>
-__device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g, const Layout &lx, const T *x,
-                                                         const T *y, const T *dy, T *dx) {
+__device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g, const u32 *at, const T *dy,
+                                                         T *dx) {
     typedef typename Acc<T>::type A;
     GRID_STRIDE_LOOP(i, n) {
         size_t r = i;
@@ -154,7 +154,7 @@ __device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g
         const size_t iy = r % g.h; r /= g.h;
         const size_t c = r % g.c_in;
         const size_t b = r / g.c_in;
-        const T v = x[at4(lx, b, c, iy, ix)];
+        const u32 here = (u32)(iy * g.w + ix);
         const size_t plane = (b * g.c_in + c) * g.oh * g.ow;
         A acc = 0;
         for (size_t ki = 0; ki < g.kh; ++ki) {
@@ -168,7 +168,7 @@ __device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g
                 const size_t ox = (size_t)tx / g.stride_w;
                 if (ox >= g.ow) continue;
                 const size_t k = plane + oy * g.ow + ox;
-                if (up(y[k]) == up(v)) acc += up(dy[k]);
+                if (at[k] == here) acc += up(dy[k]);
             }
         }
         dx[i] = down<T>(acc);
@@ -192,8 +192,7 @@ __device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g
     extern "C" __global__ void max_pool2d_indices_##T(size_t n, Geom g, Layout lx, const T *x, u32 *out) {         \
         max_pool2d_indices_body<T>(n, g, lx, x, out);                                                            \
     }                                                                                                            \
-    extern "C" __global__ void max_pool2d_backward_##T(size_t n, Geom g, Layout lx, const T *x, const T *y,      \
-                                                       const T *dy, T *dx) {                                     \
-        max_pool2d_backward_body<T>(n, g, lx, x, y, dy, dx);                                                     \
+    extern "C" __global__ void max_pool2d_backward_##T(size_t n, Geom g, const u32 *at, const T *dy, T *dx) {   \
+        max_pool2d_backward_body<T>(n, g, at, dy, dx);                                                           \
     }
 FOR_FLOAT_DTYPES(CONV_KERNELS, _)

@@ -191,10 +191,10 @@ pub(crate) fn conv2d_weight_grad<'a, T: FloatDType, D: Device>(
 
 #[cfg(feature = "std")] // autograd
 pub(crate) fn max_pool2d_backward<'a, T: FloatDType, D: Device>(
-    input: View<'a, D, T>,
-    out_fwd: View<'a, D, T>,
+    indices: View<'a, D, u32>,
     grad: View<'a, D, T>,
+    input: [usize; 2],
     params: PoolParams<2>,
 ) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
-    move |out| D::max_pool2d_backward(input, out_fwd, grad, params, out)
+    move |out| D::max_pool2d_backward(indices, grad, input, params, out)
 }

@@ -268,7 +268,7 @@ pub fn per_lane(
     let n = dims[axis];
     let mut out = vec![0.0; values.len()];
     for start in 0..values.len() {
-        if (start / stride) % n != 0 {
+        if !(start / stride).is_multiple_of(n) {
             continue; // not the first element of its lane
         }
         let lane: Vec<f64> = (0..n).map(|i| values[start + i * stride]).collect();

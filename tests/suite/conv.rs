@@ -355,8 +355,7 @@ fn window_taps(
 }
 
 /// Max pooling large enough that the CPU splits planes across cores, with windows whole and clipped: the values
-/// and the gradient (every position equal to its window's maximum gets the window's gradient) against naive
-/// loops.
+/// and the gradient (each window's goes to its first maximum in (row, column) order) against naive loops.
 fn large_max_pool<T: FloatDType, D: Device>() {
     const HW: usize = 32;
     let x: Tensor<T, Rank4<4, 32, HW, HW>, D> = random(41);
@@ -379,9 +378,12 @@ fn large_max_pool<T: FloatDType, D: Device>() {
                 let taps = window_taps(y, xo, 3, 2, 1, [HW, HW]);
                 let max = taps.iter().map(|&t| p[t]).fold(f64::MIN, f64::max);
                 want_y.push(max);
-                for &t in taps.iter().filter(|&&t| p[t] == max) {
-                    want_dx[base + t] += gs[(plane * 16 + y) * 16 + xo];
-                }
+                // The first tap holding the maximum, in (row, column) order (PyTorch's argmax).
+                let first = taps
+                    .iter()
+                    .find(|&&t| p[t] == max)
+                    .expect("a window has taps");
+                want_dx[base + first] += gs[(plane * 16 + y) * 16 + xo];
             }
         }
     }
@@ -389,7 +391,6 @@ fn large_max_pool<T: FloatDType, D: Device>() {
     check("large max_pool2d 3/2/1 gradient", &dx, &want_dx, 4);
 }
 
-/// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
 /// Naive transposed convolution: every input pixel scatters `x * w` into its output window.
 #[allow(clippy::too_many_arguments)]
 fn conv_transpose_ref(

@@ -610,9 +610,83 @@ fn gradients<D: Device>() {
     });
 }
 
+/// Max pooling's gradient goes to each window's first maximum (its index), as in PyTorch: on inputs full of ties
+/// (small integers), with overlapping and padded windows, in 1-D, 2-D and 3-D, the gradient is the output
+/// gradient summed at the indices `max_pool*_with_indices` gives; a NaN window sends it to its first NaN.
+fn max_gradient_to_the_first_maximum<D: Device>() {
+    fn expected(at: &[u32], gy: &[f64], planes: usize, plane: usize) -> Vec<f64> {
+        let per = at.len() / planes;
+        let mut dx = vec![0.0; planes * plane];
+        for (o, (&k, &g)) in at.iter().zip(gy).enumerate() {
+            dx[(o / per) * plane + k as usize] += g;
+        }
+        dx
+    }
+    let ties = |seed: u64| -> Vec<f64> {
+        let r: Tensor<f64, Rank1<360>, Cpu> = random(seed);
+        r.to_vec().iter().map(|v| (v.abs() * 3.0).floor()).collect()
+    };
+    // 2-D: 3x3 windows, stride 2, padding 1 (windows overlap), on a transposed view.
+    let x = Var::new(
+        Tensor::<f64, Rank4<2, 3, 6, 5>, D>::from_vec(ties(50)[..180].to_vec())
+            .unwrap()
+            .transpose::<Axis<2>, Axis<3>>()
+            .contiguous(),
+    );
+    let (_, at): (Tensor<f64, Rank4<2, 3, 3, 3>, D>, _) =
+        x.value().max_pool2d_with_indices(Pool2d::<3, 2, 1>);
+    let gy: Tensor<f64, Rank4<2, 3, 3, 3>, D> = random(51);
+    let y: Traced<f64, Rank4<2, 3, 3, 3>, D> = x.trace().max_pool2d(Pool2d::<3, 2, 1>);
+    let dx = (y * &gy).sum_all().backward().get(&x).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 6, 30),
+        "max_pool2d ties"
+    );
+    // 1-D, stride 1 (each position in up to 3 windows).
+    let s = Var::new(Tensor::<f64, Rank3<2, 2, 9>, D>::from_vec(ties(52)[..36].to_vec()).unwrap());
+    let (_, at): (Tensor<f64, Rank3<2, 2, 7>, D>, _) =
+        s.value().max_pool1d_with_indices(Pool1d::<3, 1, 0>);
+    let gy: Tensor<f64, Rank3<2, 2, 7>, D> = random(53);
+    let y: Traced<f64, Rank3<2, 2, 7>, D> = s.trace().max_pool1d(Pool1d::<3, 1, 0>);
+    let dx = (y * &gy).sum_all().backward().get(&s).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 4, 9),
+        "max_pool1d ties"
+    );
+    // 3-D, through the two passes: the first maximum in (depth, row, column) order.
+    let v = Var::new(
+        Tensor::<f64, Rank5<1, 2, 4, 5, 4>, D>::from_vec(ties(54)[..160].to_vec()).unwrap(),
+    );
+    let (_, at): (Tensor<f64, Rank5<1, 2, 3, 3, 3>, D>, _) = v
+        .value()
+        .max_pool3d_with_indices(Pool3d::<2, 2, 1>.ceil_mode());
+    let gy: Tensor<f64, Rank5<1, 2, 3, 3, 3>, D> = random(55);
+    let y: Traced<f64, Rank5<1, 2, 3, 3, 3>, D> =
+        v.trace().max_pool3d(Pool3d::<2, 2, 1>.ceil_mode());
+    let dx = (y * &gy).sum_all().backward().get(&v).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 2, 80),
+        "max_pool3d ties"
+    );
+    // A NaN window: its gradient goes to its first NaN; a tie to the first of the equal values.
+    let nan = f64::NAN;
+    let x = Var::new(Tensor::<f64, Rank4<1, 1, 2, 6>, D>::from_array([[[
+        [1., 3., 2., 2., 0., nan],
+        [3., 0., 1., 2., nan, 5.],
+    ]]]));
+    let gy = Tensor::<f64, Rank4<1, 1, 1, 3>, D>::from_array([[[[1., 2., 4.]]]]);
+    let y: Traced<f64, Rank4<1, 1, 1, 3>, D> = x.trace().max_pool2d(Pool2d::<2, 2, 0>);
+    let dx = (y * &gy).sum_all().backward().get(&x).to_vec();
+    assert_eq!(dx, [0., 1., 2., 0., 0., 4., 0., 0., 0., 0., 0., 0.]);
+}
+
 fn all<D: Device>() {
     every_dtype::<D>();
     gradients::<D>();
+    max_gradient_to_the_first_maximum::<D>();
 }
 
 device_tests! {

@@ -401,13 +401,13 @@ impl KernelSig {
             &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
         )
     }
-    /// `max_pool2d_backward_{T}(n, geom, lx, x, y, dy, dx)`.
+    /// `max_pool2d_backward_{T}(n, geom, at, dy, dx)` (`at`: u32).
     pub fn max_pool2d_backward(t: DType) -> Self {
         Self::new(
             "conv",
             "max_pool2d_backward",
             t,
-            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR, PTR, PTR],
+            &[COUNT, GEOM_BYTES, PTR, PTR, PTR],
         )
     }
 }

@@ -566,14 +566,14 @@ unsafe impl ConvKernels for Cpu {
     }
 
     fn max_pool2d_backward<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        (y, ly): (&[T], &Layout),
+        (at, la): (&[u32], &Layout),
         (g, lg): (&[T], &Layout),
-        params: PoolParams<2>,
+        input: [usize; 2],
+        _params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        let (y, g) = (dense_view(y, ly), dense_view(g, lg));
-        super::cpu_pool::max_pool2d_backward(x, lx, &y, &g, params, out);
+        let (at, g) = (dense_view(at, la), dense_view(g, lg));
+        super::cpu_pool::max_pool2d_backward(&at, &g, la.dims4(), input, out);
         Ok(())
     }
 }

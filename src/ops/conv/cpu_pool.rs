@@ -236,16 +236,69 @@ pub(super) fn max_pool2d_indices<T: FloatDType>(
     let [oh, ow] = win.out;
     let out = zeroed(&mut out[..n * c * oh * ow]);
     let taps = out.len() * p.kernel[0] * p.kernel[1];
+    // One fold per window keeping the value and offset of its first maximum: a later tap replaces it only when
+    // strictly larger (the first of equal values stays) or a NaN where the best is not (the first NaN wins). A
+    // dense input checked free of NaN (one pass at memory speed) folds with the comparison alone, as a select
+    // without branches (random data would mispredict half of them).
+    let no_nan = lx.contiguous_range().is_some_and(|r| !has_nan(&x[r]));
+    let Some((&(s0, d0), rest)) = win.taps.split_first() else {
+        return;
+    };
     for_each_plane(out, oh * ow, taps, |i, out_plane| {
         let plane = win.plane(x, i);
-        for (o, slot) in out_plane.iter_mut().enumerate() {
-            let mut best: Option<(T::Acc, usize)> = None;
+        // Whole windows LANES at a time: independent chains of selects the CPU overlaps.
+        let mut blocks = win.whole.chunks_exact(LANES);
+        for block in &mut blocks {
+            let corners: [usize; LANES] = core::array::from_fn(|l| block[l].corner);
+            let at = if no_nan {
+                first_max::<T, false, LANES>(plane, corners, (s0, d0), rest)
+            } else {
+                first_max::<T, true, LANES>(plane, corners, (s0, d0), rest)
+            };
+            for (w, at) in block.iter().zip(at) {
+                out_plane[w.output] = (w.dense_corner + at) as u32;
+            }
+        }
+        for w in blocks.remainder() {
+            let at = first_max::<T, true, 1>(&plane[w.corner..], [0], (s0, d0), rest)[0];
+            out_plane[w.output] = (w.dense_corner + at) as u32;
+        }
+        for &o in &win.clipped {
+            let mut first: Option<(T::Acc, usize)> = None;
             win.for_each_tap(o / ow, o % ow, |s, d| {
-                super::host::keep_first_max(&mut best, plane[s].to_acc(), d)
+                super::host::keep_first_max(&mut first, plane[s].to_acc(), d)
             });
-            *slot = best.map_or(0, |(_, d)| d as u32);
+            out_plane[o] = first.map_or(0, |(_, d)| d as u32);
         }
     });
+}
+
+/// For each window whose first tap is at `corners[l]` of `plane`, the offset `d` of its first maximum among the
+/// taps `(s, d)` (`first`, then `rest`); with `NAN`, the first NaN wins.
+#[inline(always)]
+fn first_max<T: FloatDType, const NAN: bool, const L: usize>(
+    plane: &[T],
+    corners: [usize; L],
+    first: (usize, usize),
+    rest: &[(usize, usize)],
+) -> [usize; L] {
+    let mut best: [T::Acc; L] = core::array::from_fn(|l| plane[corners[l] + first.0].to_acc());
+    let mut at = [first.1; L];
+    for &(s, d) in rest {
+        for l in 0..L {
+            let v = plane[corners[l] + s].to_acc();
+            let take = if NAN {
+                !best[l].is_nan() && (v > best[l] || v.is_nan())
+            } else {
+                v > best[l]
+            };
+            // Selects, so the loop has no data-dependent branch (LLVM turns a plain `if` here into a branch,
+            // which random data mispredicts: the indices kernel ran 2.3x slower).
+            at[l] = core::hint::select_unpredictable(take, d, at[l]);
+            best[l] = core::hint::select_unpredictable(take, v, best[l]);
+        }
+    }
+    at
 }
 
 /// Whether any element is NaN, a block at a time (a branch-free fold per block vectorises).
@@ -327,48 +380,29 @@ fn pool_with<T: FloatDType, const NAN_WINS: bool>(
     });
 }
 
-/// The gradient of max pooling: `y` is the dense forward output, `g` its dense gradient; every input position
-/// equal to its window's maximum receives the window's gradient (ties all do, as in candle; padding never
-/// wins). Sums run in the accumulator type: f32/f64 in the output itself, f16/bf16 in an f32 buffer rounded once.
+/// The gradient of max pooling: `at` holds each window's index within its plane (dense, as the indices kernel
+/// writes them), `g` the dense output gradient; each window's gradient is added at its index. Planes run side by
+/// side; sums run in the accumulator type (f32/f64 in the output itself, f16/bf16 in an f32 buffer rounded
+/// once).
 pub(super) fn max_pool2d_backward<T: FloatDType>(
-    x: &[T],
-    lx: &Layout,
-    y: &[T],
+    at: &[u32],
     g: &[T],
-    p: PoolParams<2>,
+    [n, c, oh, ow]: [usize; 4],
+    [h, wd]: [usize; 2],
     out: &mut [MaybeUninit<T>],
 ) {
-    let [n, c, h, wd] = lx.dims4();
-    let win = Windows::new(lx, &p);
-    let [oh, ow] = win.out;
     let out = zeroed(&mut out[..n * c * h * wd]);
-    let taps = n * c * oh * ow * p.kernel[0] * p.kernel[1];
+    let windows = oh * ow;
     let route = |i: usize, acc: &mut [T::Acc]| {
-        let plane = win.plane(x, i);
-        let outputs = i * oh * ow..(i + 1) * oh * ow;
-        let (y, g) = (&y[outputs.clone()], &g[outputs]);
-        for w in &win.whole {
-            let (max, grad) = (y[w.output], g[w.output].to_acc());
-            for &(s, d) in &win.taps {
-                // Adding +0 elsewhere leaves every sum as it was (a sum of +0 and gradients is never -0), with
-                // no branch to mispredict.
-                let hit = plane[w.corner + s] == max;
-                let a = &mut acc[w.dense_corner + d];
-                *a = a.add(if hit { grad } else { T::Acc::ZERO });
-            }
-        }
-        for &o in &win.clipped {
-            let (max, grad) = (y[o], g[o].to_acc());
-            win.for_each_tap(o / ow, o % ow, |s, d| {
-                if plane[s] == max {
-                    acc[d] = acc[d].add(grad);
-                }
-            });
+        let outputs = i * windows..(i + 1) * windows;
+        for (&k, &grad) in at[outputs.clone()].iter().zip(&g[outputs]) {
+            let a = &mut acc[k as usize];
+            *a = a.add(grad.to_acc());
         }
     };
     let mut acc = Vec::new();
     sum_in_acc(out, &mut acc, |acc| {
-        for_each_plane(acc, h * wd, taps, route)
+        for_each_plane(acc, h * wd, n * c * windows, route)
     });
     crate::device::cpu::pool::recycle(acc);
 }

@@ -306,22 +306,21 @@ unsafe impl ConvKernels for Cuda {
     }
 
     fn max_pool2d_backward<T: FloatDType>(
-        (x, lx): (&CudaStorage<T>, &Layout),
-        (y, ly): (&CudaStorage<T>, &Layout),
+        (at, la): (&CudaStorage<u32>, &Layout),
         (g, lg): (&CudaStorage<T>, &Layout),
+        [h, wd]: [usize; 2],
         p: PoolParams<2>,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         const OP: &str = "max_pool2d_backward";
-        let [n, c, h, wd] = lx.dims4();
-        let [oh, ow] = p.output([h, wd]).unwrap_or([0, 0]);
-        // The forward result and its gradient are read densely.
-        let (y_dense, g_dense);
-        let (y, y_off) = if ly.is_contiguous() {
-            (y, ly.offset())
+        let [n, c, oh, ow] = la.dims4();
+        // The indices and the gradient are read densely.
+        let (at_dense, g_dense);
+        let (at, at_off) = if la.is_contiguous() {
+            (at, la.offset())
         } else {
-            y_dense = fresh(OP, ly.numel(), |d| Self::copy((y, ly), d))?;
-            (&y_dense, 0)
+            at_dense = fresh(OP, la.numel(), |d| Self::copy((at, la), d))?;
+            (&at_dense, 0)
         };
         let (g, g_off) = if lg.is_contiguous() {
             (g, lg.offset())
@@ -334,9 +333,7 @@ unsafe impl ConvKernels for Cuda {
         let args = alloc::vec![
             Arg::U64(total as u64),
             Arg::Geom(pool_geom([n, c, h, wd], [oh, ow], &p)),
-            Arg::Layout(KernelLayout::new(lx)),
-            Arg::U64(x.ptr_at(lx.offset())),
-            Arg::U64(y.ptr_at(y_off)),
+            Arg::U64(at.ptr_at(at_off)),
             Arg::U64(g.ptr_at(g_off)),
             Arg::U64(out_ptr),
         ];

@@ -4,8 +4,9 @@
 //!   zero-extended to the input's size, which covers strides that leave trailing rows unread);
 //! - weight of conv2d: the device's `conv2d_weight_grad` kernel (im2col blocks times the output's gradient on
 //!   the CPU and the GPU; a direct loop on `Embedded`, which the tests use as the reference);
-//! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes the
-//!   gradient to every position holding its window's maximum (the device's `max_pool2d_backward` kernel).
+//! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes each
+//!   window's gradient to its first maximum (its index, found again by `max_pool2d_indices`; the device's
+//!   `max_pool2d_backward` kernel sums what lands on each position).
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
@@ -134,28 +135,36 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
     }
 
-    /// The gradient of `max_pool2d` (this tensor is its input, `out` its output, `grad` the output's gradient):
-    /// every position holding its window's maximum gets the window's gradient (ties all do, as in candle).
+    /// The gradient of `max_pool2d` (this tensor is its input, `grad` the output's gradient): each window's
+    /// gradient goes to its first maximum in (row, column) order, or its first NaN (PyTorch's argmax), found again
+    /// by the device's `max_pool2d_indices`.
     pub(crate) fn max_pool2d_grad<S2: Shape>(
         &self,
-        out: &Tensor<T, S2, D>,
         grad: &Tensor<T, S2, D>,
         p: PoolParams<2>,
     ) -> Tensor<T, Dyn4, D> {
         let [n, c, h, w] = self.dims4();
-        let (lx, ly, lg) = (self.layout(), out.layout(), grad.layout());
-        let (x, y, g) = (
-            (self.buffer(), &lx),
-            (out.buffer(), &ly),
-            (grad.buffer(), &lg),
-        );
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        let [_, _, oh, ow] = grad.dims4();
+        let lx = self.layout();
+        let x = (self.buffer(), &lx);
+        // SAFETY: each closure is one kernel call, which writes all of its destination and reads none of it.
+        let indices: Tensor<u32, Dyn4, D> = unsafe {
+            written!(
+                Tensor::written_by,
+                (n, c, oh, ow),
+                "max_pool2d_backward",
+                call::max_pool2d_indices::<T, D>(x, p),
+            )
+        };
+        let (li, lg) = (indices.layout(), grad.layout());
+        let (at, g) = ((indices.buffer(), &li), (grad.buffer(), &lg));
+        // SAFETY: as above.
         unsafe {
             written!(
                 Tensor::written_by,
                 (n, c, h, w),
                 "max_pool2d_backward",
-                call::max_pool2d_backward::<T, D>(x, y, g, p),
+                call::max_pool2d_backward::<T, D>(at, g, [h, w], p),
             )
         }
     }
@@ -246,39 +255,53 @@ mod tests {
             .collect()
     }
 
-    /// The CPU's max-pool backward kernel against the embedded device's direct loop (each input position sums the
-    /// gradients of the windows whose maximum it holds), ties included.
+    /// The CPU's max-pool backward kernel (a scatter of each window's gradient to its index) against the
+    /// embedded device's direct loop (each input position gathers the gradients of the windows whose index names
+    /// it), with ties and overlapping windows, on dense and on transposed (strided) indices and gradients.
     #[test]
     fn max_pool_backward_kernel_matches_the_direct_loop() {
+        use crate::shape::Axis;
         // Values on a coarse grid so windows have tied maxima.
-        let x = Tensor::<f32, Rank4<2, 3, 5, 6>, Cpu>::rand(1)
-            .affine(4.0, 0.0)
-            .unary(crate::ops::Relu);
-        let x = Tensor::<f32, Rank4<2, 3, 5, 6>, Cpu>::from_vec(
+        let x = Tensor::<f64, Rank4<2, 3, 5, 6>, Cpu>::rand(1).affine(4.0, 0.0);
+        let x = Tensor::<f64, Rank4<2, 3, 5, 6>, Cpu>::from_vec(
             x.to_vec().iter().map(|v| v.floor()).collect(),
         )
         .unwrap();
-        let y: Tensor<f32, Rank4<2, 3, 3, 3>, Cpu> = x.max_pool2d(Pool2d::<3, 2, 1>);
-        let g = Tensor::<f32, Rank4<2, 3, 3, 3>, Cpu>::rand(2);
         let p = crate::ops::PoolParams::square(3, 2, 1);
-        let kernel = x.max_pool2d_grad(&y, &g, p).to_dtype::<f64>().to_vec();
-        let f64s = |t: &Tensor<f32, Rank4<2, 3, 3, 3>, Cpu>| t.to_dtype::<f64>().to_vec();
-        let (xs, ys, gs) = (x.to_dtype::<f64>().to_vec(), f64s(&y), f64s(&g));
-        let (lx, ly) = (x.layout(), y.layout());
-        let reference = run_into(xs.len(), |out| {
-            <Embedded as ConvKernels>::max_pool2d_backward(
-                (&xs, &lx),
-                (&ys, &ly),
-                (&gs, &ly),
-                p,
-                out,
-            )
-        });
-        // Equal up to the order of the sums where windows overlap.
-        for (a, b) in kernel.iter().zip(&reference) {
-            assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{a} vs {b}");
+        let (_, at): (Tensor<f64, Rank4<2, 3, 3, 3>, Cpu>, _) =
+            x.max_pool2d_with_indices(Pool2d::<3, 2, 1>);
+        let g = Tensor::<f64, Rank4<2, 3, 3, 3>, Cpu>::rand(2);
+        for strided in [false, true] {
+            // Strided: the same values, stored column-major in each plane.
+            let (at, g) = if strided {
+                (
+                    at.transpose::<Axis<2>, Axis<3>>()
+                        .contiguous()
+                        .transpose::<Axis<2>, Axis<3>>(),
+                    g.transpose::<Axis<2>, Axis<3>>()
+                        .contiguous()
+                        .transpose::<Axis<2>, Axis<3>>(),
+                )
+            } else {
+                (at.clone(), g.clone())
+            };
+            let (la, lg) = (at.layout(), g.layout());
+            let (at, g) = ((at.buffer(), &la), (g.buffer(), &lg));
+            let kernel = run_into(180, |out| {
+                <Cpu as ConvKernels>::max_pool2d_backward(at, g, [5, 6], p, out)
+            });
+            let reference = run_into(180, |out| {
+                <Embedded as ConvKernels>::max_pool2d_backward(at, g, [5, 6], p, out)
+            });
+            // Equal up to the order of the sums where windows share a position.
+            close(
+                &alloc::format!("strided: {strided}"),
+                &kernel,
+                &reference,
+                1e-12,
+            );
+            assert!(kernel.iter().filter(|&&v| v != 0.0).count() > 20);
         }
-        assert!(kernel.iter().filter(|&&v| v != 0.0).count() > 20);
     }
 
     fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {

@@ -266,23 +266,22 @@ pub(super) fn conv2d_weight_grad<T: FloatDType>(
 }
 
 /// `Kernels::max_pool2d_backward` into `out` (dense `(N, C, H, W)`, every element written): each input position
-/// sums, in the accumulator type, the gradients of the windows whose maximum (`y`, the forward output) it holds.
+/// sums, in the accumulator type, the gradients of the windows whose index (`at`, `row * W + column`) names it.
 pub(super) fn max_pool2d_backward<T: FloatDType>(
-    (x, lx): (&[T], &Layout),
-    (y, ly): (&[T], &Layout),
+    (idx, li): (&[u32], &Layout),
     (g, lg): (&[T], &Layout),
+    [h, wd]: [usize; 2],
     pool: PoolParams<2>,
     out: &mut [T],
 ) {
-    let [n, c, h, wd] = lx.dims4();
-    let [_, _, oh, ow] = ly.dims4();
+    let [n, c, oh, ow] = li.dims4();
     let p = pool.window();
     let mut outputs = out.iter_mut();
     for b in 0..n {
         for ch in 0..c {
             for iy in 0..h {
                 for ix in 0..wd {
-                    let v = x[at(lx, [b, ch, iy, ix])];
+                    let here = (iy * wd + ix) as u32;
                     let mut acc = T::Acc::ZERO;
                     // The windows holding (iy, ix) at tap (i, j), in (i, j) order.
                     for i in 0..pool.kernel[0] {
@@ -293,7 +292,7 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
                             let Some(ox) = transposed_tap(ix, j, &p, 1, ow) else {
                                 continue;
                             };
-                            if v == y[at(ly, [b, ch, oy, ox])] {
+                            if idx[at(li, [b, ch, oy, ox])] == here {
                                 acc = acc.add(g[at(lg, [b, ch, oy, ox])].to_acc());
                             }
                         }
@@ -366,13 +365,13 @@ unsafe impl ConvKernels for Embedded {
 
     #[inline]
     fn max_pool2d_backward<T: FloatDType>(
-        input: (&[T], &Layout),
-        out_fwd: (&[T], &Layout),
+        indices: (&[u32], &Layout),
         grad: (&[T], &Layout),
+        input: [usize; 2],
         params: PoolParams<2>,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        max_pool2d_backward(input, out_fwd, grad, params, zeroed(out));
+        max_pool2d_backward(indices, grad, input, params, zeroed(out));
         Ok(())
     }
 }

@@ -452,12 +452,15 @@ pub unsafe trait ConvKernels: Kernels {
         params: Conv2dParams,
         out: &mut Self::Out<T>,
     ) -> Result<()>;
-    /// The gradient of max pooling with respect to its `(N, C, H, W)` input: every position holding its window's
-    /// maximum (`out_fwd`, the forward result) gets the window's `grad` (ties all do; padding never wins).
+    /// The gradient of max pooling with respect to its `(N, C, H, W)` input (`input` = `[H, W]`): each window's
+    /// `grad` goes to the position its index names (`indices`, `row * W + column` within the plane, as
+    /// [`ConvKernels::max_pool2d_indices`] gives them: the window's first maximum, or its first NaN), summed where
+    /// windows share a position (PyTorch's rule). Each index must lie inside its own window: devices that gather
+    /// over the windows holding a position would miss one that does not.
     fn max_pool2d_backward<T: FloatDType>(
-        input: (&Self::Buffer<T>, &Layout),
-        out_fwd: (&Self::Buffer<T>, &Layout),
+        indices: (&Self::Buffer<u32>, &Layout),
         grad: (&Self::Buffer<T>, &Layout),
+        input: [usize; 2],
         params: PoolParams<2>,
         out: &mut Self::Out<T>,
     ) -> Result<()>;

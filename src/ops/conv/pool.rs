@@ -612,9 +612,9 @@ impl<
     }
 }
 
-/// The traced forms: one recorded op per kernel pass, whose rule runs the pass's gradient (max: to every position
-/// holding its window's maximum, through the device's `max_pool2d_backward`; average: each output's gradient
-/// divided by its divisor, spread over its window).
+/// The traced forms: one recorded op per kernel pass, whose rule runs the pass's gradient (max: each window's to
+/// its first maximum, through the device's `max_pool2d_indices` and `max_pool2d_backward`; average: each
+/// output's gradient divided by its divisor, spread over its window).
 #[cfg(feature = "std")]
 mod traced {
     use super::*;
@@ -649,19 +649,19 @@ mod traced {
         }
     }
 
-    /// What a pooling pass's rule keeps: the input's slot, the pooling, how to read the values, the input and
-    /// the output (padded), and the window.
-    type PoolCaptured<T, D> = (Slot, Pool, Images, [Grad<T, D>; 2], PoolParams<2>);
+    /// What a pooling pass's rule keeps: the input's slot, the pooling, how to read the values, the input
+    /// (padded), and the window.
+    type PoolCaptured<T, D> = (Slot, Pool, Images, Grad<T, D>, PoolParams<2>);
 
     /// A pooling pass's gradient, in the input's padded shape.
     fn pool_rule<T: FloatDType, D: Device>(
         g: Grad<T, D>,
-        (slot, pool, images, [x, out], p): PoolCaptured<T, D>,
+        (slot, pool, images, x, p): PoolCaptured<T, D>,
         store: &mut Gradients,
     ) {
         let (x4, g4) = (images.read(&x), images.read(&g));
         let grad = match pool {
-            Pool::Max => x4.max_pool2d_grad(&images.read(&out), &g4, p),
+            Pool::Max => x4.max_pool2d_grad(&g4, p),
             Pool::Avg => g4.avg_pool2d_grad(p, x4.shape()),
         };
         slot.give_padded(store, grad.relabel(x.shape()));
@@ -675,13 +675,7 @@ mod traced {
         images: Images,
         p: PoolParams<2>,
     ) -> Traced<T, SO, D> {
-        let captured = (
-            x.slot(),
-            pool,
-            images,
-            [x.value.padded(), value.padded()],
-            p,
-        );
+        let captured = (x.slot(), pool, images, x.value.padded(), p);
         record_with(value, &[&x.node], captured, pool_rule::<T, D>)
     }
 
@@ -694,8 +688,8 @@ mod traced {
             D: Device,
         > Traced<T, Rank4<N, C, H, W>, D>
     {
-        /// Max pooling (see [`Tensor::max_pool2d`]); the gradient goes to every position holding its window's
-        /// maximum.
+        /// Max pooling (see [`Tensor::max_pool2d`]); each window's gradient goes to its first maximum in (row,
+        /// column) order, or its first NaN (PyTorch's rule).
         pub fn max_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
             &self,
             window: G,
