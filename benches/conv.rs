@@ -25,6 +25,37 @@ const HW: usize = 56;
 const K: usize = C * 9; // im2col rows
 const L: usize = HW * HW; // output positions
 
+/// One image's product of the im2col form, `out (C_OUT, L) = wm (C_OUT, K) col (K, L)` (`[C_OUT, K, L]`), through
+/// gemm's f32 kernel as its `gemm::gemm` facade calls it for a row-major destination (the transpose, `out^T =
+/// col^T wm^T`): the baseline the convolutions are measured against.
+fn gemm_baseline(out: &mut [f32], col: &[f32], wm: &[f32], [c_out, k, l]: [usize; 3]) {
+    assert!(out.len() >= c_out * l && col.len() >= k * l && wm.len() >= c_out * k);
+    // SAFETY: the three buffers hold the row-major matrices the strides describe (checked above).
+    unsafe {
+        gemm_f32::gemm::f32::get_gemm_fn()(
+            l,
+            c_out,
+            k,
+            out.as_mut_ptr(),
+            l as isize,
+            1,
+            false,
+            col.as_ptr(),
+            l as isize,
+            1,
+            wm.as_ptr(),
+            k as isize,
+            1,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm_common::Parallelism::Rayon(0),
+        )
+    }
+}
+
 fn conv(c: &mut Criterion) {
     let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(1);
     let w = Tensor::<f32, Rank4<C, C, 3, 3>, Cpu>::randn(2);
@@ -32,36 +63,13 @@ fn conv(c: &mut Criterion) {
     let mut g = c.benchmark_group("conv2d_8x64x56x56_3x3");
     g.throughput(Throughput::Elements(flops)).sample_size(10);
 
-    // The equivalent GEMMs on preallocated buffers: (C, K) x (K, L) for each image, through gemm's f32 kernel as
-    // its `gemm::gemm` facade calls it for a row-major destination (the transpose, out^T = col^T wm^T).
+    // The equivalent GEMMs on preallocated buffers: (C, K) x (K, L) for each image.
     let (wm, col) = (w.to_vec(), vec![0.5f32; K * L]);
     let mut out = vec![0.0f32; C * L];
     g.bench_function("im2col_gemm_baseline", |bch| {
         bch.iter(|| {
             for _ in 0..B {
-                unsafe {
-                    gemm_f32::gemm::f32::get_gemm_fn()(
-                        L,
-                        C,
-                        K,
-                        out.as_mut_ptr(),
-                        L as isize,
-                        1,
-                        false,
-                        col.as_ptr(),
-                        L as isize,
-                        1,
-                        wm.as_ptr(),
-                        K as isize,
-                        1,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm_common::Parallelism::Rayon(0),
-                    )
-                }
+                gemm_baseline(&mut out, &col, &wm, [C, K, L]);
             }
         })
     });
@@ -285,29 +293,7 @@ fn conv3d(c: &mut Criterion) {
     g.bench_function("im2col_gemm_baseline", |bch| {
         bch.iter(|| {
             for _ in 0..N3 {
-                unsafe {
-                    gemm_f32::gemm::f32::get_gemm_fn()(
-                        L3,
-                        C3,
-                        K3,
-                        out.as_mut_ptr(),
-                        L3 as isize,
-                        1,
-                        false,
-                        col.as_ptr(),
-                        L3 as isize,
-                        1,
-                        wm.as_ptr(),
-                        K3 as isize,
-                        1,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm_common::Parallelism::Rayon(0),
-                    )
-                }
+                gemm_baseline(&mut out, &col, &wm, [C3, K3, L3]);
             }
         })
     });
