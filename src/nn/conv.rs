@@ -381,6 +381,135 @@ impl<
     }
 }
 
+/// 3-D convolution, `C_IN -> C_OUT` channels, `K x K x K` kernel, output `OD x OH x OW`, with a bias per output
+/// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`). Per-axis geometry, dilation and groups are
+/// available through the functional [`Tensor::conv3d`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Conv3d, Module};
+/// // 4x8x8 in, kernel 3, padding 1: 4x8x8 out.
+/// let conv = Conv3d::<f32, 2, 4, 3, 4, 8, 8, Cpu, 1, 1>::new(0);
+/// let y: Tensor<f32, Rank5<1, 4, 4, 8, 8>, Cpu> =
+///     conv.forward(Tensor::<f32, Rank5<1, 2, 4, 8, 8>, Cpu>::zeros());
+/// ```
+pub struct Conv3d<
+    T: FloatDType,
+    const C_IN: usize,
+    const C_OUT: usize,
+    const K: usize,
+    const OD: usize,
+    const OH: usize,
+    const OW: usize,
+    D: Device,
+    const STRIDE: usize = 1,
+    const PADDING: usize = 0,
+> {
+    /// `(C_OUT, C_IN, K, K, K)`.
+    pub weight: Var<T, Rank5<C_OUT, C_IN, K, K, K>, D>,
+    /// `(C_OUT,)`, added to every position.
+    pub bias: Var<T, (Const<C_OUT>,), D>,
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OD: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+    > Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
+{
+    /// Weights and bias uniform in `(-1/sqrt(C_IN K^3), 1/sqrt(C_IN K^3))` (PyTorch's default).
+    pub fn new(seed: u64) -> Self {
+        let bound = 1.0 / ((C_IN * K * K * K) as f64).sqrt();
+        Conv3d {
+            weight: Var::new(uniform(seed, bound)),
+            bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
+        }
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OD: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const N: usize,
+        const DP: usize,
+        const H: usize,
+        const W: usize,
+    > Module<Traced<T, Rank5<N, C_IN, DP, H, W>, D>>
+    for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
+{
+    type Output = Traced<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
+    fn forward(&self, x: Traced<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
+        let y: Self::Output = x.conv3d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
+        let bias = self
+            .bias
+            .trace()
+            .reshape::<(Const<C_OUT>, Const<1>, Const<1>, Const<1>)>();
+        y + bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>()
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OD: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+        const N: usize,
+        const DP: usize,
+        const H: usize,
+        const W: usize,
+    > Module<Tensor<T, Rank5<N, C_IN, DP, H, W>, D>>
+    for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
+{
+    type Output = Tensor<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
+    fn forward(&self, x: Tensor<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
+        let mut y: Self::Output = x.conv3d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
+        let bias: Tensor<T, (Const<C_OUT>, Const<1>, Const<1>, Const<1>), D> =
+            self.bias.value().reshape();
+        y += &bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>();
+        y
+    }
+}
+
+impl<
+        T: FloatDType,
+        const C_IN: usize,
+        const C_OUT: usize,
+        const K: usize,
+        const OD: usize,
+        const OH: usize,
+        const OW: usize,
+        D: Device,
+        const STRIDE: usize,
+        const PADDING: usize,
+    > Parameters for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
+{
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visitor.visit(&join_name(prefix, "weight"), &self.weight);
+        visitor.visit(&join_name(prefix, "bias"), &self.bias);
+    }
+}
+
 macro_rules! pool_layer {
     ($(#[$m:meta])* $name:ident => $method:ident) => {
         $(#[$m])*

@@ -41,8 +41,8 @@ pub use activation::{
 };
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
 pub use conv::{
-    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d,
-    Flatten, MaxPool, MaxPool2d, PoolOutput, Upsample,
+    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Conv1d, Conv2d, Conv3d,
+    ConvTranspose2d, Flatten, MaxPool, MaxPool2d, PoolOutput, Upsample,
 };
 pub use dropout::Dropout;
 pub use embedding::Embedding;

@@ -188,6 +188,41 @@ fn conv1d_and_conv_transpose2d_layers() {
     assert_eq!(names.0, ["0.weight", "0.bias", "1.weight", "1.bias"]);
 }
 
+/// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
+/// weights are in PyTorch's bounds; its parameters are named as in PyTorch.
+#[test]
+fn conv3d_layer() {
+    use typed_tensor::nn::Conv3d;
+    let conv = Conv3d::<f64, 2, 3, 3, 2, 3, 2, Cpu, 2, 1>::new(3);
+    let x: Tensor<f64, Rank5<2, 2, 4, 5, 4>, Cpu> = random(24);
+    let plain: Tensor<f64, Rank5<2, 3, 2, 3, 2>, Cpu> =
+        x.conv3d(&conv.weight.value(), Conv::<2, 1, 1, 1>);
+    let bias = conv.bias.value().to_vec();
+    let want: Vec<f64> = plain
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + bias[(k / 12) % 3])
+        .collect();
+    assert_within(
+        "conv3d layer",
+        &conv.forward(x.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let traced = conv.forward(Traced::constant(x.clone())).into_value();
+    assert_within("conv3d layer, traced", &traced.to_vec(), &want, 1e-12);
+    let bound = 1.0 / 54f64.sqrt();
+    assert!(conv.weight.value().to_vec().iter().all(|w| w.abs() < bound));
+    let probe: Tensor<f64, Rank5<2, 3, 2, 3, 2>, Cpu> = random(25);
+    let loss = || (conv.forward(Traced::constant(x.clone())) * &probe).sum_all();
+    assert!(check_gradient(&conv.weight, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(&conv.bias, 1e-5, loss).error < 1e-7);
+    let mut names = Names(Vec::new());
+    conv.visit_params("conv", &mut names);
+    assert_eq!(names.0, ["conv.weight", "conv.bias"]);
+}
+
 /// The window-generic pool layers are the functional pools with their window, in 1-D, 2-D and 3-D, plain and
 /// traced (the gradient is the functional one), inside a tuple model whose output sizes are checked at build time.
 #[test]
