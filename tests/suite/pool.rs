@@ -501,6 +501,100 @@ fn indices_ties_and_nan<D: Device>() {
     assert_eq!(i.to_vec(), [5, 11]);
 }
 
+/// Adaptive max pooling's indices on an input full of ties and with NaNs, read through a transposed view: each
+/// bin's first maximum in (row, column) order, or its first NaN, as in a naive loop.
+fn adaptive_max_indices<T: FloatDType, D: Device>() {
+    let mut xs: Vec<f64> = random::<f64, Rank1<252>, Cpu>(60)
+        .to_vec()
+        .iter()
+        .map(|v| (v.abs() * 3.0).floor())
+        .collect();
+    for k in [17, 100, 101, 230] {
+        xs[k] = f64::NAN;
+    }
+    let dense = Tensor::<f64, Rank4<2, 3, 6, 7>, D>::from_vec(xs).unwrap();
+    let x: Tensor<T, Rank4<2, 3, 7, 6>, D> = dense.to_dtype::<T>().transpose::<Axis<2>, Axis<3>>();
+    let xs = vals(&x.to_vec()); // (2, 3, 7, 6) in order
+    let first_max = |cells: &mut dyn Iterator<Item = usize>, plane: &[f64]| -> (f64, u32) {
+        let first = cells.next().unwrap();
+        cells.fold((plane[first], first as u32), |(m, at), k| {
+            let v = plane[k];
+            if v > m || (v.is_nan() && !m.is_nan()) {
+                (v, k as u32)
+            } else {
+                (m, at)
+            }
+        })
+    };
+    let same = |what: &str, got: (&[f64], Vec<u32>), want: &[(f64, u32)]| {
+        for (k, (&(v, i), g)) in want.iter().zip(got.0.iter().zip(&got.1)).enumerate() {
+            let equal = (g.0.is_nan() && v.is_nan()) || *g.0 == v;
+            assert!(
+                equal && *g.1 == i,
+                "{what} at {k}: got ({}, {}), want ({v}, {i})",
+                g.0,
+                g.1
+            );
+        }
+    };
+    let reference = |oh: usize, ow: usize| -> Vec<(f64, u32)> {
+        (0..6)
+            .flat_map(|plane| {
+                let xs = &xs[plane * 42..(plane + 1) * 42];
+                (0..oh * ow).map(move |o| {
+                    let ((r0, r1), (c0, c1)) = (bin(o / ow, 7, oh), bin(o % ow, 6, ow));
+                    first_max(
+                        &mut (r0..r1).flat_map(|r| (c0..c1).map(move |c| r * 6 + c)),
+                        xs,
+                    )
+                })
+            })
+            .collect()
+    };
+    macro_rules! case {
+        ($oh:literal, $ow:literal) => {{
+            let want = reference($oh, $ow);
+            let (m, at): (Tensor<T, Rank4<2, 3, $oh, $ow>, D>, _) =
+                x.adaptive_max_pool2d_with_indices();
+            let what = concat!("adaptive_max_pool2d_with_indices 7x6 -> ", $oh, "x", $ow);
+            same(what, (&vals(&m.to_vec()), at.to_vec()), &want);
+            let plain: Tensor<T, Rank4<2, 3, $oh, $ow>, D> = x.adaptive_max_pool2d();
+            same(what, (&vals(&plain.to_vec()), at.to_vec()), &want);
+        }};
+    }
+    // Overlapping bins, dividing ones on both axes, upsampling, global.
+    case!(3, 4);
+    case!(7, 3);
+    case!(9, 1);
+    case!(1, 1);
+    // 1-D, along a strided row of the same view.
+    let r = x.i((.., .., 2, ..)); // (2, 3, 6), stride 7 along the row
+    let rs = vals(&r.to_vec());
+    for (ol, what) in [(4, "6 -> 4"), (3, "6 -> 3")] {
+        let want: Vec<(f64, u32)> = (0..6)
+            .flat_map(|pl| {
+                let rs = &rs[pl * 6..(pl + 1) * 6];
+                (0..ol).map(move |i| {
+                    let (a, b) = bin(i, 6, ol);
+                    first_max(&mut (a..b), rs)
+                })
+            })
+            .collect();
+        let (m, at) = if ol == 4 {
+            let (m, at): (Tensor<T, Rank3<2, 3, 4>, D>, _) = r.adaptive_max_pool1d_with_indices();
+            (m.to_vec(), at.to_vec())
+        } else {
+            let (m, at): (Tensor<T, Rank3<2, 3, 3>, D>, _) = r.adaptive_max_pool1d_with_indices();
+            (m.to_vec(), at.to_vec())
+        };
+        same(
+            &format!("adaptive_max_pool1d_with_indices {what}"),
+            (&vals(&m), at),
+            &want,
+        );
+    }
+}
+
 fn every_dtype<D: Device>() {
     pools_2d::<f32, D>();
     pools_2d::<f64, D>();
@@ -514,6 +608,10 @@ fn every_dtype<D: Device>() {
     adaptive_and_global::<f64, D>();
     adaptive_and_global::<f16, D>();
     adaptive_and_global::<bf16, D>();
+    adaptive_max_indices::<f32, D>();
+    adaptive_max_indices::<f64, D>();
+    adaptive_max_indices::<f16, D>();
+    adaptive_max_indices::<bf16, D>();
     indices_ties_and_nan::<D>();
 }
 
@@ -681,6 +779,39 @@ fn max_gradient_to_the_first_maximum<D: Device>() {
     let y: Traced<f64, Rank4<1, 1, 1, 3>, D> = x.trace().max_pool2d(Pool2d::<2, 2, 0>);
     let dx = (y * &gy).sum_all().backward().get(&x).to_vec();
     assert_eq!(dx, [0., 1., 2., 0., 0., 4., 0., 0., 0., 0., 0., 0.]);
+    // Adaptive, overlapping bins (gathers) and dividing ones (the pooling kernel), 2-D and 1-D.
+    let x =
+        Var::new(Tensor::<f64, Rank4<2, 3, 7, 6>, D>::from_vec(ties(56)[..252].to_vec()).unwrap());
+    let (_, at): (Tensor<f64, Rank4<2, 3, 3, 4>, D>, _) =
+        x.value().adaptive_max_pool2d_with_indices();
+    let gy: Tensor<f64, Rank4<2, 3, 3, 4>, D> = random(57);
+    let y: Traced<f64, Rank4<2, 3, 3, 4>, D> = x.trace().adaptive_max_pool2d();
+    let dx = (y * &gy).sum_all().backward().get(&x).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 6, 42),
+        "adaptive_max_pool2d ties"
+    );
+    let (_, at): (Tensor<f64, Rank4<2, 3, 7, 2>, D>, _) =
+        x.value().adaptive_max_pool2d_with_indices();
+    let gy: Tensor<f64, Rank4<2, 3, 7, 2>, D> = random(58);
+    let y: Traced<f64, Rank4<2, 3, 7, 2>, D> = x.trace().adaptive_max_pool2d();
+    let dx = (y * &gy).sum_all().backward().get(&x).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 6, 42),
+        "adaptive_max_pool2d 7x6 -> 7x2 ties"
+    );
+    let s = Var::new(Tensor::<f64, Rank3<2, 2, 9>, D>::from_vec(ties(59)[..36].to_vec()).unwrap());
+    let (_, at): (Tensor<f64, Rank3<2, 2, 4>, D>, _) = s.value().adaptive_max_pool1d_with_indices();
+    let gy: Tensor<f64, Rank3<2, 2, 4>, D> = random(60);
+    let y: Traced<f64, Rank3<2, 2, 4>, D> = s.trace().adaptive_max_pool1d();
+    let dx = (y * &gy).sum_all().backward().get(&s).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 4, 9),
+        "adaptive_max_pool1d ties"
+    );
 }
 
 fn all<D: Device>() {
@@ -698,6 +829,7 @@ fn embedded_forward<D: Device>() {
     pools_2d::<f32, D>();
     pools_1d_3d::<f32, D>();
     adaptive_and_global::<f32, D>();
+    adaptive_max_indices::<f32, D>();
     indices_ties_and_nan::<D>();
 }
 

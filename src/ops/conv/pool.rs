@@ -7,7 +7,8 @@
 //!
 //! Every pooling runs the device's 2-D pooling kernel: a 1-D pooling as images of height 1, a 3-D one as a pass
 //! over (height, width) and a pass over depth (a box window's max and average are those of the two passes).
-//! Adaptive max pooling and global pooling are built from the same kernel and from gathers.
+//! Global pooling is a reduction; adaptive max pooling (in `adaptive.rs`) is built from the same kernel and from
+//! gathers.
 //!
 //! ```
 //! use typed_tensor::prelude::*;
@@ -31,7 +32,7 @@ use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::{Pool, PoolParams};
-use crate::shape::{Const, Dims, Rank1, Rank3, Rank4, Rank5, Shape};
+use crate::shape::{Dims, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
 
@@ -206,7 +207,7 @@ macro_rules! check_pool {
 }
 
 /// The 2-D pooling kernel over `view` (a rank-4 reading of `x`'s buffer) into a fresh tensor of the output type.
-fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
+pub(super) fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
     x: &Tensor<T, S, D>,
     view: &Layout,
     pool: Pool,
@@ -225,7 +226,7 @@ fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
 }
 
 /// The kernel's indices of each window's maximum over `view`, into a fresh tensor of the output type.
-fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
+pub(super) fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
     x: &Tensor<T, S, D>,
     view: &Layout,
     p: PoolParams<2>,
@@ -326,100 +327,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     pub fn global_max_pool2d(&self) -> Tensor<T, Rank4<N, C, 1, 1>, D> {
         self.max_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
     }
-
-    /// Adaptive max pooling of `(N, C, H, W)` to `(N, C, OH, OW)` (PyTorch's `adaptive_max_pool2d`): output
-    /// cell `(i, j)` is the largest element of bin `[floor(i H / OH), ceil((i + 1) H / OH))` by the same along
-    /// the width. An axis whose size is a multiple of its output size is one pooling; another is the elementwise
-    /// maximum of one gather per position in the longest bin.
-    ///
-    /// ```
-    /// use typed_tensor::prelude::*;
-    /// let x: Tensor<f32, Rank4<1, 1, 1, 5>, Cpu> = Tensor::from_array([[[[3., 1., 4., 1., 5.]]]]);
-    /// let y: Tensor<f32, Rank4<1, 1, 1, 3>, Cpu> = x.adaptive_max_pool2d();
-    /// assert_eq!(y.to_vec(), [3., 4., 5.]); // bins [0, 2), [1, 4), [3, 5)
-    /// ```
-    pub fn adaptive_max_pool2d<const OH: usize, const OW: usize>(
-        &self,
-    ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        const {
-            assert!(
-                OH > 0 && OW > 0 && H > 0 && W > 0,
-                "adaptive_max_pool2d: the input and output sizes must be at least 1"
-            )
-        };
-        let rows: Tensor<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
-            self,
-            H,
-            |t| pool_view(t, &t.layout(), Pool::Max, adaptive_window(H, OH, true)),
-            |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OH>>(idx),
-            |a, b| a.maximum(b),
-        );
-        adaptive_max_along(
-            &rows,
-            W,
-            |t| pool_view(t, &t.layout(), Pool::Max, adaptive_window(W, OW, false)),
-            |t, idx| t.index_select::<crate::shape::Axis<3>, u32, Const<OW>>(idx),
-            |a, b| a.maximum(b),
-        )
-    }
-}
-
-/// The 2-D window of an adaptive pooling along one axis whose size `n` is a multiple of its output size `out`:
-/// `n / out` wide and apart, along the height (`rows`) or the width.
-pub(super) fn adaptive_window(n: usize, out: usize, rows: bool) -> PoolParams<2> {
-    let k = n / out;
-    let mut p = PoolParams::square(1, 1, 0);
-    let axis = if rows { 0 } else { 1 };
-    p.kernel[axis] = k;
-    p.stride[axis] = k;
-    p
-}
-
-/// Bin `i` of an adaptive pooling of `n` entries into `out`: `[floor(i n / out), ceil((i + 1) n / out))`.
-pub(super) fn adaptive_bin(i: usize, n: usize, out: usize) -> (usize, usize) {
-    (i * n / out, ((i + 1) * n).div_ceil(out))
-}
-
-/// The index tensors of a non-dividing adaptive max pooling of `n` entries into `OUT`: tensor `k` holds, for
-/// each bin, its `k`-th entry (its last for shorter bins, a repeat that cannot change a maximum).
-pub(super) fn adaptive_gathers<D: Device, const OUT: usize>(
-    n: usize,
-) -> impl Iterator<Item = Tensor<u32, Rank1<OUT>, D>> {
-    let longest = (0..OUT)
-        .map(|i| {
-            let (lo, hi) = adaptive_bin(i, n, OUT);
-            hi - lo
-        })
-        .max()
-        .unwrap_or(0);
-    (0..longest).map(move |k| {
-        let mut fill = |idx: &mut [u32]| {
-            for (i, v) in idx.iter_mut().enumerate() {
-                let (lo, hi) = adaptive_bin(i, n, OUT);
-                *v = (lo + k).min(hi - 1) as u32;
-            }
-        };
-        Tensor::filled_with("adaptive_max_pool", Default::default(), &mut fill)
-    })
-}
-
-/// Adaptive max pooling of `x` along one axis of `n` entries into `OUT`: the pooling `pool` when `OUT` divides
-/// `n`, else the running `maximum` of the `gather`s (shared by tensors and traced values).
-pub(super) fn adaptive_max_along<X, Y, D: Device, const OUT: usize>(
-    x: &X,
-    n: usize,
-    pool: impl Fn(&X) -> Y,
-    gather: impl Fn(&X, &Tensor<u32, Rank1<OUT>, D>) -> Y,
-    maximum: impl Fn(&Y, &Y) -> Y,
-) -> Y {
-    if n % OUT == 0 {
-        return pool(x);
-    }
-    let mut gathers = adaptive_gathers::<D, OUT>(n).map(|idx| gather(x, &idx));
-    let first = gathers
-        .next()
-        .expect("adaptive_max_pool: every bin holds at least one entry");
-    gathers.fold(first, |acc, g| maximum(&acc, &g))
 }
 
 impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
@@ -476,26 +383,6 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         (
             pool_view(self, &view, Pool::Max, p),
             indices_view(self, &view, p),
-        )
-    }
-
-    /// Adaptive max pooling of `(N, C, L)` to `(N, C, OL)` (see [`Tensor::adaptive_max_pool2d`]).
-    pub fn adaptive_max_pool1d<const OL: usize>(&self) -> Tensor<T, Rank3<N, C, OL>, D> {
-        const {
-            assert!(
-                OL > 0 && L > 0,
-                "adaptive_max_pool1d: the input and output sizes must be at least 1"
-            )
-        };
-        adaptive_max_along(
-            self,
-            L,
-            |t| {
-                let p = adaptive_window(L, OL, false);
-                pool_view(t, &ncl_as_nchw(&t.layout()), Pool::Max, p)
-            },
-            |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OL>>(idx),
-            |a, b| a.maximum(b),
         )
     }
 }
@@ -716,41 +603,6 @@ mod traced {
         pub fn global_max_pool2d(&self) -> Traced<T, Rank4<N, C, 1, 1>, D> {
             self.max_keepdim::<(crate::shape::Axis<2>, crate::shape::Axis<3>)>()
         }
-
-        /// Adaptive max pooling (see [`Tensor::adaptive_max_pool2d`]); the gradient goes to the maximum of each
-        /// bin (split among equal values where bins are gathered).
-        pub fn adaptive_max_pool2d<const OH: usize, const OW: usize>(
-            &self,
-        ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-            const {
-                assert!(
-                    OH > 0 && OW > 0 && H > 0 && W > 0,
-                    "adaptive_max_pool2d: the input and output sizes must be at least 1"
-                )
-            };
-            let rows: Traced<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
-                self,
-                H,
-                |t| {
-                    let p = adaptive_window(H, OH, true);
-                    let y = pool_view(&t.value, &t.value.layout(), Pool::Max, p);
-                    record_pool(t, y, Pool::Max, Images::Planes, p)
-                },
-                |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OH>>(idx),
-                |a, b| a.maximum(b),
-            );
-            adaptive_max_along(
-                &rows,
-                W,
-                |t| {
-                    let p = adaptive_window(W, OW, false);
-                    let y = pool_view(&t.value, &t.value.layout(), Pool::Max, p);
-                    record_pool(t, y, Pool::Max, Images::Planes, p)
-                },
-                |t, idx| t.index_select::<crate::shape::Axis<3>, u32, Const<OW>>(idx),
-                |a, b| a.maximum(b),
-            )
-        }
     }
 
     impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
@@ -772,27 +624,6 @@ mod traced {
         ) -> Traced<T, Rank3<N, C, OL>, D> {
             let y = self.value.avg_pool1d(window);
             record_pool(self, y, Pool::Avg, Images::Rows, G::PARAMS.as_2d())
-        }
-
-        /// Adaptive max pooling (see [`Tensor::adaptive_max_pool1d`]).
-        pub fn adaptive_max_pool1d<const OL: usize>(&self) -> Traced<T, Rank3<N, C, OL>, D> {
-            const {
-                assert!(
-                    OL > 0 && L > 0,
-                    "adaptive_max_pool1d: the input and output sizes must be at least 1"
-                )
-            };
-            adaptive_max_along(
-                self,
-                L,
-                |t| {
-                    let p = adaptive_window(L, OL, false);
-                    let y = pool_view(&t.value, &ncl_as_nchw(&t.value.layout()), Pool::Max, p);
-                    record_pool(t, y, Pool::Max, Images::Rows, p)
-                },
-                |t, idx| t.index_select::<crate::shape::Axis<2>, u32, Const<OL>>(idx),
-                |a, b| a.maximum(b),
-            )
         }
     }
 
