@@ -635,6 +635,23 @@ fn convolutions<D: Device>() {
     };
     check("conv_transpose2d output padding: input", &t, cp);
     check("conv_transpose2d output padding: weight", &wt, cp);
+    // Output padding at least the stride, below the dilation: the gradient's conv2d is longer than the input.
+    let cd = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank4<1, 2, 8, 8>, D> = t
+            .trace()
+            .conv_transpose2d(&wt, Conv::<1, 1, 2, 2>.output_padding::<1, 1>());
+        weighted(y)
+    };
+    check(
+        "conv_transpose2d output padding below the dilation: input",
+        &t,
+        cd,
+    );
+    check(
+        "conv_transpose2d output padding below the dilation: weight",
+        &wt,
+        cd,
+    );
     // Asymmetric padding: a row after and none before (stride 2 leaves that padded row unread), more columns
     // before than after; a transposed convolution with asymmetric and output padding.
     let asym = Conv::<2, 0, 1, 2>.asymmetric_padding::<0, 1, 2, 1>();
@@ -674,6 +691,22 @@ fn convolutions<D: Device>() {
     };
     check("conv_transpose1d output padding: input", &short, ct1);
     check("conv_transpose1d output padding: weight", &k, ct1);
+    let ct1d = || -> Traced<f64, (), D> {
+        let y: Traced<f64, Rank3<2, 4, 12>, D> = short
+            .trace()
+            .conv_transpose1d(&k, Conv::<1, 0, 3, 2>.output_padding::<2, 2>());
+        weighted(y)
+    };
+    check(
+        "conv_transpose1d output padding below the dilation: input",
+        &short,
+        ct1d,
+    );
+    check(
+        "conv_transpose1d output padding below the dilation: weight",
+        &k,
+        ct1d,
+    );
     // conv3d with groups: depth stride 2 and padding 1, so the first and last windows each reach one padding slice.
     let v = param::<Rank5<1, 2, 4, 3, 3>, D>(120, -1.0, 1.0);
     let wv = param::<Rank5<2, 1, 2, 2, 2>, D>(121, -1.0, 1.0);

@@ -505,6 +505,28 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
         &want,
         12,
     );
+    // Output padding at least the stride but below the dilation (PyTorch accepts it): stride 1, dilation 3 and
+    // two extra rows; stride 2, dilation 2 and one extra column.
+    let yd: Tensor<T, Rank4<2, 6, 8, 10>, D> = x.conv_transpose2d(
+        &w,
+        Conv2dAxes::<1, 2, 0, 1, 3, 2, 2>.output_padding::<2, 1>(),
+    );
+    let (want, oh, ow) = conv_transpose_axes_ref(
+        &vals(&x.to_vec()),
+        [2, 4, 3, 4],
+        &vals(&w.to_vec()),
+        [4, 3, 2, 3],
+        ([1, 2], [[0, 1], [0, 1]], [3, 2]),
+        2,
+        [2, 1],
+    );
+    assert_eq!((oh, ow), (8, 10));
+    check(
+        "conv_transpose2d output padding below the dilation",
+        &yd.to_vec(),
+        &want,
+        12,
+    );
     // The same without output padding is the padded output's leading rows and columns.
     let base: Tensor<T, Rank4<2, 6, 4, 12>, D> =
         x.conv_transpose2d(&w, Conv2dAxes::<2, 3, 1, 0, 1, 1, 2>);

@@ -92,6 +92,49 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
             .embed_in(input, 3, 0)
     }
 
+    /// The gradient with respect to the input (of dims `input`) of a transposed convolution by `weight`, from
+    /// its output's gradient (this tensor): the conv2d of the gradient. An output padding of at least the
+    /// stride (allowed below the dilation) makes that conv2d longer than the input; its extra rows and columns
+    /// are the windows past the input's last position, which are dropped.
+    pub(crate) fn conv_transpose2d_input_grad<S2: Shape>(
+        &self,
+        weight: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        input: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let (n, c, h, w) = input;
+        let full = self.conv2d_dyn(weight, p);
+        let (_, _, fh, fw) = full.shape();
+        if (fh, fw) == (h, w) {
+            return full;
+        }
+        full.narrow_to((n, c, h, fw), 2, 0).narrow_to(input, 3, 0)
+    }
+
+    /// The gradient of a transposed convolution's weight (of dims `weight`) from its output's gradient (this
+    /// tensor) and its `input`: the conv2d weight gradient with the two exchanged. Where an output padding of at
+    /// least the stride makes the conv2d of the gradient longer than the input, the input is met by zeros.
+    pub(crate) fn conv_transpose2d_weight_grad<S2: Shape>(
+        &self,
+        input: &Tensor<T, S2, D>,
+        p: Conv2dParams,
+        weight: Dyn4,
+    ) -> Tensor<T, Dyn4, D> {
+        let [_, _, oh, ow] = self.dims4();
+        let [n, c, h, w] = input.dims4();
+        let (_, _, kh, kw) = weight;
+        let [fh, fw] = p
+            .output_hw([oh, ow], [kh, kw])
+            .expect("typed-tensor internal error: gradient convolution window does not fit");
+        if (fh, fw) == (h, w) {
+            return self.conv2d_weight_grad(input, p, weight);
+        }
+        let zeros_after = input
+            .embed_in((n, c, fh, w), 2, 0)
+            .embed_in((n, c, fh, fw), 3, 0);
+        self.conv2d_weight_grad(&zeros_after, p, weight)
+    }
+
     /// conv_transpose2d of this 4-D view with a 4-D weight view under runtime parameters, into `shape` (its
     /// output dims).
     fn conv_transpose2d_dyn<S2: Shape>(

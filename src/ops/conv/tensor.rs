@@ -67,8 +67,7 @@ pub trait ConvGeometry: Copy {
     /// `OPH` extra output rows and `OPW` extra columns for [`Tensor::conv_transpose2d`] (PyTorch's
     /// `output_padding=(OPH, OPW)`): the output is `(H - 1) stride - 2 padding + dilation (KH - 1) + 1 + OPH`
     /// high, the extra rows holding what the windows past the last full one contribute. Each must be smaller than
-    /// the axis' stride (PyTorch also accepts one smaller than the dilation alone; this library does not), and a
-    /// forward convolution takes none.
+    /// the axis' stride or its dilation (PyTorch's rule), and a forward convolution takes none.
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -177,10 +176,12 @@ impl<G: ConvGeometry, const OPH: usize, const OPW: usize> ConvGeometry
     };
 }
 
-/// Whether every output padding is smaller than its axis' stride: then the convolution this one inverts maps
-/// the padded output size back to the input size (PyTorch also accepts one smaller than the dilation alone).
+/// Whether every output padding is smaller than its axis' stride or dilation (PyTorch's rule). Below the stride,
+/// the convolution this one inverts maps the padded output size back to the input size; at or above it (below
+/// the dilation) that convolution is longer, and the gradients drop or zero its extra positions.
 pub(super) const fn output_padding_ok(p: &Conv2dParams) -> bool {
-    p.output_padding[0] < p.stride[0] && p.output_padding[1] < p.stride[1]
+    let [oph, opw] = p.output_padding;
+    (oph < p.stride[0] || oph < p.dilation[0]) && (opw < p.stride[1] || opw < p.dilation[1])
 }
 
 impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
@@ -493,7 +494,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             }
             assert!(
                 output_padding_ok(&p),
-                "conv_transpose2d: each output padding must be smaller than its axis' stride"
+                "conv_transpose2d: each output padding must be smaller than its axis' stride or dilation"
             );
         };
         convolve(
@@ -644,7 +645,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
             );
             assert!(
                 output_padding_ok(&along_length(p)),
-                "conv_transpose1d: the output padding must be smaller than the stride"
+                "conv_transpose1d: the output padding must be smaller than the stride or the dilation"
             );
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();

@@ -60,8 +60,12 @@ pub(super) fn conv_transpose2d_rule<T: FloatDType, D: Device>(
     store: &mut Gradients,
 ) {
     let (g, x, w) = (nchw(&g), nchw(&x), nchw(&w));
-    sx.give_padded_with(store, || g.conv2d_dyn(&w, p).padded());
-    sw.give_padded_with(store, || g.conv2d_weight_grad(&x, p, w.shape()).padded());
+    sx.give_padded_with(store, || {
+        g.conv_transpose2d_input_grad(&w, p, x.shape()).padded()
+    });
+    sw.give_padded_with(store, || {
+        g.conv_transpose2d_weight_grad(&x, p, w.shape()).padded()
+    });
 }
 
 /// conv1d's gradients, as those of the conv2d of height 1 it is, relabelled back to rank 3.
@@ -90,8 +94,12 @@ fn conv_transpose1d_rule<T: FloatDType, D: Device>(
         let (n, c, _, l) = t.shape();
         t.relabel((n, c, l)).padded()
     };
-    sx.give_padded_with(store, || rank3(g4.conv2d_dyn(&w4, p)));
-    sw.give_padded_with(store, || rank3(g4.conv2d_weight_grad(&x4, p, w4.shape())));
+    sx.give_padded_with(store, || {
+        rank3(g4.conv_transpose2d_input_grad(&w4, p, x4.shape()))
+    });
+    sw.give_padded_with(store, || {
+        rank3(g4.conv_transpose2d_weight_grad(&x4, p, w4.shape()))
+    });
 }
 
 /// upsample_nearest2d's gradient, for an input of dims `input` upsampled by `factor`: each input pixel sums its

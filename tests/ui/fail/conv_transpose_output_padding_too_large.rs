@@ -1,5 +1,5 @@
-// Output padding must be smaller than the stride: with stride 2, a third extra row would be one no window
-// reaches, and the convolution this one inverts could not map the output back to the input's size.
+// Output padding must be smaller than the stride or the dilation (PyTorch's rule): with stride 2 and dilation 1,
+// two extra rows are more than any input size of the convolution this one inverts could leave over.
 use typed_tensor::prelude::*;
 use typed_tensor::tensor::{Conv, ConvGeometry};
 
