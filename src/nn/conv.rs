@@ -615,8 +615,9 @@ macro_rules! window_pool_layer {
 }
 
 /// Max pooling with any window: [`Pool1d`](crate::tensor::Pool1d), [`Pool2d`],
-/// [`Pool2dAxes`](crate::tensor::Pool2dAxes) or [`Pool3d`](crate::tensor::Pool3d), refined by `.ceil_mode()`
-/// and `.dilation::<D>()` (PyTorch's `MaxPool1d/2d/3d(kernel_size, stride, padding, dilation, ceil_mode)`). `O`
+/// [`Pool2dAxes`](crate::tensor::Pool2dAxes), [`Pool3d`](crate::tensor::Pool3d) or
+/// [`Pool3dAxes`](crate::tensor::Pool3dAxes), refined by `.ceil_mode()` and a dilation (`.dilation::<D>()`, or
+/// per axis) (PyTorch's `MaxPool1d/2d/3d(kernel_size, stride, padding, dilation, ceil_mode)`). `O`
 /// names the output's spatial sizes, `Rank1<OL>`, `Rank2<OH, OW>` or `Rank3<OD, OH, OW>` (stable Rust cannot
 /// compute them in a type), checked against the input when the model is built. [`MaxPool2d`] is the square
 /// 2-D form.

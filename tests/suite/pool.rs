@@ -7,7 +7,7 @@ use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
-use typed_tensor::tensor::{Pool1d, Pool2d, Pool2dAxes, Pool3d, PoolGeometry};
+use typed_tensor::tensor::{Pool1d, Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry};
 
 /// A pooling window per axis, as PyTorch's arguments.
 #[derive(Clone)]
@@ -378,6 +378,37 @@ fn pools_1d_3d<T: FloatDType, D: Device>() {
         want_idx,
         "max_pool3d indices of a transposed view"
     );
+    // A window per axis on the same view: kernel (3, 2, 3), stride (1, 2, 1), padding (1, 0, 1).
+    let win = Win::new(&[3, 2, 3], &[1, 2, 1], &[1, 0, 1]);
+    let (want_max, want_idx, want_avg, out) = pool_ref(&vals(&p.to_vec()), 4, &[5, 6, 4], &win);
+    assert_eq!(out, [5, 3, 4]);
+    let g = Pool3dAxes::<3, 2, 3, 1, 2, 1, 1, 0, 1>;
+    let (m, i): (Tensor<T, Rank5<2, 2, 5, 3, 4>, D>, _) = p.max_pool3d_with_indices(g);
+    check("max_pool3d per axis", &m.to_vec(), &want_max, 1);
+    assert_eq!(i.to_vec(), want_idx, "max_pool3d per-axis indices");
+    let a: Tensor<T, Rank5<2, 2, 5, 3, 4>, D> = p.avg_pool3d(g);
+    check("avg_pool3d per axis", &a.to_vec(), &want_avg, 18);
+    let (_, _, want_excl, _) = pool_ref(&vals(&p.to_vec()), 4, &[5, 6, 4], &win.exclude());
+    let a: Tensor<T, Rank5<2, 2, 5, 3, 4>, D> = p.avg_pool3d(g.exclude_padding());
+    check(
+        "avg_pool3d per axis excluding padding",
+        &a.to_vec(),
+        &want_excl,
+        18,
+    );
+    // Dilation per axis: (2, 1, 3).
+    let mut win = Win::new(&[2, 2, 2], &[1, 1, 1], &[1, 0, 1]);
+    win.d = vec![2, 1, 3];
+    let (want_max, want_idx, _, out) = pool_ref(&vals(&p.to_vec()), 4, &[5, 6, 4], &win);
+    assert_eq!(out, [5, 5, 3]);
+    let g = Pool3dAxes::<2, 2, 2, 1, 1, 1, 1, 0, 1>.dilation_axes_3d::<2, 1, 3>();
+    let (m, i): (Tensor<T, Rank5<2, 2, 5, 5, 3>, D>, _) = p.max_pool3d_with_indices(g);
+    check("max_pool3d dilation (2, 1, 3)", &m.to_vec(), &want_max, 1);
+    assert_eq!(
+        i.to_vec(),
+        want_idx,
+        "max_pool3d dilation (2, 1, 3) indices"
+    );
 }
 
 /// PyTorch's adaptive bins: `[floor(i n / out), ceil((i + 1) n / out))`.
@@ -691,6 +722,16 @@ fn gradients<D: Device>() {
     let v = Var::new(random::<f64, Rank5<1, 2, 5, 4, 6>, D>(8));
     grad_check("max_pool3d 3/2/1", &v, || {
         let y: Traced<f64, Rank5<1, 2, 3, 2, 3>, D> = v.trace().max_pool3d(Pool3d::<3, 2, 1>);
+        weighted(y)
+    });
+    grad_check("max_pool3d per axis, dilation (2, 1, 3)", &v, || {
+        let g = Pool3dAxes::<2, 2, 2, 1, 2, 1, 1, 0, 1>.dilation_axes_3d::<2, 1, 3>();
+        let y: Traced<f64, Rank5<1, 2, 5, 2, 5>, D> = v.trace().max_pool3d(g);
+        weighted(y)
+    });
+    grad_check("avg_pool3d per axis", &v, || {
+        let g = Pool3dAxes::<3, 2, 3, 1, 2, 2, 1, 0, 1>;
+        let y: Traced<f64, Rank5<1, 2, 5, 2, 3>, D> = v.trace().avg_pool3d(g);
         weighted(y)
     });
     grad_check("avg_pool3d 2/2/0 ceil excluding padding", &v, || {

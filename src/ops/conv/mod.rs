@@ -27,8 +27,8 @@ mod unfold;
 
 pub use conv3d::{Conv3dAxes, Conv3dGeometry, Conv3dParams};
 pub use pool::{
-    CeilMode, Dilation, DilationAxes, ExcludePadding, Pool1d, Pool2d, Pool2dAxes, Pool3d,
-    PoolGeometry,
+    CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d, Pool2d, Pool2dAxes,
+    Pool3d, Pool3dAxes, PoolGeometry,
 };
 pub use resize::Interpolation;
 pub use tensor::{

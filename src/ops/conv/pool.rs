@@ -1,6 +1,6 @@
 //! Max and average pooling over 1, 2 or 3 spatial axes (PyTorch's `max_pool1d/2d/3d`, `avg_pool1d/2d/3d`), with
 //! the window as a type: [`Pool1d`], [`Pool2d`], [`Pool3d`] (the same kernel, stride and padding on every axis)
-//! or [`Pool2dAxes`] (per axis), refined by [`PoolGeometry::ceil_mode`], [`PoolGeometry::exclude_padding`]
+//! or [`Pool2dAxes`], [`Pool3dAxes`] (per axis), refined by [`PoolGeometry::ceil_mode`], [`PoolGeometry::exclude_padding`]
 //! (PyTorch's `count_include_pad=False`) and [`PoolGeometry::dilation`]. The output sizes are in the type and a
 //! `const` assertion checks them: `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, rounded up in
 //! ceil mode (less one when the last window would start in the trailing padding, as in PyTorch).
@@ -77,6 +77,24 @@ pub trait PoolGeometry<const A: usize>: Copy {
     fn dilation_axes<const DH: usize, const DW: usize>(self) -> DilationAxes<Self, DH, DW> {
         DilationAxes(self)
     }
+
+    /// A 3-D window's taps `DD` slices, `DH` rows and `DW` columns apart (PyTorch's `dilation=(DD, DH, DW)`;
+    /// max pooling only).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Pool3d, PoolGeometry};
+    /// let x: Tensor<f32, Rank5<1, 1, 3, 2, 3>, Cpu> = Tensor::arange();
+    /// // 2x2x2 taps, slices 2 apart, rows 1 apart, columns 2 apart: the largest is slice 2, row 1, column 2.
+    /// let y: Tensor<f32, Rank5<1, 1, 1, 1, 1>, Cpu> =
+    ///     x.max_pool3d(Pool3d::<2, 1, 0>.dilation_axes_3d::<2, 1, 2>());
+    /// assert_eq!(y.to_vec(), [17.]);
+    /// ```
+    fn dilation_axes_3d<const DD: usize, const DH: usize, const DW: usize>(
+        self,
+    ) -> DilationAxes3d<Self, DD, DH, DW> {
+        DilationAxes3d(self)
+    }
 }
 
 /// A 1-D window: `KERNEL` wide, `STRIDE` apart, `PADDING` on both ends.
@@ -103,6 +121,31 @@ pub struct Pool2dAxes<
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pool3d<const KERNEL: usize, const STRIDE: usize, const PADDING: usize>;
 
+/// A 3-D window per axis (depth, height, width), PyTorch's tuple forms `kernel_size=(KD, KH, KW), stride=(SD, SH,
+/// SW), padding=(PD, PH, PW)`.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::tensor::Pool3dAxes;
+/// let x: Tensor<f32, Rank5<1, 1, 4, 4, 6>, Cpu> = Tensor::arange();
+/// // Depth: 2 wide, stride 2; height: 1, stride 1; width: 3 wide, stride 2, padding 1.
+/// let y: Tensor<f32, Rank5<1, 1, 2, 4, 3>, Cpu> = x.max_pool3d(Pool3dAxes::<2, 1, 3, 2, 1, 2, 0, 0, 1>);
+/// // Slices 0 and 1, row 0, columns {-1, 0, 1}, {1, 2, 3} and {3, 4, 5}: the maxima are in slice 1 (24 + column).
+/// assert_eq!(y.to_array()[0][0][0][0], [25., 27., 29.]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pool3dAxes<
+    const KD: usize,
+    const KH: usize,
+    const KW: usize,
+    const SD: usize,
+    const SH: usize,
+    const SW: usize,
+    const PD: usize,
+    const PH: usize,
+    const PW: usize,
+>;
+
 /// A window with its output sizes rounded up: see [`PoolGeometry::ceil_mode`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CeilMode<G>(pub G);
@@ -118,6 +161,10 @@ pub struct Dilation<G, const DIL: usize>(pub G);
 /// A 2-D window with taps `DH` rows and `DW` columns apart: see [`PoolGeometry::dilation_axes`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DilationAxes<G, const DH: usize, const DW: usize>(pub G);
+
+/// A 3-D window with taps `DD` slices, `DH` rows and `DW` columns apart: see [`PoolGeometry::dilation_axes_3d`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DilationAxes3d<G, const DD: usize, const DH: usize, const DW: usize>(pub G);
 
 impl<const K: usize, const S: usize, const P: usize> PoolGeometry<1> for Pool1d<K, S, P> {
     const PARAMS: PoolParams<1> = PoolParams::square(K, S, P);
@@ -148,6 +195,26 @@ impl<
     };
 }
 
+impl<
+        const KD: usize,
+        const KH: usize,
+        const KW: usize,
+        const SD: usize,
+        const SH: usize,
+        const SW: usize,
+        const PD: usize,
+        const PH: usize,
+        const PW: usize,
+    > PoolGeometry<3> for Pool3dAxes<KD, KH, KW, SD, SH, SW, PD, PH, PW>
+{
+    const PARAMS: PoolParams<3> = PoolParams {
+        kernel: [KD, KH, KW],
+        stride: [SD, SH, SW],
+        padding: [PD, PH, PW],
+        ..PoolParams::square(1, 1, 0)
+    };
+}
+
 impl<const A: usize, G: PoolGeometry<A>> PoolGeometry<A> for CeilMode<G> {
     const PARAMS: PoolParams<A> = PoolParams {
         ceil_mode: true,
@@ -174,6 +241,15 @@ impl<G: PoolGeometry<2>, const DH: usize, const DW: usize> PoolGeometry<2>
 {
     const PARAMS: PoolParams<2> = PoolParams {
         dilation: [DH, DW],
+        ..G::PARAMS
+    };
+}
+
+impl<G: PoolGeometry<3>, const DD: usize, const DH: usize, const DW: usize> PoolGeometry<3>
+    for DilationAxes3d<G, DD, DH, DW>
+{
+    const PARAMS: PoolParams<3> = PoolParams {
+        dilation: [DD, DH, DW],
         ..G::PARAMS
     };
 }
