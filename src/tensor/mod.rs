@@ -41,9 +41,10 @@ pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
 mod tiny;
 
 pub use crate::ops::conv::{
-    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, CeilMode, Conv,
-    Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, Dilation, DilationAxes, DilationAxes3d,
-    ExcludePadding, OutputPadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry,
+    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, AsymmetricPadding3d,
+    CeilMode, Conv, Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, Dilation, DilationAxes,
+    DilationAxes3d, ExcludePadding, OutputPadding, Pool1d, Pool2d, Pool2dAxes, Pool3d, Pool3dAxes,
+    PoolGeometry,
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 

@@ -717,6 +717,15 @@ fn convolutions<D: Device>() {
     };
     check("conv3d: input", &v, c3);
     check("conv3d: weight", &wv, c3);
+    let c3a = || -> Traced<f64, (), D> {
+        use typed_tensor::tensor::Conv3dGeometry;
+        let geometry = typed_tensor::tensor::Conv3dAxes::<2, 1, 2, 0, 0, 0, 1, 1, 1, 2>
+            .asymmetric_padding_3d::<1, 0, 0, 1, 2, 0>();
+        let y: Traced<f64, Rank5<1, 2, 2, 3, 2>, D> = v.trace().conv3d(&wv, geometry);
+        weighted(y)
+    };
+    check("conv3d asymmetric padding: input", &v, c3a);
+    check("conv3d asymmetric padding: weight", &wv, c3a);
     // Pooling: non-overlapping and overlapping windows, with padding.
     let p = param::<Rank4<2, 3, 5, 6>, D>(118, -1.0, 1.0);
     check("max_pool2d 2/2/0", &p, || {

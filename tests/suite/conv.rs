@@ -943,17 +943,44 @@ fn asymmetric_padding<T: FloatDType, D: Device>() {
 #[allow(clippy::too_many_arguments)]
 fn conv3d_ref(
     x: &[f64],
-    [n, c, d, h, wd]: [usize; 5],
+    dims: [usize; 5],
     w: &[f64],
-    [co, cig]: [usize; 2],
-    [kd, kh, kw]: [usize; 3],
+    channels: [usize; 2],
+    kernel: [usize; 3],
     stride: [usize; 3],
     pad: [usize; 3],
     dil: [usize; 3],
     groups: usize,
 ) -> (Vec<f64>, [usize; 3]) {
-    let size =
-        |s: usize, k: usize, a: usize| (s + 2 * pad[a] - dil[a] * (k - 1) - 1) / stride[a] + 1;
+    conv3d_ref_padded(
+        x,
+        dims,
+        w,
+        channels,
+        kernel,
+        stride,
+        [pad, pad],
+        dil,
+        groups,
+    )
+}
+
+/// [`conv3d_ref`] with padding `[before, after]` per axis.
+#[allow(clippy::too_many_arguments)]
+fn conv3d_ref_padded(
+    x: &[f64],
+    [n, c, d, h, wd]: [usize; 5],
+    w: &[f64],
+    [co, cig]: [usize; 2],
+    [kd, kh, kw]: [usize; 3],
+    stride: [usize; 3],
+    [pad, pad_end]: [[usize; 3]; 2],
+    dil: [usize; 3],
+    groups: usize,
+) -> (Vec<f64>, [usize; 3]) {
+    let size = |s: usize, k: usize, a: usize| {
+        (s + pad[a] + pad_end[a] - dil[a] * (k - 1) - 1) / stride[a] + 1
+    };
     let (od, oh, ow) = (size(d, kd, 0), size(h, kh, 1), size(wd, kw, 2));
     let cog = co / groups;
     let mut out = vec![0.0; n * co * od * oh * ow];
@@ -1055,6 +1082,25 @@ fn conv3d<T: FloatDType, D: Device>() {
         1,
     );
     check("conv3d dilated depth", &y.to_vec(), &want, 24);
+
+    // Asymmetric padding: (0, 2) slices, (1, 0) rows, (2, 1) columns, on the per-axis geometry with groups.
+    use typed_tensor::tensor::Conv3dGeometry;
+    let geometry =
+        Conv3dAxes::<2, 1, 1, 0, 0, 0, 1, 2, 1, 2>.asymmetric_padding_3d::<0, 2, 1, 0, 2, 1>();
+    let y: Tensor<T, Rank5<2, 6, 3, 5, 5>, D> = x.conv3d(&w, geometry);
+    let (want, out) = conv3d_ref_padded(
+        &xs,
+        dims,
+        &ws,
+        [6, 2],
+        [3, 2, 2],
+        [2, 1, 1],
+        [[0, 1, 2], [2, 0, 1]],
+        [1, 2, 1],
+        2,
+    );
+    assert_eq!(out, [3, 5, 5]);
+    check("conv3d asymmetric padding", &y.to_vec(), &want, 24);
 }
 
 /// Pixel shuffle against PyTorch's index rule (`out[n][c][h R + i][w R + j] = x[n][c R^2 + i R + j][h][w]`) on a

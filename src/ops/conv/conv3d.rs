@@ -5,7 +5,7 @@
 //! `Embedded`) and no device needs a kernel of its own; the gradients are sums of the conv2d gradients over the
 //! same pairs of slices.
 
-use super::tensor::{convolve_views, fits, Conv, Direction};
+use super::tensor::{convolve_views, Conv, Direction};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
@@ -19,8 +19,11 @@ use crate::tensor::{device_ok, Tensor};
 pub struct Conv3dParams {
     /// Step between windows.
     pub stride: [usize; 3],
-    /// Zeros added on both sides.
+    /// Zeros added before (front, top, left).
     pub padding: [usize; 3],
+    /// Zeros added after (back, bottom, right): `padding` unless the geometry is refined by
+    /// [`Conv3dGeometry::asymmetric_padding_3d`].
+    pub padding_end: [usize; 3],
     /// Spacing between kernel taps.
     pub dilation: [usize; 3],
     /// Channel groups (1: dense; C_in: depthwise).
@@ -33,7 +36,7 @@ impl Conv3dParams {
         Conv2dParams {
             stride: [self.stride[1], self.stride[2]],
             padding: [self.padding[1], self.padding[2]],
-            padding_end: [self.padding[1], self.padding[2]],
+            padding_end: [self.padding_end[1], self.padding_end[2]],
             dilation: [self.dilation[1], self.dilation[2]],
             groups: self.groups,
             output_padding: [0, 0],
@@ -50,23 +53,34 @@ impl Conv3dParams {
         }
     }
 
-    /// Whether `out` is the output size of every axis over an input of `input` with a kernel of `kernel`.
+    /// Whether `out` is the output size of every axis over an input of `input` with a kernel of `kernel`, both
+    /// paddings counted.
     const fn fits(&self, input: [usize; 3], kernel: [usize; 3], out: [usize; 3]) -> bool {
         let mut axis = 0;
         while axis < 3 {
-            if !fits(
-                input[axis],
-                kernel[axis],
-                self.stride[axis],
-                self.padding[axis],
-                self.dilation[axis],
-                out[axis],
-            ) {
-                return false;
+            // One axis as the height of a 2-D geometry, whose output-size rule counts both paddings.
+            let along = Conv2dParams {
+                stride: [self.stride[axis]; 2],
+                padding: [self.padding[axis]; 2],
+                padding_end: [self.padding_end[axis]; 2],
+                dilation: [self.dilation[axis]; 2],
+                groups: 1,
+                output_padding: [0, 0],
+            };
+            match along.axis_out_size(0, input[axis], kernel[axis]) {
+                Some(o) if o == out[axis] => {}
+                _ => return false,
             }
             axis += 1;
         }
         true
+    }
+
+    /// Whether each axis is padded alike on both sides.
+    const fn symmetric(&self) -> bool {
+        self.padding[0] == self.padding_end[0]
+            && self.padding[1] == self.padding_end[1]
+            && self.padding[2] == self.padding_end[2]
     }
 }
 
@@ -75,6 +89,63 @@ impl Conv3dParams {
 pub trait Conv3dGeometry: Copy {
     /// The hyper-parameters, shape-erased.
     const PARAMS_3D: Conv3dParams;
+
+    /// Different zero padding on each side, in place of the geometry's own: `FRONT` slices before the depth and
+    /// `BACK` after, `TOP` and `BOTTOM` rows, `LEFT` and `RIGHT` columns (ONNX's `pads = [FRONT, TOP, LEFT,
+    /// BACK, BOTTOM, RIGHT]`; [`same_padding`](crate::tensor::same_padding) gives the `SAME_UPPER` split per
+    /// axis). Each output size is `(size + before + after - dilation (kernel - 1) - 1) / stride + 1`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Conv, Conv3dGeometry};
+    /// let x = Tensor::<f32, Rank5<1, 1, 3, 2, 2>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank5<1, 1, 2, 1, 1>, Cpu>::ones();
+    /// // One slice of zeros after the depth only: 3 outputs, the last reading one real slice.
+    /// let y: Tensor<f32, Rank5<1, 1, 3, 2, 2>, Cpu> =
+    ///     x.conv3d(&w, Conv::<1, 0, 1, 1>.asymmetric_padding_3d::<0, 1, 0, 0, 0, 0>());
+    /// assert_eq!(y.to_array()[0][0].map(|s| s[0][0]), [2., 2., 1.]);
+    /// ```
+    fn asymmetric_padding_3d<
+        const FRONT: usize,
+        const BACK: usize,
+        const TOP: usize,
+        const BOTTOM: usize,
+        const LEFT: usize,
+        const RIGHT: usize,
+    >(
+        self,
+    ) -> AsymmetricPadding3d<Self, FRONT, BACK, TOP, BOTTOM, LEFT, RIGHT> {
+        AsymmetricPadding3d(self)
+    }
+}
+
+/// A 3-D geometry with different padding on each side: see [`Conv3dGeometry::asymmetric_padding_3d`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsymmetricPadding3d<
+    G,
+    const FRONT: usize,
+    const BACK: usize,
+    const TOP: usize,
+    const BOTTOM: usize,
+    const LEFT: usize,
+    const RIGHT: usize,
+>(pub G);
+
+impl<
+        G: Conv3dGeometry,
+        const FRONT: usize,
+        const BACK: usize,
+        const TOP: usize,
+        const BOTTOM: usize,
+        const LEFT: usize,
+        const RIGHT: usize,
+    > Conv3dGeometry for AsymmetricPadding3d<G, FRONT, BACK, TOP, BOTTOM, LEFT, RIGHT>
+{
+    const PARAMS_3D: Conv3dParams = Conv3dParams {
+        padding: [FRONT, TOP, LEFT],
+        padding_end: [BACK, BOTTOM, RIGHT],
+        ..G::PARAMS_3D
+    };
 }
 
 impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
@@ -83,6 +154,7 @@ impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GRO
     const PARAMS_3D: Conv3dParams = Conv3dParams {
         stride: [STRIDE; 3],
         padding: [PADDING; 3],
+        padding_end: [PADDING; 3],
         dilation: [DILATION; 3],
         groups: GROUPS,
     };
@@ -131,6 +203,7 @@ impl<
     const PARAMS_3D: Conv3dParams = Conv3dParams {
         stride: [SD, SH, SW],
         padding: [PD, PH, PW],
+        padding_end: [PD, PH, PW],
         dilation: [DD, DH, DW],
         groups: GROUPS,
     };
@@ -186,10 +259,17 @@ impl<
                 p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
                 "conv3d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
             );
-            assert!(
-                p.fits([DP, H, W], [KD, KH, KW], [OD, OH, OW]),
-                "conv3d: the output's depth, height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
-            );
+            if p.symmetric() {
+                assert!(
+                    p.fits([DP, H, W], [KD, KH, KW], [OD, OH, OW]),
+                    "conv3d: the output's depth, height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
+                );
+            } else {
+                assert!(
+                    p.fits([DP, H, W], [KD, KH, KW], [OD, OH, OW]),
+                    "conv3d: the output's depth, height and width must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
+                );
+            }
         };
         let p = G::PARAMS_3D;
         let (lx, lw) = (self.layout(), weight.layout());

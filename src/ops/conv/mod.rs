@@ -25,7 +25,7 @@ mod tensor;
 mod traced;
 mod unfold;
 
-pub use conv3d::{Conv3dAxes, Conv3dGeometry, Conv3dParams};
+pub use conv3d::{AsymmetricPadding3d, Conv3dAxes, Conv3dGeometry, Conv3dParams};
 pub use pool::{
     CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d, Pool2d, Pool2dAxes,
     Pool3d, Pool3dAxes, PoolGeometry,
