@@ -179,6 +179,14 @@ pub(crate) fn max_pool2d_indices<'a, T: FloatDType, D: Device>(
     move |out| D::max_pool2d_indices(input, params, out)
 }
 
+pub(crate) fn max_pool2d_at<'a, T: FloatDType, D: Device>(
+    input: View<'a, D, T>,
+    indices: View<'a, D, u32>,
+    params: PoolParams<2>,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::max_pool2d_at(input, indices, params, out)
+}
+
 #[cfg(feature = "std")] // autograd
 pub(crate) fn conv2d_weight_grad<'a, T: FloatDType, D: Device>(
     input: View<'a, D, T>,

@@ -554,6 +554,16 @@ unsafe impl ConvKernels for Cpu {
         Ok(())
     }
 
+    fn max_pool2d_at<T: FloatDType>(
+        input: (&[T], &Layout),
+        indices: (&[u32], &Layout),
+        _params: PoolParams<2>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        super::cpu_pool::max_pool2d_at(input, indices, out);
+        Ok(())
+    }
+
     fn conv2d_weight_grad<T: FloatDType>(
         (x, lx): (&[T], &Layout),
         (g, lg): (&[T], &Layout),

@@ -279,6 +279,16 @@ unsafe impl ConvKernels for Cuda {
         launch_pool("max_pool2d_indices", sig, x, &p, out)
     }
 
+    fn max_pool2d_at<T: FloatDType>(
+        x: (&CudaStorage<T>, &Layout),
+        _indices: (&CudaStorage<u32>, &Layout),
+        p: PoolParams<2>,
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        // Pooled again: the values are the same, and a gather at the indices would check them, synchronising.
+        Self::pool2d(Pool::Max, x, p, out)
+    }
+
     fn conv2d_weight_grad<T: FloatDType>(
         (x, lx): (&CudaStorage<T>, &Layout),
         (gy, lgy): (&CudaStorage<T>, &Layout),

@@ -5,7 +5,7 @@
 //! - weight of conv2d: the device's `conv2d_weight_grad` kernel (im2col blocks times the output's gradient on
 //!   the CPU and the GPU; a direct loop on `Embedded`, which the tests use as the reference);
 //! - pooling: average pooling is a depthwise convolution with a constant kernel; max pooling routes each
-//!   window's gradient to its first maximum (its index, found again by `max_pool2d_indices`; the device's
+//!   window's gradient to its first maximum (its index, which the traced forward pass kept; the device's
 //!   `max_pool2d_backward` kernel sums what lands on each position).
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
@@ -178,30 +178,19 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         }
     }
 
-    /// The gradient of `max_pool2d` (this tensor is its input, `grad` the output's gradient): each window's
-    /// gradient goes to its first maximum in (row, column) order, or its first NaN (PyTorch's argmax), found again
-    /// by the device's `max_pool2d_indices`.
-    pub(crate) fn max_pool2d_grad<S2: Shape>(
+    /// The gradient of `max_pool2d` with respect to its input of dims `input` (this tensor is the output's
+    /// gradient): each window's gradient goes to its index in `indices` (its first maximum in (row, column)
+    /// order, or its first NaN: PyTorch's argmax), which the traced forward pass found with the values.
+    pub(crate) fn max_pool2d_grad(
         &self,
-        grad: &Tensor<T, S2, D>,
+        indices: &Tensor<u32, Dyn4, D>,
+        input: Dyn4,
         p: PoolParams<2>,
     ) -> Tensor<T, Dyn4, D> {
-        let [n, c, h, w] = self.dims4();
-        let [_, _, oh, ow] = grad.dims4();
-        let lx = self.layout();
-        let x = (self.buffer(), &lx);
-        // SAFETY: each closure is one kernel call, which writes all of its destination and reads none of it.
-        let indices: Tensor<u32, Dyn4, D> = unsafe {
-            written!(
-                Tensor::written_by,
-                (n, c, oh, ow),
-                "max_pool2d_backward",
-                call::max_pool2d_indices::<T, D>(x, p),
-            )
-        };
-        let (li, lg) = (indices.layout(), grad.layout());
-        let (at, g) = ((indices.buffer(), &li), (grad.buffer(), &lg));
-        // SAFETY: as above.
+        let (n, c, h, w) = input;
+        let (li, lg) = (indices.layout(), self.layout());
+        let (at, g) = ((indices.buffer(), &li), (self.buffer(), &lg));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
         unsafe {
             written!(
                 Tensor::written_by,

@@ -220,6 +220,39 @@ pub(super) fn max_pool2d_indices<T: FloatDType>(
     });
 }
 
+/// `ConvKernels::max_pool2d_at` on the host devices into `out` (dense `(N, C, OH, OW)`, every element written):
+/// each window's value is the input's element at its plane index `row * W + column` (a dense plane is read at
+/// the index itself, a strided one through its row and column).
+pub(crate) fn max_pool2d_at<T: FloatDType>(
+    (x, lx): (&[T], &Layout),
+    (idx, li): (&[u32], &Layout),
+    out: &mut [T],
+) {
+    let [n, c, h, w] = lx.dims4();
+    let [_, _, oh, ow] = li.dims4();
+    let s = lx.strides();
+    let dense_plane = (w <= 1 || s[3] == 1) && (h <= 1 || s[2] == w);
+    let mut outputs = out.iter_mut();
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = lx.offset() + b * s[0] + ch * s[1];
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let k = idx[at(li, [b, ch, oy, ox])] as usize;
+                    let offset = if dense_plane {
+                        k
+                    } else {
+                        (k / w) * s[2] + (k % w) * s[3]
+                    };
+                    if let Some(slot) = outputs.next() {
+                        *slot = x[plane + offset];
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `Kernels::conv2d_weight_grad` into `out` (dense `(C_out, C / groups, KH, KW)`, every element written): for each
 /// weight tap, the sum over images and output positions of the output's gradient times the input the tap read,
 /// in the accumulator type, rounded once.
@@ -348,6 +381,17 @@ unsafe impl ConvKernels for Embedded {
         out: &mut [MaybeUninit<u32>],
     ) -> Result<()> {
         max_pool2d_indices(input, params, zeroed(out));
+        Ok(())
+    }
+
+    #[inline]
+    fn max_pool2d_at<T: FloatDType>(
+        input: (&[T], &Layout),
+        indices: (&[u32], &Layout),
+        _params: PoolParams<2>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        max_pool2d_at(input, indices, zeroed(out));
         Ok(())
     }
 

@@ -443,6 +443,17 @@ pub unsafe trait ConvKernels: Kernels {
         params: PoolParams<2>,
         out: &mut Self::Out<u32>,
     ) -> Result<()>;
+    /// A 2-D max pooling's values from its `indices` (as [`ConvKernels::max_pool2d_indices`] gives them): each
+    /// window's value is the input's element at its index, which equals `pool2d(Pool::Max, ..)`'s. The host
+    /// devices read that one element per window, so a forward pass that needs the indices too (training) folds
+    /// each window once; a device may pool again instead (CUDA does: a gather there would check the indices with a
+    /// host synchronisation).
+    fn max_pool2d_at<T: FloatDType>(
+        input: (&Self::Buffer<T>, &Layout),
+        indices: (&Self::Buffer<u32>, &Layout),
+        params: PoolParams<2>,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
     /// The gradient of `conv2d` with respect to its `(C_out, C / groups, KH, KW)` weight (`kernel` = `[KH, KW]`),
     /// from the `(N, C, H, W)` input and the `(N, C_out, OH, OW)` output gradient.
     fn conv2d_weight_grad<T: FloatDType>(

@@ -319,6 +319,38 @@ pub(super) fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape:
     }
 }
 
+/// A max pooling over `view` with each window's first-maximum index: the indices kernel, then the values read at
+/// the indices (`max_pool2d_at`), so the host devices fold each window once instead of pooling and then finding
+/// the indices apart.
+pub(super) fn max_with_indices_view<
+    T: FloatDType,
+    D: Device,
+    S: Shape,
+    SO: crate::shape::ConstShape,
+>(
+    x: &Tensor<T, S, D>,
+    view: &Layout,
+    p: PoolParams<2>,
+) -> (Tensor<T, SO, D>, Tensor<u32, SO, D>) {
+    let at: Tensor<u32, SO, D> = indices_view(x, view, p);
+    let [n, c, h, w] = view.dims4();
+    let [oh, ow] = p
+        .output([h, w])
+        .expect("max_pool2d: window larger than the padded input (checked at build time)");
+    let images = dense4([n, c, oh, ow], at.offset());
+    let (src, idx) = ((x.buffer(), view), (at.buffer(), &images));
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    let values = unsafe {
+        written!(
+            Tensor::written_by,
+            Default::default(),
+            "max_pool2d",
+            call::max_pool2d_at::<T, D>(src, idx, p),
+        )
+    };
+    (values, at)
+}
+
 /// An `(N, C, L)` layout read as the `(N, C, 1, L)` images a 1-D pooling runs on.
 pub(super) fn ncl_as_nchw(l: &Layout) -> Layout {
     let (d, s) = (l.dims(), l.strides());
@@ -387,11 +419,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             [H, W],
             [OH, OW]
         );
-        let view = self.layout();
-        (
-            pool_view(self, &view, Pool::Max, G::PARAMS),
-            indices_view(self, &view, G::PARAMS),
-        )
+        max_with_indices_view(self, &self.layout(), G::PARAMS)
     }
 
     /// Global average pooling (ONNX's `GlobalAveragePool`): the mean of each `(H, W)` plane.
@@ -454,12 +482,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         Tensor<u32, Rank3<N, C, OL>, D>,
     ) {
         check_pool!("max_pool1d_with_indices", Pool::Max, G::PARAMS, [L], [OL]);
-        let view = ncl_as_nchw(&self.layout());
-        let p = G::PARAMS.as_2d();
-        (
-            pool_view(self, &view, Pool::Max, p),
-            indices_view(self, &view, p),
-        )
+        max_with_indices_view(self, &ncl_as_nchw(&self.layout()), G::PARAMS.as_2d())
     }
 }
 
@@ -538,13 +561,11 @@ impl<
         let (plane, depth) = G::PARAMS.split();
         let x = self.contiguous();
         let slices = dense4([N, C * DP, H, W], x.offset());
-        let planes: Tensor<T, Rank5<N, C, DP, OH, OW>, D> =
-            pool_view(&x, &slices, Pool::Max, plane);
-        let in_plane: Tensor<u32, Rank5<N, C, DP, OH, OW>, D> = indices_view(&x, &slices, plane);
+        let (planes, in_plane): (Tensor<T, Rank5<N, C, DP, OH, OW>, D>, _) =
+            max_with_indices_view(&x, &slices, plane);
         let columns = dense4([N, C, DP, OH * OW], planes.offset());
-        let out = pool_view(&planes, &columns, Pool::Max, depth);
-        let in_column: Tensor<u32, Rank5<N, C, OD, OH, OW>, D> =
-            indices_view(&planes, &columns, depth);
+        let (out, in_column): (_, Tensor<u32, Rank5<N, C, OD, OH, OW>, D>) =
+            max_with_indices_view(&planes, &columns, depth);
         let slice = in_column / (OH * OW) as u32;
         let at = in_plane.gather::<crate::shape::Axis<2>, u32, _>(&slice);
         (out, slice * (H * W) as u32 + &at)
@@ -576,14 +597,15 @@ impl<
 }
 
 /// The traced forms: one recorded op per kernel pass, whose rule runs the pass's gradient (max: each window's to
-/// its first maximum, through the device's `max_pool2d_indices` and `max_pool2d_backward`; average: each
-/// output's gradient divided by its divisor, spread over its window).
+/// its first maximum, whose index the forward pass kept, through the device's `max_pool2d_backward`; average:
+/// each output's gradient divided by its divisor, spread over its window).
 #[cfg(feature = "std")]
 mod traced {
     use super::*;
     use crate::autograd::{record_with, Gradients, Slot, Traced};
     use crate::ops::conv::grad::Dyn4;
-    use crate::tensor::Grad;
+    use crate::shape::ConstShape;
+    use crate::tensor::{padded_shape, Grad, Padded};
 
     /// How a rule reads the padded values of a pooling pass as the NCHW images its kernel pooled.
     #[derive(Clone, Copy)]
@@ -612,34 +634,83 @@ mod traced {
         }
     }
 
-    /// What a pooling pass's rule keeps: the input's slot, the pooling, how to read the values, the input
-    /// (padded), and the window.
-    type PoolCaptured<T, D> = (Slot, Pool, Images, Grad<T, D>, PoolParams<2>);
+    /// What an average pooling pass's rule keeps: the input's slot, how to read the gradient as images, the
+    /// input's images' dims and its padded shape, and the window.
+    type AvgCaptured = (Slot, Images, Dyn4, Padded, PoolParams<2>);
 
-    /// A pooling pass's gradient, in the input's padded shape.
-    fn pool_rule<T: FloatDType, D: Device>(
+    /// An average pooling pass's gradient, in the input's padded shape.
+    fn avg_rule<T: FloatDType, D: Device>(
         g: Grad<T, D>,
-        (slot, pool, images, x, p): PoolCaptured<T, D>,
+        (slot, images, input, shape, p): AvgCaptured,
         store: &mut Gradients,
     ) {
-        let (x4, g4) = (images.read(&x), images.read(&g));
-        let grad = match pool {
-            Pool::Max => x4.max_pool2d_grad(&g4, p),
-            Pool::Avg => g4.avg_pool2d_grad(p, x4.shape()),
-        };
-        slot.give_padded(store, grad.relabel(x.shape()));
+        let grad = images.read(&g).avg_pool2d_grad(p, input);
+        slot.give_padded(store, grad.relabel(shape));
     }
 
-    /// Records a pooling pass of `x` whose result is `value`.
-    fn record_pool<T: FloatDType, D: Device, S: Shape, SO: Shape>(
+    /// Records an average pooling pass of `x`, read through `view` (its images), whose result is `value`.
+    fn record_avg<T: FloatDType, D: Device, S: Shape, SO: Shape>(
         x: &Traced<T, S, D>,
         value: Tensor<T, SO, D>,
-        pool: Pool,
+        view: &Layout,
         images: Images,
         p: PoolParams<2>,
     ) -> Traced<T, SO, D> {
-        let captured = (x.slot(), pool, images, x.value.padded(), p);
-        record_with(value, &[&x.node], captured, pool_rule::<T, D>)
+        let [n, c, h, w] = view.dims4();
+        let captured = (
+            x.slot(),
+            images,
+            (n, c, h, w),
+            padded_shape(&x.value.dims()),
+            p,
+        );
+        record_with(value, &[&x.node], captured, avg_rule::<T, D>)
+    }
+
+    /// What a max pooling pass's rule keeps: the input's slot, how to read the gradient as images, each window's
+    /// index (as `(N, C, OH, OW)` images), the input's images' dims and its padded shape, and the window.
+    type MaxCaptured<D> = (
+        Slot,
+        Images,
+        Tensor<u32, Dyn4, D>,
+        Dyn4,
+        Padded,
+        PoolParams<2>,
+    );
+
+    /// A max pooling pass's gradient, in the input's padded shape: each window's to the index it kept.
+    fn max_rule<T: FloatDType, D: Device>(
+        g: Grad<T, D>,
+        (slot, images, at, input, shape, p): MaxCaptured<D>,
+        store: &mut Gradients,
+    ) {
+        let grad = images.read(&g).max_pool2d_grad(&at, input, p);
+        slot.give_padded(store, grad.relabel(shape));
+    }
+
+    /// Records a max pooling pass of `x` over `src` (`x`'s value, or a dense copy of it) read through `view`:
+    /// the values and indices in one pass ([`max_with_indices_view`]), the indices kept for the gradient.
+    fn record_max<T: FloatDType, D: Device, S: Shape, S2: Shape, SO: ConstShape>(
+        x: &Traced<T, S, D>,
+        src: &Tensor<T, S2, D>,
+        view: &Layout,
+        images: Images,
+        p: PoolParams<2>,
+    ) -> Traced<T, SO, D> {
+        let (value, at): (Tensor<T, SO, D>, Tensor<u32, SO, D>) =
+            max_with_indices_view(src, view, p);
+        let [n, c, h, w] = view.dims4();
+        let [oh, ow] = p.output([h, w]).unwrap_or([0, 0]);
+        let at = at.relabel((n, c, oh, ow));
+        let captured = (
+            x.slot(),
+            images,
+            at,
+            (n, c, h, w),
+            padded_shape(&x.value.dims()),
+            p,
+        );
+        record_with(value, &[&x.node], captured, max_rule::<T, D>)
     }
 
     impl<
@@ -655,10 +726,16 @@ mod traced {
         /// column) order, or its first NaN (PyTorch's rule).
         pub fn max_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
             &self,
-            window: G,
+            _window: G,
         ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-            let y = self.value.max_pool2d(window);
-            record_pool(self, y, Pool::Max, Images::Planes, G::PARAMS)
+            check_pool!("max_pool2d", Pool::Max, G::PARAMS, [H, W], [OH, OW]);
+            record_max(
+                self,
+                &self.value,
+                &self.value.layout(),
+                Images::Planes,
+                G::PARAMS,
+            )
         }
 
         /// Average pooling (see [`Tensor::avg_pool2d`]).
@@ -667,7 +744,7 @@ mod traced {
             window: G,
         ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
             let y = self.value.avg_pool2d(window);
-            record_pool(self, y, Pool::Avg, Images::Planes, G::PARAMS)
+            record_avg(self, y, &self.value.layout(), Images::Planes, G::PARAMS)
         }
 
         /// Global average pooling (see [`Tensor::global_avg_pool2d`]).
@@ -687,10 +764,11 @@ mod traced {
         /// Max pooling (see [`Tensor::max_pool1d`]).
         pub fn max_pool1d<const OL: usize, G: PoolGeometry<1>>(
             &self,
-            window: G,
+            _window: G,
         ) -> Traced<T, Rank3<N, C, OL>, D> {
-            let y = self.value.max_pool1d(window);
-            record_pool(self, y, Pool::Max, Images::Rows, G::PARAMS.as_2d())
+            check_pool!("max_pool1d", Pool::Max, G::PARAMS, [L], [OL]);
+            let view = ncl_as_nchw(&self.value.layout());
+            record_max(self, &self.value, &view, Images::Rows, G::PARAMS.as_2d())
         }
 
         /// Average pooling (see [`Tensor::avg_pool1d`]).
@@ -699,7 +777,8 @@ mod traced {
             window: G,
         ) -> Traced<T, Rank3<N, C, OL>, D> {
             let y = self.value.avg_pool1d(window);
-            record_pool(self, y, Pool::Avg, Images::Rows, G::PARAMS.as_2d())
+            let view = ncl_as_nchw(&self.value.layout());
+            record_avg(self, y, &view, Images::Rows, G::PARAMS.as_2d())
         }
     }
 
@@ -740,9 +819,23 @@ mod traced {
             p: PoolParams<3>,
         ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
             let (plane, depth) = p.split();
-            let (planes, out) = self.value.pool3d_passes::<OD, OH, OW>(pool, p);
-            let planes = record_pool(self, planes, pool, Images::Slices, plane);
-            record_pool(&planes, out, pool, Images::Columns, depth)
+            match pool {
+                Pool::Max => {
+                    let x = self.value.contiguous();
+                    let slices = dense4([N, C * DP, H, W], x.offset());
+                    let planes: Traced<T, Rank5<N, C, DP, OH, OW>, D> =
+                        record_max(self, &x, &slices, Images::Slices, plane);
+                    let columns = dense4([N, C, DP, OH * OW], planes.value.offset());
+                    record_max(&planes, &planes.value, &columns, Images::Columns, depth)
+                }
+                Pool::Avg => {
+                    let (planes, out) = self.value.pool3d_passes::<OD, OH, OW>(pool, p);
+                    let slices = dense4([N, C * DP, H, W], 0); // read for its dims only
+                    let planes = record_avg(self, planes, &slices, Images::Slices, plane);
+                    let columns = dense4([N, C, DP, OH * OW], 0);
+                    record_avg(&planes, out, &columns, Images::Columns, depth)
+                }
+            }
         }
     }
 }
