@@ -853,6 +853,16 @@ fn max_gradient_to_the_first_maximum<D: Device>() {
         expected(&at.to_vec(), &gy.to_vec(), 4, 9),
         "adaptive_max_pool1d ties"
     );
+    // 9 -> 3 divides: one pooling pass, recorded with its indices.
+    let (_, at): (Tensor<f64, Rank3<2, 2, 3>, D>, _) = s.value().adaptive_max_pool1d_with_indices();
+    let gy: Tensor<f64, Rank3<2, 2, 3>, D> = random(61);
+    let y: Traced<f64, Rank3<2, 2, 3>, D> = s.trace().adaptive_max_pool1d();
+    let dx = (y * &gy).sum_all().backward().get(&s).to_vec();
+    assert_eq!(
+        dx,
+        expected(&at.to_vec(), &gy.to_vec(), 4, 9),
+        "adaptive_max_pool1d 9 -> 3 ties"
+    );
 }
 
 fn all<D: Device>() {

@@ -5,11 +5,13 @@
 //! - **Average.** Averaging bins along an axis is a product with a fixed `(n, out)` matrix of `1 / bin length`
 //!   entries, so the op is one matrix product per pooled axis: every device runs it with its matmul kernel
 //!   (cuBLAS on `Cuda`), no heap is needed on `Embedded`, and the gradient is the products'.
-//! - **Max.** One pass per axis: the device's pooling kernel when `out` divides `n` (equal bins are a regular
-//!   window), else a running maximum over gathers (gather `k` holds each bin's `k`-th entry). The positions come
-//!   from the same passes, the width first so that the first maximum is in (row, column) order as in PyTorch;
-//!   the traced form gathers the input at them, so each bin's gradient goes to that one position.
-use super::pool::{indices_view, ncl_as_nchw, pool_view};
+//! - **Max.** When every output size divides its input's, the bins are a regular window: one max pooling (its
+//!   indices and gradient those of `max_pool2d`). Otherwise one pass per axis: the pooling kernel along an axis
+//!   whose output size divides, else a running maximum over gathers (gather `k` holds each bin's `k`-th entry).
+//!   The positions come from the same passes, the width first so that the first maximum is in (row, column)
+//!   order as in PyTorch; the traced form gathers the input at them, so each bin's gradient goes to that one
+//!   position.
+use super::pool::{max_with_indices_view, ncl_as_nchw, pool_view};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{Pool, PoolParams};
@@ -95,6 +97,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
         let () = AdaptiveSizes::<H, W, OH, OW>::OK;
+        if let Some(p) = dividing_window([H, W], [OH, OW]) {
+            return pool_view(self, &self.layout(), Pool::Max, p);
+        }
         let rows: Tensor<T, Rank4<N, C, OH, W>, D> = adaptive_max_along(
             self,
             H,
@@ -127,6 +132,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         Tensor<T, Rank4<N, C, OH, OW>, D>,
         Tensor<u32, Rank4<N, C, OH, OW>, D>,
     ) {
+        let () = AdaptiveSizes::<H, W, OH, OW>::OK;
+        if let Some(p) = dividing_window([H, W], [OH, OW]) {
+            return max_with_indices_view(self, &self.layout(), p);
+        }
         let (out, columns, rows) = self.adaptive_argmax2d::<OH, OW>();
         let column = columns.gather::<Axis<2>, u32, _>(&rows);
         (out, rows * W as u32 + &column)
@@ -148,10 +157,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             self,
             W,
             |t| {
-                let (view, p) = (t.layout(), adaptive_window(W, OW, false));
-                let at: Tensor<u32, Rank4<N, C, H, OW>, D> = indices_view(t, &view, p);
+                let (max, at): (_, Tensor<u32, Rank4<N, C, H, OW>, D>) =
+                    max_with_indices_view(t, &t.layout(), adaptive_window(W, OW, false));
                 let column = &at - &((&at / W as u32) * W as u32); // at is row * W + column
-                (pool_view(t, &view, Pool::Max, p), column)
+                (max, column)
             },
             |t, idx| t.index_select::<Axis<3>, u32, Const<OW>>(idx),
             |idx| idx.broadcast(),
@@ -160,9 +169,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             &along_width,
             H,
             |t| {
-                let (view, p) = (t.layout(), adaptive_window(H, OH, true));
-                let at: Tensor<u32, Rank4<N, C, OH, OW>, D> = indices_view(t, &view, p);
-                (pool_view(t, &view, Pool::Max, p), at / OW as u32) // at is row * OW + column
+                let (max, at): (_, Tensor<u32, Rank4<N, C, OH, OW>, D>) =
+                    max_with_indices_view(t, &t.layout(), adaptive_window(H, OH, true));
+                (max, at / OW as u32) // at is row * OW + column
             },
             |t, idx| t.index_select::<Axis<2>, u32, Const<OH>>(idx),
             |idx| idx.reshape::<Rank2<OH, 1>>().broadcast(),
@@ -207,10 +216,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         adaptive_argmax_along::<_, _, Rank3<N, C, OL>, D, OL>(
             self,
             L,
-            |t| {
-                let (view, p) = (ncl_as_nchw(&t.layout()), adaptive_window(L, OL, false));
-                (pool_view(t, &view, Pool::Max, p), indices_view(t, &view, p))
-            },
+            |t| max_with_indices_view(t, &ncl_as_nchw(&t.layout()), adaptive_window(L, OL, false)),
             |t, idx| t.index_select::<Axis<2>, u32, Const<OL>>(idx),
             |idx| idx.broadcast(),
         )
@@ -225,6 +231,20 @@ impl<const H: usize, const W: usize, const OH: usize, const OW: usize> AdaptiveS
         OH > 0 && OW > 0 && H > 0 && W > 0,
         "adaptive_max_pool: the input and output sizes must be at least 1"
     );
+}
+
+/// The one 2-D window of an adaptive pooling of `input` to `out` when both output sizes divide the input's: the
+/// bins are then a regular max pooling (one kernel pass, the first maximum in (row, column) order).
+fn dividing_window(input: [usize; 2], out: [usize; 2]) -> Option<PoolParams<2>> {
+    if input[0] % out[0] != 0 || input[1] % out[1] != 0 {
+        return None;
+    }
+    let k = [input[0] / out[0], input[1] / out[1]];
+    Some(PoolParams {
+        kernel: k,
+        stride: k,
+        ..PoolParams::square(1, 1, 0)
+    })
 }
 
 /// The 2-D window of an adaptive pooling along one axis whose size `n` is a multiple of its output size `out`:
@@ -316,6 +336,7 @@ where
 
 #[cfg(feature = "std")]
 mod traced {
+    use super::super::pool::traced_max_pool;
     use super::*;
     use crate::autograd::Traced;
 
@@ -348,6 +369,10 @@ mod traced {
         pub fn adaptive_max_pool2d<const OH: usize, const OW: usize>(
             &self,
         ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+            let () = AdaptiveSizes::<H, W, OH, OW>::OK;
+            if let Some(p) = dividing_window([H, W], [OH, OW]) {
+                return traced_max_pool(self, p);
+            }
             let (_, columns, rows) = self.value.adaptive_argmax2d::<OH, OW>();
             self.gather::<Axis<3>, u32, _>(&columns)
                 .gather::<Axis<2>, u32, _>(&rows)
@@ -371,6 +396,10 @@ mod traced {
         /// Adaptive max pooling (see [`Tensor::adaptive_max_pool1d`]); the gradient goes to each bin's first
         /// maximum.
         pub fn adaptive_max_pool1d<const OL: usize>(&self) -> Traced<T, Rank3<N, C, OL>, D> {
+            let () = AdaptiveSizes::<1, L, 1, OL>::OK;
+            if L % OL == 0 {
+                return traced_max_pool(self, adaptive_window(L, OL, false));
+            }
             let (_, at) = self.value.adaptive_max_pool1d_with_indices::<OL>();
             self.gather::<Axis<2>, u32, _>(&at)
         }

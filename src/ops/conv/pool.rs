@@ -302,7 +302,7 @@ pub(super) fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::Co
 }
 
 /// The kernel's indices of each window's maximum over `view`, into a fresh tensor of the output type.
-pub(super) fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
+fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
     x: &Tensor<T, S, D>,
     view: &Layout,
     p: PoolParams<2>,
@@ -596,6 +596,9 @@ impl<
     }
 }
 
+#[cfg(feature = "std")]
+pub(super) use traced::traced_max_pool;
+
 /// The traced forms: one recorded op per kernel pass, whose rule runs the pass's gradient (max: each window's to
 /// its first maximum, whose index the forward pass kept, through the device's `max_pool2d_backward`; average:
 /// each output's gradient divided by its divisor, spread over its window).
@@ -686,6 +689,25 @@ mod traced {
     ) {
         let grad = images.read(&g).max_pool2d_grad(&at, input, p);
         slot.give_padded(store, grad.relabel(shape));
+    }
+
+    /// A traced max pooling of `x`'s NCHW images (rank 4) or `(N, C, L)` rows (rank 3) with the window `p`,
+    /// recorded as one pass (adaptive max pooling's bins when they divide the input).
+    pub(in crate::ops::conv) fn traced_max_pool<
+        T: FloatDType,
+        D: Device,
+        S: Shape,
+        SO: ConstShape,
+    >(
+        x: &Traced<T, S, D>,
+        p: PoolParams<2>,
+    ) -> Traced<T, SO, D> {
+        let layout = x.value.layout();
+        if layout.rank() == 3 {
+            record_max(x, &x.value, &ncl_as_nchw(&layout), Images::Rows, p)
+        } else {
+            record_max(x, &x.value, &layout, Images::Planes, p)
+        }
     }
 
     /// Records a max pooling pass of `x` over `src` (`x`'s value, or a dense copy of it) read through `view`:
