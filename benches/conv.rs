@@ -11,6 +11,7 @@
 //! plain one-thread loop that mixes the four source pixels of each output, and a same-run copy of the output.
 //! conv3d (batch 2, 32 -> 32 channels, 8x28x28, 3x3x3, padding 1) against the GEMMs of its 3-D im2col form, and
 //! its forward + backward.
+//! unfold (8, 16, 56, 56), 3x3 windows, padding 1, against a same-run copy of its output's bytes.
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -317,5 +318,28 @@ fn conv3d(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv, conv3d, max_pool, batch_norm, resize);
+/// unfold (im2col as an op) of (8, 16, 56, 56) with 3x3 windows and padding 1: (8, 144, 56, 56) columns, against
+/// a same-run copy of that many bytes.
+fn unfold(c: &mut Criterion) {
+    const CU: usize = 16;
+    let x = Tensor::<f32, Rank4<B, CU, HW, HW>, Cpu>::randn(14);
+    let mut g = c.benchmark_group("unfold_8x16x56x56_3x3p1");
+    let bytes = B * CU * 9 * HW * HW * 4;
+    g.throughput(Throughput::Bytes(bytes as u64))
+        .sample_size(20);
+    let (src, mut dst) = (vec![0.5f32; bytes / 4], vec![0f32; bytes / 4]);
+    g.bench_function("memcpy_output_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, { CU * 9 }, HW, HW>, Cpu> =
+                x.unfold::<3, 3, _, _, _, _>(Conv::<1, 1, 1, 1>);
+            black_box(y)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv, conv3d, max_pool, batch_norm, resize, unfold);
 criterion_main!(benches);

@@ -1144,6 +1144,29 @@ fn unfolds<T: FloatDType, D: Device>() {
         })
         .collect();
     assert_eq!(vals(&cols.to_vec()), want, "unfold [{}]", T::DTYPE);
+    // Asymmetric padding (rows: none before, two after; columns: one before, none after), stride (2, 1),
+    // dilation (1, 2): the padded input is read through one strided view.
+    use typed_tensor::tensor::ConvGeometry;
+    let asym = Conv2dAxes::<2, 1, 0, 0, 1, 2, 1>.asymmetric_padding::<0, 2, 1, 0>();
+    let cols: Tensor<T, Rank4<2, 18, 3, 2>, D> = x.unfold::<2, 3, _, _, _, _>(asym);
+    let want_asym: Vec<f64> = (0..2 * 18 * 3 * 2)
+        .map(|k| {
+            let (n, r, y, xo) = (k / 108, (k / 6) % 18, (k / 2) % 3, k % 2);
+            let (c, i, j) = (r / 6, (r / 3) % 2, r % 3);
+            let (sy, sx) = ((y * 2 + i) as isize, (xo + 2 * j) as isize - 1);
+            if !(0..5).contains(&sy) || !(0..5).contains(&sx) {
+                0.0
+            } else {
+                xs[((n * 3 + c) * 5 + sy as usize) * 5 + sx as usize]
+            }
+        })
+        .collect();
+    assert_eq!(
+        vals(&cols.to_vec()),
+        want_asym,
+        "unfold, asymmetric padding [{}]",
+        T::DTYPE
+    );
     let probe: Tensor<T, Rank4<2, 18, 5, 2>, D> = random(96);
     let back: Tensor<T, Rank4<2, 3, 5, 5>, D> = probe.fold::<2, 3, _, _, _, _>(geometry);
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
@@ -1151,7 +1174,13 @@ fn unfolds<T: FloatDType, D: Device>() {
         dot(&want, &vals(&probe.to_vec())),
         dot(&xs, &vals(&back.to_vec())),
     );
-    let tol = if T::DTYPE == DType::F64 { 1e-12 } else { 1e-4 };
+    // fold's sums are rounded to the element type once per pixel.
+    let tol = match T::DTYPE {
+        DType::F64 => 1e-12,
+        DType::F32 => 1e-4,
+        DType::F16 => 2e-3,
+        _ => 1.6e-2,
+    };
     assert!(
         (lhs - rhs).abs() <= tol * (1.0 + lhs.abs()),
         "fold adjoint [{}]: {lhs} vs {rhs}",
@@ -1243,6 +1272,8 @@ fn forward_every_dtype<D: Device>() {
     pixel_shuffles::<i64, D>();
     unfolds::<f32, D>();
     unfolds::<f64, D>();
+    unfolds::<f16, D>();
+    unfolds::<bf16, D>();
     transposed_1d::<f32, D>();
     transposed_1d::<f64, D>();
 }

@@ -1,16 +1,22 @@
 //! `unfold` and `fold` (PyTorch's `F.unfold`/`F.fold`, im2col and col2im as public ops): the sliding
-//! `KH x KW` patches of each channel as columns, and their sum back into an image. Both are depthwise
-//! convolutions with one-hot kernels (channel `c` gets `KH * KW` output channels, one per tap), so every device
-//! runs them with its convolution kernels (`KH * KW` multiply-adds per copied value) and the gradients are the
-//! convolutions'. The columns keep their spatial layout, `(N, C KH KW, OH, OW)`; `.reshape()` gives PyTorch's
-//! `(N, C KH KW, L)`.
+//! `KH x KW` patches of each channel as columns, and their sum back into an image. The columns keep their
+//! spatial layout, `(N, C KH KW, OH, OW)`; `.reshape()` gives PyTorch's `(N, C KH KW, L)`.
+//!
+//! - **unfold is a copy**: the columns in order `(N, C, KH, KW, OH, OW)` are one strided view of the
+//!   (zero-padded) input, so one copy kernel writes them, a read per value (on `Cpu` and `Cuda`, whose storage
+//!   views need no shape).
+//! - **fold, and unfold on `Embedded`**, are depthwise convolutions with one-hot kernels (channel `c` gets `KH *
+//!   KW` output channels, one per tap): every device runs them with its convolution kernels (`KH * KW`
+//!   multiply-adds per value), heap-free on `Embedded`. The gradients are the convolutions' (fold's the unfold,
+//!   unfold's the fold).
 
 use super::tensor::{convolve, fits_hw, transposed_fits_hw, ConvGeometry, Direction};
 use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::layout::Layout;
 use crate::ops::Conv2dParams;
-use crate::shape::Rank4;
-use crate::tensor::Tensor;
+use crate::shape::{ConstShape, Dims, Rank4, Shape, MAX_RANK};
+use crate::tensor::{call, device_ok, written, Tensor};
 
 /// The `(C KH KW, 1, KH, KW)` one-hot kernels: output channel `(c KH + i) KW + j` picks tap `(i, j)`.
 fn one_hot_taps<T: FloatDType, D: Device, const CK: usize, const KH: usize, const KW: usize>(
@@ -65,6 +71,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         _geometry: G,
     ) -> Tensor<T, Rank4<N, CK, OH, OW>, D> {
         const { check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS) };
+        if D::SHAPE_FREE {
+            return unfold_by_copy(self, [KH, KW], G::PARAMS);
+        }
         let weight = one_hot_taps::<T, D, CK, KH, KW>();
         convolve(
             "unfold",
@@ -120,6 +129,89 @@ impl<
             Direction::Transposed,
         )
     }
+}
+
+/// [`Tensor::unfold`] as one copy: the input, zero-padded where the geometry pads it, read through the strided
+/// view `(N, C, KH, KW, OH, OW)` of its windows (tap `(i, j)` of window `(y, x)` at row `y sh + i dh` and column
+/// `x sw + j dw` of the padded input), which is the columns' order. Only for devices with shape-free storage
+/// (the padded input has no type): the caller checks [`Device::SHAPE_FREE`].
+fn unfold_by_copy<T: FloatDType, D: Device, S: Shape, SO: ConstShape>(
+    x: &Tensor<T, S, D>,
+    [kh, kw]: [usize; 2],
+    p: Conv2dParams,
+) -> Tensor<T, SO, D> {
+    let [n, c, h, w] = x.layout().dims4();
+    let [oh, ow] = p
+        .output_hw([h, w], [kh, kw])
+        .expect("unfold: window larger than the padded input (checked at build time)");
+    // The rows padded, then the columns; each step a fresh shape-free buffer, none without padding.
+    // (Held as storage of shape `()`: the device's storage is the same for every shape.)
+    let mut storage: Option<D::Storage<T, ()>> = None;
+    let mut layout = x.layout();
+    for axis in [2, 3] {
+        let (before, after) = (p.padding[axis - 2], p.padding_end[axis - 2]);
+        if before + after == 0 {
+            continue;
+        }
+        let buffer = storage.as_ref().map_or(x.buffer(), D::buffer);
+        let padded = zero_padded::<T, D>((buffer, &layout), axis, [before, after]);
+        storage = Some(padded.0);
+        layout = padded.1;
+    }
+    let buffer = storage.as_ref().map_or(x.buffer(), D::buffer);
+    let s = layout.strides();
+    let windows = Layout::from_parts(
+        Dims::from_slice(&[n, c, kh, kw, oh, ow]),
+        &[
+            s[0],
+            s[1],
+            p.dilation[0] * s[2],
+            p.dilation[1] * s[3],
+            p.stride[0] * s[2],
+            p.stride[1] * s[3],
+        ],
+        layout.offset(),
+    );
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    unsafe {
+        written!(
+            Tensor::written_by,
+            Default::default(),
+            "unfold",
+            call::copy::<T, D>((buffer, &windows))
+        )
+    }
+}
+
+/// `src` (a rank-4 view) with `before` and `after` zeros along `axis`, into fresh shape-free storage (held as
+/// storage of shape `()`), and its dense layout. The zeros are one stored value read with stride 0.
+fn zero_padded<T: FloatDType, D: Device>(
+    src: (&D::Buffer<T>, &Layout),
+    axis: usize,
+    [before, after]: [usize; 2],
+) -> (D::Storage<T, ()>, Layout) {
+    let dims = *src.1.dims();
+    let zero = device_ok(D::full::<T, ()>(1, T::ZERO));
+    let slab = |len: usize| {
+        let mut d = dims;
+        d.as_mut_slice()[axis] = len;
+        Layout::from_parts(d, &[0; MAX_RANK], 0)
+    };
+    let (lead, trail) = (slab(before), slab(after));
+    let all = [(D::buffer(&zero), &lead), src, (D::buffer(&zero), &trail)];
+    // The zeros' parts only where they are not empty.
+    let parts = &all[usize::from(before == 0)..3 - usize::from(after == 0)];
+    let mut out = dims;
+    out.as_mut_slice()[axis] += before + after;
+    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+    let loose = device_ok(unsafe {
+        D::alloc_loose::<T>(
+            "unfold",
+            out.numel(),
+            &mut call::concat::<T, D>(parts, axis),
+        )
+    });
+    (D::tighten(loose), Layout::contiguous(out))
 }
 
 /// The build-time rules of unfold: groups 1, `CK = C KH KW`, and `(OH, OW)` the window arithmetic's.
