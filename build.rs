@@ -11,13 +11,20 @@
 //! The fatbins are compressed (`-compress-all`: ~6 MB for all modules instead of ~28 MB). Modules compile in
 //! parallel. Nothing here asks for a GPU, so the build works on machines without one.
 //! `NVCC` overrides the compiler (default: `nvcc` on `PATH`).
+//!
+//! `TYPED_TENSOR_PTX_CACHE` names a directory where compiled modules are kept, keyed by a hash of everything that
+//! goes into them (every file in `ptx/`, this script, nvcc's version): a build in another target directory (the
+//! compile-fail gallery's, clippy's) then copies them instead of compiling again, which takes about three minutes
+//! on two cores. Unset, nothing is kept. CI sets it.
 
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=NVCC");
+    println!("cargo:rerun-if-env-changed=TYPED_TENSOR_PTX_CACHE");
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -34,6 +41,10 @@ fn main() {
     for path in &sources {
         println!("cargo:rerun-if-changed={}", path.display());
     }
+    let cache = std::env::var_os("TYPED_TENSOR_PTX_CACHE").map(|dir| Cache {
+        dir: PathBuf::from(dir),
+        inputs: inputs_hash(&nvcc, &sources),
+    });
     let sources: Vec<&PathBuf> = sources
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "cu"))
@@ -42,7 +53,7 @@ fn main() {
     let table: Vec<String> = std::thread::scope(|scope| {
         let jobs: Vec<_> = sources
             .iter()
-            .map(|src| scope.spawn(|| compile(&nvcc, ptx_dir, src, &out_dir)))
+            .map(|src| scope.spawn(|| compile(&nvcc, ptx_dir, src, &out_dir, cache.as_ref())))
             .collect();
         jobs.into_iter()
             .map(|j| j.join().expect("a module's compilation panicked"))
@@ -60,23 +71,108 @@ fn main() {
 /// The architectures that get machine code (SASS) in every fatbin whose PTX they can run.
 const SASS: [u32; 3] = [70, 80, 90];
 
-/// Compiles one `.cu` file to `{stem}.ptx` and `{stem}.fatbin` in `out_dir`; returns its line of the module table.
-fn compile(nvcc: &str, ptx_dir: &Path, src: &Path, out_dir: &Path) -> String {
+/// A directory of compiled modules and the hash of the inputs they were compiled from.
+struct Cache {
+    dir: PathBuf,
+    inputs: u64,
+}
+
+impl Cache {
+    /// Where module `name`'s PTX and fatbin are kept.
+    fn paths(&self, name: &str) -> [PathBuf; 2] {
+        let stem = format!("{name}-{:016x}", self.inputs);
+        ["ptx", "fatbin"].map(|ext| self.dir.join(&stem).with_extension(ext))
+    }
+}
+
+/// A hash of every input of the modules: each file in `ptx/` (sources and headers), this script (the flags) and
+/// nvcc's path and version.
+fn inputs_hash(nvcc: &str, files: &[PathBuf]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for path in files {
+        path.file_name().hash(&mut h);
+        std::fs::read(path)
+            .expect("readable ptx/ file")
+            .hash(&mut h);
+    }
+    std::fs::read("build.rs")
+        .expect("readable build.rs")
+        .hash(&mut h);
+    nvcc.hash(&mut h);
+    let version = Command::new(nvcc)
+        .arg("--version")
+        .output()
+        .map(|o| o.stdout);
+    version.unwrap_or_default().hash(&mut h);
+    h.finish()
+}
+
+/// Compiles one `.cu` file to `{stem}.ptx` and `{stem}.fatbin` in `out_dir` (or copies them from `cache`, and
+/// keeps them there after compiling); returns its line of the module table.
+fn compile(
+    nvcc: &str,
+    ptx_dir: &Path,
+    src: &Path,
+    out_dir: &Path,
+    cache: Option<&Cache>,
+) -> String {
     let stem = src.file_stem().expect("a .cu file has a stem");
     let name = stem.to_str().expect("a .cu file name is UTF-8");
     let ptx = out_dir.join(stem).with_extension("ptx");
     let fatbin = out_dir.join(stem).with_extension("fatbin");
     let text = std::fs::read_to_string(src).expect("readable .cu file");
-    let arch = text
-        .lines()
+    let kept = cache.map(|c| c.paths(name));
+    let copied = kept.as_ref().is_some_and(|[kp, kf]| {
+        std::fs::copy(kp, &ptx).is_ok() && std::fs::copy(kf, &fatbin).is_ok()
+    });
+    if !copied {
+        nvcc_module(nvcc, ptx_dir, src, &text, [&ptx, &fatbin]);
+        if let Some([kp, kf]) = &kept {
+            keep(&ptx, kp);
+            keep(&fatbin, kf);
+        }
+    }
+    format!(
+        "    PtxModule {{ name: {name:?}, ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/{name}.ptx\")), \
+         fatbin: &Aligned(*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.fatbin\"))).0, \
+         min_capability: {} }},\n",
+        capability(src, &text)
+    )
+}
+
+/// Copies a compiled file into the cache, through a temporary name so that a concurrent build never reads half
+/// a file; a failure only means no reuse.
+fn keep(built: &Path, kept: &Path) {
+    if let Some(dir) = kept.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let partial = kept.with_extension(format!("partial-{}", std::process::id()));
+    if std::fs::copy(built, &partial).is_ok() {
+        let _ = std::fs::rename(&partial, kept);
+    }
+    let _ = std::fs::remove_file(&partial);
+}
+
+/// The module's virtual architecture (`compute_70` unless its first line names another).
+fn arch(text: &str) -> &str {
+    text.lines()
         .next()
         .and_then(|l| l.strip_prefix("// nvcc-arch: "))
         .unwrap_or("compute_70")
-        .trim();
-    let capability: u32 = arch
-        .strip_prefix("compute_")
+        .trim()
+}
+
+/// The lowest compute capability that runs the module (its virtual architecture's).
+fn capability(src: &Path, text: &str) -> u32 {
+    let arch = arch(text);
+    arch.strip_prefix("compute_")
         .and_then(|cc| cc.parse().ok())
-        .unwrap_or_else(|| panic!("{}: nvcc-arch {arch:?} is not compute_NN", src.display()));
+        .unwrap_or_else(|| panic!("{}: nvcc-arch {arch:?} is not compute_NN", src.display()))
+}
+
+/// Runs nvcc on one module: its PTX, then the fatbin of SASS and that PTX.
+fn nvcc_module(nvcc: &str, ptx_dir: &Path, src: &Path, text: &str, [ptx, fatbin]: [&Path; 2]) {
+    let (arch, capability) = (arch(text), capability(src, text));
     run(
         nvcc,
         Command::new(nvcc)
@@ -84,7 +180,7 @@ fn compile(nvcc: &str, ptx_dir: &Path, src: &Path, out_dir: &Path) -> String {
             .arg(ptx_dir)
             .arg(src)
             .arg("-o")
-            .arg(&ptx),
+            .arg(ptx),
         src,
     );
     let codes: Vec<String> = SASS
@@ -103,16 +199,11 @@ fn compile(nvcc: &str, ptx_dir: &Path, src: &Path, out_dir: &Path) -> String {
                 "-Xfatbin",
                 "-compress-all",
             ])
-            .arg(&ptx)
+            .arg(ptx)
             .arg("-o")
-            .arg(&fatbin),
+            .arg(fatbin),
         src,
     );
-    format!(
-        "    PtxModule {{ name: {name:?}, ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/{name}.ptx\")), \
-         fatbin: &Aligned(*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.fatbin\"))).0, \
-         min_capability: {capability} }},\n"
-    )
 }
 
 fn run(nvcc: &str, cmd: &mut Command, src: &Path) {
