@@ -58,16 +58,13 @@ impl Conv3dParams {
     const fn fits(&self, input: [usize; 3], kernel: [usize; 3], out: [usize; 3]) -> bool {
         let mut axis = 0;
         while axis < 3 {
-            // One axis as the height of a 2-D geometry, whose output-size rule counts both paddings.
-            let along = Conv2dParams {
-                stride: [self.stride[axis]; 2],
-                padding: [self.padding[axis]; 2],
-                padding_end: [self.padding_end[axis]; 2],
-                dilation: [self.dilation[axis]; 2],
-                groups: 1,
-                output_padding: [0, 0],
-            };
-            match along.axis_out_size(0, input[axis], kernel[axis]) {
+            match super::padded_out_size(
+                input[axis],
+                kernel[axis],
+                self.stride[axis],
+                self.padding[axis] + self.padding_end[axis],
+                self.dilation[axis],
+            ) {
                 Some(o) if o == out[axis] => {}
                 _ => return false,
             }

@@ -280,25 +280,19 @@ pub(super) fn max_pool2d_at<T: FloatDType>(
     (idx, li): (&[u32], &Layout),
     out: &mut [MaybeUninit<T>],
 ) {
-    let [n, c, h, w] = lx.dims4();
+    let [n, c, _, _] = lx.dims4();
     let [_, _, oh, ow] = li.dims4();
     let Some(range) = li.contiguous_range() else {
         return super::host::max_pool2d_at((x, lx), (idx, li), zeroed(out));
     };
     let (idx, per_plane) = (&idx[range], oh * ow);
-    let s = lx.strides();
-    let dense_plane = (w <= 1 || s[3] == 1) && (h <= 1 || s[2] == w);
+    let (s, offset) = (lx.strides(), super::host::plane_offset(lx));
     let out = &mut out[..n * c * per_plane];
     for_each_plane(out, per_plane, out.len() * 4, |i, out_plane| {
         let plane = &x[lx.offset() + (i / c) * s[0] + (i % c) * s[1]..];
         let at = &idx[i * per_plane..(i + 1) * per_plane];
         for (o, &k) in out_plane.iter_mut().zip(at) {
-            let k = k as usize;
-            o.write(if dense_plane {
-                plane[k]
-            } else {
-                plane[(k / w) * s[2] + (k % w) * s[3]]
-            });
+            o.write(plane[offset(k as usize)]);
         }
     });
 }

@@ -228,10 +228,9 @@ pub(crate) fn max_pool2d_at<T: FloatDType>(
     (idx, li): (&[u32], &Layout),
     out: &mut [T],
 ) {
-    let [n, c, h, w] = lx.dims4();
+    let [n, c, _, _] = lx.dims4();
     let [_, _, oh, ow] = li.dims4();
-    let s = lx.strides();
-    let dense_plane = (w <= 1 || s[3] == 1) && (h <= 1 || s[2] == w);
+    let (s, offset) = (lx.strides(), plane_offset(lx));
     let mut outputs = out.iter_mut();
     for b in 0..n {
         for ch in 0..c {
@@ -239,16 +238,26 @@ pub(crate) fn max_pool2d_at<T: FloatDType>(
             for oy in 0..oh {
                 for ox in 0..ow {
                     let k = idx[at(li, [b, ch, oy, ox])] as usize;
-                    let offset = if dense_plane {
-                        k
-                    } else {
-                        (k / w) * s[2] + (k % w) * s[3]
-                    };
                     if let Some(slot) = outputs.next() {
-                        *slot = x[plane + offset];
+                        *slot = x[plane + offset(k)];
                     }
                 }
             }
+        }
+    }
+}
+
+/// Where plane index `k` (`row * W + column`) of the `(N, C, H, W)` view `lx` lies from its plane's first
+/// element: `k` itself in a dense plane, through the row and column strides otherwise.
+pub(crate) fn plane_offset(lx: &Layout) -> impl Fn(usize) -> usize + Sync {
+    let [_, _, h, w] = lx.dims4();
+    let (sh, sw) = (lx.strides()[2], lx.strides()[3]);
+    let dense = (w <= 1 || sw == 1) && (h <= 1 || sh == w);
+    move |k| {
+        if dense {
+            k
+        } else {
+            (k / w) * sh + (k % w) * sw
         }
     }
 }

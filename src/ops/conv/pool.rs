@@ -1,7 +1,8 @@
 //! Max and average pooling over 1, 2 or 3 spatial axes (PyTorch's `max_pool1d/2d/3d`, `avg_pool1d/2d/3d`), with
 //! the window as a type: [`Pool1d`], [`Pool2d`], [`Pool3d`] (the same kernel, stride and padding on every axis)
-//! or [`Pool2dAxes`], [`Pool3dAxes`] (per axis), refined by [`PoolGeometry::ceil_mode`], [`PoolGeometry::exclude_padding`]
-//! (PyTorch's `count_include_pad=False`) and [`PoolGeometry::dilation`]. The output sizes are in the type and a
+//! or [`Pool2dAxes`], [`Pool3dAxes`] (per axis), refined by [`PoolGeometry::ceil_mode`],
+//! [`PoolGeometry::exclude_padding`] (PyTorch's `count_include_pad=False`) and [`PoolGeometry::dilation`] (or
+//! per axis). The output sizes are in the type and a
 //! `const` assertion checks them: `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, rounded up in
 //! ceil mode (less one when the last window would start in the trailing padding, as in PyTorch).
 //!
@@ -624,8 +625,8 @@ mod traced {
     }
 
     impl Images {
-        /// The padded value `t` as the pass's images.
-        fn read<T: FloatDType, D: Device>(self, t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
+        /// The padded value `t` (the pass's input or output, or its indices) as the pass's images.
+        fn read<T: crate::dtype::WithDType, D: Device>(self, t: &Grad<T, D>) -> Tensor<T, Dyn4, D> {
             let d = t.dims();
             let shape = match self {
                 Images::Planes => (d[2], d[3], d[4], d[5]),
@@ -670,16 +671,10 @@ mod traced {
         record_with(value, &[&x.node], captured, avg_rule::<T, D>)
     }
 
-    /// What a max pooling pass's rule keeps: the input's slot, how to read the gradient as images, each window's
-    /// index (as `(N, C, OH, OW)` images), the input's images' dims and its padded shape, and the window.
-    type MaxCaptured<D> = (
-        Slot,
-        Images,
-        Tensor<u32, Dyn4, D>,
-        Dyn4,
-        Padded,
-        PoolParams<2>,
-    );
+    /// What a max pooling pass's rule keeps: the input's slot, how to read the output's gradient and indices as
+    /// images, each window's index (padded, the output's shape), the input's images' dims and its padded shape,
+    /// and the window.
+    type MaxCaptured<D> = (Slot, Images, Grad<u32, D>, Dyn4, Padded, PoolParams<2>);
 
     /// A max pooling pass's gradient, in the input's padded shape: each window's to the index it kept.
     fn max_rule<T: FloatDType, D: Device>(
@@ -687,12 +682,12 @@ mod traced {
         (slot, images, at, input, shape, p): MaxCaptured<D>,
         store: &mut Gradients,
     ) {
-        let grad = images.read(&g).max_pool2d_grad(&at, input, p);
+        let grad = images.read(&g).max_pool2d_grad(&images.read(&at), input, p);
         slot.give_padded(store, grad.relabel(shape));
     }
 
     /// A traced max pooling of `x`'s NCHW images (rank 4) or `(N, C, L)` rows (rank 3) with the window `p`,
-    /// recorded as one pass (adaptive max pooling's bins when they divide the input).
+    /// recorded as one pass: `max_pool1d/2d`, and adaptive max pooling's bins when they divide the input.
     pub(in crate::ops::conv) fn traced_max_pool<
         T: FloatDType,
         D: Device,
@@ -722,12 +717,10 @@ mod traced {
         let (value, at): (Tensor<T, SO, D>, Tensor<u32, SO, D>) =
             max_with_indices_view(src, view, p);
         let [n, c, h, w] = view.dims4();
-        let [oh, ow] = p.output([h, w]).unwrap_or([0, 0]);
-        let at = at.relabel((n, c, oh, ow));
         let captured = (
             x.slot(),
             images,
-            at,
+            at.padded(),
             (n, c, h, w),
             padded_shape(&x.value.dims()),
             p,
@@ -751,13 +744,7 @@ mod traced {
             _window: G,
         ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
             check_pool!("max_pool2d", Pool::Max, G::PARAMS, [H, W], [OH, OW]);
-            record_max(
-                self,
-                &self.value,
-                &self.value.layout(),
-                Images::Planes,
-                G::PARAMS,
-            )
+            traced_max_pool(self, G::PARAMS)
         }
 
         /// Average pooling (see [`Tensor::avg_pool2d`]).
@@ -789,8 +776,7 @@ mod traced {
             _window: G,
         ) -> Traced<T, Rank3<N, C, OL>, D> {
             check_pool!("max_pool1d", Pool::Max, G::PARAMS, [L], [OL]);
-            let view = ncl_as_nchw(&self.value.layout());
-            record_max(self, &self.value, &view, Images::Rows, G::PARAMS.as_2d())
+            traced_max_pool(self, G::PARAMS.as_2d())
         }
 
         /// Average pooling (see [`Tensor::avg_pool1d`]).
