@@ -1,5 +1,5 @@
 //! conv2d (batch 8, 64 -> 64 channels, 56x56, 3x3, padding 1) against the matmul of its im2col form, measured
-//! in the same run: `cargo bench --bench conv`. Throughput is in FLOPs (2 * MACs). Also the transposed
+//! in the same run: `cargo bench -p benches --bench conv`. Throughput is in FLOPs (2 * MACs). Also the transposed
 //! convolution that is this conv2d's input gradient, and a whole training step of the layer (forward, both
 //! gradients through autograd: three GEMMs' worth of FLOPs).
 //! Max pooling (3x3, stride 2, padding 1 on the same input; 2x2 on the digits CNN's first activation), forward

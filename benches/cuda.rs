@@ -1,5 +1,5 @@
 //! CUDA throughput against the device's own copy bandwidth measured in the same run:
-//! `cargo bench --features cuda --bench cuda` (prints "skipped" and exits without a GPU).
+//! `cargo bench -p benches --features cuda --bench cuda` (prints "skipped" and exits without a GPU).
 //!
 //! - `copy/driver_memcpy` (`cuMemcpyDtoD` of 256 MB) is the bandwidth baseline; elementwise ops and reductions
 //!   report bytes per second (criterion's throughput) to compare with it. Targets: elementwise >= 80% of the copy

@@ -1,4 +1,4 @@
-//! Elementwise throughput against baselines measured in the same run: `cargo bench --bench elementwise`.
+//! Elementwise throughput against baselines measured in the same run: `cargo bench -p benches --bench elementwise`.
 //!
 //! - `copy/memcpy` (read 64 MB + write 64 MB into a preallocated buffer, one thread) is the bandwidth baseline;
 //!   `copy/memcpy_threads` does the same split over rayon's threads (what the tensor kernels use on large data).

@@ -1,4 +1,4 @@
-//! matmul against same-run baselines: `cargo bench --bench matmul` (set `RAYON_NUM_THREADS=1` for one thread).
+//! matmul against same-run baselines: `cargo bench -p benches --bench matmul` (set `RAYON_NUM_THREADS=1` for one thread).
 //!
 //! - large f32 (1024^3, 2048^3): `Tensor::matmul` vs a direct call of gemm's f32 kernel (x86-v4) and a direct
 //!   `matrixmultiply::sgemm` call on preallocated buffers; criterion's throughput is in "elements" = FLOPs.

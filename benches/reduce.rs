@@ -1,4 +1,4 @@
-//! Reductions against a read-bandwidth baseline measured in the same run: `cargo bench --bench reduce`.
+//! Reductions against a read-bandwidth baseline measured in the same run: `cargo bench -p benches --bench reduce`.
 //!
 //! `read/xor_u64` folds the same 64 MB with XOR (as fast as memory delivers it); the sums read those bytes once,
 //! so the ratio of throughputs is the share of read bandwidth the reduction reaches.

@@ -1,5 +1,5 @@
 //! softmax over (4096, 1024) f32 rows against a plain two-pass loop measured in the same run:
-//! `cargo bench --bench softmax` (threads: rayon's default; `RAYON_NUM_THREADS=1` for one).
+//! `cargo bench -p benches --bench softmax` (threads: rayon's default; `RAYON_NUM_THREADS=1` for one).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
