@@ -1,0 +1,26 @@
+//! The integration tests of tensors and views, indexing, joins, masks, matmul, in-place ops, convolution, pooling,
+//! autograd, the `nn` layers, the optimizers, io, the loaders' robustness and training, one binary (`suite_nn`).
+//! The elementwise, reduction, lane, scan and sort families are in its twin `ops_main.rs` (`suite_ops`), which
+//! says why there are two.
+//!
+//! Run one area with a filter: `cargo test --test suite_nn autograd::`.
+
+#[macro_use]
+#[path = "../common/mod.rs"]
+mod common;
+
+mod autograd;
+mod conv;
+mod in_place;
+mod indexing;
+mod io;
+mod join;
+mod masks;
+mod matmul;
+mod nn;
+mod norm_layers;
+mod optim;
+mod pool;
+mod robustness;
+mod tensor;
+mod train_digits;
