@@ -99,17 +99,16 @@ impl Drop for Node {
         let mut pending = edges.parents;
         drop(edges.backward);
         while let Some(parent) = pending.pop() {
-            if let Some(mut node) = Arc::into_inner(parent) {
-                if let Some(edges) = node
+            if let Some(mut node) = Arc::into_inner(parent)
+                && let Some(edges) = node
                     .edges
                     .get_mut()
                     .unwrap_or_else(|e| e.into_inner())
                     .take()
-                {
-                    pending.extend(edges.parents);
-                }
-                // `node` drops here with no edges left: no recursion.
+            {
+                pending.extend(edges.parents);
             }
+            // A `node` taken above has dropped with the `if`, its edges already taken: no recursion.
         }
     }
 }

@@ -237,11 +237,11 @@ pub unsafe trait Kernels {
         n: usize,
         fill: &mut dyn FnMut(&mut [T]),
     ) -> Result<Self::Storage<T, S>> {
-        if let Some(mut storage) = Self::host_zeros::<T, S>(n) {
-            if let Some(elements) = Self::host_slice_mut(&mut storage) {
-                fill(&mut elements[..n]);
-                return Ok(storage);
-            }
+        if let Some(mut storage) = Self::host_zeros::<T, S>(n)
+            && let Some(elements) = Self::host_slice_mut(&mut storage)
+        {
+            fill(&mut elements[..n]);
+            return Ok(storage);
         }
         #[cfg(feature = "alloc")]
         {

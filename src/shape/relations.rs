@@ -379,10 +379,11 @@ pub const fn broadcast_static_ok(
     while i < src_rank {
         let s = src[src_rank - 1 - i];
         let d = dst[dst_rank - 1 - i];
-        if let (Some(s), Some(d)) = (s, d) {
-            if s != d && s != 1 {
-                return false;
-            }
+        if let (Some(s), Some(d)) = (s, d)
+            && s != d
+            && s != 1
+        {
+            return false;
         }
         i += 1;
     }

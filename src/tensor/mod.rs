@@ -315,10 +315,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         storage: &D::Storage<T, S0>,
     ) -> Self {
         debug_assert_eq!(shape.dims(), *layout.dims());
-        if D::SHAPE_FREE {
-            if let Some(loose) = D::loose(storage) {
-                return Self::from_loose_view(shape, &layout, loose);
-            }
+        if D::SHAPE_FREE
+            && let Some(loose) = D::loose(storage)
+        {
+            return Self::from_loose_view(shape, &layout, loose);
         }
         let (storage, view) = device_ok(D::view::<T, S0, S>(storage, &layout));
         Tensor {

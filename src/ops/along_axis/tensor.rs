@@ -26,10 +26,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.along_axis_tiny(op, S::INDEX) {
-                return out;
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.along_axis_tiny(op, S::INDEX)
+        {
+            return out;
         }
         self.along_kernel(op, S::INDEX)
     }

@@ -249,7 +249,7 @@ pub(crate) fn max_pool2d_at<T: FloatDType>(
 
 /// Where plane index `k` (`row * W + column`) of the `(N, C, H, W)` view `lx` lies from its plane's first
 /// element: `k` itself in a dense plane, through the row and column strides otherwise.
-pub(crate) fn plane_offset(lx: &Layout) -> impl Fn(usize) -> usize + Sync {
+pub(crate) fn plane_offset(lx: &Layout) -> impl Fn(usize) -> usize + Sync + use<> {
     let [_, _, h, w] = lx.dims4();
     let (sh, sw) = (lx.strides()[2], lx.strides()[3]);
     let dense = (w <= 1 || sw == 1) && (h <= 1 || sh == w);

@@ -117,12 +117,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 &rhs.layout(),
             ) {
                 let dims = self.dims();
-                if shape.dims() == dims {
-                    if let Some(written) = self.binary_over_self(op, rhs, &lb) {
-                        device_ok(written);
-                        // The same buffer under the result's type (shared, then `self` lets go of it).
-                        return Tensor::from_view(shape, Layout::contiguous(dims), self.storage());
-                    }
+                if shape.dims() == dims
+                    && let Some(written) = self.binary_over_self(op, rhs, &lb)
+                {
+                    device_ok(written);
+                    // The same buffer under the result's type (shared, then `self` lets go of it).
+                    return Tensor::from_view(shape, Layout::contiguous(dims), self.storage());
                 }
             }
         }
@@ -179,17 +179,17 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
         // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
-        if Self::MAYBE_TINY {
-            if let Some(fresh) = self.unary_tiny(op) {
-                *out = fresh;
-                return;
-            }
+        if Self::MAYBE_TINY
+            && let Some(fresh) = self.unary_tiny(op)
+        {
+            *out = fresh;
+            return;
         }
-        if out.dims() == self.dims() {
-            if let Some(buf) = out.dense_out() {
-                let layout = self.layout();
-                return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
-            }
+        if out.dims() == self.dims()
+            && let Some(buf) = out.dense_out()
+        {
+            let layout = self.layout();
+            return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
         }
         *out = self.unary(op);
     }
@@ -218,19 +218,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY {
-            if let Some(fresh) = self.binary_tiny(op, rhs) {
-                *out = fresh;
-                return Ok(());
-            }
+        if Self::MAYBE_TINY
+            && let Some(fresh) = self.binary_tiny(op, rhs)
+        {
+            *out = fresh;
+            return Ok(());
         }
         let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
             broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        if out.dims() == shape.dims() {
-            if let Some(buf) = out.dense_out() {
-                let lhs = Operand::View(self.buffer(), &la);
-                return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
-            }
+        if out.dims() == shape.dims()
+            && let Some(buf) = out.dense_out()
+        {
+            let lhs = Operand::View(self.buffer(), &la);
+            return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
         }
         *out = self.try_binary(op, rhs)?;
         Ok(())

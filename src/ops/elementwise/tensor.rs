@@ -16,10 +16,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
     #[inline]
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.unary_tiny(op) {
-                return out;
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.unary_tiny(op)
+        {
+            return out;
         }
         self.unary_kernel(op)
     }
@@ -51,10 +51,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.binary_tiny(op, rhs) {
-                return out;
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.binary_tiny(op, rhs)
+        {
+            return out;
         }
         self.binary_kernel(op, rhs)
     }
@@ -83,10 +83,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.binary_tiny(op, rhs) {
-                return Ok(out);
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.binary_tiny(op, rhs)
+        {
+            return Ok(out);
         }
         let (la, lb) = (self.layout(), rhs.layout());
         Tensor::try_built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
@@ -102,10 +102,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.compare_tiny(op, rhs) {
-                return out;
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.compare_tiny(op, rhs)
+        {
+            return out;
         }
         let (la, lb) = (self.layout(), rhs.layout());
         Tensor::built_by(|out| compare_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
@@ -114,10 +114,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
     pub(super) fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.scalar_tiny(op, value, scalar_first) {
-                return out;
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.scalar_tiny(op, value, scalar_first)
+        {
+            return out;
         }
         let (scalar, ls) = self.scalar_operand(Op::NAME, value);
         let layout = self.layout();
@@ -492,10 +492,10 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,
     ) -> Tensor<T, S, D> {
-        if Tensor::<T, S, D>::MAYBE_TINY {
-            if let Some(out) = self.where_cond_tiny(on_true, on_false) {
-                return out;
-            }
+        if Tensor::<T, S, D>::MAYBE_TINY
+            && let Some(out) = self.where_cond_tiny(on_true, on_false)
+        {
+            return out;
         }
         self.where_cond_kernel(on_true, on_false)
     }

@@ -185,10 +185,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if const { static_matmul_dims::<S, S2>().is_some() } {
-            if let Some(out) = self.matmul_static(rhs) {
-                return out;
-            }
+        if const { static_matmul_dims::<S, S2>().is_some() }
+            && let Some(out) = self.matmul_static(rhs)
+        {
+            return out;
         }
         device_ok(self.matmul_general(rhs))
     }
@@ -202,10 +202,10 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if const { static_matmul_dims::<S, S2>().is_some() } {
-            if let Some(out) = self.matmul_static(rhs) {
-                return Ok(out);
-            }
+        if const { static_matmul_dims::<S, S2>().is_some() }
+            && let Some(out) = self.matmul_static(rhs)
+        {
+            return Ok(out);
         }
         self.matmul_general(rhs)
     }

@@ -63,10 +63,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         keepdim: bool,
     ) -> Result<Tensor<Op::Out, Out, D>> {
         let dims = self.dims();
-        if Op::NEEDS_ELEMENTS {
-            if let Some(axis) = (0..dims.len()).find(|&ax| reduced[ax] && dims[ax] == 0) {
-                return Err(Error::EmptyAxis { op: Op::NAME, axis });
-            }
+        if Op::NEEDS_ELEMENTS
+            && let Some(axis) = (0..dims.len()).find(|&ax| reduced[ax] && dims[ax] == 0)
+        {
+            return Err(Error::EmptyAxis { op: Op::NAME, axis });
         }
         let mut out = [0; MAX_RANK];
         let mut n = 0;
@@ -79,10 +79,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.reduce_axes_tiny(op, reduced, shape) {
-                return Ok(out);
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.reduce_axes_tiny(op, reduced, shape)
+        {
+            return Ok(out);
         }
         let src = (self.buffer(), &self.layout());
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
@@ -115,10 +115,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     #[inline]
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
-        if Self::MAYBE_TINY {
-            if let Some(out) = self.reduce_all_tiny(op) {
-                return Ok(out);
-            }
+        if Self::MAYBE_TINY
+            && let Some(out) = self.reduce_all_tiny(op)
+        {
+            return Ok(out);
         }
         self.reduce_all_kernel(op)
     }
