@@ -8,6 +8,10 @@
 
 #[test]
 fn shape_rules() {
+    // trybuild builds the crate, its dependencies and every case in its own target directory, with cargo's default
+    // dev profile: full debuginfo, which no case here needs (the failing ones never link).
+    // SAFETY: this binary's only test, so no other thread reads the environment while it is written.
+    unsafe { std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "0") };
     let t = trybuild::TestCases::new();
     t.pass("tests/ui/pass/*.rs");
     #[cfg(not(feature = "cuda"))]
