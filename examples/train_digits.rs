@@ -18,8 +18,8 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 use typed_tensor::autograd::Traced;
 use typed_tensor::nn::{
-    join_name, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ParamVisitor, Parameters,
-    ReLU,
+    join_name, layer, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ParamVisitor,
+    Parameters, ReLU,
 };
 use typed_tensor::optim::{Adam, AdamConfig, Optimizer};
 use typed_tensor::prelude::*;
@@ -111,16 +111,11 @@ impl<M: Parameters> Parameters for Residual<M> {
 #[derive(Clone, Copy, Default)]
 pub struct ToImage;
 
-impl<const N: usize, D: Device> Module<Traced<f32, Rank2<N, PIXELS>, D>> for ToImage {
-    type Output = Traced<f32, Rank4<N, 1, 8, 8>, D>;
-    fn forward(&self, x: Traced<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
-        x.reshape()
-    }
-}
-
-impl<const N: usize, D: Device> Module<Tensor<f32, Rank2<N, PIXELS>, D>> for ToImage {
-    type Output = Tensor<f32, Rank4<N, 1, 8, 8>, D>;
-    fn forward(&self, x: Tensor<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
+// `#[layer]` compiles this impl for plain tensors and for traced values alike (`Value` stands for each).
+#[layer]
+impl<const N: usize, D: Device> Module<Value<f32, Rank2<N, PIXELS>, D>> for ToImage {
+    type Output = Value<f32, Rank4<N, 1, 8, 8>, D>;
+    fn forward(&self, x: Value<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
         x.reshape()
     }
 }

@@ -46,6 +46,9 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+// `::typed_tensor::..` paths resolve inside the crate too: `nn::layer` writes them, for the crate's own layers
+// and for users'.
+extern crate self as typed_tensor;
 #[cfg(feature = "std")]
 extern crate std;
 

@@ -231,3 +231,19 @@ impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
         Traced::from_node(self.value(), Node::leaf(self.cell.id))
     }
 }
+
+/// A parameter's current value ([`Var::value`]): how a layer written once with [`nn::layer`](crate::nn::layer)
+/// reads its parameters when it runs on plain tensors.
+impl<T: FloatDType, S: Shape, D: Device> From<&Var<T, S, D>> for Tensor<T, S, D> {
+    fn from(var: &Var<T, S, D>) -> Self {
+        var.value()
+    }
+}
+
+/// A parameter as the start of a traced computation ([`Var::trace`]): how a layer written once with
+/// [`nn::layer`](crate::nn::layer) reads its parameters when it runs on traced values.
+impl<T: FloatDType, S: Shape, D: Device> From<&Var<T, S, D>> for Traced<T, S, D> {
+    fn from(var: &Var<T, S, D>) -> Self {
+        var.trace()
+    }
+}

@@ -1,7 +1,6 @@
 //! Activation layers: parameter-free [`Module`]s over plain tensors and traced values of any shape.
 
-use super::{Module, ParamVisitor, Parameters};
-use crate::autograd::Traced;
+use super::{layer, Module, ParamVisitor, Parameters};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::Shape;
@@ -13,16 +12,10 @@ macro_rules! activations {
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name;
 
-        impl<T: FloatDType, S: Shape, D: Device> Module<Tensor<T, S, D>> for $name {
-            type Output = Tensor<T, S, D>;
-            fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
-                x.$method()
-            }
-        }
-
-        impl<T: FloatDType, S: Shape, D: Device> Module<Traced<T, S, D>> for $name {
-            type Output = Traced<T, S, D>;
-            fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
+        #[layer]
+        impl<T: FloatDType, S: Shape, D: Device> Module<Value<T, S, D>> for $name {
+            type Output = Value<T, S, D>;
+            fn forward(&self, x: Value<T, S, D>) -> Self::Output {
                 x.$method()
             }
         }
@@ -78,16 +71,10 @@ macro_rules! param_activations {
             }
         }
 
-        impl<T: FloatDType, S: Shape, D: Device> Module<Tensor<T, S, D>> for $name {
-            type Output = Tensor<T, S, D>;
-            fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
-                x.$method($(self.$field),*)
-            }
-        }
-
-        impl<T: FloatDType, S: Shape, D: Device> Module<Traced<T, S, D>> for $name {
-            type Output = Traced<T, S, D>;
-            fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
+        #[layer]
+        impl<T: FloatDType, S: Shape, D: Device> Module<Value<T, S, D>> for $name {
+            type Output = Value<T, S, D>;
+            fn forward(&self, x: Value<T, S, D>) -> Self::Output {
                 x.$method($(self.$field),*)
             }
         }
@@ -141,23 +128,14 @@ impl<T: FloatDType, const C: usize, D: Device> Default for PReLU<T, C, D> {
     }
 }
 
-impl<T: FloatDType, const C: usize, D: Device, S> Module<Tensor<T, S, D>> for PReLU<T, C, D>
+#[layer]
+impl<T: FloatDType, const C: usize, D: Device, S> Module<Value<T, S, D>> for PReLU<T, C, D>
 where
     S: crate::shape::HasAxis<crate::shape::Axis<1>, Dim = crate::shape::Const<C>>,
 {
-    type Output = Tensor<T, S, D>;
-    fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
-        x.prelu(&self.weight.value())
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device, S> Module<Traced<T, S, D>> for PReLU<T, C, D>
-where
-    S: crate::shape::HasAxis<crate::shape::Axis<1>, Dim = crate::shape::Const<C>>,
-{
-    type Output = Traced<T, S, D>;
-    fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
-        x.prelu(&self.weight.trace())
+    type Output = Value<T, S, D>;
+    fn forward(&self, x: Value<T, S, D>) -> Self::Output {
+        x.prelu(&Value::from(&self.weight))
     }
 }
 

@@ -6,7 +6,7 @@
 //! sqrt(var + eps)` and `shift = bias - mean * scale` per channel, read through a view that repeats each
 //! channel's value over the other axes (stride 0), so the passes over the data walk it in its own order.
 
-use super::{join_name, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
+use super::{join_name, layer, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::{record_with, Gradients, Slot, Traced, Var};
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -398,26 +398,48 @@ impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Tensor<T, (Co
     }
 }
 
-/// `Module` for plain and traced inputs of one rank: the shape, the reduced axes and the per-channel column.
+/// Batch norm on each kind of value: a plain tensor is inference ([`BatchNorm::forward_tensor`]), a traced value
+/// training, or evaluation with the graph recorded ([`BatchNorm::forward_traced`]). `Ax` are the axes other than
+/// the channels', `Col` is `(C, 1, ..)`.
+trait BatchNormInput<T: FloatDType, const C: usize, D: Device, Ax, Col>: Sized {
+    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self;
+}
+
+impl<T: FloatDType, const C: usize, D: Device, S, Ax, Col> BatchNormInput<T, C, D, Ax, Col>
+    for Tensor<T, S, D>
+where
+    S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
+    Col: ConstShape + BroadcastTo<S>,
+{
+    #[track_caller]
+    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self {
+        layer.forward_tensor::<S, Ax, Col>(self)
+    }
+}
+
+impl<T: FloatDType, const C: usize, D: Device, S, Ax, Col> BatchNormInput<T, C, D, Ax, Col>
+    for Traced<T, S, D>
+where
+    S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
+    Col: ConstShape + BroadcastTo<S>,
+{
+    #[track_caller]
+    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self {
+        layer.forward_traced::<S, Ax, Col>(self)
+    }
+}
+
+/// `Module` for the inputs of one rank: the shape, the reduced axes and the per-channel column.
 macro_rules! batch_norm_inputs {
     ($(($($d:ident),*) => $shape:ty, $axes:ty, $col:ty;)*) => {$(
-        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Traced<T, $shape, D>>
+        #[layer]
+        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Value<T, $shape, D>>
             for BatchNorm<T, C, D>
         {
-            type Output = Traced<T, $shape, D>;
+            type Output = Value<T, $shape, D>;
             #[track_caller]
-            fn forward(&self, x: Traced<T, $shape, D>) -> Self::Output {
-                self.forward_traced::<_, $axes, $col>(x)
-            }
-        }
-
-        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Tensor<T, $shape, D>>
-            for BatchNorm<T, C, D>
-        {
-            type Output = Tensor<T, $shape, D>;
-            #[track_caller]
-            fn forward(&self, x: Tensor<T, $shape, D>) -> Self::Output {
-                self.forward_tensor::<_, $axes, $col>(x)
+            fn forward(&self, x: Value<T, $shape, D>) -> Self::Output {
+                BatchNormInput::<T, C, D, $axes, $col>::batch_norm(x, self)
             }
         }
     )*};

@@ -4,8 +4,8 @@
 //! output size (`OH`, `OW`, or the flattened width) as const parameters; the input size is inferred from the
 //! input type and checked against them by a `const` assertion when the model is built (`cargo build`).
 
-use super::{join_name, Module, ParamVisitor, Parameters};
-use crate::autograd::{Traced, Var};
+use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Interpolation;
@@ -59,15 +59,9 @@ impl<
             bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
         }
     }
-
-    /// The bias as a `(C_OUT, 1, 1)` view, so it broadcasts over `(N, C_OUT, OH, OW)`.
-    fn bias_column(
-        bias: &Tensor<T, (Const<C_OUT>,), D>,
-    ) -> Tensor<T, (Const<C_OUT>, Const<1>, Const<1>), D> {
-        bias.reshape()
-    }
 }
 
+#[layer]
 impl<
         T: FloatDType,
         const C_IN: usize,
@@ -81,41 +75,14 @@ impl<
         const N: usize,
         const H: usize,
         const W: usize,
-    > Module<Traced<T, Rank4<N, C_IN, H, W>, D>>
+    > Module<Value<T, Rank4<N, C_IN, H, W>, D>>
     for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
 {
-    type Output = Traced<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Traced<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let y: Self::Output = x.conv2d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self
-            .bias
-            .trace()
-            .reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
-        y + bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
-    }
-}
-
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Tensor<T, Rank4<N, C_IN, H, W>, D>>
-    for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Tensor<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Tensor<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let mut y: Self::Output = x.conv2d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
-        y += &Self::bias_column(&self.bias.value()).broadcast::<Rank4<N, C_OUT, OH, OW>>();
-        y
+    type Output = Value<T, Rank4<N, C_OUT, OH, OW>, D>;
+    fn forward(&self, x: Value<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
+        let y: Self::Output = x.conv2d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
+        y + &bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
     }
 }
 
@@ -193,6 +160,7 @@ fn uniform<T: FloatDType, S: crate::shape::ConstShape, D: Device>(
     Tensor::rand(seed).affine(2.0 * bound, -bound)
 }
 
+#[layer]
 impl<
         T: FloatDType,
         const C_IN: usize,
@@ -204,37 +172,13 @@ impl<
         const PADDING: usize,
         const N: usize,
         const L: usize,
-    > Module<Traced<T, Rank3<N, C_IN, L>, D>>
-    for Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
+    > Module<Value<T, Rank3<N, C_IN, L>, D>> for Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
 {
-    type Output = Traced<T, Rank3<N, C_OUT, OL>, D>;
-    fn forward(&self, x: Traced<T, Rank3<N, C_IN, L>, D>) -> Self::Output {
-        let y: Self::Output = x.conv1d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self.bias.trace().reshape::<(Const<C_OUT>, Const<1>)>();
-        y + bias.broadcast::<Rank3<N, C_OUT, OL>>()
-    }
-}
-
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OL: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const L: usize,
-    > Module<Tensor<T, Rank3<N, C_IN, L>, D>>
-    for Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
-{
-    type Output = Tensor<T, Rank3<N, C_OUT, OL>, D>;
-    fn forward(&self, x: Tensor<T, Rank3<N, C_IN, L>, D>) -> Self::Output {
-        let mut y: Self::Output = x.conv1d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self.bias.value().reshape::<(Const<C_OUT>, Const<1>)>();
-        y += &bias.broadcast::<Rank3<N, C_OUT, OL>>();
-        y
+    type Output = Value<T, Rank3<N, C_OUT, OL>, D>;
+    fn forward(&self, x: Value<T, Rank3<N, C_IN, L>, D>) -> Self::Output {
+        let y: Self::Output = x.conv1d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>)>();
+        y + &bias.broadcast::<Rank3<N, C_OUT, OL>>()
     }
 }
 
@@ -307,6 +251,7 @@ impl<
     }
 }
 
+#[layer]
 impl<
         T: FloatDType,
         const C_IN: usize,
@@ -320,46 +265,15 @@ impl<
         const N: usize,
         const H: usize,
         const W: usize,
-    > Module<Traced<T, Rank4<N, C_IN, H, W>, D>>
+    > Module<Value<T, Rank4<N, C_IN, H, W>, D>>
     for ConvTranspose2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
 {
-    type Output = Traced<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Traced<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let y: Self::Output = x.conv_transpose2d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self
-            .bias
-            .trace()
-            .reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
-        y + bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
-    }
-}
-
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Tensor<T, Rank4<N, C_IN, H, W>, D>>
-    for ConvTranspose2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Tensor<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Tensor<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let mut y: Self::Output =
-            x.conv_transpose2d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self
-            .bias
-            .value()
-            .reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
-        y += &bias.broadcast::<Rank4<N, C_OUT, OH, OW>>();
-        y
+    type Output = Value<T, Rank4<N, C_OUT, OH, OW>, D>;
+    fn forward(&self, x: Value<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
+        let y: Self::Output =
+            x.conv_transpose2d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
+        y + &bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
     }
 }
 
@@ -434,6 +348,7 @@ impl<
     }
 }
 
+#[layer]
 impl<
         T: FloatDType,
         const C_IN: usize,
@@ -449,45 +364,15 @@ impl<
         const DP: usize,
         const H: usize,
         const W: usize,
-    > Module<Traced<T, Rank5<N, C_IN, DP, H, W>, D>>
+    > Module<Value<T, Rank5<N, C_IN, DP, H, W>, D>>
     for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
 {
-    type Output = Traced<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
-    fn forward(&self, x: Traced<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
-        let y: Self::Output = x.conv3d(&self.weight, Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = self
-            .bias
-            .trace()
-            .reshape::<(Const<C_OUT>, Const<1>, Const<1>, Const<1>)>();
-        y + bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>()
-    }
-}
-
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OD: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const DP: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Tensor<T, Rank5<N, C_IN, DP, H, W>, D>>
-    for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Tensor<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
-    fn forward(&self, x: Tensor<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
-        let mut y: Self::Output = x.conv3d(&self.weight.value(), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias: Tensor<T, (Const<C_OUT>, Const<1>, Const<1>, Const<1>), D> =
-            self.bias.value().reshape();
-        y += &bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>();
-        y
+    type Output = Value<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
+    fn forward(&self, x: Value<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
+        let y: Self::Output = x.conv3d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+        let bias =
+            Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>, Const<1>)>();
+        y + &bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>()
     }
 }
 
@@ -522,6 +407,7 @@ macro_rules! pool_layer {
             const OW: usize,
         >;
 
+        #[layer]
         impl<
                 const KERNEL: usize,
                 const STRIDE: usize,
@@ -534,30 +420,10 @@ macro_rules! pool_layer {
                 const H: usize,
                 const W: usize,
                 D: Device,
-            > Module<Traced<T, Rank4<N, C, H, W>, D>> for $name<KERNEL, STRIDE, PADDING, OH, OW>
+            > Module<Value<T, Rank4<N, C, H, W>, D>> for $name<KERNEL, STRIDE, PADDING, OH, OW>
         {
-            type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
-            fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-                x.$method(Pool2d::<KERNEL, STRIDE, PADDING>)
-            }
-        }
-
-        impl<
-                const KERNEL: usize,
-                const STRIDE: usize,
-                const PADDING: usize,
-                const OH: usize,
-                const OW: usize,
-                T: FloatDType,
-                const N: usize,
-                const C: usize,
-                const H: usize,
-                const W: usize,
-                D: Device,
-            > Module<Tensor<T, Rank4<N, C, H, W>, D>> for $name<KERNEL, STRIDE, PADDING, OH, OW>
-        {
-            type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
-            fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+            type Output = Value<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Value<T, Rank4<N, C, H, W>, D>) -> Self::Output {
                 x.$method(Pool2d::<KERNEL, STRIDE, PADDING>)
             }
         }
@@ -580,7 +446,7 @@ pool_layer!(
 );
 
 /// `Module` for a window-generic pooling layer: one impl per rank (1-D on `(N, C, L)`, 2-D on `(N, C, H, W)`, 3-D
-/// on `(N, C, D, H, W)`), for tensors and for traced values.
+/// on `(N, C, D, H, W)`), each for tensors and traced values alike (`#[layer]`).
 macro_rules! window_pool_layer {
     ($name:ident, $p1:ident, $p2:ident, $p3:ident) => {
         window_pool_layer!(@kinds $name, $p1, PoolGeometry<1>, Rank1<OL>, Rank3<N, C, L>, Rank3<N, C, OL>,
@@ -598,16 +464,10 @@ macro_rules! window_pool_layer {
         }
     };
     (@kinds $name:ident, $method:ident, $geometry:path, $out:ty, $x:ty, $y:ty, [$($consts:tt)*]) => {
-        impl<G: $geometry, T: FloatDType, D: Device, $($consts)*> Module<Tensor<T, $x, D>> for $name<G, $out> {
-            type Output = Tensor<T, $y, D>;
-            fn forward(&self, x: Tensor<T, $x, D>) -> Self::Output {
-                x.$method(self.window)
-            }
-        }
-
-        impl<G: $geometry, T: FloatDType, D: Device, $($consts)*> Module<Traced<T, $x, D>> for $name<G, $out> {
-            type Output = Traced<T, $y, D>;
-            fn forward(&self, x: Traced<T, $x, D>) -> Self::Output {
+        #[layer]
+        impl<G: $geometry, T: FloatDType, D: Device, $($consts)*> Module<Value<T, $x, D>> for $name<G, $out> {
+            type Output = Value<T, $y, D>;
+            fn forward(&self, x: Value<T, $x, D>) -> Self::Output {
                 x.$method(self.window)
             }
         }
@@ -703,6 +563,7 @@ macro_rules! adaptive_pool_layer {
         #[derive(Clone, Copy, Debug, Default)]
         pub struct $name<const OH: usize, const OW: usize>;
 
+        #[layer]
         impl<
                 const OH: usize,
                 const OW: usize,
@@ -712,27 +573,10 @@ macro_rules! adaptive_pool_layer {
                 const H: usize,
                 const W: usize,
                 D: Device,
-            > Module<Traced<T, Rank4<N, C, H, W>, D>> for $name<OH, OW>
+            > Module<Value<T, Rank4<N, C, H, W>, D>> for $name<OH, OW>
         {
-            type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
-            fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-                x.$method()
-            }
-        }
-
-        impl<
-                const OH: usize,
-                const OW: usize,
-                T: FloatDType,
-                const N: usize,
-                const C: usize,
-                const H: usize,
-                const W: usize,
-                D: Device,
-            > Module<Tensor<T, Rank4<N, C, H, W>, D>> for $name<OH, OW>
-        {
-            type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
-            fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+            type Output = Value<T, Rank4<N, C, OH, OW>, D>;
+            fn forward(&self, x: Value<T, Rank4<N, C, H, W>, D>) -> Self::Output {
                 x.$method()
             }
         }
@@ -800,6 +644,7 @@ impl<const OH: usize, const OW: usize> Default for Upsample<OH, OW> {
     }
 }
 
+#[layer]
 impl<
         const OH: usize,
         const OW: usize,
@@ -809,27 +654,10 @@ impl<
         const H: usize,
         const W: usize,
         D: Device,
-    > Module<Traced<T, Rank4<N, C, H, W>, D>> for Upsample<OH, OW>
+    > Module<Value<T, Rank4<N, C, H, W>, D>> for Upsample<OH, OW>
 {
-    type Output = Traced<T, Rank4<N, C, OH, OW>, D>;
-    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-        x.interpolate(self.mode)
-    }
-}
-
-impl<
-        const OH: usize,
-        const OW: usize,
-        T: FloatDType,
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        D: Device,
-    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for Upsample<OH, OW>
-{
-    type Output = Tensor<T, Rank4<N, C, OH, OW>, D>;
-    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+    type Output = Value<T, Rank4<N, C, OH, OW>, D>;
+    fn forward(&self, x: Value<T, Rank4<N, C, H, W>, D>) -> Self::Output {
         x.interpolate(self.mode)
     }
 }
@@ -842,6 +670,7 @@ impl<const OH: usize, const OW: usize> Parameters for Upsample<OH, OW> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Flatten<const OUT: usize>;
 
+#[layer]
 impl<
         const OUT: usize,
         T: FloatDType,
@@ -850,32 +679,10 @@ impl<
         const H: usize,
         const W: usize,
         D: Device,
-    > Module<Traced<T, Rank4<N, C, H, W>, D>> for Flatten<OUT>
+    > Module<Value<T, Rank4<N, C, H, W>, D>> for Flatten<OUT>
 {
-    type Output = Traced<T, (Const<N>, Const<OUT>), D>;
-    fn forward(&self, x: Traced<T, Rank4<N, C, H, W>, D>) -> Self::Output {
-        const {
-            assert!(
-                OUT == C * H * W,
-                "Flatten<OUT>: OUT must be C * H * W of the (N, C, H, W) input"
-            )
-        };
-        x.reshape()
-    }
-}
-
-impl<
-        const OUT: usize,
-        T: FloatDType,
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        D: Device,
-    > Module<Tensor<T, Rank4<N, C, H, W>, D>> for Flatten<OUT>
-{
-    type Output = Tensor<T, (Const<N>, Const<OUT>), D>;
-    fn forward(&self, x: Tensor<T, Rank4<N, C, H, W>, D>) -> Self::Output {
+    type Output = Value<T, (Const<N>, Const<OUT>), D>;
+    fn forward(&self, x: Value<T, Rank4<N, C, H, W>, D>) -> Self::Output {
         const {
             assert!(
                 OUT == C * H * W,

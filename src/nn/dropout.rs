@@ -1,6 +1,6 @@
 //! Dropout.
 
-use super::{Module, ParamVisitor, Parameters, TrainingFlag};
+use super::{layer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -51,25 +51,37 @@ impl Dropout {
     }
 }
 
-impl<T: FloatDType, S: Shape, D: Device> Module<Traced<T, S, D>> for Dropout {
-    type Output = Traced<T, S, D>;
-    fn forward(&self, x: Traced<T, S, D>) -> Self::Output {
-        if !self.training.get() || self.p == 0.0 {
-            return x;
-        }
-        let seed = self.seed.fetch_add(1, Ordering::Relaxed);
-        let keep = Tensor::<T, S, D>::rand_with_shape(x.value().shape(), seed)
-            .mask_scalar(CmpOp::Ge, T::from_f64(self.p))
-            .affine(1.0 / (1.0 - self.p), 0.0);
-        let value = x.value().zip_same(ops::Mul, &keep);
-        x.unary_op(value, move |g| g.zip_same(ops::Mul, &keep))
+#[layer]
+impl<T: FloatDType, S: Shape, D: Device> Module<Value<T, S, D>> for Dropout {
+    type Output = Value<T, S, D>;
+    fn forward(&self, x: Value<T, S, D>) -> Self::Output {
+        x.dropout(self)
     }
 }
 
-impl<T: FloatDType, S: Shape, D: Device> Module<Tensor<T, S, D>> for Dropout {
-    type Output = Tensor<T, S, D>;
-    fn forward(&self, x: Tensor<T, S, D>) -> Self::Output {
-        x
+/// Dropout on each kind of value: a plain tensor is inference and passes unchanged, whatever the mode; a traced
+/// value is training, masked while the layer's mode is training.
+trait DropoutInput: Sized {
+    fn dropout(self, layer: &Dropout) -> Self;
+}
+
+impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Tensor<T, S, D> {
+    fn dropout(self, _: &Dropout) -> Self {
+        self
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Traced<T, S, D> {
+    fn dropout(self, layer: &Dropout) -> Self {
+        if !layer.training.get() || layer.p == 0.0 {
+            return self;
+        }
+        let seed = layer.seed.fetch_add(1, Ordering::Relaxed);
+        let keep = Tensor::<T, S, D>::rand_with_shape(self.value().shape(), seed)
+            .mask_scalar(CmpOp::Ge, T::from_f64(layer.p))
+            .affine(1.0 / (1.0 - layer.p), 0.0);
+        let value = self.value().zip_same(ops::Mul, &keep);
+        self.unary_op(value, move |g| g.zip_same(ops::Mul, &keep))
     }
 }
 

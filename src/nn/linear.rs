@@ -1,7 +1,7 @@
 //! Fully connected layer.
 
-use super::{join_name, Module, ParamVisitor, Parameters};
-use crate::autograd::{Traced, Var};
+use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::{Const, Dim, Rank1, Rank2};
@@ -45,23 +45,14 @@ impl<T: FloatDType, const I: usize, const O: usize, D: Device> Linear<T, I, O, D
     }
 }
 
+#[layer]
 impl<T: FloatDType, const I: usize, const O: usize, D: Device, B: Dim>
-    Module<Traced<T, (B, Const<I>), D>> for Linear<T, I, O, D>
+    Module<Value<T, (B, Const<I>), D>> for Linear<T, I, O, D>
 {
-    type Output = Traced<T, (B, Const<O>), D>;
-    fn forward(&self, x: Traced<T, (B, Const<I>), D>) -> Self::Output {
-        x.matmul(&self.weight.trace().t()) + &self.bias
-    }
-}
-
-impl<T: FloatDType, const I: usize, const O: usize, D: Device, B: Dim>
-    Module<Tensor<T, (B, Const<I>), D>> for Linear<T, I, O, D>
-{
-    type Output = Tensor<T, (B, Const<O>), D>;
-    fn forward(&self, x: Tensor<T, (B, Const<I>), D>) -> Self::Output {
-        let mut y = x.matmul(&self.weight.value().t());
-        y += &self.bias.value();
-        y
+    type Output = Value<T, (B, Const<O>), D>;
+    fn forward(&self, x: Value<T, (B, Const<I>), D>) -> Self::Output {
+        let bias = Value::from(&self.bias);
+        x.matmul(&Value::from(&self.weight).t()) + &bias
     }
 }
 

@@ -48,8 +48,47 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::Module;
+
 pub use norm::{
     GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
 };
 pub use params::{join_name, Mode, ParamVisitor, Parameters};
 pub use state::{Buffer, TrainingFlag};
+/// Writes a layer's [`Module`] impl once for both kinds of value it runs on: put `#[layer]` on an
+/// `impl Module<Value<T, S, D>> for MyLayer` block, and it is compiled twice, with every `Value` read as
+/// [`Tensor`](crate::Tensor) (inference: nothing is recorded) and as [`Traced`](crate::autograd::Traced)
+/// (training: each op records its backward rule). Read a parameter as the input's kind with
+/// `Value::from(&self.weight)` (a `From<&Var>` that gives [`Var::value`](crate::autograd::Var::value) or
+/// [`Var::trace`](crate::autograd::Var::trace)); the body may call any op that both kinds have. Every layer in
+/// this module is written this way, and a shape error quotes the impl as written.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::autograd::{Traced, Var};
+/// use typed_tensor::nn::{layer, Module};
+///
+/// /// `x W^T` with no bias, for rows of width `I`.
+/// struct Project<const I: usize, const O: usize> {
+///     weight: Var<f32, Rank2<O, I>, Cpu>,
+/// }
+///
+/// #[layer]
+/// impl<const I: usize, const O: usize, const B: usize> Module<Value<f32, Rank2<B, I>, Cpu>> for Project<I, O> {
+///     type Output = Value<f32, Rank2<B, O>, Cpu>;
+///     fn forward(&self, x: Value<f32, Rank2<B, I>, Cpu>) -> Self::Output {
+///         x.matmul(&Value::from(&self.weight).t())
+///     }
+/// }
+///
+/// let layer = Project { weight: Var::new(Tensor::from_array([[1., 2.], [3., 4.], [5., 6.]])) };
+/// let x = Tensor::<f32, _, Cpu>::from_array([[1., 1.]]);
+/// let y = layer.forward(x.clone()); // a plain tensor
+/// assert_eq!(y.to_array(), [[3., 7., 11.]]);
+/// let loss = layer.forward(Traced::constant(x)).sum_all(); // a traced value
+/// let g: Tensor<f32, Rank2<3, 2>, Cpu> = loss.backward().get(&layer.weight);
+/// assert_eq!(g.to_array(), [[1., 1.], [1., 1.], [1., 1.]]);
+/// ```
+///
+/// The names it writes are absolute (`::typed_tensor::Tensor`), so the crate must be a dependency under its
+/// own name; an impl that never names `Value` is refused (its two copies would be the same impl).
+pub use typed_tensor_macros::layer;

@@ -1,8 +1,8 @@
 //! Per-sample normalisation layers: layer norm with a learned weight and bias, RMS norm with a learned weight,
 //! group norm and instance norm (statistics over groups of channels of one sample; no running statistics).
 
-use super::{join_name, Module, ParamVisitor, Parameters};
-use crate::autograd::{Traced, Var};
+use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::{Axis, Const, ConstShape, Dim, Shape};
@@ -56,45 +56,29 @@ impl<T: FloatDType, S: ConstShape, D: Device> LayerNormOver<T, S, D> {
     }
 }
 
-/// Layer norm over the trailing `S::NUMEL` elements of `x` (a `(rows, S::NUMEL)` view normalised row by row),
-/// then `* weight + bias`; `$param` is `value` or `trace`, how a parameter joins the computation.
-macro_rules! layer_norm_over {
-    ($layer:expr, $x:expr, $width:expr, $param:ident) => {{
-        let (layer, x) = ($layer, $x);
-        let shape = x.shape();
-        let (numel, width) = (shape.numel(), $width);
-        if numel == 0 {
-            return x;
-        }
-        let y = x
-            .reshape_with_shape((numel / width, width))
-            .layer_norm::<Axis<1>>(layer.eps)
-            .reshape_with_shape(shape);
-        &(&y * &layer.weight.$param()) + &layer.bias.$param()
-    }};
-}
-
-/// `Module` for plain and traced inputs that end with the normalised shape.
+/// `Module` for inputs that end with the normalised shape: layer norm over the trailing `S::NUMEL` elements of
+/// `x` (a `(rows, S::NUMEL)` view normalised row by row), then `* weight + bias`.
 macro_rules! layer_norm_inputs {
     ($($norm:tt for $input:tt;)*) => {$(
         layer_norm_inputs!(@one $norm $input);
     )*};
     (@one [$($n:ident),*] [$($d:ident),*]) => {
+        #[layer]
         impl<T: FloatDType, $(const $n: usize,)* D: Device, $($d: Dim),*>
-            Module<Traced<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
+            Module<Value<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
         {
-            type Output = Traced<T, ($($d,)* $(Const<$n>,)*), D>;
-            fn forward(&self, x: Traced<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
-                layer_norm_over!(self, x, 1 $(* $n)*, trace)
-            }
-        }
-
-        impl<T: FloatDType, $(const $n: usize,)* D: Device, $($d: Dim),*>
-            Module<Tensor<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
-        {
-            type Output = Tensor<T, ($($d,)* $(Const<$n>,)*), D>;
-            fn forward(&self, x: Tensor<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
-                layer_norm_over!(self, x, 1 $(* $n)*, value)
+            type Output = Value<T, ($($d,)* $(Const<$n>,)*), D>;
+            fn forward(&self, x: Value<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
+                let shape = x.shape();
+                let (numel, width) = (shape.numel(), 1 $(* $n)*);
+                if numel == 0 {
+                    return x;
+                }
+                let y = x
+                    .reshape_with_shape((numel / width, width))
+                    .layer_norm::<Axis<1>>(self.eps)
+                    .reshape_with_shape(shape);
+                y * &Value::from(&self.weight) + &Value::from(&self.bias)
             }
         }
     };
@@ -106,45 +90,23 @@ layer_norm_inputs! {
     [P, Q, R] for [B];
 }
 
-impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Traced<T, (B, Const<N>), D>>
+#[layer]
+impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Value<T, (B, Const<N>), D>>
     for LayerNormOver<T, (Const<N>,), D>
 {
-    type Output = Traced<T, (B, Const<N>), D>;
-    fn forward(&self, x: Traced<T, (B, Const<N>), D>) -> Self::Output {
-        x.layer_norm::<Axis<1>>(self.eps) * &self.weight + &self.bias
+    type Output = Value<T, (B, Const<N>), D>;
+    fn forward(&self, x: Value<T, (B, Const<N>), D>) -> Self::Output {
+        x.layer_norm::<Axis<1>>(self.eps) * &Value::from(&self.weight) + &Value::from(&self.bias)
     }
 }
 
-impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Traced<T, (B, L, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D>
-{
-    type Output = Traced<T, (B, L, Const<N>), D>;
-    fn forward(&self, x: Traced<T, (B, L, Const<N>), D>) -> Self::Output {
-        x.layer_norm::<Axis<2>>(self.eps) * &self.weight + &self.bias
-    }
-}
-
-impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Tensor<T, (B, Const<N>), D>>
+#[layer]
+impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (B, L, Const<N>), D>>
     for LayerNormOver<T, (Const<N>,), D>
 {
-    type Output = Tensor<T, (B, Const<N>), D>;
-    fn forward(&self, x: Tensor<T, (B, Const<N>), D>) -> Self::Output {
-        let mut y = x.layer_norm::<Axis<1>>(self.eps);
-        y *= &self.weight.value();
-        y += &self.bias.value();
-        y
-    }
-}
-
-impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Tensor<T, (B, L, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D>
-{
-    type Output = Tensor<T, (B, L, Const<N>), D>;
-    fn forward(&self, x: Tensor<T, (B, L, Const<N>), D>) -> Self::Output {
-        let mut y = x.layer_norm::<Axis<2>>(self.eps);
-        y *= &self.weight.value();
-        y += &self.bias.value();
-        y
+    type Output = Value<T, (B, L, Const<N>), D>;
+    fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
+        x.layer_norm::<Axis<2>>(self.eps) * &Value::from(&self.weight) + &Value::from(&self.bias)
     }
 }
 
@@ -182,43 +144,23 @@ impl<T: FloatDType, const N: usize, D: Device> RMSNorm<T, N, D> {
     }
 }
 
-impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Traced<T, (B, Const<N>), D>>
+#[layer]
+impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Value<T, (B, Const<N>), D>>
     for RMSNorm<T, N, D>
 {
-    type Output = Traced<T, (B, Const<N>), D>;
-    fn forward(&self, x: Traced<T, (B, Const<N>), D>) -> Self::Output {
-        x.rms_norm::<Axis<1>>(self.eps) * &self.weight
+    type Output = Value<T, (B, Const<N>), D>;
+    fn forward(&self, x: Value<T, (B, Const<N>), D>) -> Self::Output {
+        x.rms_norm::<Axis<1>>(self.eps) * &Value::from(&self.weight)
     }
 }
 
-impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Traced<T, (B, L, Const<N>), D>> for RMSNorm<T, N, D>
-{
-    type Output = Traced<T, (B, L, Const<N>), D>;
-    fn forward(&self, x: Traced<T, (B, L, Const<N>), D>) -> Self::Output {
-        x.rms_norm::<Axis<2>>(self.eps) * &self.weight
-    }
-}
-
-impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Tensor<T, (B, Const<N>), D>>
+#[layer]
+impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (B, L, Const<N>), D>>
     for RMSNorm<T, N, D>
 {
-    type Output = Tensor<T, (B, Const<N>), D>;
-    fn forward(&self, x: Tensor<T, (B, Const<N>), D>) -> Self::Output {
-        let mut y = x.rms_norm::<Axis<1>>(self.eps);
-        y *= &self.weight.value();
-        y
-    }
-}
-
-impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim>
-    Module<Tensor<T, (B, L, Const<N>), D>> for RMSNorm<T, N, D>
-{
-    type Output = Tensor<T, (B, L, Const<N>), D>;
-    fn forward(&self, x: Tensor<T, (B, L, Const<N>), D>) -> Self::Output {
-        let mut y = x.rms_norm::<Axis<2>>(self.eps);
-        y *= &self.weight.value();
-        y
+    type Output = Value<T, (B, L, Const<N>), D>;
+    fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
+        x.rms_norm::<Axis<2>>(self.eps) * &Value::from(&self.weight)
     }
 }
 
@@ -228,57 +170,39 @@ impl<T: FloatDType, const N: usize, D: Device> Parameters for RMSNorm<T, N, D> {
     }
 }
 
-/// The normalisation shared by [`GroupNorm`] and [`InstanceNorm`], written once for plain and traced inputs
-/// (`$param` is `value` or `trace`, how a parameter joins the computation): each sample's channels split into
+/// `Module` for the inputs of each rank of [`GroupNorm`] and [`InstanceNorm`]: each sample's channels split into
 /// `groups` groups, each group (its channels and every position after them) normalised as one row of a
 /// `(samples * groups, group size)` view, then the per-channel affine map on axis 1 (`$col` is `(C, 1, ..)`).
-macro_rules! group_normalised {
-    ($layer:expr, $x:expr, $groups:expr, $col:ty, $param:ident) => {{
-        let (layer, x) = ($layer, $x);
-        let shape = x.shape();
-        let numel = shape.numel();
-        if numel == 0 {
-            return x;
-        }
-        let rows = shape.dims()[0] * $groups;
-        let y = x
-            .reshape_with_shape((rows, numel / rows))
-            .layer_norm::<Axis<1>>(layer.eps)
-            .reshape_with_shape(shape);
-        let y = match &layer.weight {
-            Some(w) => &y * &w.$param().reshape::<$col>().broadcast_with_shape(shape),
-            None => y,
-        };
-        match &layer.bias {
-            Some(b) => &y + &b.$param().reshape::<$col>().broadcast_with_shape(shape),
-            None => y,
-        }
-    }};
-}
-
-/// `Module` for plain and traced inputs of each rank, for a layer whose normalisation is `group_normalised!`.
 macro_rules! group_norm_inputs {
     ($layer:ident $consts:tt, $groups:expr; $($dims:tt => $shape:ty, $col:ty;)*) => {$(
         group_norm_inputs!(@one $layer $consts, $groups, $dims, $shape, $col);
     )*};
     (@one $layer:ident [$($c:ident),*], $groups:expr, ($($d:ident),*), $shape:ty, $col:ty) => {
-        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Traced<T, $shape, D>>
+        #[layer]
+        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Value<T, $shape, D>>
             for $layer<T, $($c,)* D>
         {
-            type Output = Traced<T, $shape, D>;
+            type Output = Value<T, $shape, D>;
             #[track_caller]
-            fn forward(&self, x: Traced<T, $shape, D>) -> Self::Output {
-                group_normalised!(self, x, $groups, $col, trace)
-            }
-        }
-
-        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Tensor<T, $shape, D>>
-            for $layer<T, $($c,)* D>
-        {
-            type Output = Tensor<T, $shape, D>;
-            #[track_caller]
-            fn forward(&self, x: Tensor<T, $shape, D>) -> Self::Output {
-                group_normalised!(self, x, $groups, $col, value)
+            fn forward(&self, x: Value<T, $shape, D>) -> Self::Output {
+                let shape = x.shape();
+                let numel = shape.numel();
+                if numel == 0 {
+                    return x;
+                }
+                let rows = shape.dims()[0] * $groups;
+                let y = x
+                    .reshape_with_shape((rows, numel / rows))
+                    .layer_norm::<Axis<1>>(self.eps)
+                    .reshape_with_shape(shape);
+                let y = match &self.weight {
+                    Some(w) => &y * &Value::from(w).reshape::<$col>().broadcast_with_shape(shape),
+                    None => y,
+                };
+                match &self.bias {
+                    Some(b) => &y + &Value::from(b).reshape::<$col>().broadcast_with_shape(shape),
+                    None => y,
+                }
             }
         }
     };
