@@ -81,20 +81,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(())
     }
 
-    /// `self = op(self, rhs)` written over this tensor's own buffer, `rhs` read through `lb` (its layout broadcast
-    /// to `self`'s dims). `None`, with nothing written, unless this tensor alone holds its buffer densely: the
-    /// in-place step that `+=` and the owned operators share.
-    fn binary_over_self<S2: Shape, Op: BinaryOp<T>>(
-        &mut self,
-        op: Op,
-        rhs: &Tensor<T, S2, D>,
-        lb: &Layout,
-    ) -> Option<Result<()>> {
-        let dims = self.dims();
-        let out = self.dense_out()?;
-        Some(D::binary(op, Operand::Out(&dims), (rhs.buffer(), lb), out))
-    }
-
     /// `op(self, rhs)` taking `self` by value (the operators' owned forms: `a.matmul(&w) + &b`): the result is
     /// written into `self`'s buffer when this tensor alone holds it densely and the result has its dims (`rhs`
     /// broadcast onto it), as `+=` would; otherwise it gets a fresh buffer, as [`Self::binary`] gives. Either way
@@ -109,21 +95,17 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: BroadcastShapes<S2>,
     {
         if !Self::MAYBE_TINY {
-            // A tiny result lives inline: a fresh one costs no more. Mismatched runtime dims go to `binary`,
-            // which reports them.
-            if let Ok((shape, _, lb)) = broadcast_pair::<<S as BroadcastShapes<S2>>::Output>(
-                Op::NAME,
-                &self.layout(),
-                &rhs.layout(),
-            ) {
-                let dims = self.dims();
-                if shape.dims() == dims
-                    && let Some(written) = self.binary_over_self(op, rhs, &lb)
-                {
-                    device_ok(written);
-                    // The same buffer under the result's type (shared, then `self` lets go of it).
-                    return Tensor::from_view(shape, Layout::contiguous(dims), self.storage());
-                }
+            // A tiny result lives inline: a fresh one costs no more. The layout work is `assign_body`'s, compiled
+            // once per op rather than per shape; an error there (a mismatch, or a result larger than `self`) means
+            // nothing was written, and `binary` then makes the result or reports the mismatch. The result's shape
+            // is taken first, since once `assign_body` has written, the result must be returned.
+            let (la, lb) = (self.layout(), rhs.layout());
+            if let Some(shape) = <S as BroadcastShapes<S2>>::Output::from_dims(la.dims())
+                && let Ok(true) =
+                    assign_body::<T, D, Op>(op, &la, (rhs.buffer(), &lb), self.dense_out())
+            {
+                // The same buffer under the result's type (shared, then `self` lets go of it).
+                return Tensor::from_view(shape, Layout::contiguous(*la.dims()), self.storage());
             }
         }
         self.binary(op, rhs)
