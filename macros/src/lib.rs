@@ -20,7 +20,15 @@ pub fn layer(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(tree) = attr.into_iter().next() {
         return refuse(tree.span(), "#[layer] takes no arguments");
     }
-    match trees.first() {
+    // The item's own attributes (`#[..]`, doc comments) come first: the keyword follows them.
+    let mut rest = trees.as_slice();
+    while let [TokenTree::Punct(hash), TokenTree::Group(attr), tail @ ..] = rest
+        && hash.as_char() == '#'
+        && attr.delimiter() == Delimiter::Bracket
+    {
+        rest = tail;
+    }
+    match rest.first() {
         Some(TokenTree::Ident(first)) if first.to_string() == "impl" => {}
         first => {
             let span = first.map_or_else(Span::call_site, TokenTree::span);
@@ -32,7 +40,7 @@ pub fn layer(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     if !mentions_placeholder(&trees) {
         return refuse(
-            trees[0].span(),
+            rest[0].span(),
             "#[layer]: this impl never names `Value`, the kind of value it is written for \
              (write the input as `Value<T, S, D>`)",
         );

@@ -73,6 +73,7 @@ pub use state::{Buffer, TrainingFlag};
 /// }
 ///
 /// #[layer]
+/// /// Runs on `Tensor` and on `Traced` rows alike.
 /// impl<const I: usize, const O: usize, const B: usize> Module<Value<f32, Rank2<B, I>, Cpu>> for Project<I, O> {
 ///     type Output = Value<f32, Rank2<B, O>, Cpu>;
 ///     fn forward(&self, x: Value<f32, Rank2<B, I>, Cpu>) -> Self::Output {
