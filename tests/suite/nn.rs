@@ -17,18 +17,18 @@ impl ParamVisitor for Names {
     }
 }
 
-type Cnn = (
-    Conv2d<f64, 1, 4, 3, 8, 8, Cpu, 1, 1>,
+type Cnn<D> = (
+    Conv2d<f64, 1, 4, 3, 8, 8, D, 1, 1>,
     ReLU,
     MaxPool2d<2, 2, 0, 4, 4>,
-    Conv2d<f64, 4, 4, 3, 2, 2, Cpu, 2, 1>,
+    Conv2d<f64, 4, 4, 3, 2, 2, D, 2, 1>,
     Tanh,
     AvgPool2d<2, 2, 0, 1, 1>,
     Flatten<4>,
-    Linear<f64, 4, 3, Cpu>,
+    Linear<f64, 4, 3, D>,
 );
 
-fn cnn() -> Cnn {
+fn cnn<D: Device>() -> Cnn<D> {
     (
         Conv2d::new(1),
         ReLU,
@@ -41,13 +41,12 @@ fn cnn() -> Cnn {
     )
 }
 
-#[test]
-fn layers_match_functional_ops() {
-    let x: Tensor<f64, Rank4<2, 1, 8, 8>, Cpu> = random(1);
-    let conv = Conv2d::<f64, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(5);
+fn layers_match_functional_ops<D: Device>() {
+    let x: Tensor<f64, Rank4<2, 1, 8, 8>, D> = random(1);
+    let conv = Conv2d::<f64, 1, 4, 3, 8, 8, D, 1, 1>::new(5);
     let y = conv.forward(x.clone());
     let bias = conv.bias.value().to_vec();
-    let plain: Tensor<f64, Rank4<2, 4, 8, 8>, Cpu> =
+    let plain: Tensor<f64, Rank4<2, 4, 8, 8>, D> =
         x.conv2d(&conv.weight.value(), Conv::<1, 1, 1, 1>);
     let want: Vec<f64> = plain
         .to_vec()
@@ -56,19 +55,19 @@ fn layers_match_functional_ops() {
         .map(|(k, v)| v + bias[(k / 64) % 4])
         .collect();
     assert_within("conv2d layer", &y.to_vec(), &want, 1e-12);
-    let pooled: Tensor<f64, Rank4<2, 4, 4, 4>, Cpu> = MaxPool2d::<2, 2, 0, 4, 4>.forward(y.clone());
-    let direct: Tensor<f64, Rank4<2, 4, 4, 4>, Cpu> = y.max_pool2d(Pool2d::<2, 2, 0>);
+    let pooled: Tensor<f64, Rank4<2, 4, 4, 4>, D> = MaxPool2d::<2, 2, 0, 4, 4>.forward(y.clone());
+    let direct: Tensor<f64, Rank4<2, 4, 4, 4>, D> = y.max_pool2d(Pool2d::<2, 2, 0>);
     assert_eq!(pooled.to_vec(), direct.to_vec());
 
     // The whole CNN: plain and traced forward passes agree.
-    let model = cnn();
+    let model = cnn::<D>();
     let plain = model.forward(x.clone());
     let traced = model.forward(Traced::constant(x.clone()));
     assert_within("cnn", &plain.to_vec(), &traced.into_value().to_vec(), 1e-12);
 
-    let norm = LayerNorm::<f64, 8, Cpu>::new(1e-5);
+    let norm = LayerNorm::<f64, 8, D>::new(1e-5);
     norm.weight.set(Tensor::from_array([2.0; 8]));
-    let z: Tensor<f64, Rank2<3, 8>, Cpu> = random(2);
+    let z: Tensor<f64, Rank2<3, 8>, D> = random(2);
     let want = (z.layer_norm::<Axis<1>>(1e-5) * 2.0).to_vec();
     assert_within(
         "layer norm",
@@ -77,26 +76,25 @@ fn layers_match_functional_ops() {
         1e-12,
     );
 
-    let rms = RMSNorm::<f64, 8, Cpu>::new(1e-6);
+    let rms = RMSNorm::<f64, 8, D>::new(1e-6);
     rms.weight.set(Tensor::from_array([0.5; 8]));
     let want = (z.rms_norm::<Axis<1>>(1e-6) * 0.5).to_vec();
     assert_within("rms norm", &rms.forward(z.clone()).to_vec(), &want, 1e-12);
     let traced = rms.forward(Traced::constant(z.clone())).into_value();
     assert_within("rms norm, traced", &traced.to_vec(), &want, 1e-12);
 
-    let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
-    let ids = Tensor::<u32, _, Cpu>::from_array([4, 0, 4]);
+    let emb = Embedding::<f64, 5, 3, D>::new(4);
+    let ids = Tensor::<u32, _, D>::from_array([4, 0, 4]);
     let rows = emb.forward(ids.clone()).to_vec();
     let table = emb.weight.value().to_vec();
     assert_eq!(rows[..3], table[12..15]);
     assert_eq!(emb.lookup(&ids).into_value().to_vec(), rows);
 }
 
-#[test]
-fn parameter_gradients_match_finite_differences() {
-    let model = cnn();
-    let x: Tensor<f64, Rank4<2, 1, 8, 8>, Cpu> = random(7);
-    let labels = Tensor::<u32, _, Cpu>::from_array([2, 0]);
+fn parameter_gradients_match_finite_differences<D: Device>() {
+    let model = cnn::<D>();
+    let x: Tensor<f64, Rank4<2, 1, 8, 8>, D> = random(7);
+    let labels = Tensor::<u32, _, D>::from_array([2, 0]);
     let loss = || {
         model
             .forward(Traced::constant(x.clone()))
@@ -112,31 +110,29 @@ fn parameter_gradients_match_finite_differences() {
     ] {
         assert!(worst.error < 1e-6, "{what}: {worst:?}");
     }
-    let norm = LayerNorm::<f64, 8, Cpu>::new(1e-5);
-    let z: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(8);
-    let w: Tensor<f64, Rank3<2, 3, 8>, Cpu> = random(9);
+    let norm = LayerNorm::<f64, 8, D>::new(1e-5);
+    let z: Tensor<f64, Rank3<2, 3, 8>, D> = random(8);
+    let w: Tensor<f64, Rank3<2, 3, 8>, D> = random(9);
     let f = || (norm.forward(Traced::constant(z.clone())) * &w).sum_all();
     assert!(check_gradient(&norm.weight, 1e-5, f).error < 1e-6);
-    let rms = RMSNorm::<f64, 8, Cpu>::new(1e-6);
+    let rms = RMSNorm::<f64, 8, D>::new(1e-6);
     let f = || (rms.forward(Traced::constant(z.clone())) * &w).sum_all();
     assert!(check_gradient(&rms.weight, 1e-5, f).error < 1e-6);
     assert!(check_gradient(&norm.bias, 1e-5, f).error < 1e-6);
-    let emb = Embedding::<f64, 5, 3, Cpu>::new(4);
-    let ids = Tensor::<u32, _, Cpu>::from_array([[4, 0], [4, 4]]);
-    let v: Tensor<f64, Rank3<2, 2, 3>, Cpu> = random(10);
+    let emb = Embedding::<f64, 5, 3, D>::new(4);
+    let ids = Tensor::<u32, _, D>::from_array([[4, 0], [4, 4]]);
+    let v: Tensor<f64, Rank3<2, 2, 3>, D> = random(10);
     let g = || (emb.lookup(&ids) * &v).sum_all();
     assert!(check_gradient(&emb.weight, 1e-5, g).error < 1e-6);
 }
 
 /// Conv1d and ConvTranspose2d are their functional ops plus a bias per output channel, plain and traced; their
 /// parameters get gradients; the initial weights are in PyTorch's bounds.
-#[test]
-fn conv1d_and_conv_transpose2d_layers() {
+fn conv1d_and_conv_transpose2d_layers<D: Device>() {
     use typed_tensor::nn::{Conv1d, ConvTranspose2d};
-    let conv = Conv1d::<f64, 2, 3, 3, 5, Cpu, 2, 1>::new(1);
-    let x: Tensor<f64, Rank3<4, 2, 10>, Cpu> = random(20);
-    let plain: Tensor<f64, Rank3<4, 3, 5>, Cpu> =
-        x.conv1d(&conv.weight.value(), Conv::<2, 1, 1, 1>);
+    let conv = Conv1d::<f64, 2, 3, 3, 5, D, 2, 1>::new(1);
+    let x: Tensor<f64, Rank3<4, 2, 10>, D> = random(20);
+    let plain: Tensor<f64, Rank3<4, 3, 5>, D> = x.conv1d(&conv.weight.value(), Conv::<2, 1, 1, 1>);
     let bias = conv.bias.value().to_vec();
     let want: Vec<f64> = plain
         .to_vec()
@@ -155,9 +151,9 @@ fn conv1d_and_conv_transpose2d_layers() {
     let bound = 1.0 / 6f64.sqrt();
     assert!(conv.weight.value().to_vec().iter().all(|w| w.abs() < bound));
 
-    let up = ConvTranspose2d::<f64, 3, 2, 4, 8, 8, Cpu, 2, 1>::new(2);
-    let z: Tensor<f64, Rank4<1, 3, 4, 4>, Cpu> = random(21);
-    let plain: Tensor<f64, Rank4<1, 2, 8, 8>, Cpu> =
+    let up = ConvTranspose2d::<f64, 3, 2, 4, 8, 8, D, 2, 1>::new(2);
+    let z: Tensor<f64, Rank4<1, 3, 4, 4>, D> = random(21);
+    let plain: Tensor<f64, Rank4<1, 2, 8, 8>, D> =
         z.conv_transpose2d(&up.weight.value(), Conv::<2, 1, 1, 1>);
     let bias = up.bias.value().to_vec();
     let want: Vec<f64> = plain
@@ -175,11 +171,11 @@ fn conv1d_and_conv_transpose2d_layers() {
     let bound = 1.0 / 32f64.sqrt();
     assert!(up.weight.value().to_vec().iter().all(|w| w.abs() < bound));
 
-    let probe: Tensor<f64, Rank3<4, 3, 5>, Cpu> = random(22);
+    let probe: Tensor<f64, Rank3<4, 3, 5>, D> = random(22);
     let loss = || (conv.forward(Traced::constant(x.clone())) * &probe).sum_all();
     assert!(check_gradient(&conv.weight, 1e-5, loss).error < 1e-7);
     assert!(check_gradient(&conv.bias, 1e-5, loss).error < 1e-7);
-    let probe: Tensor<f64, Rank4<1, 2, 8, 8>, Cpu> = random(23);
+    let probe: Tensor<f64, Rank4<1, 2, 8, 8>, D> = random(23);
     let loss = || (up.forward(Traced::constant(z.clone())) * &probe).sum_all();
     assert!(check_gradient(&up.weight, 1e-5, loss).error < 1e-7);
     assert!(check_gradient(&up.bias, 1e-5, loss).error < 1e-7);
@@ -190,12 +186,11 @@ fn conv1d_and_conv_transpose2d_layers() {
 
 /// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
 /// weights are in PyTorch's bounds; its parameters are named as in PyTorch.
-#[test]
-fn conv3d_layer() {
+fn conv3d_layer<D: Device>() {
     use typed_tensor::nn::Conv3d;
-    let conv = Conv3d::<f64, 2, 3, 3, 2, 3, 2, Cpu, 2, 1>::new(3);
-    let x: Tensor<f64, Rank5<2, 2, 4, 5, 4>, Cpu> = random(24);
-    let plain: Tensor<f64, Rank5<2, 3, 2, 3, 2>, Cpu> =
+    let conv = Conv3d::<f64, 2, 3, 3, 2, 3, 2, D, 2, 1>::new(3);
+    let x: Tensor<f64, Rank5<2, 2, 4, 5, 4>, D> = random(24);
+    let plain: Tensor<f64, Rank5<2, 3, 2, 3, 2>, D> =
         x.conv3d(&conv.weight.value(), Conv::<2, 1, 1, 1>);
     let bias = conv.bias.value().to_vec();
     let want: Vec<f64> = plain
@@ -214,7 +209,7 @@ fn conv3d_layer() {
     assert_within("conv3d layer, traced", &traced.to_vec(), &want, 1e-12);
     let bound = 1.0 / 54f64.sqrt();
     assert!(conv.weight.value().to_vec().iter().all(|w| w.abs() < bound));
-    let probe: Tensor<f64, Rank5<2, 3, 2, 3, 2>, Cpu> = random(25);
+    let probe: Tensor<f64, Rank5<2, 3, 2, 3, 2>, D> = random(25);
     let loss = || (conv.forward(Traced::constant(x.clone())) * &probe).sum_all();
     assert!(check_gradient(&conv.weight, 1e-5, loss).error < 1e-7);
     assert!(check_gradient(&conv.bias, 1e-5, loss).error < 1e-7);
@@ -225,25 +220,24 @@ fn conv3d_layer() {
 
 /// The window-generic pool layers are the functional pools with their window, in 1-D, 2-D and 3-D, plain and
 /// traced (the gradient is the functional one), inside a tuple model whose output sizes are checked at build time.
-#[test]
-fn window_pool_layers() {
+fn window_pool_layers<D: Device>() {
     use typed_tensor::nn::{AvgPool, MaxPool};
     use typed_tensor::tensor::{Pool1d, Pool2dAxes, Pool3d, PoolGeometry};
     // 2-D: 3x2 windows, stride (2, 1), padding (1, 0), ceil mode; then an average leaving out the padding.
     let x =
-        random::<f64, Rank4<2, 7, 3, 6>, Cpu>(40).permute::<(Axis<0>, Axis<2>, Axis<1>, Axis<3>)>();
+        random::<f64, Rank4<2, 7, 3, 6>, D>(40).permute::<(Axis<0>, Axis<2>, Axis<1>, Axis<3>)>();
     let window = Pool2dAxes::<3, 2, 2, 1, 1, 0>.ceil_mode();
     let model = (
         MaxPool::<_, Rank2<4, 5>>::new(window),
         AvgPool::<_, Rank2<3, 3>>::new(Pool2d::<2, 2, 1>.exclude_padding()),
     );
     let y = model.forward(x.clone());
-    let direct: Tensor<f64, Rank4<2, 3, 4, 5>, Cpu> = x.max_pool2d(window);
-    let direct: Tensor<f64, Rank4<2, 3, 3, 3>, Cpu> =
+    let direct: Tensor<f64, Rank4<2, 3, 4, 5>, D> = x.max_pool2d(window);
+    let direct: Tensor<f64, Rank4<2, 3, 3, 3>, D> =
         direct.avg_pool2d(Pool2d::<2, 2, 1>.exclude_padding());
     assert_eq!(y.to_vec(), direct.to_vec());
     let xv = Var::new(x.clone());
-    let gy: Tensor<f64, Rank4<2, 3, 3, 3>, Cpu> = random(41);
+    let gy: Tensor<f64, Rank4<2, 3, 3, 3>, D> = random(41);
     let layer_grad = model
         .forward(xv.trace())
         .mul(&Traced::constant(gy.clone()))
@@ -251,8 +245,8 @@ fn window_pool_layers() {
         .backward()
         .get(&xv)
         .to_vec();
-    let m: Traced<f64, Rank4<2, 3, 4, 5>, Cpu> = xv.trace().max_pool2d(window);
-    let a: Traced<f64, Rank4<2, 3, 3, 3>, Cpu> = m.avg_pool2d(Pool2d::<2, 2, 1>.exclude_padding());
+    let m: Traced<f64, Rank4<2, 3, 4, 5>, D> = xv.trace().max_pool2d(window);
+    let a: Traced<f64, Rank4<2, 3, 3, 3>, D> = m.avg_pool2d(Pool2d::<2, 2, 1>.exclude_padding());
     let direct_grad = a
         .mul(&Traced::constant(gy))
         .sum_all()
@@ -263,15 +257,14 @@ fn window_pool_layers() {
     assert!(layer_grad.iter().any(|&g| g != 0.0));
 
     // 1-D and 3-D, dilated max and ceil-mode average.
-    let s: Tensor<f64, Rank3<2, 3, 9>, Cpu> = random(42);
-    let y: Tensor<f64, Rank3<2, 3, 3>, Cpu> =
+    let s: Tensor<f64, Rank3<2, 3, 9>, D> = random(42);
+    let y: Tensor<f64, Rank3<2, 3, 3>, D> =
         MaxPool::new(Pool1d::<2, 3, 1>.dilation::<2>()).forward(s.clone());
-    let direct: Tensor<f64, Rank3<2, 3, 3>, Cpu> = s.max_pool1d(Pool1d::<2, 3, 1>.dilation::<2>());
+    let direct: Tensor<f64, Rank3<2, 3, 3>, D> = s.max_pool1d(Pool1d::<2, 3, 1>.dilation::<2>());
     assert_eq!(y.to_vec(), direct.to_vec());
-    let v: Tensor<f64, Rank5<1, 2, 5, 4, 4>, Cpu> = random(43);
+    let v: Tensor<f64, Rank5<1, 2, 5, 4, 4>, D> = random(43);
     let pool = AvgPool::<_, Rank3<3, 2, 2>>::new(Pool3d::<2, 2, 0>.ceil_mode());
-    let direct: Tensor<f64, Rank5<1, 2, 3, 2, 2>, Cpu> =
-        v.avg_pool3d(Pool3d::<2, 2, 0>.ceil_mode());
+    let direct: Tensor<f64, Rank5<1, 2, 3, 2, 2>, D> = v.avg_pool3d(Pool3d::<2, 2, 0>.ceil_mode());
     assert_eq!(pool.forward(v.clone()).to_vec(), direct.to_vec());
     let traced = pool.forward(Traced::constant(v));
     assert_eq!(traced.into_value().to_vec(), direct.to_vec());
@@ -280,7 +273,7 @@ fn window_pool_layers() {
 #[test]
 fn parameters_are_named_by_position() {
     let mut names = Names(Vec::new());
-    cnn().visit_params("", &mut names);
+    cnn::<Cpu>().visit_params("", &mut names);
     assert_eq!(
         names.0,
         ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias"]
@@ -330,21 +323,20 @@ fn dropout_masks_and_scales_while_training_only() {
 
 /// The activation layers apply their functions with PyTorch's default parameters (or the ones given), on plain
 /// and traced values alike.
-#[test]
-fn activation_layers_are_their_functions() {
+fn activation_layers_are_their_functions<D: Device>() {
     use typed_tensor::nn::{
         GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, Softplus,
         Softsign, CELU, ELU, SELU,
     };
-    let x: Tensor<f64, Rank2<3, 5>, Cpu> = random(9);
-    fn same<M>(
+    let x: Tensor<f64, Rank2<3, 5>, D> = random(9);
+    fn same<M, D: Device>(
         name: &str,
         layer: M,
-        x: &Tensor<f64, Rank2<3, 5>, Cpu>,
-        want: Tensor<f64, Rank2<3, 5>, Cpu>,
+        x: &Tensor<f64, Rank2<3, 5>, D>,
+        want: Tensor<f64, Rank2<3, 5>, D>,
     ) where
-        M: Module<Tensor<f64, Rank2<3, 5>, Cpu>, Output = Tensor<f64, Rank2<3, 5>, Cpu>>
-            + Module<Traced<f64, Rank2<3, 5>, Cpu>, Output = Traced<f64, Rank2<3, 5>, Cpu>>,
+        M: Module<Tensor<f64, Rank2<3, 5>, D>, Output = Tensor<f64, Rank2<3, 5>, D>>
+            + Module<Traced<f64, Rank2<3, 5>, D>, Output = Traced<f64, Rank2<3, 5>, D>>,
     {
         assert_eq!(layer.forward(x.clone()).to_vec(), want.to_vec(), "{name}");
         let traced = layer.forward(Traced::constant(x.clone())).into_value();
@@ -369,4 +361,15 @@ fn activation_layers_are_their_functions() {
     same("CELU", CELU { alpha: 0.5 }, &x, x.celu(0.5));
     same("Softplus", Softplus::default(), &x, x.softplus(1.0, 20.0));
     same("Hardtanh", Hardtanh::default(), &x, x.hardtanh(-1.0, 1.0));
+}
+
+// The layers on every device (`#[layer]` writes each for both kinds of value): each against its functional op,
+// plain and traced, and its parameters' gradients.
+device_tests! {
+    activation_layers_are_their_functions => activation_layers_are_their_functions;
+    layers_match_functional_ops => layers_match_functional_ops;
+    parameter_gradients_match_finite_differences => parameter_gradients_match_finite_differences;
+    conv1d_and_conv_transpose2d_layers => conv1d_and_conv_transpose2d_layers;
+    conv3d_layer => conv3d_layer;
+    window_pool_layers => window_pool_layers;
 }
