@@ -48,12 +48,12 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::Module;
-
 pub use norm::{
     GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
 };
 pub use params::{join_name, Mode, ParamVisitor, Parameters};
 pub use state::{Buffer, TrainingFlag};
+
 /// Writes a layer's [`Module`] impl once for both kinds of value it runs on: put `#[layer]` on an
 /// `impl Module<Value<T, S, D>> for MyLayer` block, and it is compiled twice, with every `Value` read as
 /// [`Tensor`](crate::Tensor) (inference: nothing is recorded) and as [`Traced`](crate::autograd::Traced)
