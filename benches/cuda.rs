@@ -609,7 +609,7 @@ fn launch_overhead(_: &mut Criterion) {
         opt.step(&grads);
     });
     // The same step with forward and backward recorded once as a CUDA graph: per step one graph launch (which
-    // waits, as the eager gather and scatter_add do, to report bad labels) and Adam's four fused kernels. Inside a
+    // does not wait: a bad label is reported by a later replay) and Adam's four fused kernels. Inside a
     // capture every product goes to cuBLAS (its host time is paid once); `Kernels` records the PTX kernels
     // instead, for comparison.
     let waited = |f: &mut dyn FnMut()| {

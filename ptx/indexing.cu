@@ -5,15 +5,30 @@
 //
 // `li` is the index view; `walk` has its dims and the source (gather) or dense destination (scatter) strides with
 // 0 on the axis, whose coordinate `idx` supplies (`step` apart, `size` long). An index outside [0, size) is not
-// used: the smallest position holding one is kept in `*err` (an atomic minimum over a host-initialised
-// ULLONG_MAX), which the host reads back and reports with the index value. Scatter-add accumulates with atomics,
-// so float sums of duplicates may round in any order.
+// used: the first position holding one is kept in `*err` together with the index found there (`record_bad`: an
+// atomic minimum over a host-initialised ULLONG_MAX), which the host reads back and reports. Scatter-add
+// accumulates with atomics, so float sums of duplicates may round in any order.
 #include "common.cuh"
 
 template <typename I> __device__ __forceinline__ bool in_range(I v, size_t size) {
     return (long long)v >= 0 && (unsigned long long)(long long)v < size;
 }
 template <> __device__ __forceinline__ bool in_range<u32>(u32 v, size_t size) { return (size_t)v < size; }
+
+// A bad index's record: its position in the high word (at most 2^32 - 2, so that no record is ULLONG_MAX, "none")
+// and its value in the low word (u32 as it is; i32, and i64 saturated to the i32 range, as an i32). One atomic
+// minimum then keeps the first bad position with the value found there, so the host needs no second read (a
+// replayed graph's check is read later, after the index tensor may have been rewritten). Mirrored by
+// `BadIndex::decode` in src/ops/indexing/cuda.rs.
+template <typename I> __device__ __forceinline__ unsigned int index_bits(I v) { return (unsigned int)(int)v; }
+template <> __device__ __forceinline__ unsigned int index_bits<u32>(u32 v) { return v; }
+template <> __device__ __forceinline__ unsigned int index_bits<i64>(i64 v) {
+    return (unsigned int)(int)(v < -2147483648LL ? -2147483648LL : v > 2147483647LL ? 2147483647LL : v);
+}
+template <typename I> __device__ __forceinline__ void record_bad(unsigned long long *err, size_t i, I v) {
+    const unsigned long long pos = i < 0xfffffffeull ? (unsigned long long)i : 0xfffffffeull;
+    atomicMin(err, (pos << 32) | index_bits(v));
+}
 
 template <typename I, typename T>
 __device__ __forceinline__ void gather_body(size_t n, const Layout &li, const Layout &walk, size_t size, size_t step,
@@ -24,7 +39,7 @@ __device__ __forceinline__ void gather_body(size_t n, const Layout &li, const La
             out[i] = src[strided_index(walk, i) + (size_t)v * step];
         } else {
             out[i] = T();
-            atomicMin(err, (unsigned long long)i);
+            record_bad(err, i, v);
         }
     }
 }
@@ -67,7 +82,7 @@ __device__ __forceinline__ void scatter_add_body(size_t n, const Layout &li, con
     GRID_STRIDE_LOOP(i, n) {
         const I v = idx[strided_index(li, i)];
         if (in_range(v, size)) atomic_add_any(out + strided_index(walk, i) + (size_t)v * step, src[strided_index(ls, i)]);
-        else atomicMin(err, (unsigned long long)i);
+        else record_bad(err, i, v);
     }
 }
 

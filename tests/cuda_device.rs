@@ -299,26 +299,59 @@ mod graphs {
         assert!(g.len() >= 20, "forward and backward in one graph: {g:?}");
     }
 
-    /// An out-of-range label written after the capture is reported by the replay as the eager gather reports it
-    /// (and the next good batch replays cleanly); a captured input replaced by a new tensor (not written in
-    /// place) makes replay refuse instead of reading the old buffer.
+    /// An out-of-range index written after the capture is reported as the eager gather reports it, by `wait` or
+    /// by the first replay that looks after the GPU has run the one that met it (replays do not wait), with the
+    /// index the bad replay read even when the tensor was rewritten since; the replays after a report run
+    /// cleanly. A captured input replaced by a new tensor (not written in place) makes replay refuse instead of
+    /// reading the old buffer.
     pub fn replay_reports_bad_indices_and_stale_inputs() {
         let x = Tensor::<f32, Rank2<4, 3>, Cuda>::from_vec(values(7, 12)).unwrap();
         let mut idx = Tensor::<u32, Rank2<4, 1>, Cuda>::zeros();
-        let (graph, picked) = Cuda::capture(|| x.gather::<Axis<1>, u32, _>(&idx)).unwrap();
-        idx.copy_from(&Tensor::from_array([[0], [2], [3], [1]]));
-        match graph.replay() {
+        let mut idx64 = Tensor::<i64, Rank1<2>, Cuda>::zeros();
+        let (graph, (picked, _rows)) = Cuda::capture(|| {
+            (
+                x.gather::<Axis<1>, u32, _>(&idx),
+                x.index_select::<Axis<0>, i64, _>(&idx64),
+            )
+        })
+        .unwrap();
+        let expect_bad = |r: Result<()>, want: (&str, i128, usize)| match r {
             Err(Error::IndexOutOfRange {
                 op, index, size, ..
-            }) => {
-                assert_eq!((op, index, size), ("gather", 3, 3))
-            }
-            other => panic!("expected an out-of-range index, got {other:?}"),
-        }
+            }) => assert_eq!((op, index, size), want),
+            other => panic!("expected an out-of-range index {want:?}, got {other:?}"),
+        };
+        // Reported by `wait`, or by the replay itself when the GPU ran it before the replay looked.
+        idx.copy_from(&Tensor::from_array([[0], [2], [3], [1]]));
+        expect_bad(graph.replay().and_then(|()| graph.wait()), ("gather", 3, 3));
+        graph.wait().unwrap(); // reported once
+
+        // With the index value the bad replay read, though the indices were rewritten before the report.
+        idx.copy_from(&Tensor::from_array([[0], [2], [1], [7]]));
+        let met = graph.replay();
         idx.copy_from(&Tensor::from_array([[0], [2], [1], [1]]));
+        expect_bad(met.and_then(|()| graph.wait()), ("gather", 7, 3));
+
+        // Met by one replay, reported by the next (the GPU has run the first one by then).
+        idx.copy_from(&Tensor::from_array([[9], [2], [1], [1]]));
+        let met = graph.replay();
+        idx.copy_from(&Tensor::from_array([[0], [2], [1], [1]]));
+        Cuda::synchronize().unwrap();
+        expect_bad(met.and_then(|()| graph.replay()), ("gather", 9, 3));
         graph.replay().unwrap();
+        graph.wait().unwrap();
         let xs = x.to_vec();
         assert_eq!(picked.to_vec(), [xs[0], xs[5], xs[7], xs[10]]);
+
+        // An i64 index beyond the i32 range, the first bad one of two.
+        idx64.copy_from(&Tensor::from_array([-(1 << 40), 9]));
+        expect_bad(
+            graph.replay().and_then(|()| graph.wait()),
+            ("index_select", -(1 << 40), 4),
+        );
+        idx64.copy_from(&Tensor::from_array([3, 0]));
+        graph.replay().unwrap();
+        graph.wait().unwrap();
 
         drop(x); // as if replaced by a new tensor: the captured buffer is dropped
         let err = graph.replay().unwrap_err();

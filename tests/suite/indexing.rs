@@ -185,6 +185,32 @@ fn embedding_and_errors<D: Device>() {
         }),
         "index_select: index 5 is out of range for axis 1 of size 3"
     );
+    // The error names the index at the first bad position, whatever its size: u32 above i32::MAX, i64 beyond
+    // the i32 range either way (the CUDA kernels record a value in 32 bits and read wider ones back).
+    let first_bad = |ids: Tensor<i64, Rank1<4>, D>| {
+        x.try_index_select::<Axis<1>, _, _>(&ids)
+            .unwrap_err()
+            .to_string()
+    };
+    for (ids, bad) in [
+        ([0, 7, -3, 9], "7"),
+        ([1, -5_000_000_000, 1 << 40, 2], "-5000000000"),
+        ([2, 1, 1 << 40, -1], "1099511627776"),
+        ([2, 1, 0, i64::from(i32::MAX)], "2147483647"),
+        ([i64::from(i32::MIN), 1, 0, 9], "-2147483648"),
+    ] {
+        assert_eq!(
+            first_bad(Tensor::from_array(ids)),
+            format!("index_select: index {bad} is out of range for axis 1 of size 3")
+        );
+    }
+    let err = x
+        .try_index_select::<Axis<1>, _, _>(&Tensor::<u32, _, D>::from_array([1, 3_000_000_000]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "index_select: index 3000000000 is out of range for axis 1 of size 3"
+    );
     // Runtime-sized dims off the axis must agree.
     let r = Tensor::<f32, (usize, Const<3>), D>::zeros_with_shape((2, Const));
     let bad = Tensor::<u32, (usize, Const<1>), D>::zeros_with_shape((5, Const));

@@ -10,16 +10,18 @@
 //!
 //! What cannot be recorded is refused by name during the capture, and the capture then fails: reads back to the
 //! host, host-to-device copies, synchronisation, and the optimizers' steps (their coefficients change every
-//! step). Out-of-range indices of the gather/scatter kernels are reported by [`CudaGraph::replay`], which waits
-//! for the graph when it holds such checks.
+//! step). Out-of-range indices of the gather/scatter kernels are reported by a later [`CudaGraph::replay`] (each
+//! replay ends by copying the kernels' records into page-locked host memory, which the next replays read without
+//! waiting) or by [`CudaGraph::wait`].
 
-use super::{check, cuda_err, lock, read_back, state, Cache, Cuda, CudaStorage, DeviceBytes};
+use super::{check, cuda_err, lock, state, Cache, Cuda, CudaStorage, DeviceBytes};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, Ordering};
 use cust::sys as cu;
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,10 +48,13 @@ pub(super) struct Recording {
     refused: Option<(&'static str, String)>,
     /// Index checks deferred to each replay.
     checks: Vec<IndexCheck>,
+    /// Device address of the capture's record words (`Mailbox::CAPACITY` of them), and how many are handed out.
+    records: cu::CUdeviceptr,
+    records_used: usize,
 }
 
 impl Recording {
-    fn new() -> Self {
+    fn new(records: cu::CUdeviceptr) -> Self {
         Recording {
             thread: std::thread::current().id(),
             touched: Default::default(),
@@ -57,6 +62,8 @@ impl Recording {
             freed: Default::default(),
             refused: None,
             checks: Vec::new(),
+            records,
+            records_used: 0,
         }
     }
 
@@ -73,39 +80,130 @@ pub(super) struct Pin {
     freed: bool,
 }
 
-/// An out-of-range-index check of a captured gather/scatter kernel: the device word the kernel writes the first
-/// bad position to, and how to turn that position into the error the eager op gives.
+/// An out-of-range-index check of a captured gather/scatter kernel: which of the graph's record words the kernel
+/// records the first bad index in, and how to turn that record into the error the eager op gives.
 pub(crate) struct IndexCheck {
-    flag: CudaStorage<i64>,
-    report: Box<dyn Fn(usize) -> Error + Send + Sync>,
+    slot: usize,
+    report: Box<dyn Fn(u64) -> Error + Send + Sync>,
 }
 
 impl IndexCheck {
-    pub(crate) fn new(
-        flag: CudaStorage<i64>,
-        report: Box<dyn Fn(usize) -> Error + Send + Sync>,
-    ) -> Self {
-        IndexCheck { flag, report }
+    /// `slot` as [`capture_record`] handed it out.
+    pub(crate) fn new(slot: usize, report: Box<dyn Fn(u64) -> Error + Send + Sync>) -> Self {
+        IndexCheck { slot, report }
     }
+}
 
-    /// Sets the word to "no bad index" (all bits set: the kernels take an unsigned atomic minimum).
-    fn reset(&self, op: &'static str) -> Result<()> {
-        // SAFETY: `flag` is a live allocation of one i64, that is two 32-bit words.
+/// During a capture, a record word of the graph for a gather/scatter kernel to write its bad index to: its slot
+/// and device address. The graph's words sit in one buffer, so that each replay ends with one copy of them all.
+/// An error (which also fails the capture) past `Mailbox::CAPACITY` checks.
+pub(crate) fn capture_record(op: &'static str) -> Result<(usize, cu::CUdeviceptr)> {
+    let st = state(op)?;
+    let mut cache = lock(st);
+    let Some(rec) = cache.capture.as_mut() else {
+        return Err(cuda_err(op, "no capture is running"));
+    };
+    if rec.records_used == Mailbox::CAPACITY {
+        let message = format!(
+            "a graph holds at most {} index-checked ops (gather, scatter_add, index_select, cross_entropy)",
+            Mailbox::CAPACITY
+        );
+        rec.refused.get_or_insert((op, message.clone()));
+        return Err(cuda_err(op, message));
+    }
+    let slot = rec.records_used;
+    rec.records_used += 1;
+    Ok((slot, rec.records + (slot * size_of::<u64>()) as u64))
+}
+
+/// Page-locked host memory that each replay's last operation copies the graph's index-check records into (slot
+/// for slot), so that [`CudaGraph::replay`] reads what the finished replays found without waiting for the GPU. A record stays set on the device until it is reported, so a slot only ever moves from "none" to a bad
+/// index, whichever replay's copy lands last.
+struct Mailbox {
+    slots: *mut u64,
+}
+
+impl Mailbox {
+    /// Checks one graph can hold (32 KiB of page-locked memory and as much device memory, allocated before each
+    /// capture).
+    const CAPACITY: usize = 4096;
+
+    fn new(op: &'static str) -> Result<Self> {
+        let mut slots: *mut c_void = core::ptr::null_mut();
+        // SAFETY: the driver writes the address of a fresh page-locked allocation of the size asked to our local.
         check(op, unsafe {
-            cu::cuMemsetD32_v2(self.flag.ptr_at(0), u32::MAX, 2)
-        })
+            cu::cuMemAllocHost_v2(&mut slots, Self::CAPACITY * size_of::<u64>())
+        })?;
+        let mailbox = Mailbox {
+            slots: slots.cast(),
+        };
+        for k in 0..Self::CAPACITY {
+            mailbox.clear(k);
+        }
+        Ok(mailbox)
     }
 
-    /// The error for the bad index the last replays found, if any (after the stream was synchronised).
-    fn take(&self, op: &'static str) -> Result<Option<Error>> {
-        let mut pos = [0i64];
-        read_back(op, &self.flag, 0, &mut pos)?;
-        if pos[0] == -1 {
-            return Ok(None);
-        }
-        self.reset(op)?;
-        Ok(Some((self.report)(pos[0] as usize)))
+    /// Slot `k` (`k < CAPACITY`), as the last copy into it left it.
+    fn read(&self, k: usize) -> u64 {
+        debug_assert!(k < Self::CAPACITY);
+        // SAFETY: `k` is inside the allocation; volatile, as the GPU's copies write it behind the compiler's back
+        // (an aligned 8-byte word, written whole).
+        unsafe { self.slots.add(k).read_volatile() }
     }
+
+    /// Sets slot `k` to "no bad index" (only while no copy into it is queued).
+    fn clear(&self, k: usize) {
+        debug_assert!(k < Self::CAPACITY);
+        // SAFETY: as in `read`.
+        unsafe { self.slots.add(k).write_volatile(u64::MAX) }
+    }
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        // SAFETY: `slots` came from `cuMemAllocHost_v2` and is freed once, after the last copy into it (the graph
+        // that owns it synchronises the stream before its fields drop).
+        let _ = unsafe { cu::cuMemFreeHost(self.slots.cast()) };
+    }
+}
+
+// SAFETY: page-locked host memory is usable from any thread; the slots are read and written volatile, whole.
+unsafe impl Send for Mailbox {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Mailbox {}
+
+/// At the end of a capture: records one copy of the record words handed out into the mailbox, so that each
+/// replay ends with it (a refusal, failing the capture, if queueing it fails).
+fn copy_records_out(st: &super::State, mailbox: &Mailbox) {
+    let mut cache = lock(st);
+    let Some(rec) = cache.capture.as_mut().filter(|r| r.records_used > 0) else {
+        return;
+    };
+    // SAFETY: the destination is the page-locked mailbox, which the graph keeps while it lives, and the source the
+    // graph's record words, as many as handed out (at most the mailbox's capacity). Queued on the capturing
+    // stream: recorded, not run.
+    let copied = check(OP, unsafe {
+        cu::cuMemcpyDtoHAsync_v2(
+            mailbox.slots.cast(),
+            rec.records,
+            rec.records_used * size_of::<u64>(),
+            st.stream.as_inner(),
+        )
+    });
+    if let Err(e) = copied {
+        rec.refused
+            .get_or_insert(("capture", format!("copying the index checks out: {e}")));
+    }
+}
+
+/// Sets the first `n` record words at `records` to "no bad index" (all bits set: the kernels take an unsigned
+/// atomic minimum). Queued in order with the device's stream.
+fn reset_records(op: &'static str, records: cu::CUdeviceptr, n: usize) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: `records` is a live device allocation of at least `n` u64 words, that is `2 n` 32-bit words.
+    check(op, unsafe { cu::cuMemsetD32_v2(records, u32::MAX, 2 * n) })
 }
 
 impl Cache {
@@ -221,6 +319,11 @@ pub struct CudaGraph {
     /// Every buffer the graph addresses, and whether it existed before the capture.
     buffers: Vec<(cu::CUdeviceptr, bool)>,
     checks: Vec<IndexCheck>,
+    /// The checks' record words on the device, and where each replay copies them; `None` when the graph holds no
+    /// check.
+    records: Option<(CudaStorage<i64>, Mailbox)>,
+    /// Record words handed out during the capture.
+    records_used: usize,
     nodes: usize,
 }
 
@@ -255,6 +358,11 @@ impl Cuda {
     /// ```
     pub fn capture<R>(f: impl FnOnce() -> R) -> Result<(CudaGraph, R)> {
         let st = state(OP)?;
+        // Made before the capture begins (allocations are not stream operations to record): the record words
+        // of the gather/scatter kernels' index checks, and the page-locked memory each replay copies them to.
+        let records = CudaStorage::<i64>::alloc(OP, Mailbox::CAPACITY)?;
+        let records_at = records.ptr_at(0);
+        let mailbox = Mailbox::new(OP)?;
         let mut cache = lock(st);
         if cache.capture.is_some() {
             return Err(cuda_err(OP, "another capture is running"));
@@ -269,7 +377,7 @@ impl Cuda {
                 cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
             )
         })?;
-        cache.capture = Some(Recording::new());
+        cache.capture = Some(Recording::new(records_at));
         CAPTURING.store(true, Ordering::Relaxed);
         drop(cache);
         // From here on the session ends the capture and clears the books on every path, a panic in `f` included.
@@ -278,6 +386,7 @@ impl Cuda {
             capturing: true,
         };
         let out = f();
+        copy_records_out(st, &mailbox);
         let (graph, rec) = session.end()?;
         let mut nodes = 0usize;
         let mut exec: cu::CUgraphExec = core::ptr::null_mut();
@@ -303,6 +412,7 @@ impl Cuda {
             allocated,
             freed,
             checks,
+            records_used,
             ..
         } = rec;
         let mut cache = lock(st);
@@ -321,12 +431,12 @@ impl Cuda {
         let graph = CudaGraph {
             exec,
             buffers,
+            records: (records_used > 0).then_some((records, mailbox)),
+            records_used,
             checks,
             nodes,
         };
-        for c in &graph.checks {
-            c.reset(OP)?;
-        }
+        reset_records(OP, records_at, records_used)?;
         Ok((graph, out))
     }
 }
@@ -376,7 +486,7 @@ impl Session {
         let ended = check(OP, unsafe {
             cu::cuStreamEndCapture(self.st.stream.as_inner(), &mut graph)
         });
-        let rec = take_recording(self.st).unwrap_or_else(Recording::new);
+        let rec = take_recording(self.st).unwrap_or_else(|| Recording::new(0));
         let failed = match (&rec.refused, ended) {
             (Some((op, message)), _) => Some(Error::Cuda {
                 op: OP,
@@ -413,10 +523,14 @@ impl Drop for Session {
 impl CudaGraph {
     /// Runs the recorded work again, on the buffers it was recorded on.
     ///
-    /// The launch is queued like any kernel; when the graph holds gather/scatter index checks, `replay` waits for
-    /// it and reports an out-of-range index as the eager op does. An error, with nothing launched, when a tensor
-    /// that the graph reads and that existed before the capture was dropped (it was replaced rather than updated
-    /// in place, so the graph would read stale values).
+    /// The launch is queued like any kernel, and `replay` does not wait for it. An error, with nothing launched,
+    /// when a tensor that the graph reads and that existed before the capture was dropped (it was replaced rather
+    /// than updated in place, so the graph would read stale values).
+    ///
+    /// Out-of-range indices met by the graph's gather/scatter kernels (a bad label given to `cross_entropy`) are
+    /// reported as the eager op reports them, but later: by the first `replay` after the GPU has finished the
+    /// replay that met one (this replay is then already queued), or by [`Self::wait`], which waits for the GPU.
+    /// Once reported, the record is cleared for the replays after.
     pub fn replay(&self) -> Result<()> {
         const OP: &str = "replay";
         let st = state(OP)?;
@@ -440,13 +554,51 @@ impl CudaGraph {
         check(OP, unsafe {
             cu::cuGraphLaunch(self.exec, st.stream.as_inner())
         })?;
-        // Reading each check's word waits for the graph.
-        for c in &self.checks {
-            if let Some(e) = c.take(OP)? {
-                return Err(e);
-            }
+        self.report_found(OP, st)
+    }
+
+    /// Waits until the replays queued so far have run, and reports the first out-of-range index any of them met
+    /// and no earlier call reported (see [`Self::replay`]).
+    ///
+    /// ```no_run
+    /// # use typed_tensor::prelude::*;
+    /// use typed_tensor::device::Cuda;
+    /// let x: Tensor<f32, Rank2<2, 3>, Cuda> = Tensor::zeros();
+    /// let mut idx: Tensor<u32, Rank2<2, 1>, Cuda> = Tensor::zeros();
+    /// let (graph, _picked) = Cuda::capture(|| x.gather::<Axis<1>, u32, _>(&idx)).unwrap();
+    /// idx.copy_from(&Tensor::from_array([[1], [3]])); // 3 is out of range on an axis of 3
+    /// graph.replay().unwrap(); // queued: the GPU has not run it yet
+    /// assert!(graph.wait().is_err()); // "gather: index 3 out of range ..."
+    /// ```
+    pub fn wait(&self) -> Result<()> {
+        const OP: &str = "wait";
+        let st = state(OP)?;
+        refuse_in_capture(OP, "waiting for the GPU")?;
+        st.stream.synchronize().map_err(|e| cuda_err(OP, e))?;
+        self.report_found(OP, st)
+    }
+
+    /// The first bad index in the mailbox (what finished replays met), as its op's error. Reporting waits for the
+    /// GPU first, so that the record is final and no copy is in flight when every record is cleared.
+    fn report_found(&self, op: &'static str, st: &super::State) -> Result<()> {
+        let Some((records, mailbox)) = &self.records else {
+            return Ok(());
+        };
+        // The first check in recording order: the op the eager run would have stopped at.
+        let Some(first) = self
+            .checks
+            .iter()
+            .find(|c| mailbox.read(c.slot) != u64::MAX)
+        else {
+            return Ok(());
+        };
+        st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
+        let record = mailbox.read(first.slot);
+        reset_records(op, records.ptr_at(0), self.records_used)?;
+        for slot in 0..self.records_used {
+            mailbox.clear(slot);
         }
-        Ok(())
+        Err((first.report)(record))
     }
 
     /// The number of operations recorded (kernel launches and copies).

@@ -26,7 +26,9 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cu;
 pub use graph::CudaGraph;
-pub(crate) use graph::{capturing, defer_index_check, read_pinned, refuse_in_capture, IndexCheck};
+pub(crate) use graph::{
+    capture_record, capturing, defer_index_check, read_pinned, refuse_in_capture, IndexCheck,
+};
 use kernels::{AdamCoefficients, ConvGeom, GemmDims, KernelLayout, KernelSig};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};

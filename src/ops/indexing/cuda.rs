@@ -4,37 +4,47 @@
 use super::IndexingKernels;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
 use crate::device::cuda::{
-    capturing, check, defer_index_check, dest, launch, read_back, read_pinned, Arg, CudaStorage,
-    IndexCheck,
+    capture_record, capturing, check, defer_index_check, dest, launch, read_back, read_pinned, Arg,
+    CudaStorage, IndexCheck,
 };
 use crate::device::{Cuda, Kernels};
-use crate::dtype::{IndexDType, WithDType};
+use crate::dtype::{DType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use cust::sys as cu;
 
-/// The device word where gather/scatter kernels record the first position holding an out-of-range index.
-struct IndexError(CudaStorage<i64>);
+/// The device word where gather/scatter kernels record the first bad index: its position and value (the record
+/// `record_bad` in ptx/indexing.cu writes), or all bits set when there is none. Eagerly a word of its own; during
+/// a capture one of the graph's record words, which each replay copies out.
+enum IndexError {
+    Eager(CudaStorage<i64>),
+    Captured { slot: usize, at: u64 },
+}
 
 impl IndexError {
     fn new(op: &'static str) -> Result<Self> {
-        let flag = CudaStorage::<i64>::alloc(op, 1)?;
         if capturing() {
-            // Set outside the graph, when the capture ends (a memset here would be a host call, not recorded).
-            return Ok(IndexError(flag));
+            // Set when the capture ends (a memset here would be a host call, not recorded).
+            let (slot, at) = capture_record(op)?;
+            return Ok(IndexError::Captured { slot, at });
         }
+        let flag = CudaStorage::<i64>::alloc(op, 1)?;
         // All bits set (u64::MAX to the kernels, which take an unsigned atomic minimum): no bad index.
         // SAFETY: `flag` is a fresh allocation of one i64, that is two 32-bit words.
         check(op, unsafe {
             cu::cuMemsetD32_v2(flag.ptr_at(0), u32::MAX, 2)
         })?;
-        Ok(IndexError(flag))
+        Ok(IndexError::Eager(flag))
     }
     fn ptr(&self) -> u64 {
-        self.0.ptr_at(0)
+        match self {
+            IndexError::Eager(flag) => flag.ptr_at(0),
+            IndexError::Captured { at, .. } => *at,
+        }
     }
-    /// Reads the flag back (this waits for the kernel: the one host synchronisation of these ops) and turns a
-    /// recorded position into the error the CPU gives, naming the index found there.
+    /// Reads the record back (this waits for the kernel: the one host synchronisation of these ops) and turns a
+    /// bad index into the error the CPU gives. During a capture the check is handed to the graph instead, which
+    /// reads the record after its replays.
     fn check<I: IndexDType>(
         self,
         op: &'static str,
@@ -42,41 +52,61 @@ impl IndexError {
         axis: usize,
         size: usize,
     ) -> Result<()> {
-        if capturing() {
-            // Checked after each replay instead: the bad index is read from the index tensor's buffer, which
-            // the graph keeps allocated (it addresses it).
-            // (Not a clone of the storage: the index tensor must stay its buffer's only holder, so that
-            // writing the next batch's indices into it goes in place.)
-            let (base, layout) = (idx.ptr_at(0), *li);
-            let report = move |pos: usize| {
-                let at = base + (linear_offset(&layout, pos) * size_of::<I>()) as u64;
-                // SAFETY: `at` is an element of the index tensor's buffer, which every graph holding this check
-                // pins (the kernel addressed it during the capture), so it stays allocated while the check lives.
-                match unsafe { read_pinned::<I>(op, at) } {
-                    Ok(bad) => Error::IndexOutOfRange {
-                        op,
-                        axis,
-                        index: bad.to_signed(),
-                        size,
-                    },
-                    Err(e) => e,
-                }
-            };
-            return defer_index_check(op, IndexCheck::new(self.0, alloc::boxed::Box::new(report)));
+        // (The index tensor's address, not a clone of its storage: it must stay its buffer's only holder, so
+        // that writing the next batch's indices into it goes in place. A graph pins the buffer it addressed.)
+        let report = reporter::<I>(op, idx.ptr_at(0), *li, axis, size);
+        let flag = match self {
+            IndexError::Captured { slot, .. } => {
+                return defer_index_check(
+                    op,
+                    IndexCheck::new(slot, alloc::boxed::Box::new(report)),
+                );
+            }
+            IndexError::Eager(flag) => flag,
+        };
+        let mut record = [0i64];
+        read_back(op, &flag, 0, &mut record)?;
+        match record[0] as u64 {
+            u64::MAX => Ok(()),
+            bad => Err(report(bad)),
         }
-        let mut pos = [0];
-        read_back(op, &self.0, 0, &mut pos)?;
-        if pos[0] == -1 {
-            return Ok(());
+    }
+}
+
+/// Turns a kernel's record of a bad index (`record_bad` in ptx/indexing.cu: the position in the high word, the
+/// value in the low word) into the error the CPU gives. The value is exact for u32 and i32 indices and for i64
+/// ones within the i32 range; a larger i64 one is read from the index tensor's buffer (at `base`, viewed by
+/// `layout`), exact eagerly and, for a graph, as the buffer holds it when the check is read.
+fn reporter<I: IndexDType>(
+    op: &'static str,
+    base: u64,
+    layout: Layout,
+    axis: usize,
+    size: usize,
+) -> impl Fn(u64) -> Error + Send + Sync + 'static {
+    move |record: u64| {
+        let (pos, bits) = ((record >> 32) as usize, record as u32);
+        let mut index = match I::DTYPE {
+            DType::U32 => i128::from(bits),
+            _ => i128::from(bits as i32),
+        };
+        let saturated =
+            I::DTYPE == DType::I64 && (index == i32::MIN.into() || index == i32::MAX.into());
+        if saturated && pos < 0xffff_fffe {
+            let at = base + (linear_offset(&layout, pos) * size_of::<I>()) as u64;
+            // SAFETY: `at` is an element of the index tensor's buffer: alive while the eager op borrows it, and
+            // pinned by every graph holding this check (the kernel addressed it during the capture).
+            match unsafe { read_pinned::<I>(op, at) } {
+                Ok(bad) => index = bad.to_signed(),
+                Err(e) => return e,
+            }
         }
-        let mut bad = [I::ZERO];
-        read_back(op, idx, linear_offset(li, pos[0] as usize), &mut bad)?;
-        Err(Error::IndexOutOfRange {
+        Error::IndexOutOfRange {
             op,
             axis,
-            index: bad[0].to_signed(),
+            index,
             size,
-        })
+        }
     }
 }
 
