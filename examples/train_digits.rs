@@ -41,6 +41,8 @@ pub type Mlp<D> = (
 /// Training and held-out split sizes (80/20 of 1797).
 pub const TRAIN: usize = 1437;
 pub const TEST: usize = 360;
+/// Training steps per epoch (the last, partial batch of each shuffled order is left out).
+pub const STEPS: usize = TRAIN / BATCH;
 
 /// The CNN: 1x8x8 -> conv 3x3 (8 channels) -> ReLU -> max-pool -> 8x4x4 -> conv 3x3 (16) -> ReLU -> max-pool ->
 /// 16x2x2 -> linear 64 -> 10. Conv and pool layers name their output size (stable Rust cannot compute it in a
@@ -321,62 +323,63 @@ fn train_model<D: Device, M: Classifier<D>>(
     let mut opt = Adam::new(model, AdamConfig::default()).with_schedule(move |step| {
         0.5 * peak * (1.0 + (std::f64::consts::PI * step as f64 / total_steps).cos())
     });
-    let mut order: Vec<usize> = (0..train.labels.len()).collect();
+    let mut order: Vec<u32> = (0..TRAIN as u32).collect();
     let (mut forward, mut backward, mut optimizer) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut final_loss = f32::NAN;
     let mut epoch_times = Vec::with_capacity(config.epochs);
-    // With a recorder, batches are written into these two tensors, which the recorded step reads.
-    let (mut x_in, mut y_in) = (
-        Tensor::<f32, Rank2<BATCH, PIXELS>, D>::zeros(),
-        Tensor::<u32, Rank1<BATCH>, D>::zeros(),
-    );
+    // The training split lives on the device: each step gathers its batch there (`index_select` by the epoch's
+    // shuffled order) and adds its loss to a sum read once per epoch, so no step waits for the device (a GPU
+    // runs the steps the host has queued while the host queues the next).
+    let images: Vec<f32> = train.images.iter().flatten().copied().collect();
+    let train_x = Tensor::<f32, Rank2<TRAIN, PIXELS>, D>::from_vec(images).unwrap();
+    let train_y = Tensor::<u32, Rank1<TRAIN>, D>::from_vec(train.labels.clone()).unwrap();
+    let step = |ids: &Tensor<u32, Rank1<BATCH>, D>| {
+        let x = train_x.index_select::<Axis<0>, _, _>(ids);
+        let y = train_y.index_select::<Axis<0>, _, _>(ids);
+        let logits: Traced<f32, Rank2<BATCH, 10>, D> = model.forward(Traced::constant(x));
+        logits.cross_entropy(&y).mean_all()
+    };
+    // With a recorder, each step's batch positions are written into this tensor, which the recorded step reads.
+    let mut ids_in = Tensor::<u32, Rank1<BATCH>, D>::zeros();
     let mut recorded: Option<Recorded<D>> = None;
     let mut warmed_up = false;
     for epoch in 0..config.epochs {
         let start = Instant::now();
         model.train(); // batch statistics and dropout, where the model has them
         shuffle(&mut order, config.seed ^ (epoch as u64 + 1));
-        let (mut loss_sum, mut batches) = (0.0f32, 0);
-
-        for chunk in order.chunks_exact(BATCH) {
+        let batches: Tensor<u32, Rank2<STEPS, BATCH>, D> =
+            Tensor::from_vec(order[..STEPS * BATCH].to_vec()).unwrap();
+        let mut loss_sum = Tensor::<f32, (), D>::zeros();
+        for b in 0..STEPS {
             let t0 = Instant::now();
-            let pixels: Vec<f32> = chunk.iter().flat_map(|&i| train.images[i]).collect();
-            let labels: Vec<u32> = chunk.iter().map(|&i| train.labels[i]).collect();
-            let x = Tensor::<f32, Rank2<BATCH, PIXELS>, D>::from_vec(pixels).unwrap();
-            let y = Tensor::<u32, Rank1<BATCH>, D>::from_vec(labels).unwrap();
-            let step = |x: &Tensor<f32, Rank2<BATCH, PIXELS>, D>,
-                        y: &Tensor<u32, Rank1<BATCH>, D>| {
-                let logits: Traced<f32, Rank2<BATCH, 10>, D> =
-                    model.forward(Traced::constant(x.clone()));
-                let loss = logits.cross_entropy(y).mean_all();
-                (loss.value().clone(), loss.backward())
-            };
+            let ids = batches.i(b);
             let (t1, t2);
             if let Some(record) = recorder {
-                x_in.copy_from(&x);
-                y_in.copy_from(&y);
+                ids_in.copy_from(&ids);
                 if recorded.is_none() && !warmed_up {
                     // One eager step first: Adam makes its moments outside the recording.
-                    let (loss, grads) = step(&x_in, &y_in);
-                    loss_sum += loss.to_scalar();
+                    let loss = step(&ids_in);
+                    loss_sum += loss.value();
+                    let grads = loss.backward();
                     (t1, t2) = (Instant::now(), Instant::now());
                     opt.step(&grads);
                     warmed_up = true;
                 } else {
-                    let (replay, (loss, grads)) =
-                        recorded.get_or_insert_with(|| record(&mut || step(&x_in, &y_in)));
+                    let (replay, (loss, grads)) = recorded.get_or_insert_with(|| {
+                        record(&mut || {
+                            let loss = step(&ids_in);
+                            (loss.value().clone(), loss.backward())
+                        })
+                    });
                     replay();
-                    loss_sum += loss.to_scalar();
+                    loss_sum += &*loss;
                     (t1, t2) = (Instant::now(), Instant::now());
                     opt.step(grads);
                 }
-                batches += 1;
             } else {
-                let logits: Traced<f32, Rank2<BATCH, 10>, D> = model.forward(Traced::constant(x));
-                let loss = logits.cross_entropy(&y).mean_all();
-                loss_sum += loss.to_scalar();
-                batches += 1;
+                let loss = step(&ids);
+                loss_sum += loss.value();
                 t1 = Instant::now();
                 let grads = loss.backward();
                 t2 = Instant::now();
@@ -387,7 +390,7 @@ fn train_model<D: Device, M: Classifier<D>>(
             backward += t2 - t1;
             optimizer += t3 - t2;
         }
-        final_loss = loss_sum / batches as f32;
+        final_loss = loss_sum.to_scalar() / STEPS as f32;
         model.eval(); // running statistics (plain tensors would use them anyway: they are inference)
         if config.verbose {
             println!(
