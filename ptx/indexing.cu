@@ -2,6 +2,7 @@
 //
 //   gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)
 //   scatter_add_{I}_{T}(n, li, walk, ls, size, step, idx, src, out, err)
+//   cross_entropy_backward_{I}_{T}(n, classes, llp, llab, lg, log_probs, labels, g, out)
 //
 // `li` is the index view; `walk` has its dims and the source (gather) or dense destination (scatter) strides with
 // 0 on the axis, whose coordinate `idx` supplies (`step` apart, `size` long). An index outside [0, size) is not
@@ -99,3 +100,32 @@ __device__ __forceinline__ void scatter_add_body(size_t n, const Layout &li, con
 FOR_ALL_DTYPES(INDEX_KERNELS, u32)
 FOR_ALL_DTYPES(INDEX_KERNELS, i32)
 FOR_ALL_DTYPES(INDEX_KERNELS, i64)
+
+// Cross entropy's gradient with respect to the logits (src/ops/indexing/host.rs has the semantics): over the
+// log-probabilities viewed by `llp` (the classes its last axis), out[i] = exp(log_probs) g[row] less g[row] at
+// the row's label, written densely; `labels` and `g` are read once per element through their views of the rows
+// (`llab`, `lg`). A label outside the classes takes nothing off (the forward pass's gather reported it).
+template <typename I, typename T>
+__device__ __forceinline__ void cross_entropy_backward_body(size_t n, size_t classes, const Layout &llp,
+                                                            const Layout &llab, const Layout &lg, const T *log_probs,
+                                                            const I *labels, const T *g, T *out) {
+    typedef typename Acc<T>::type A;
+    GRID_STRIDE_LOOP(i, n) {
+        const size_t row = i / classes;
+        const A gr = up(g[strided_index(lg, row)]);
+        const I label = labels[strided_index(llab, row)];
+        A v = m_exp(up(log_probs[strided_index(llp, i)])) * gr;
+        if (in_range(label, classes) && (size_t)(long long)label == i - row * classes) v -= gr;
+        out[i] = down<T>(v);
+    }
+}
+
+#define CROSS_ENTROPY_KERNEL(T, I)                                                                               \
+    extern "C" __global__ void cross_entropy_backward_##I##_##T(size_t n, size_t classes, Layout llp, Layout llab, \
+                                                                Layout lg, const T *log_probs, const I *labels,  \
+                                                                const T *g, T *out) {                           \
+        cross_entropy_backward_body<I, T>(n, classes, llp, llab, lg, log_probs, labels, g, out);                 \
+    }
+FOR_FLOAT_DTYPES(CROSS_ENTROPY_KERNEL, u32)
+FOR_FLOAT_DTYPES(CROSS_ENTROPY_KERNEL, i32)
+FOR_FLOAT_DTYPES(CROSS_ENTROPY_KERNEL, i64)

@@ -105,6 +105,17 @@ impl Layout {
         self.dims.numel()
     }
 
+    /// The storage index of the view's `i`-th element in row-major order (`i < numel`).
+    #[inline]
+    pub(crate) fn offset_of(&self, mut i: usize) -> usize {
+        let mut off = self.offset;
+        for (&d, &s) in self.dims().iter().zip(self.strides()).rev() {
+            off += (i % d) * s;
+            i /= d;
+        }
+        off
+    }
+
     /// True when the elements are row-major and dense (size-1 axes may have any stride).
     #[inline]
     pub fn is_contiguous(&self) -> bool {

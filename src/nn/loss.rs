@@ -17,10 +17,9 @@
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
-use crate::layout::Layout;
 use crate::ops;
-use crate::shape::{Axis, Const, Dim, Dims, Shape, MAX_RANK};
-use crate::tensor::{padded_shape, Grad, Tensor};
+use crate::shape::{Axis, Const, Dim, Shape};
+use crate::tensor::{Grad, Tensor};
 
 impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
     /// Cross entropy of `(batch, classes)` logits against integer class labels, per sample:
@@ -28,8 +27,8 @@ impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
     /// with the op, the index and the size.
     #[track_caller]
     pub fn cross_entropy<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Traced<T, (B,), D> {
-        // The value of `log_softmax().nll()`, recorded as one op: its gradient is five kernels where the
-        // composed rules of log-softmax, gather and negation take eight.
+        // The value of `log_softmax().nll()`, recorded as one op: its gradient is one kernel where the composed
+        // rules of log-softmax, gather and negation take eight.
         let log_probs = self.value.log_softmax::<Axis<1>>();
         let column = labels.unsqueeze::<Axis<1>>();
         let picked: Tensor<T, (B, Const<1>), D> = log_probs.gather::<Axis<1>, I, _>(&column);
@@ -54,30 +53,19 @@ impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
 }
 
 /// Cross entropy's gradient with respect to the logits, per row `(softmax - one_hot(label)) g`: the softmax (from
-/// the saved log-probabilities) scaled by the row's gradient, with the row's gradient subtracted at its label.
+/// the saved log-probabilities) scaled by the row's gradient, with the row's gradient taken off at its label, in
+/// one kernel (`IndexingKernels::cross_entropy_backward`). `g` holds one value per row (padded `(.., B)`) and the
+/// labels are the padded column `(.., B, 1)`: both are read per row as they lie.
 fn cross_entropy_rule<T: FloatDType, I: IndexDType, D: Device>(
     g: Grad<T, D>,
     (slot, log_probs, labels): (Slot, Grad<T, D>, Grad<I, D>),
     store: &mut Gradients,
 ) {
-    // `g` holds one value per row (padded `(.., B)`): viewed as a column `(.., B, 1)`, and spread over the
-    // classes (stride 0), without a copy.
-    let (dims, lg) = (log_probs.dims(), g.layout());
-    let mut strides = [0; MAX_RANK];
-    strides[MAX_RANK - 2] = lg.strides()[MAX_RANK - 1];
-    let view = |dims: Dims| {
-        let layout = Layout::from_parts(dims, &strides, lg.offset());
-        Grad::<T, D>::from_view(padded_shape(&dims), layout, g.storage())
-    };
-    let mut column = dims;
-    column.as_mut_slice()[MAX_RANK - 1] = 1;
-    let scaled = log_probs.exp().zip_same(ops::Mul, &view(dims));
-    let minus_g = view(column).unary(ops::Neg);
-    let idx = (labels.buffer(), &labels.layout());
-    slot.give_padded(
-        store,
-        scaled.scatter_add_at("cross_entropy", idx, &minus_g, MAX_RANK - 1),
+    let grad = log_probs.cross_entropy_backward_at(
+        (labels.buffer(), &labels.layout()),
+        (g.buffer(), &g.layout()),
     );
+    slot.give_padded(store, grad);
 }
 
 /// Squared error's gradient: `2 (p - t) g` for the prediction, its negation for the target (each if wanted).

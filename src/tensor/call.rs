@@ -98,6 +98,15 @@ pub(crate) fn scatter_add<'a, T: WithDType, I: IndexDType, D: Device>(
     move |out| D::scatter_add(op, dst, idx, src, axis, out)
 }
 
+#[cfg(feature = "std")] // autograd
+pub(crate) fn cross_entropy_backward<'a, T: FloatDType, I: IndexDType, D: Device>(
+    log_probs: View<'a, D, T>,
+    labels: View<'a, D, I>,
+    g: View<'a, D, T>,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::cross_entropy_backward(log_probs, labels, g, out)
+}
+
 pub(crate) fn along_axis<'a, T: FloatDType, D: Device>(
     op: AlongAxis,
     src: View<'a, D, T>,

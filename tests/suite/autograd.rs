@@ -810,6 +810,51 @@ fn indexing<D: Device>() {
     });
 }
 
+/// Cross entropy's gradient in dtype `T` with labels of type `I` (a strided column view), against the definition
+/// `(softmax(x) - one_hot(label)) g` in f64 from the logits as rounded to `T`, within `tol` (relative).
+fn cross_entropy_gradient_in<T: FloatDType, I: IndexDType, D: Device>(tol: f64) {
+    let logits: Tensor<f64, Rank2<3, 4>, D> = random::<f64, Rank2<3, 4>, D>(94).affine(6.0, -3.0);
+    let x = Var::new(logits.to_dtype::<T>());
+    let table = Tensor::<i64, _, D>::from_array([[9, 3], [9, 0], [9, 2]]).to_dtype::<I>();
+    let labels = table.i((.., 1)); // [3, 0, 2], stride 2
+    let xs = x.value().to_dtype::<f64>().to_vec();
+    let want = |g: [f64; 3]| -> Vec<f64> {
+        (0..12)
+            .map(|i| {
+                let (r, c) = (i / 4, i % 4);
+                let row = &xs[r * 4..r * 4 + 4];
+                let sum: f64 = row.iter().map(|v| v.exp()).sum();
+                let label = [3, 0, 2][r];
+                (row[c].exp() / sum - f64::from(u8::from(c == label))) * g[r]
+            })
+            .collect()
+    };
+    let weights = Tensor::<f64, _, D>::from_array([0.5, -2.0, 1.5]).to_dtype::<T>();
+    for (what, grads, g) in [
+        (
+            "weighted rows",
+            (x.trace().cross_entropy(&labels) * &weights)
+                .sum_all()
+                .backward(),
+            [0.5, -2.0, 1.5],
+        ),
+        (
+            "mean",
+            x.trace().cross_entropy(&labels).mean_all().backward(),
+            [1.0 / 3.0; 3],
+        ),
+    ] {
+        let got = grads.get(&x).to_dtype::<f64>().to_vec();
+        for (i, (got, want)) in got.iter().zip(want(g)).enumerate() {
+            assert!(
+                (got - want).abs() <= tol * (1.0 + want.abs()),
+                "cross_entropy gradient in {:?} ({what}) [{i}]: {got} vs {want}",
+                T::DTYPE
+            );
+        }
+    }
+}
+
 fn losses<D: Device>() {
     const B: usize = 4;
     const C: usize = 5;
@@ -845,6 +890,13 @@ fn losses<D: Device>() {
             .nll(&labels)
             .sum_all()
     });
+    // The rule's one kernel in every float dtype and index type, labels read through a strided column, the rows'
+    // gradients both distinct and one broadcast value (`mean_all`), against softmax - one_hot from the rounded
+    // logits.
+    cross_entropy_gradient_in::<f64, u32, D>(1e-12);
+    cross_entropy_gradient_in::<f32, i64, D>(1e-6);
+    cross_entropy_gradient_in::<f16, i32, D>(2e-3);
+    cross_entropy_gradient_in::<bf16, u32, D>(1e-2);
     // Stable for huge logits.
     let big = Tensor::<f32, _, D>::from_array([[1000.0, 0.0]]);
     let l = Traced::constant(big).cross_entropy(&Tensor::<u32, _, D>::from_array([1]));

@@ -360,6 +360,26 @@ impl KernelSig {
             ],
         )
     }
+    /// `cross_entropy_backward_{I}_{T}(n, classes, llp, llab, lg, log_probs, labels, g, out)`.
+    pub fn cross_entropy_backward(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("cross_entropy_backward", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
     /// `adam_step_{T}(n, coefficients, w, m, v, g)`.
     pub fn adam_step(t: DType) -> Self {
         let coefficients = core::mem::size_of::<AdamCoefficients>();
@@ -468,6 +488,9 @@ pub fn catalog() -> Vec<KernelSig> {
         for index in [DType::U32, DType::I32, DType::I64] {
             all.push(KernelSig::gather(index, t));
             all.push(KernelSig::scatter_add(index, t));
+            if t.is_float() {
+                all.push(KernelSig::cross_entropy_backward(index, t));
+            }
         }
         if t.is_float() {
             for op in AlongAxis::ALL {

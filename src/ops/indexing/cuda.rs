@@ -8,7 +8,7 @@ use crate::device::cuda::{
     CudaStorage, IndexCheck,
 };
 use crate::device::{Cuda, Kernels};
-use crate::dtype::{DType, IndexDType, WithDType};
+use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use cust::sys as cu;
@@ -93,7 +93,7 @@ fn reporter<I: IndexDType>(
         let saturated =
             I::DTYPE == DType::I64 && (index == i32::MIN.into() || index == i32::MAX.into());
         if saturated && pos < 0xffff_fffe {
-            let at = base + (linear_offset(&layout, pos) * size_of::<I>()) as u64;
+            let at = base + (layout.offset_of(pos) * size_of::<I>()) as u64;
             // SAFETY: `at` is an element of the index tensor's buffer: alive while the eager op borrows it, and
             // pinned by every graph holding this check (the kernel addressed it during the capture).
             match unsafe { read_pinned::<I>(op, at) } {
@@ -108,16 +108,6 @@ fn reporter<I: IndexDType>(
             size,
         }
     }
-}
-
-/// Storage offset of the `i`-th element (row-major) of a view.
-fn linear_offset(l: &Layout, mut i: usize) -> usize {
-    let mut off = l.offset();
-    for (&d, &s) in l.dims().iter().zip(l.strides()).rev() {
-        off += (i % d) * s;
-        i /= d;
-    }
-    off
 }
 
 // SAFETY: every output element is written (gather: one per index; scatter_add: the copy of the destination
@@ -179,5 +169,34 @@ unsafe impl IndexingKernels for Cuda {
         ];
         launch(op, KernelSig::scatter_add(I::DTYPE, T::DTYPE), n, args)?;
         err.check(op, (idx, li), axis, size)
+    }
+
+    fn cross_entropy_backward<T: FloatDType, I: IndexDType>(
+        (log_probs, llp): (&CudaStorage<T>, &Layout),
+        (labels, llab): (&CudaStorage<I>, &Layout),
+        (g, lg): (&CudaStorage<T>, &Layout),
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        const OP: &str = "cross_entropy";
+        let n = llp.numel();
+        let out_ptr = dest(OP, out, n)?;
+        let classes = llp.dims().last().copied().unwrap_or(1).max(1);
+        let args = alloc::vec![
+            Arg::U64(n as u64),
+            Arg::U64(classes as u64),
+            Arg::Layout(KernelLayout::new(llp)),
+            Arg::Layout(KernelLayout::new(llab)),
+            Arg::Layout(KernelLayout::new(lg)),
+            Arg::U64(log_probs.ptr_at(llp.offset())),
+            Arg::U64(labels.ptr_at(llab.offset())),
+            Arg::U64(g.ptr_at(lg.offset())),
+            Arg::U64(out_ptr),
+        ];
+        launch(
+            OP,
+            KernelSig::cross_entropy_backward(I::DTYPE, T::DTYPE),
+            n,
+            args,
+        )
     }
 }

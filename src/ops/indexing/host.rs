@@ -2,9 +2,9 @@
 //! offset rebuilt from the index at the chosen axis. Every index is checked before use.
 
 use super::IndexingKernels;
-use crate::device::host::elementwise::assume_init;
+use crate::device::host::elementwise::{assume_init, map_view_into};
 use crate::device::host::kernels::copy;
-use crate::dtype::{IndexDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{for_each_row, Layout};
 use core::mem::MaybeUninit;
@@ -120,6 +120,38 @@ pub(crate) fn scatter_add<T: WithDType, I: IndexDType>(
     scatter_add_into(op, out, ld, idx, li, src, ls, axis)
 }
 
+/// Cross entropy's gradient (`IndexingKernels::cross_entropy_backward`) on host memory: `exp` of the
+/// log-probabilities through the elementwise loop (vectorised, and split across threads when large), then each row
+/// scaled by its gradient, which is also taken off at the row's label.
+pub(crate) fn cross_entropy_backward<T: FloatDType, I: IndexDType>(
+    (log_probs, llp): (&[T], &Layout),
+    (labels, llab): (&[I], &Layout),
+    (g, lg): (&[T], &Layout),
+    out: &mut [MaybeUninit<T>],
+) {
+    let n = llp.numel();
+    let out = &mut out[..n];
+    map_view_into(out, log_probs, llp, |x: T| x.exp());
+    // SAFETY: `map_view_into` just wrote every element.
+    let out = unsafe { assume_init(out) };
+    let classes = llp.dims().last().copied().unwrap_or(1);
+    if classes == 0 {
+        return;
+    }
+    for (row, values) in out.chunks_exact_mut(classes).enumerate() {
+        let gr = g[lg.offset_of(row)];
+        for v in values.iter_mut() {
+            *v = v.mul(gr);
+        }
+        if let Some(c) = labels[llab.offset_of(row)]
+            .to_index()
+            .filter(|&c| c < classes)
+        {
+            values[c] = values[c].sub(gr);
+        }
+    }
+}
+
 /// `IndexingKernels` for a device with host memory: the bodies above, for `Embedded` and `Cpu` alike.
 macro_rules! host_indexing_kernels {
     ($device:ty) => {
@@ -147,6 +179,17 @@ macro_rules! host_indexing_kernels {
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
                 scatter_add(op, dst, idx, src, axis, out)
+            }
+
+            #[inline]
+            fn cross_entropy_backward<T: FloatDType, I: IndexDType>(
+                log_probs: (&[T], &Layout),
+                labels: (&[I], &Layout),
+                g: (&[T], &Layout),
+                out: &mut [MaybeUninit<T>],
+            ) -> Result<()> {
+                cross_entropy_backward(log_probs, labels, g, out);
+                Ok(())
             }
         }
     };

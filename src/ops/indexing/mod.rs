@@ -11,7 +11,7 @@ mod tensor;
 mod traced;
 
 use crate::device::Kernels;
-use crate::dtype::{IndexDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 
@@ -39,6 +39,16 @@ pub unsafe trait IndexingKernels: Kernels {
         idx: (&Self::Buffer<I>, &Layout),
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// Cross entropy's gradient with respect to the logits, from the forward pass's log-probabilities (the
+    /// classes their last axis): `out = exp(log_probs) g[row]`, less `g[row]` at the row's label, in
+    /// `log_probs`' dims, dense. `labels` and `g` hold one value per row (views over the rows' dims). A label
+    /// outside the classes takes nothing off: the forward pass's gather reported it.
+    fn cross_entropy_backward<T: FloatDType, I: IndexDType>(
+        log_probs: (&Self::Buffer<T>, &Layout),
+        labels: (&Self::Buffer<I>, &Layout),
+        g: (&Self::Buffer<T>, &Layout),
         out: &mut Self::Out<T>,
     ) -> Result<()>;
 }

@@ -20,7 +20,7 @@
 //! ```
 
 use crate::device::Device;
-use crate::dtype::{IndexDType, WithDType};
+use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
@@ -233,6 +233,29 @@ fn check_other_axes(op: &'static str, a: &Dims, b: &Dims, axis: usize) -> Result
         return Err(Error::shape_mismatch(op, *a, *b));
     }
     Ok(())
+}
+
+#[cfg(feature = "std")] // autograd
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Cross entropy's gradient with respect to the logits, from these log-probabilities (the classes their last
+    /// axis), the rows' labels and the rows' gradients `g` (views over the rows' dims), in one kernel: see
+    /// [`IndexingKernels::cross_entropy_backward`](super::IndexingKernels::cross_entropy_backward).
+    pub(crate) fn cross_entropy_backward_at<I: IndexDType>(
+        &self,
+        labels: (&D::Buffer<I>, &Layout),
+        g: (&D::Buffer<T>, &Layout),
+    ) -> Self {
+        let lp = self.layout();
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        or_panic(unsafe {
+            written!(
+                Self::try_written_by,
+                self.shape(),
+                "cross_entropy",
+                call::cross_entropy_backward::<T, I, D>((self.buffer(), &lp), labels, g),
+            )
+        })
+    }
 }
 
 impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
