@@ -73,6 +73,35 @@ impl IndexError {
     }
 }
 
+/// A kernel's record of a bad index, as `record_bad` in ptx/indexing.cu writes it: the position in the high word
+/// (saturated at 2^32 - 2), the value in the low word (u32 as it is; i32, and i64 saturated to the i32 range, as an
+/// i32).
+#[derive(Debug, PartialEq)]
+struct BadIndex {
+    /// The first bad position, unless it was too large to record.
+    position: Option<usize>,
+    /// The index found there, as recorded.
+    index: i128,
+    /// False when the value may have been saturated (an i64 at an i32 bound): read it from the tensor instead.
+    exact: bool,
+}
+
+impl BadIndex {
+    fn decode(record: u64, index_dtype: DType) -> Self {
+        let (pos, bits) = ((record >> 32) as usize, record as u32);
+        let index = match index_dtype {
+            DType::U32 => i128::from(bits),
+            _ => i128::from(bits as i32),
+        };
+        BadIndex {
+            position: (pos < 0xffff_fffe).then_some(pos),
+            index,
+            exact: index_dtype != DType::I64
+                || (index != i32::MIN.into() && index != i32::MAX.into()),
+        }
+    }
+}
+
 /// Turns a kernel's record of a bad index (`record_bad` in ptx/indexing.cu: the position in the high word, the
 /// value in the low word) into the error the CPU gives. The value is exact for u32 and i32 indices and for i64
 /// ones within the i32 range; a larger i64 one is read from the index tensor's buffer (at `base`, viewed by
@@ -85,14 +114,12 @@ fn reporter<I: IndexDType>(
     size: usize,
 ) -> impl Fn(u64) -> Error + Send + Sync + 'static {
     move |record: u64| {
-        let (pos, bits) = ((record >> 32) as usize, record as u32);
-        let mut index = match I::DTYPE {
-            DType::U32 => i128::from(bits),
-            _ => i128::from(bits as i32),
-        };
-        let saturated =
-            I::DTYPE == DType::I64 && (index == i32::MIN.into() || index == i32::MAX.into());
-        if saturated && pos < 0xffff_fffe {
+        let BadIndex {
+            position,
+            mut index,
+            exact,
+        } = BadIndex::decode(record, I::DTYPE);
+        if let (false, Some(pos)) = (exact, position) {
             let at = base + (layout.offset_of(pos) * size_of::<I>()) as u64;
             // SAFETY: `at` is an element of the index tensor's buffer: alive while the eager op borrows it, and
             // pinned by every graph holding this check (the kernel addressed it during the capture).
@@ -198,5 +225,46 @@ unsafe impl IndexingKernels for Cuda {
             n,
             args,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host's reading of the kernels' record (`record_bad` in ptx/indexing.cu writes it; the GPU tests check
+    /// the two together): position high, value low, signed for i32/i64, saturated i64 values marked inexact.
+    #[test]
+    fn bad_index_records_decode() {
+        let record = |pos: u64, bits: u32| (pos << 32) | u64::from(bits);
+        let d = |r, t| BadIndex::decode(r, t);
+        let bad = |position, index, exact| BadIndex {
+            position,
+            index,
+            exact,
+        };
+        assert_eq!(d(record(5, 7), DType::U32), bad(Some(5), 7, true));
+        assert_eq!(
+            d(record(0, 3_000_000_000), DType::U32),
+            bad(Some(0), 3_000_000_000, true)
+        );
+        assert_eq!(
+            d(record(2, -3i32 as u32), DType::I32),
+            bad(Some(2), -3, true)
+        );
+        assert_eq!(
+            d(record(9, -3i32 as u32), DType::I64),
+            bad(Some(9), -3, true)
+        );
+        assert_eq!(
+            d(record(1, i32::MIN as u32), DType::I64),
+            bad(Some(1), i32::MIN.into(), false)
+        );
+        assert_eq!(
+            d(record(1, i32::MAX as u32), DType::I32),
+            bad(Some(1), i32::MAX.into(), true)
+        );
+        // The largest position recorded means "at or past 2^32 - 2": unknown.
+        assert_eq!(d(record(0xffff_fffe, 4), DType::U32), bad(None, 4, true));
     }
 }
