@@ -31,7 +31,6 @@ fn reduce<T: WithDType, Op: ReduceOp<T>>(
 ) {
     #[cfg(feature = "std")]
     if layout.numel() >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
-        use rayon::prelude::*;
         let dims = layout.dims();
         let axis_to_split = |want_reduced: bool| {
             (0..layout.rank()).find(|&ax| reduced[ax] == want_reduced && dims[ax] > 1)
@@ -46,7 +45,7 @@ fn reduce<T: WithDType, Op: ReduceOp<T>>(
                 blocks.push((start, len, block));
                 rest = tail;
             }
-            blocks.into_par_iter().for_each(|(start, len, block)| {
+            par_blocks(blocks, &|start, len, block| {
                 let part = layout.narrow(Op::NAME, ax, start, len).expect("in bounds");
                 reduce_serial(op, src, &part, reduced, block)
             });
@@ -56,13 +55,10 @@ fn reduce<T: WithDType, Op: ReduceOp<T>>(
             // One output: the reduced elements after axis `ax` number `per_step` per step along it.
             let count = layout.numel();
             let per_step = count / dims[ax];
-            let partials: Vec<Op::Acc> = parts(dims[ax])
-                .into_par_iter()
-                .map(|(start, len)| {
-                    let part = layout.narrow(Op::NAME, ax, start, len).expect("in bounds");
-                    fold_view(&op, src, &part, op.init(), start * per_step)
-                })
-                .collect();
+            let partials = par_partials(parts(dims[ax]), &|start, len| {
+                let part = layout.narrow(Op::NAME, ax, start, len).expect("in bounds");
+                fold_view(&op, src, &part, op.init(), start * per_step)
+            });
             let acc = partials
                 .into_iter()
                 .reduce(|a, b| op.merge(a, b))
@@ -72,6 +68,37 @@ fn reduce<T: WithDType, Op: ReduceOp<T>>(
         }
     }
     reduce_serial(op, src, layout, reduced, out)
+}
+
+/// `job(start, len, block)` for each block of outputs, side by side on rayon's threads. The job is a trait object
+/// so that rayon's machinery is compiled once per output type, not once per (op, dtype): see the elementwise
+/// loops' `par_chunks`, which split the output evenly; these blocks follow the pieces of the split axis instead,
+/// as an output of a few thousand elements can still stand for millions of inputs.
+#[cfg(feature = "std")]
+#[inline(never)]
+fn par_blocks<O: Send>(
+    blocks: Vec<(usize, usize, &mut [O])>,
+    job: &(dyn Fn(usize, usize, &mut [O]) + Sync),
+) {
+    use rayon::prelude::*;
+    blocks
+        .into_par_iter()
+        .for_each(|(start, len, block)| job(start, len, block));
+}
+
+/// `job(start, len)` for each piece, side by side on rayon's threads, the results in the pieces' order (a trait
+/// object, as in [`par_blocks`]).
+#[cfg(feature = "std")]
+#[inline(never)]
+fn par_partials<A: Send>(
+    pieces: Vec<(usize, usize)>,
+    job: &(dyn Fn(usize, usize) -> A + Sync),
+) -> Vec<A> {
+    use rayon::prelude::*;
+    pieces
+        .into_par_iter()
+        .map(|(start, len)| job(start, len))
+        .collect()
 }
 
 /// `(start, len)` pieces of an axis of `size`: a few per thread.
