@@ -541,7 +541,8 @@ const EMPTY_KERNEL_PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
 /// Host time to queue small work, against a bare `cuLaunchKernel` of an empty kernel in the same run: one
 /// elementwise op, and one training step of the digits MLP (`Linear<64, 64>`, ReLU, `Linear<64, 10>`, batch 32,
 /// cross-entropy, backward, Adam; 29 launches). A small model is launch-bound when the step's host time is about
-/// its launch count times the bare launch.
+/// its launch count times the bare launch. Then the same step as a CUDA graph, and the GPU time per operation of
+/// a replayed graph (the empty kernel's floor against the library's smallest kernel), which bounds a graph's step.
 fn launch_overhead(_: &mut Criterion) {
     use cust::sys as cu;
     use typed_tensor::nn::{Linear, Module, ReLU};
@@ -646,6 +647,75 @@ fn launch_overhead(_: &mut Criterion) {
     };
     let kernels = graph_step(MatmulBackend::Kernels);
     let cublas = graph_step(MatmulBackend::Cublas);
+    // GPU time per operation of a replayed graph: 32 launches of the empty kernel in a row (the driver's floor)
+    // against 32 of the library's (32, 64) f32 in-place add, each recorded once and replayed 100 times per timed
+    // call, waited for. A small model's replay costs about its operation count times these.
+    const CHAIN: usize = 32;
+    let floor = unsafe {
+        let check = |code: cu::CUresult| assert_eq!(code, cu::CUresult::CUDA_SUCCESS);
+        let mut stream = core::ptr::null_mut();
+        check(cu::cuStreamCreate(
+            &mut stream,
+            cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+        ));
+        check(cu::cuStreamBeginCapture_v2(
+            stream,
+            cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
+        ));
+        let mut args = [1u64, 2, 3];
+        let mut ptrs: Vec<*mut c_void> = args
+            .iter_mut()
+            .map(|a| a as *mut u64 as *mut c_void)
+            .collect();
+        for _ in 0..CHAIN {
+            check(cu::cuLaunchKernel(
+                empty,
+                1,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                stream,
+                ptrs.as_mut_ptr(),
+                core::ptr::null_mut(),
+            ));
+        }
+        let (mut graph, mut exec) = (core::ptr::null_mut(), core::ptr::null_mut());
+        check(cu::cuStreamEndCapture(stream, &mut graph));
+        check(cu::cuGraphInstantiateWithFlags(&mut exec, graph, 0));
+        check(cu::cuGraphLaunch(exec, stream));
+        check(cu::cuStreamSynchronize(stream));
+        let start = Instant::now();
+        for _ in 0..100 {
+            check(cu::cuGraphLaunch(exec, stream));
+        }
+        check(cu::cuStreamSynchronize(stream));
+        let per_node = start.elapsed().as_secs_f64() / (100 * CHAIN) as f64;
+        cu::cuGraphExecDestroy(exec);
+        cu::cuGraphDestroy(graph);
+        cu::cuStreamDestroy_v2(stream);
+        per_node
+    };
+    let mut acc = Tensor::<f32, Rank2<32, 64>, Cuda>::zeros();
+    let (chain, ()) = Cuda::capture(|| {
+        for _ in 0..CHAIN {
+            acc += &a;
+        }
+    })
+    .expect("capture the chain of adds");
+    let adds = seconds(|| {
+        for _ in 0..100 {
+            chain.replay().expect("replay");
+        }
+    }) / (100 * CHAIN) as f64;
+    println!(
+        "summary: GPU time per operation of a replayed graph: {:.2} us for the empty kernel, {:.2} us for a (32, \
+         64) f32 in-place add ({CHAIN} in a row, 100 replays)",
+        floor * 1e6,
+        adds * 1e6
+    );
     unsafe { cu::cuModuleUnload(module) };
     println!(
         "summary: host time to queue: a bare cuLaunchKernel {:.2} us; (32, 64) f32 add {:.2} us ({:.2}x the bare \
