@@ -117,8 +117,9 @@ pub(crate) fn capture_record(op: &'static str) -> Result<(usize, cu::CUdeviceptr
 }
 
 /// Page-locked host memory that each replay's last operation copies the graph's index-check records into (slot
-/// for slot), so that [`CudaGraph::replay`] reads what the finished replays found without waiting for the GPU. A record stays set on the device until it is reported, so a slot only ever moves from "none" to a bad
-/// index, whichever replay's copy lands last.
+/// for slot), so that [`CudaGraph::replay`] reads what the finished replays found without waiting for the GPU. A
+/// record stays set on the device until it is reported, so a slot only ever moves from "none" to a bad index,
+/// whichever replay's copy lands last.
 struct Mailbox {
     slots: *mut u64,
 }
