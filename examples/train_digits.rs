@@ -4,7 +4,8 @@
 //! The models are generic over the device: with `--features cuda`, `cuda` as second argument trains on the GPU
 //! (`cargo run --release --features cuda --example train_digits -- mlp cuda`), the same code unchanged, and
 //! `cuda-graph` records each step's forward and backward pass once as a CUDA graph (after one eager step) and
-//! replays it per batch, writing each batch into the recorded input tensors (`Tensor::copy_from`).
+//! replays it per batch, writing each batch's positions in the training split into the recorded index tensor
+//! (`Tensor::copy_from`); the split stays on the device and the graph gathers the batch from it.
 //!
 //! The models' types spell their shapes: the MLP is `Linear<f32, 64, 64>`, `ReLU`, `Linear<f32, 64, 10>`; the
 //! CNN reshapes each row of 64 pixels into a 1x8x8 image (a user-defined layer, [`ToImage`]), then two
