@@ -356,35 +356,27 @@ fn train_model<D: Device, M: Classifier<D>>(
             let t0 = Instant::now();
             let ids = batches.i(b);
             let (t1, t2);
-            if let Some(record) = recorder {
+            if let (Some(record), true) = (recorder, warmed_up) {
                 ids_in.copy_from(&ids);
-                if recorded.is_none() && !warmed_up {
-                    // One eager step first: Adam makes its moments outside the recording.
-                    let loss = step(&ids_in);
-                    loss_sum += loss.value();
-                    let grads = loss.backward();
-                    (t1, t2) = (Instant::now(), Instant::now());
-                    opt.step(&grads);
-                    warmed_up = true;
-                } else {
-                    let (replay, (loss, grads)) = recorded.get_or_insert_with(|| {
-                        record(&mut || {
-                            let loss = step(&ids_in);
-                            (loss.value().clone(), loss.backward())
-                        })
-                    });
-                    replay();
-                    loss_sum += &*loss;
-                    (t1, t2) = (Instant::now(), Instant::now());
-                    opt.step(grads);
-                }
+                let (replay, (loss, grads)) = recorded.get_or_insert_with(|| {
+                    record(&mut || {
+                        let loss = step(&ids_in);
+                        (loss.value().clone(), loss.backward())
+                    })
+                });
+                replay();
+                loss_sum += &*loss;
+                (t1, t2) = (Instant::now(), Instant::now());
+                opt.step(grads);
             } else {
+                // Eager; with a recorder, the one step before the recording (Adam makes its moments outside it).
                 let loss = step(&ids);
                 loss_sum += loss.value();
                 t1 = Instant::now();
                 let grads = loss.backward();
                 t2 = Instant::now();
                 opt.step(&grads);
+                warmed_up = true;
             }
             let t3 = Instant::now();
             forward += t1 - t0;
