@@ -167,6 +167,11 @@ pub trait WithDType:
     fn to_acc(self) -> Self::Acc;
     /// Rounds an accumulator back (round-to-nearest-even for floats, wrapping for integers).
     fn from_acc(acc: Self::Acc) -> Self;
+
+    /// The `Cpu`'s host kernels the library compiles for this type (`device::host::compiled`), if any.
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    const HOST_KERNELS: Option<&'static crate::device::host::compiled::Compiled<Self>> = None;
 }
 
 /// The arithmetic reductions need, on an accumulator type (`f32`, `f64` or `i64`). The float functions exist
@@ -590,10 +595,13 @@ macro_rules! nan_max_min {
 }
 
 macro_rules! native_float_dtype {
-    ($t:ident, $dt:ident) => {
+    ($t:ident, $dt:ident, $host:expr) => {
         impl sealed::Sealed for $t {}
         impl WithDType for $t {
             const DTYPE: DType = DType::$dt;
+            #[cfg(feature = "alloc")]
+            const HOST_KERNELS: Option<&'static crate::device::host::compiled::Compiled<Self>> =
+                $host;
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             #[inline(always)]
@@ -651,8 +659,8 @@ macro_rules! native_float_dtype {
         }
     };
 }
-native_float_dtype!(f32, F32);
-native_float_dtype!(f64, F64);
+native_float_dtype!(f32, F32, Some(&crate::device::host::compiled::F32));
+native_float_dtype!(f64, F64, None);
 
 impl FloatDType for f32 {
     #[inline(always)]

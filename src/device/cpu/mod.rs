@@ -145,5 +145,5 @@ unsafe impl Kernels for Cpu {
         Ok(map_view(buffer, layout, |x| x))
     }
 
-    super::host::kernels::host_kernel_methods!();
+    super::host::kernels::host_kernel_methods!(crate::device::host::compiled);
 }

@@ -167,5 +167,5 @@ unsafe impl Kernels for Embedded {
         Ok(out)
     }
 
-    super::host::kernels::host_kernel_methods!();
+    super::host::kernels::host_kernel_methods!(crate::device::host::kernels);
 }

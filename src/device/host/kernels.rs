@@ -29,14 +29,15 @@ pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [
 
 /// The `Kernels` methods whose body is the same on both devices with host memory (`Buffer<T> = [T]`,
 /// `Out<T> = [MaybeUninit<T>]`): `Cpu` and `Embedded` expand this inside their impls, so each is written once.
+/// The argument names the module whose `copy` the device runs (this one's loop, or `device::host::compiled`'s).
 macro_rules! host_kernel_methods {
-    () => {
+    ($($copy:ident)::+) => {
         #[inline]
         fn copy<T: $crate::dtype::WithDType>(
             src: (&[T], &$crate::layout::Layout),
             out: &mut [core::mem::MaybeUninit<T>],
         ) -> $crate::error::Result<()> {
-            $crate::device::host::kernels::copy(src, out);
+            $($copy)::+::copy(src, out);
             Ok(())
         }
 

@@ -69,8 +69,10 @@ pub(crate) fn where_cond<T: WithDType>(
     where_into(&mut out[..mask.1.numel()], mask, on_true, on_false)
 }
 
+/// The family's `ElementwiseKernels` impl for a host device, running the loops of `$loops` (this module's, or
+/// `device::host::compiled`'s, which call the library's compiled copies where it has them).
 macro_rules! host_elementwise_kernels {
-    ($device:ty) => {
+    ($device:ty, $($loops:ident)::+) => {
         // SAFETY: each loop writes one value per output element, and only `Operand::Out` reads `out` (the
         // destination's own values, which that operand promises).
         unsafe impl ElementwiseKernels for $device {
@@ -80,7 +82,7 @@ macro_rules! host_elementwise_kernels {
                 src: Operand<'_, [T]>,
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
-                unary(op, src, out);
+                $($loops)::+::unary(op, src, out);
                 Ok(())
             }
 
@@ -91,7 +93,7 @@ macro_rules! host_elementwise_kernels {
                 rhs: (&[T], &Layout),
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
-                binary(op, lhs, rhs, out);
+                $($loops)::+::binary(op, lhs, rhs, out);
                 Ok(())
             }
 
@@ -102,7 +104,7 @@ macro_rules! host_elementwise_kernels {
                 rhs: (&[T], &Layout),
                 out: &mut [MaybeUninit<u8>],
             ) -> Result<()> {
-                compare(op, lhs, rhs, out);
+                $($loops)::+::compare(op, lhs, rhs, out);
                 Ok(())
             }
 
@@ -113,13 +115,14 @@ macro_rules! host_elementwise_kernels {
                 on_false: (&[T], &Layout),
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
-                where_cond(mask, on_true, on_false, out);
+                $($loops)::+::where_cond(mask, on_true, on_false, out);
                 Ok(())
             }
         }
     };
 }
 
-host_elementwise_kernels!(crate::device::Embedded);
+// `Embedded` keeps every loop inline: its static shapes fold into straight-line code.
+host_elementwise_kernels!(crate::device::Embedded, self);
 #[cfg(feature = "alloc")]
-host_elementwise_kernels!(crate::device::Cpu);
+host_elementwise_kernels!(crate::device::Cpu, crate::device::host::compiled);

@@ -34,6 +34,11 @@ pub trait UnaryOp<T: WithDType>: Copy + Send + Sync + 'static {
     fn params(&self) -> [T; 2] {
         [T::ZERO; 2]
     }
+    /// Where the library's compiled host kernels of this op sit in an element type's table (`None`, the
+    /// default: the op's loops are compiled where it is used; see `device::host::compiled`).
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    const COMPILED: Option<usize> = None;
 }
 
 /// A binary elementwise op on `T`.
@@ -42,6 +47,10 @@ pub trait BinaryOp<T: WithDType>: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// The op on one pair of elements.
     fn apply(&self, a: T, b: T) -> T;
+    /// As [`UnaryOp::COMPILED`].
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    const COMPILED: Option<usize> = None;
 }
 
 /// Elementwise comparisons; the result is a `u8` mask (1 where true).
@@ -141,6 +150,8 @@ macro_rules! binary_ops {
             pub struct $name;
             impl<T: WithDType> BinaryOp<T> for $name {
                 const NAME: &'static str = $stem;
+                #[cfg(feature = "alloc")]
+                const COMPILED: Option<usize> = crate::device::host::compiled::binary_index($stem);
                 #[inline(always)]
                 fn apply(&self, $a: T, $b: T) -> T {
                     $body
@@ -177,6 +188,8 @@ macro_rules! float_binary_ops {
             pub struct $name;
             impl<T: crate::dtype::FloatDType> BinaryOp<T> for $name {
                 const NAME: &'static str = $stem;
+                #[cfg(feature = "alloc")]
+                const COMPILED: Option<usize> = crate::device::host::compiled::binary_index($stem);
                 #[inline(always)]
                 fn apply(&self, a: T, b: T) -> T {
                     let ($a, $b) = (a.to_f64(), b.to_f64());
@@ -256,6 +269,8 @@ macro_rules! unary_ops {
             pub struct $name;
             impl<T: $bound> UnaryOp<T> for $name {
                 const NAME: &'static str = $stem;
+                #[cfg(feature = "alloc")]
+                const COMPILED: Option<usize> = crate::device::host::compiled::unary_index($stem);
                 #[inline(always)]
                 fn apply(&self, $x: T) -> T {
                     $body
@@ -392,6 +407,8 @@ pub struct Affine<T> {
 }
 impl<T: FloatDType> UnaryOp<T> for Affine<T> {
     const NAME: &'static str = "affine";
+    #[cfg(feature = "alloc")]
+    const COMPILED: Option<usize> = crate::device::host::compiled::unary_index(Self::NAME);
     #[inline(always)]
     fn apply(&self, x: T) -> T {
         T::from_f64(x.to_f64() * self.mul.to_f64() + self.add.to_f64())
@@ -411,6 +428,8 @@ pub struct Clamp<T> {
 }
 impl<T: WithDType> UnaryOp<T> for Clamp<T> {
     const NAME: &'static str = "clamp";
+    #[cfg(feature = "alloc")]
+    const COMPILED: Option<usize> = crate::device::host::compiled::unary_index(Self::NAME);
     #[inline(always)]
     fn apply(&self, x: T) -> T {
         x.max_of(self.lo).min_of(self.hi)

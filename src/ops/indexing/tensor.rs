@@ -20,7 +20,7 @@
 //! ```
 
 use crate::device::Device;
-use crate::dtype::{FloatDType, IndexDType, WithDType};
+use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
@@ -236,7 +236,7 @@ fn check_other_axes(op: &'static str, a: &Dims, b: &Dims, axis: usize) -> Result
 }
 
 #[cfg(feature = "std")] // autograd
-impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Cross entropy's gradient with respect to the logits, from these log-probabilities (the classes their last
     /// axis), the rows' labels and the rows' gradients `g` (views over the rows' dims), in one kernel: see
     /// [`IndexingKernels::cross_entropy_backward`](super::IndexingKernels::cross_entropy_backward).

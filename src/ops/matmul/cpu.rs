@@ -29,6 +29,22 @@ pub(crate) fn matmul<T: FloatDType>(
     lb: &Layout,
     out: &mut [MaybeUninit<T>],
 ) {
+    if const { T::HOST_KERNELS.is_some() } {
+        (crate::device::host::compiled::table::<T>().matmul)(a, la, b, lb, out)
+    } else {
+        matmul_loop(a, la, b, lb, out)
+    }
+}
+
+/// [`matmul`]'s body (`device::host::compiled` holds it compiled for `f32`).
+#[inline(always)]
+pub(crate) fn matmul_loop<T: FloatDType>(
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    out: &mut [MaybeUninit<T>],
+) {
     let (batch, m, n) = (la.dims()[0], la.dims()[1], lb.dims()[2]);
     let len = Dims::from_slice(&[batch, m, n]).numel();
     let out = crate::device::host::elementwise::zeroed(&mut out[..len]);
