@@ -4,9 +4,12 @@
 # one run, so the ratios compare like with like. Prints, for release and debug:
 #   cold    - a build from an empty target directory (the dependencies included),
 #   rebuild - the user crate alone after a change to its source (what a model's author waits for),
-# each library's seconds and typed-tensor / dfdx. Incremental compilation is off (as in release builds by default),
-# so a debug rebuild after `touch` compiles the user crate again instead of reusing its cached code. Usage: tools/compile-bench/run.sh [runs] (default 1; with more,
-# each figure is the minimum). Build outputs go to target/compile-bench/ of the repository.
+# each library's seconds and typed-tensor / dfdx. typed-tensor is built twice: with its default features (`std` and
+# `safetensors`, whose serde and serde_json are about 10 s of a cold build) and with `std` alone (`std-s`,
+# `std-ratio`), the features that dfdx 0.13's defaults have (no file format: dfdx's `safetensors` is opt-in).
+# Incremental compilation is off (as in release builds by default), so a debug rebuild after `touch` compiles the
+# user crate again instead of reusing its cached code. Usage: tools/compile-bench/run.sh [runs] (default 1; with
+# more, each figure is the minimum). Build outputs go to target/compile-bench/ of the repository.
 set -euo pipefail
 shopt -s inherit_errexit
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -14,20 +17,21 @@ out="$here/../../target/compile-bench"
 runs="${1:-1}"
 mkdir -p "$out"
 
-seconds() { # seconds <crate> <profile flag> <what>
-  local crate="$1" flag="$2" what="$3" start end
+seconds() { # seconds <build> <profile flag> <what>; build: typed, typed-std (no default features) or dfdx
+  local build="$1" flag="$2" what="$3" crate="${1%-std}" features="" start end
+  [ "$build" = typed-std ] && features="--no-default-features"
   if [ "$what" = cold ]; then
-    rm -rf "$out/$crate"
+    rm -rf "$out/$build"
   else
     touch "$here/$crate/src/main.rs"
   fi
   start=$(date +%s.%N)
-  CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$out/$crate" cargo build -q --manifest-path "$here/$crate/Cargo.toml" $flag
+  CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$out/$build" cargo build -q --manifest-path "$here/$crate/Cargo.toml" $flag $features
   end=$(date +%s.%N)
   awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
 }
 
-best() { # best <crate> <flag> <what>: the minimum over the runs
+best() { # best <build> <flag> <what>: the minimum over the runs
   local b="" t
   for _ in $(seq "$runs"); do
     t=$(seconds "$@")
@@ -39,13 +43,16 @@ best() { # best <crate> <flag> <what>: the minimum over the runs
 # Fetch first, so that downloads are not timed.
 for crate in typed dfdx; do cargo fetch -q --manifest-path "$here/$crate/Cargo.toml"; done
 
-printf '%-8s %-8s %10s %10s %8s\n' profile build typed-s dfdx-s ratio
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+printf '%-8s %-8s %8s %8s %8s %8s %9s\n' profile build typed-s std-s dfdx-s ratio std-ratio
 for profile in release debug; do
   flag=""; [ "$profile" = release ] && flag="--release"
   for what in cold rebuild; do
     # A cold build leaves the target directory that the rebuild then reuses.
     typed=$(best typed "$flag" "$what")
+    std=$(best typed-std "$flag" "$what")
     dfdx=$(best dfdx "$flag" "$what")
-    printf '%-8s %-8s %10.1f %10.1f %8.2f\n' "$profile" "$what" "$typed" "$dfdx" "$(awk -v a="$typed" -v b="$dfdx" 'BEGIN { print a / b }')"
+    printf '%-8s %-8s %8.1f %8.1f %8.1f %8s %9s\n' "$profile" "$what" "$typed" "$std" "$dfdx" \
+      "$(ratio "$typed" "$dfdx")" "$(ratio "$std" "$dfdx")"
   done
 done
