@@ -157,7 +157,7 @@ fn uniform<T: FloatDType, S: crate::shape::ConstShape, D: Device>(
     seed: u64,
     bound: f64,
 ) -> Tensor<T, S, D> {
-    Tensor::rand(seed).affine(2.0 * bound, -bound)
+    Tensor::uniform(-bound, bound, seed)
 }
 
 #[layer]

@@ -31,8 +31,8 @@ impl<T: FloatDType, const I: usize, const O: usize, D: Device> Linear<T, I, O, D
     pub fn new(seed: u64) -> Self {
         let bound = 1.0 / (I as f64).sqrt();
         Self::from_tensors(
-            Tensor::rand(seed).affine(2.0 * bound, -bound),
-            Tensor::rand(seed.wrapping_add(0x9e37_79b9)).affine(2.0 * bound, -bound),
+            Tensor::uniform(-bound, bound, seed),
+            Tensor::uniform(-bound, bound, seed.wrapping_add(0x9e37_79b9)),
         )
     }
 

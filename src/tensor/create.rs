@@ -119,6 +119,15 @@ fn fill_rand<T: WithDType>(seed: u64, sample: fn(&mut SeededRng) -> f64) -> impl
     move |out| out.fill_with(|| T::from_f64(sample(&mut rng)))
 }
 
+/// [`Tensor::uniform`]'s samples: each of [`fill_rand`]'s uniform samples `u`, rounded to `T`, mapped to
+/// `low + (high - low) u` as `affine(high - low, low)` maps it (both coefficients rounded to `T`, the result
+/// rounded once), so the values are those of `rand(seed).affine(high - low, low)`.
+fn fill_uniform<T: FloatDType>(seed: u64, low: f64, high: f64) -> impl FnMut(&mut [T]) {
+    let mut rng = SeededRng::new(seed);
+    let (mul, add) = (T::from_f64(high - low).to_f64(), T::from_f64(low).to_f64());
+    move |out| out.fill_with(|| T::from_f64(T::from_f64(rng.uniform()).to_f64() * mul + add))
+}
+
 /// The element count of a fresh buffer of `dims`, or `Error::ShapeOverflow` naming `op` when the count or the
 /// buffer's bytes exceed `isize::MAX`. Shape-free and out of line: every shape's constructors share it.
 #[inline(never)]
@@ -311,12 +320,31 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub fn rand_with_shape(shape: S, seed: u64) -> Self {
         Self::filled_with("rand", shape, &mut fill_rand::<T>(seed, SeededRng::uniform))
     }
+
+    /// [`Self::uniform`] for a shape with runtime dims.
+    pub fn uniform_with_shape(shape: S, low: f64, high: f64, seed: u64) -> Self {
+        Self::filled_with("uniform", shape, &mut fill_uniform::<T>(seed, low, high))
+    }
 }
 
 impl<T: FloatDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// Uniform samples in `[0, 1)` from a seeded ChaCha8 stream (reproducible across platforms).
     pub fn rand(seed: u64) -> Self {
         Self::rand_with_shape(S::default(), seed)
+    }
+
+    /// Uniform samples in `[low, high)` (up to the rounding to `T`): [`Self::rand`]'s samples scaled and shifted,
+    /// the same values as `Tensor::rand(seed).affine(high - low, low)` made in one pass (PyTorch's
+    /// `uniform_(low, high)`; how the `nn` layers initialise their parameters).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let t = Tensor::<f32, Rank2<3, 4>, Cpu>::uniform(-0.5, 0.5, 7);
+    /// assert!(t.to_vec().iter().all(|&x| (-0.5..0.5).contains(&x)));
+    /// assert_eq!(t.to_vec(), Tensor::<f32, Rank2<3, 4>, Cpu>::rand(7).affine(1.0, -0.5).to_vec());
+    /// ```
+    pub fn uniform(low: f64, high: f64, seed: u64) -> Self {
+        Self::uniform_with_shape(S::default(), low, high, seed)
     }
 
     /// Standard normal samples (Box-Muller over the seeded ChaCha8 stream of [`Self::rand`]).

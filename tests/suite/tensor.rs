@@ -44,6 +44,33 @@ fn creation<D: Device>() {
         mean.abs() < 0.06 && (var - 1.0).abs() < 0.08,
         "mean {mean} var {var}"
     );
+    uniform_is_rand_affine::<f32, D>();
+    uniform_is_rand_affine::<f64, D>();
+    uniform_is_rand_affine::<f16, D>();
+    uniform_is_rand_affine::<bf16, D>();
+}
+
+/// `uniform(low, high, seed)` gives the values of `rand(seed).affine(high - low, low)` (how the layers were
+/// initialised before it existed), computed on the CPU, on every device; the runtime-shaped form on the CPU.
+fn uniform_is_rand_affine<T: FloatDType, D: Device>() {
+    let bound = 1.0 / 7f64.sqrt();
+    let want = Tensor::<T, Rank2<9, 13>, Cpu>::rand(21)
+        .affine(2.0 * bound, -bound)
+        .to_vec();
+    let got = Tensor::<T, Rank2<9, 13>, D>::uniform(-bound, bound, 21).to_vec();
+    assert_eq!(got, want, "{:?}", T::DTYPE);
+    // In range up to the roundings to `T` (three, each at most half a bf16 ulp of the bound).
+    let tol = bound / 128.0;
+    assert!(
+        got.iter()
+            .all(|&x| (-bound - tol..=bound + tol).contains(&x.to_f64())),
+        "{:?}",
+        T::DTYPE
+    );
+    // (`Embedded` holds static shapes only.)
+    let runtime =
+        Tensor::<T, (usize, Const<13>), Cpu>::uniform_with_shape((9, Const), -bound, bound, 21);
+    assert_eq!(runtime.to_vec(), want, "{:?}", T::DTYPE);
 }
 
 fn bad_lengths<D: Device>() {
