@@ -6,7 +6,7 @@ use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
 use crate::shape::{BroadcastShapes, Shape};
-use crate::tensor::{Grad, Tensor};
+use crate::tensor::{padded_shape, Grad, Padded, Tensor};
 
 /// The gradients of a broadcast binary op at the output's dims (see [`Traced::broadcast_binary`]): from the
 /// output's gradient `g`, which inputs want one, the operands `a` and `b` expanded to the output's dims, and the
@@ -36,7 +36,46 @@ fn broadcast_rule<T: FloatDType, D: Device>(
     }
 }
 
+/// What `+` and `-` keep for their backward rule: the inputs' slots, the operands' padded shapes and whether `b`'s
+/// gradient is negated. Their gradients are the output's, summed back to each operand's shape, so no value is held
+/// until the backward pass.
+type SumCaptured = ([Slot; 2], [Padded; 2], bool);
+
+/// The backward rule of `+` and `-`.
+fn sum_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    ([sa, sb], [pa, pb], negate_b): SumCaptured,
+    store: &mut Gradients,
+) {
+    if sa.wanted() {
+        sa.give_padded(store, g.sum_to(pa));
+    }
+    if sb.wanted() {
+        // Negated after the sum: the same values (negation is exact), one pass over the smaller tensor.
+        let gb = g.sum_to(pb);
+        sb.give_padded(store, if negate_b { gb.unary(ops::Neg) } else { gb });
+    }
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// `self + rhs` or, `negate_b`, `self - rhs`, already computed as `value`: recorded with [`sum_rule`].
+    fn sum_binary<S2: Shape>(
+        &self,
+        rhs: &Traced<T, S2, D>,
+        value: Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+        negate_b: bool,
+    ) -> Traced<T, <S as BroadcastShapes<S2>>::Output, D>
+    where
+        S: BroadcastShapes<S2>,
+    {
+        let shapes = [
+            padded_shape(&self.value.dims()),
+            padded_shape(&rhs.value.dims()),
+        ];
+        let captured = ([self.slot(), rhs.slot()], shapes, negate_b);
+        record_with(value, &[&self.node, &rhs.node], captured, sum_rule::<T, D>)
+    }
+
     /// `op(self, rhs)` with suffix broadcasting; `grads(g, wanted, a, b, out)` gives the gradients of `a` and `b`
     /// at the output's shape (each computed only if wanted), which are then summed back to the operands' shapes.
     /// `grads` is a `fn` generic over the element type and device only, so the rule is compiled once for every
@@ -67,18 +106,9 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
-        fn grads<T: FloatDType, D: Device>(
-            g: &Grad<T, D>,
-            [wa, wb]: [bool; 2],
-            _: &Grad<T, D>,
-            _: &Grad<T, D>,
-            _: &Grad<T, D>,
-        ) -> [Option<Grad<T, D>>; 2] {
-            [wa.then(|| g.clone()), wb.then(|| g.clone())]
-        }
         let rhs = rhs.traced();
         let value = &self.value + &rhs.value;
-        self.broadcast_binary(&rhs, value, grads::<T, D>)
+        self.sum_binary(&rhs, value, false)
     }
 
     /// `self - rhs`.
@@ -88,18 +118,9 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         R: Traceable<Elem = T, Device = D>,
         S: BroadcastShapes<R::Shape>,
     {
-        fn grads<T: FloatDType, D: Device>(
-            g: &Grad<T, D>,
-            [wa, wb]: [bool; 2],
-            _: &Grad<T, D>,
-            _: &Grad<T, D>,
-            _: &Grad<T, D>,
-        ) -> [Option<Grad<T, D>>; 2] {
-            [wa.then(|| g.clone()), wb.then(|| g.unary(ops::Neg))]
-        }
         let rhs = rhs.traced();
         let value = &self.value - &rhs.value;
-        self.broadcast_binary(&rhs, value, grads::<T, D>)
+        self.sum_binary(&rhs, value, true)
     }
 
     /// `self * rhs`.
