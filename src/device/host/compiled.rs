@@ -2,11 +2,17 @@
 //!
 //! Release builds share no generic code between crates: every (element type, op) loop a model reaches is compiled
 //! again in the model's crate, with its AVX-512 and AVX2 clones, its strided walks and its thread split. For `f32`
-//! the library compiles the common ones here, into a table of plain function pointers held by a `static`
-//! ([`F32`]). A generic kernel entry asks a constant, `T::HOST_KERNELS.is_some()` and the op's place in the table
-//! (`COMPILED`), and then either calls the table's entry (read at run time, so the user's crate links the
+//! the library compiles the ones nearly every model runs here (add, sub, mul, div, ReLU's gradient, neg, sqr, ReLU,
+//! affine, the comparisons, copy and the CPU matmul), into a table of plain function pointers held by a `static`
+//! ([`F32`]). The `Cpu`'s kernel entry asks a constant, `T::HOST_KERNELS.is_some()` and the op's place in the
+//! table (`COMPILED`), and then either calls the table's entry (read at run time, so the user's crate links the
 //! library's code) or runs its own loop; the branch not taken is never compiled. Other element types, and ops
-//! outside the lists below, compile where they are used, as before.
+//! outside the lists below, compile where they are used, as before; `Embedded` keeps every loop inline, where its
+//! static shapes fold into straight-line code.
+//!
+//! Each entry costs the library's own build about 0.2 s of CPU whether a model uses it or not, and saves about as
+//! much in each model that does (benches/README.md, "Compile time of a statically shaped model"): hence the short
+//! list, and `f32` only.
 //!
 //! Adding an op to a table: list it in `compiled_tables!` below and give its `UnaryOp` / `BinaryOp` impl
 //! `const COMPILED = compiled::unary_index(NAME)` (the op macros in `ops/elementwise` do this for theirs). A test
