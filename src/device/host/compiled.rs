@@ -242,35 +242,64 @@ mod tests {
     fn unary_entry<Op: UnaryOp<f32>>(op: Op, xs: &[f32]) {
         let i = Op::COMPILED.unwrap_or_else(|| panic!("{} is not in the table", Op::NAME));
         assert_eq!(Compiled::<f32>::UNARY_NAMES[i], Op::NAME);
-        let layout = Layout::contiguous(crate::shape::Dims::from_slice(&[xs.len()]));
+        let dims = crate::shape::Dims::from_slice(&[xs.len()]);
+        // Every other element through a strided view (column 0 of a (4, 2) layout), and in place.
+        let strided = Layout::contiguous(crate::shape::Dims::from_slice(&[xs.len() / 2, 2]))
+            .narrow("test", 1, 0, 1)
+            .unwrap();
         let mut out = [MaybeUninit::new(0.0f32); 8];
-        (F32.unary[i])(op.params(), Operand::View(xs, &layout), &mut out);
-        for (o, &x) in out.iter().zip(xs) {
-            // SAFETY: the kernel wrote every element.
-            let (got, want) = (unsafe { o.assume_init() }, op.apply(x));
-            assert!(
-                got == want || (got.is_nan() && want.is_nan()),
-                "{}({x}): {got} != {want}",
-                Op::NAME
-            );
+        (F32.unary[i])(op.params(), Operand::View(xs, &strided), &mut out);
+        let every_other: alloc::vec::Vec<f32> = xs.iter().step_by(2).copied().collect();
+        let mut in_place = [MaybeUninit::new(0.0f32); 8];
+        for (o, &x) in in_place.iter_mut().zip(xs) {
+            o.write(x);
+        }
+        (F32.unary[i])(op.params(), Operand::Out(&dims), &mut in_place);
+        for (out, xs, form) in [
+            (&out[..4], &every_other[..], "strided"),
+            (&in_place[..], xs, "in place"),
+        ] {
+            for (o, &x) in out.iter().zip(xs) {
+                // SAFETY: the kernel wrote (or, in place, kept) every element.
+                let (got, want) = (unsafe { o.assume_init() }, op.apply(x));
+                assert!(
+                    got == want || (got.is_nan() && want.is_nan()),
+                    "{} {form}({x}): {got} != {want}",
+                    Op::NAME
+                );
+            }
         }
     }
 
     fn binary_entry<Op: BinaryOp<f32>>(op: Op, xs: &[f32], ys: &[f32]) {
         let i = Op::COMPILED.unwrap_or_else(|| panic!("{} is not in the table", Op::NAME));
         assert_eq!(Compiled::<f32>::BINARY_NAMES[i], Op::NAME);
-        let layout = Layout::contiguous(crate::shape::Dims::from_slice(&[xs.len()]));
+        let dims = crate::shape::Dims::from_slice(&[xs.len()]);
+        let layout = Layout::contiguous(dims);
+        let check = |out: &[MaybeUninit<f32>], ys: &mut dyn Iterator<Item = f32>, form: &str| {
+            for (o, (&x, y)) in out.iter().zip(xs.iter().zip(ys)) {
+                // SAFETY: the kernel wrote (or, in place, kept) every element.
+                let (got, want) = (unsafe { o.assume_init() }, op.apply(x, y));
+                assert!(
+                    got == want || (got.is_nan() && want.is_nan()),
+                    "{} {form}({x}, {y}): {got} != {want}",
+                    Op::NAME
+                );
+            }
+        };
         let mut out = [MaybeUninit::new(0.0f32); 8];
         (F32.binary[i])(Operand::View(xs, &layout), (ys, &layout), &mut out);
-        for ((o, &x), &y) in out.iter().zip(xs).zip(ys) {
-            // SAFETY: the kernel wrote every element.
-            let (got, want) = (unsafe { o.assume_init() }, op.apply(x, y));
-            assert!(
-                got == want || (got.is_nan() && want.is_nan()),
-                "{}({x}, {y}): {got} != {want}",
-                Op::NAME
-            );
+        check(&out, &mut ys.iter().copied(), "");
+        // In place, over a broadcast operand (one value read with stride 0): the loops `+=` with a scalar runs.
+        let one = Layout::contiguous(crate::shape::Dims::from_slice(&[1]))
+            .broadcast_as("test", &dims)
+            .unwrap();
+        let mut out = [MaybeUninit::new(0.0f32); 8];
+        for (o, &x) in out.iter_mut().zip(xs) {
+            o.write(x);
         }
+        (F32.binary[i])(Operand::Out(&dims), (&ys[..1], &one), &mut out);
+        check(&out, &mut core::iter::repeat(ys[0]), "in place");
     }
 
     /// Each entry computes the op whose name it is listed under (a slip in the lists would call another op).
