@@ -27,7 +27,7 @@
 //! - `alloc`: the heap-backed `Cpu` device and the whole tensor API;
 //! - `std` (default): threads for large kernels (rayon), autograd, `nn`, optimizers, and `std::error::Error`
 //!   for [`Error`];
-//! - `safetensors` (default): saving and loading parameters (`io`);
+//! - `safetensors` (opt-in; it brings serde and serde_json): saving and loading parameters (`io`);
 //! - `cuda`: the `Cuda` device (PTX compiled by `build.rs` with nvcc).
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]

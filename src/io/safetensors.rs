@@ -220,6 +220,21 @@ fn first_use(
 
 /// The parameters and buffers of `params` as the bytes of a safetensors file. Two tensors with one name are
 /// [`SafetensorsError::Duplicate`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::Linear;
+/// let model = (Linear::<f32, 3, 2, Cpu>::new(1), Linear::<f32, 2, 1, Cpu>::new(2));
+/// let bytes = typed_tensor::io::to_bytes(&model).unwrap();
+/// let fresh = (Linear::<f32, 3, 2, Cpu>::new(7), Linear::<f32, 2, 1, Cpu>::new(8));
+/// typed_tensor::io::from_bytes(&fresh, &bytes).unwrap();
+/// assert_eq!(fresh.0.weight.value().to_vec(), model.0.weight.value().to_vec());
+///
+/// // A model declaring other shapes is refused, naming the tensor.
+/// let other = (Linear::<f32, 3, 4, Cpu>::new(1), Linear::<f32, 4, 1, Cpu>::new(2));
+/// let err = typed_tensor::io::from_bytes(&other, &bytes).unwrap_err();
+/// assert_eq!(err.to_string(), "load: `0.weight` is stored with shape [2, 3], the model declares [4, 3]");
+/// ```
 pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
     let mut all = Collect {
         tensors: Vec::new(),

@@ -652,6 +652,7 @@ fn modes_and_buffers_walk_the_model() {
 }
 
 /// Buffers are saved and loaded with the parameters, under PyTorch's names, `num_batches_tracked` as i64.
+#[cfg(feature = "safetensors")]
 #[test]
 fn buffers_round_trip_through_safetensors() {
     use typed_tensor::io::{from_bytes, to_bytes};
