@@ -193,7 +193,7 @@ fn map_dense_into<T: WithDType, U: Send>(
 /// for large outputs (as the dense loops) whose first axis has at least two entries; `false` when it did not
 /// split, and the caller walks serially.
 #[cfg(feature = "std")]
-fn par_blocks<O: Send, const K: usize>(
+fn par_row_blocks<O: Send, const K: usize>(
     out: &mut [O],
     layouts: [&Layout; K],
     walk: impl Fn(&mut [O], [Layout; K]) + Sync,
@@ -227,7 +227,7 @@ pub(crate) fn map_view_into<T: WithDType, U: Copy + Send>(
         return map_dense_into(&src[range], out, &f);
     }
     #[cfg(feature = "std")]
-    if par_blocks(out, [layout], |block, [l]| map_rows(block, src, &l, &f)) {
+    if par_row_blocks(out, [layout], |block, [l]| map_rows(block, src, &l, &f)) {
         return;
     }
     map_rows(out, src, layout, &f)
@@ -286,7 +286,7 @@ pub(crate) fn zip_views_into<T: WithDType, U: Copy + Send>(
         });
     }
     #[cfg(feature = "std")]
-    if par_blocks(out, [la, lb], |block, [la, lb]| {
+    if par_row_blocks(out, [la, lb], |block, [la, lb]| {
         zip_rows(block, (a, &la), (b, &lb), &f)
     }) {
         return;
