@@ -24,6 +24,10 @@ use crate::ops::fast_math;
 use core::fmt::{Debug, Display};
 use half::{bf16, f16};
 
+mod plain;
+pub use plain::Plain;
+pub(crate) use plain::{cast_slice, cast_slice_mut, zeroed};
+
 /// The runtime tag of an element type, for printing, IO and kernel names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -127,7 +131,7 @@ pub trait WithDType:
     + PartialOrd
     + Send
     + Sync
-    + bytemuck::Pod
+    + Plain
     + 'static
 {
     /// The runtime tag of this type.
@@ -176,9 +180,9 @@ pub trait WithDType:
 
 /// The arithmetic reductions need, on an accumulator type (`f32`, `f64` or `i64`). The float functions exist
 /// for every accumulator so one reduction kernel serves all; the float-only reductions (`mean`, `var`,
-/// `logsumexp`, `norm`) are only offered for float element types. Plain bytes (`Pod`), so kernels can keep
+/// `logsumexp`, `norm`) are only offered for float element types. Plain bytes ([`Plain`]), so kernels can keep
 /// accumulator buffers in the CPU buffer cache and view an f32/f64 output as its own accumulator.
-pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + bytemuck::Pod + 'static {
+pub trait Accumulator: Copy + Debug + PartialOrd + Send + Sync + Plain + 'static {
     /// 0
     const ZERO: Self;
     /// 1

@@ -95,7 +95,7 @@ fn write_source<T: WithDType, S: ConstShape, D: Device>(
     let elements: &[T] = if S::NUMEL == 0 {
         &[]
     } else {
-        bytemuck::cast_slice(core::slice::from_ref(array))
+        crate::dtype::cast_slice(core::slice::from_ref(array))
     };
     let dims = tensor.dims();
     write!(
@@ -145,7 +145,7 @@ fn write_nested<T: WithDType>(
 
 /// One element as a Rust expression of its type that reads back to the same bits.
 fn write_element<T: WithDType>(out: &mut impl Write, v: T) -> fmt::Result {
-    let bytes = bytemuck::bytes_of(&v);
+    let bytes = zerocopy::IntoBytes::as_bytes(&v);
     match T::DTYPE {
         DType::F16 | DType::BF16 => {
             let bits = u16::from_le_bytes([bytes[0], bytes[1]]);

@@ -179,7 +179,7 @@ impl Collect {
             name.to_string(),
             file_dtype(T::DTYPE),
             value.dims().to_vec(),
-            bytemuck::cast_slice::<T, u8>(&elements).to_vec(),
+            crate::dtype::cast_slice::<T, u8>(&elements).to_vec(),
         ));
         Ok(())
     }
@@ -308,7 +308,7 @@ impl<'a> Check<'a> {
         // Copied into `T`-aligned memory (the file's bytes need not be aligned); the format checked that the
         // tensor's bytes are its shape's element count times its dtype's size.
         let mut data = alloc::vec![T::ZERO; shape.numel()];
-        bytemuck::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
+        crate::dtype::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
         Tensor::from_vec_with_shape(shape, data).map_err(|error| SafetensorsError::Tensor {
             op: "load",
             name: named(),

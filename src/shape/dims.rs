@@ -15,7 +15,7 @@ pub trait Dim: Copy + Debug + PartialEq + Send + Sync + 'static {
     /// Builds the dimension from a size; `None` when a `Const<N>` is asked for another size.
     fn from_size(size: usize) -> Option<Self>;
     /// An array of `E` along this dim: `[E; N]` for `Const<N>`, empty for a runtime dim (no type can hold it).
-    type Array<E: bytemuck::Pod + Send + Sync>: bytemuck::Pod + Send + Sync;
+    type Array<E: crate::dtype::Plain>: crate::dtype::Plain;
 }
 
 /// A dimension whose size is known at compile time.
@@ -44,7 +44,7 @@ impl<const N: usize> Dim for Const<N> {
     fn from_size(size: usize) -> Option<Self> {
         (size == N).then_some(Const)
     }
-    type Array<E: bytemuck::Pod + Send + Sync> = [E; N];
+    type Array<E: crate::dtype::Plain> = [E; N];
 }
 
 impl<const N: usize> ConstDim for Const<N> {
@@ -63,7 +63,7 @@ impl Dim for usize {
     fn from_size(size: usize) -> Option<Self> {
         Some(size)
     }
-    type Array<E: bytemuck::Pod + Send + Sync> = [E; 0];
+    type Array<E: crate::dtype::Plain> = [E; 0];
 }
 
 /// The runtime list of a shape's sizes (at most [`MAX_RANK`]), used below the typed API.
@@ -248,7 +248,7 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
     fn from_dims(dims: &[usize]) -> Option<Self>;
     /// The nested array holding one tensor of this shape: `[[T; 3]; 2]` for `Rank2<2, 3>`, `T` for `Rank0`. A
     /// shape with a runtime dim has an empty one (its size is not a type-level fact).
-    type Array<T: bytemuck::Pod + Send + Sync>: bytemuck::Pod + Send + Sync;
+    type Array<T: crate::dtype::Plain>: crate::dtype::Plain;
     /// Number of elements.
     fn numel(&self) -> usize {
         self.dims().numel()
@@ -335,7 +335,7 @@ macro_rules! shape_impls {
                 }
                 Some(($($d::from_size(dims[$i])?,)*))
             }
-            type Array<T: bytemuck::Pod + Send + Sync> = shape_impls!(@array T; $($d)*);
+            type Array<T: crate::dtype::Plain> = shape_impls!(@array T; $($d)*);
         }
         impl<$(const $n: usize),*> ConstShape for ($(Const<$n>,)*) {
             const NUMEL: usize = 1 $(* $n)*;

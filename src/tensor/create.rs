@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 /// Nested arrays that `from_array` accepts: `T` (rank 0), `[T; A]`, `[[T; B]; A]`, ... up to rank 6. The
 /// shape is read off the array type.
-pub trait NestedArray<T: WithDType>: bytemuck::Pod {
+pub trait NestedArray<T: WithDType>: crate::dtype::Plain {
     /// The shape of a tensor holding this array.
     type Shape: ConstShape<Array<T> = Self>;
 }
@@ -189,11 +189,11 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// let _: &Tensor<i64, Rank2<2, 3>, Cpu> = &t;
     /// ```
     pub fn from_array<A: NestedArray<T, Shape = S>>(array: A) -> Self {
-        // bytemuck refuses to cast from a zero-sized array type; an empty shape has nothing to copy anyway.
+        // An empty shape has nothing to copy (a constant condition: the cast is not compiled for it).
         let flat: &[T] = if S::NUMEL == 0 {
             &[]
         } else {
-            bytemuck::cast_slice(core::slice::from_ref(&array))
+            crate::dtype::cast_slice(core::slice::from_ref(&array))
         };
         device_ok(Self::from_slice_with_shape(S::default(), flat))
     }
@@ -217,9 +217,9 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
 
     /// The elements as the nested array of the shape: `[[T; 3]; 2]` for `Rank2<2, 3>`.
     pub fn try_to_array(&self) -> Result<S::Array<T>> {
-        let mut out: S::Array<T> = bytemuck::Zeroable::zeroed();
+        let mut out: S::Array<T> = crate::dtype::zeroed();
         if S::NUMEL > 0 {
-            let flat = bytemuck::cast_slice_mut(core::slice::from_mut(&mut out));
+            let flat = crate::dtype::cast_slice_mut(core::slice::from_mut(&mut out));
             D::read_into(self.buffer(), &self.layout(), flat)?;
         }
         Ok(out)

@@ -19,7 +19,7 @@ pub use cached::MemoryStats;
 
 /// An empty vector with room for exactly `n` elements: a cached buffer of that size when there is one.
 #[inline]
-pub(crate) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
+pub(crate) fn with_capacity<T: crate::dtype::Plain>(n: usize) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return v;
@@ -29,7 +29,7 @@ pub(crate) fn with_capacity<T: bytemuck::Pod>(n: usize) -> Vec<T> {
 
 /// `n` copies of `value`, in a cached buffer when there is one.
 #[inline]
-pub(crate) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
+pub(crate) fn filled<T: crate::dtype::Plain>(n: usize, value: T) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
@@ -41,7 +41,7 @@ pub(crate) fn filled<T: bytemuck::Pod>(n: usize, value: T) -> Vec<T> {
 
 /// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
 /// constructors' path: a request larger than memory is an error, not the end of the process).
-pub(crate) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+pub(crate) fn try_with_capacity<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return Some(v);
@@ -52,13 +52,16 @@ pub(crate) fn try_with_capacity<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
 }
 
 /// [`filled`] that returns `None` instead of aborting when the allocator refuses.
-pub(crate) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>> {
+pub(crate) fn try_filled<T: crate::dtype::Plain>(n: usize, value: T) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
         return Some(v);
     }
-    if bytemuck::bytes_of(&value).iter().all(|&b| b == 0) {
+    if zerocopy::IntoBytes::as_bytes(&value)
+        .iter()
+        .all(|&b| b == 0)
+    {
         // Zeroed pages from the allocator, as `vec![0; n]` asks for: nothing is written until first touch.
         return try_zeroed(n);
     }
@@ -68,10 +71,10 @@ pub(crate) fn try_filled<T: bytemuck::Pod>(n: usize, value: T) -> Option<Vec<T>>
 }
 
 /// `n` zeros straight from the allocator's zeroed memory, or `None` when it refuses.
-fn try_zeroed<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+fn try_zeroed<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
     let layout = alloc::alloc::Layout::array::<T>(n).ok()?;
     if layout.size() == 0 {
-        return Some(alloc::vec![T::zeroed(); n]); // no allocation (n is 0, or `T` has no bytes)
+        return Some(alloc::vec![crate::dtype::zeroed::<T>(); n]); // no allocation (n is 0, or `T` has no bytes)
     }
     // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` requires.
     let ptr = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<T>();
@@ -85,7 +88,7 @@ fn try_zeroed<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
 
 /// Hands a buffer that is no longer needed to the cache (or to the allocator).
 #[inline]
-pub(crate) fn recycle<T: bytemuck::Pod>(v: Vec<T>) {
+pub(crate) fn recycle<T: crate::dtype::Plain>(v: Vec<T>) {
     #[cfg(feature = "std")]
     cached::keep(v);
     #[cfg(not(feature = "std"))]
@@ -179,7 +182,7 @@ mod cached {
         CACHE.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn take<T: bytemuck::Pod>(n: usize) -> Option<Vec<T>> {
+    pub(super) fn take<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
         let bytes = n.checked_mul(size_of::<T>())?;
         if bytes < MIN_BYTES {
             return None;
@@ -192,7 +195,7 @@ mod cached {
         Some(unsafe { Vec::from_raw_parts(block.ptr.cast::<T>(), 0, n) })
     }
 
-    pub(super) fn keep<T: bytemuck::Pod>(v: Vec<T>) {
+    pub(super) fn keep<T: crate::dtype::Plain>(v: Vec<T>) {
         let bytes = v.capacity() * size_of::<T>();
         if bytes < MIN_BYTES {
             return;

@@ -97,7 +97,7 @@ impl<T: WithDType> CpuStorage<T> {
     pub(crate) fn filled_by(n: usize, fill: impl FnOnce(&mut [T])) -> Self {
         if Self::fits_inline(n) {
             let mut words = Words([0; INLINE_WORDS]);
-            fill(&mut bytemuck::cast_slice_mut::<u64, T>(&mut words.0)[..n]);
+            fill(&mut crate::dtype::cast_slice_mut::<u64, T>(&mut words.0)[..n]);
             CpuStorage(Repr::Inline {
                 words,
                 len: n,
@@ -213,7 +213,7 @@ impl<T: WithDType> CpuStorage<T> {
     pub fn get_mut(&mut self) -> Option<&mut [T]> {
         match &mut self.0 {
             Repr::Inline { len, words, .. } => {
-                Some(&mut bytemuck::cast_slice_mut::<u64, T>(&mut words.0)[..*len])
+                Some(&mut crate::dtype::cast_slice_mut::<u64, T>(&mut words.0)[..*len])
             }
             Repr::Shared(v) => Arc::get_mut(v).map(|v| v.elements.as_mut_slice()),
         }
@@ -225,7 +225,9 @@ impl<T: WithDType> core::ops::Deref for CpuStorage<T> {
     #[inline]
     fn deref(&self) -> &[T] {
         match &self.0 {
-            Repr::Inline { len, words, .. } => &bytemuck::cast_slice::<u64, T>(&words.0)[..*len],
+            Repr::Inline { len, words, .. } => {
+                &crate::dtype::cast_slice::<u64, T>(&words.0)[..*len]
+            }
             Repr::Shared(v) => &v.elements,
         }
     }

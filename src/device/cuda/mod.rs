@@ -455,7 +455,8 @@ impl Arg {
     }
     pub(crate) fn scalar<T: WithDType>(v: T) -> Self {
         let mut bits = 0u64;
-        bytemuck::bytes_of_mut(&mut bits)[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));
+        zerocopy::IntoBytes::as_mut_bytes(&mut bits)[..size_of::<T>()]
+            .copy_from_slice(zerocopy::IntoBytes::as_bytes(&v));
         Arg::Scalar(bits, size_of::<T>())
     }
     pub(crate) fn view<T: WithDType>(s: &CudaStorage<T>, l: &Layout) -> [Arg; 2] {
@@ -695,7 +696,7 @@ pub(crate) fn read_back<T: WithDType>(
 unsafe fn copy_to_host<T: WithDType>(op: &'static str, at: u64, out: &mut [T]) -> Result<()> {
     let st = state(op)?;
     st.stream.synchronize().map_err(|e| cuda_err(op, e))?;
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+    let bytes: &mut [u8] = crate::dtype::cast_slice_mut(out);
     // SAFETY: the caller promises the source range is live; the destination is `out`'s own bytes, exclusively
     // borrowed.
     check(op, unsafe {
@@ -815,7 +816,7 @@ unsafe impl Kernels for Cuda {
         refuse_in_capture("from_slice", "a copy from the host to the GPU")?;
         let out = CudaStorage::<T>::alloc("from_slice", data.len())?;
         if !data.is_empty() {
-            let bytes: &[u8] = bytemuck::cast_slice(data);
+            let bytes: &[u8] = crate::dtype::cast_slice(data);
             // SAFETY: `out` is a fresh allocation of `data.len()` elements, exactly `bytes.len()` bytes, and
             // `bytes` is `data`'s own memory, borrowed for the call.
             check("from_slice", unsafe {

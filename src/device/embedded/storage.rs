@@ -48,9 +48,9 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
     #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
         if Self::LEN == 0 {
-            return &[]; // bytemuck refuses zero-sized source types
+            return &[]; // an empty shape: nothing to view
         }
-        bytemuck::cast_slice(core::slice::from_ref(&self.array))
+        crate::dtype::cast_slice(core::slice::from_ref(&self.array))
     }
 
     /// The elements in row-major order, mutably.
@@ -59,7 +59,7 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
         if Self::LEN == 0 {
             return &mut [];
         }
-        bytemuck::cast_slice_mut(core::slice::from_mut(&mut self.array))
+        crate::dtype::cast_slice_mut(core::slice::from_mut(&mut self.array))
     }
 
     /// All zeros. A shape with a runtime dim has no array type that could hold it: using one on the embedded
@@ -73,7 +73,7 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
             )
         };
         ArrayStorage {
-            array: bytemuck::Zeroable::zeroed(),
+            array: crate::dtype::zeroed(),
         }
     }
 }

@@ -414,7 +414,7 @@ pub(super) fn sum_in_acc<T: FloatDType>(
             out.iter().all(|v| v.to_f64() == 0.0),
             "sum_in_acc: `out` must be zeroed"
         );
-        sum(bytemuck::cast_slice_mut(out));
+        sum(crate::dtype::cast_slice_mut(out));
         return;
     }
     if scratch.len() == out.len() {

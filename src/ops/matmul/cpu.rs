@@ -93,19 +93,19 @@ pub(crate) fn matmul_into<T: FloatDType>(
     };
     match T::DTYPE {
         DType::F32 => gemm_batched::<f32>(
-            bytemuck::cast_slice(a),
+            crate::dtype::cast_slice(a),
             la,
-            bytemuck::cast_slice(b),
+            crate::dtype::cast_slice(b),
             lb,
-            bytemuck::cast_slice_mut(out),
+            crate::dtype::cast_slice_mut(out),
             parallelism,
         ),
         DType::F64 => gemm_batched::<f64>(
-            bytemuck::cast_slice(a),
+            crate::dtype::cast_slice(a),
             la,
-            bytemuck::cast_slice(b),
+            crate::dtype::cast_slice(b),
             lb,
-            bytemuck::cast_slice_mut(out),
+            crate::dtype::cast_slice_mut(out),
             parallelism,
         ),
         _ => {
