@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Miri over the unit tests of the code around the crate's `unsafe`: layouts and their extents, the CPU storage
 # (inline buffers, outputs handed to kernels), the matmul kernel (the pointers handed to gemm), the
-# buffer cache (raw allocations re-adopted as vectors) and the compiled f32 kernels' table (uninitialised
-# outputs written through it, in place and strided). Needs a nightly toolchain with the miri component; where
-# there is none and it cannot be installed, it says why and skips (the library itself builds on stable).
+# buffer cache (raw allocations re-adopted as vectors), the compiled f32 kernels' table (uninitialised
+# outputs written through it, in place and strided) and the byte casts (`dtype::plain`, through zerocopy).
+# Needs a nightly toolchain with the miri component; where there is none and it cannot be installed, it says
+# why and skips (the library itself builds on stable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
@@ -19,4 +20,5 @@ fi
 cargo +nightly miri setup
 # Test names are module paths; these filters select the modules above.
 cargo +nightly miri test --lib -- \
-  layout:: shape::dims:: device::cpu::storage:: ops::matmul::cpu:: device::cpu::pool:: device::host::compiled::
+  layout:: shape::dims:: device::cpu::storage:: ops::matmul::cpu:: device::cpu::pool:: device::host::compiled:: \
+  dtype::plain::
