@@ -189,7 +189,7 @@ impl<T: WithDType, S: ConstShape, D: Device> Tensor<T, S, D> {
     /// let _: &Tensor<i64, Rank2<2, 3>, Cpu> = &t;
     /// ```
     pub fn from_array<A: NestedArray<T, Shape = S>>(array: A) -> Self {
-        // An empty shape has nothing to copy (a constant condition: the cast is not compiled for it).
+        // An empty shape has nothing to copy.
         let flat: &[T] = if S::NUMEL == 0 {
             &[]
         } else {
