@@ -34,7 +34,6 @@ pub(crate) type CompareFn<T> = fn(CmpOp, (&[T], &Layout), (&[T], &Layout), &mut 
 /// A copy into dense row-major order.
 pub(crate) type CopyFn<T> = fn((&[T], &Layout), &mut [MaybeUninit<T>]);
 /// The CPU's matmul (`[B, M, K] x [B, K, N]`).
-#[cfg(feature = "alloc")]
 pub(crate) type MatmulFn<T> = fn(&[T], &Layout, &[T], &Layout, &mut [MaybeUninit<T>]);
 
 /// A unary op rebuilt from its scalar parameters, so that one function-pointer type serves every op in a table.
@@ -74,7 +73,6 @@ macro_rules! compiled_tables {
             pub(crate) binary: [BinaryFn<T>; [$(stringify!($b)),*].len()],
             pub(crate) compare: CompareFn<T>,
             pub(crate) copy: CopyFn<T>,
-            #[cfg(feature = "alloc")]
             pub(crate) matmul: MatmulFn<T>,
         }
 
@@ -85,7 +83,6 @@ macro_rules! compiled_tables {
                 binary: [$(binary_of::<T, crate::ops::$b>),*],
                 compare: host::compare::<T>,
                 copy: crate::device::host::kernels::copy::<T>,
-                #[cfg(feature = "alloc")]
                 matmul: crate::ops::matmul::cpu::matmul_loop::<T>,
             };
             /// The names of the unary ops in the tables, in table order.
