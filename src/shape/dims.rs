@@ -1,5 +1,6 @@
 //! Dimensions ([`Const`], `usize`), shapes as tuples of dimensions, and the shape-erased [`Dims`] list.
 
+use crate::dtype::Plain;
 use crate::error::{Error, Result};
 use core::fmt::{self, Debug};
 
@@ -15,7 +16,7 @@ pub trait Dim: Copy + Debug + PartialEq + Send + Sync + 'static {
     /// Builds the dimension from a size; `None` when a `Const<N>` is asked for another size.
     fn from_size(size: usize) -> Option<Self>;
     /// An array of `E` along this dim: `[E; N]` for `Const<N>`, empty for a runtime dim (no type can hold it).
-    type Array<E: crate::dtype::Plain>: crate::dtype::Plain;
+    type Array<E: Plain>: Plain;
 }
 
 /// A dimension whose size is known at compile time.
@@ -44,7 +45,7 @@ impl<const N: usize> Dim for Const<N> {
     fn from_size(size: usize) -> Option<Self> {
         (size == N).then_some(Const)
     }
-    type Array<E: crate::dtype::Plain> = [E; N];
+    type Array<E: Plain> = [E; N];
 }
 
 impl<const N: usize> ConstDim for Const<N> {
@@ -63,7 +64,7 @@ impl Dim for usize {
     fn from_size(size: usize) -> Option<Self> {
         Some(size)
     }
-    type Array<E: crate::dtype::Plain> = [E; 0];
+    type Array<E: Plain> = [E; 0];
 }
 
 /// The runtime list of a shape's sizes (at most [`MAX_RANK`]), used below the typed API.
@@ -248,7 +249,7 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
     fn from_dims(dims: &[usize]) -> Option<Self>;
     /// The nested array holding one tensor of this shape: `[[T; 3]; 2]` for `Rank2<2, 3>`, `T` for `Rank0`. A
     /// shape with a runtime dim has an empty one (its size is not a type-level fact).
-    type Array<T: crate::dtype::Plain>: crate::dtype::Plain;
+    type Array<T: Plain>: Plain;
     /// Number of elements.
     fn numel(&self) -> usize {
         self.dims().numel()
@@ -335,7 +336,7 @@ macro_rules! shape_impls {
                 }
                 Some(($($d::from_size(dims[$i])?,)*))
             }
-            type Array<T: crate::dtype::Plain> = shape_impls!(@array T; $($d)*);
+            type Array<T: Plain> = shape_impls!(@array T; $($d)*);
         }
         impl<$(const $n: usize),*> ConstShape for ($(Const<$n>,)*) {
             const NUMEL: usize = 1 $(* $n)*;

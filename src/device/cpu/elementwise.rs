@@ -3,7 +3,7 @@
 
 use super::pool;
 use crate::device::host::elementwise::map_view_into;
-use crate::dtype::WithDType;
+use crate::dtype::{Plain, WithDType};
 use crate::layout::Layout;
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
@@ -16,7 +16,7 @@ use core::mem::MaybeUninit;
 /// `fill` must write an initialised value to every one of the `n` slots it receives (the host loops write one
 /// per element of their view, so a view of `n` elements fills them all).
 #[inline(always)]
-pub(crate) unsafe fn collect_into<U: crate::dtype::Plain>(
+pub(crate) unsafe fn collect_into<U: Plain>(
     n: usize,
     fill: impl FnOnce(&mut [MaybeUninit<U>]),
 ) -> Vec<U> {
@@ -30,7 +30,7 @@ pub(crate) unsafe fn collect_into<U: crate::dtype::Plain>(
 
 /// `f` of every element of a view, in row-major order.
 #[inline(always)]
-pub(crate) fn map_view<T: WithDType, U: crate::dtype::Plain + Send>(
+pub(crate) fn map_view<T: WithDType, U: Plain + Send>(
     src: &[T],
     layout: &Layout,
     f: impl Fn(T) -> U + Sync,

@@ -12,6 +12,7 @@
 //! The cache holds at most 512 MiB unless [`Cpu::set_cache_limit`] says otherwise, dropping the least recently
 //! freed buffers first; [`Cpu::memory_stats`] reports it and [`Cpu::empty_cache`] gives everything back.
 
+use crate::dtype::Plain;
 use alloc::vec::Vec;
 
 #[cfg(feature = "std")]
@@ -19,7 +20,7 @@ pub use cached::MemoryStats;
 
 /// An empty vector with room for exactly `n` elements: a cached buffer of that size when there is one.
 #[inline]
-pub(crate) fn with_capacity<T: crate::dtype::Plain>(n: usize) -> Vec<T> {
+pub(crate) fn with_capacity<T: Plain>(n: usize) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return v;
@@ -29,7 +30,7 @@ pub(crate) fn with_capacity<T: crate::dtype::Plain>(n: usize) -> Vec<T> {
 
 /// `n` copies of `value`, in a cached buffer when there is one.
 #[inline]
-pub(crate) fn filled<T: crate::dtype::Plain>(n: usize, value: T) -> Vec<T> {
+pub(crate) fn filled<T: Plain>(n: usize, value: T) -> Vec<T> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
@@ -41,7 +42,7 @@ pub(crate) fn filled<T: crate::dtype::Plain>(n: usize, value: T) -> Vec<T> {
 
 /// [`with_capacity`] that returns `None` instead of aborting when the allocator refuses (the `try_`
 /// constructors' path: a request larger than memory is an error, not the end of the process).
-pub(crate) fn try_with_capacity<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
+pub(crate) fn try_with_capacity<T: Plain>(n: usize) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(v) = cached::take(n) {
         return Some(v);
@@ -52,7 +53,7 @@ pub(crate) fn try_with_capacity<T: crate::dtype::Plain>(n: usize) -> Option<Vec<
 }
 
 /// [`filled`] that returns `None` instead of aborting when the allocator refuses.
-pub(crate) fn try_filled<T: crate::dtype::Plain>(n: usize, value: T) -> Option<Vec<T>> {
+pub(crate) fn try_filled<T: Plain>(n: usize, value: T) -> Option<Vec<T>> {
     #[cfg(feature = "std")]
     if let Some(mut v) = cached::take(n) {
         v.resize(n, value);
@@ -71,7 +72,7 @@ pub(crate) fn try_filled<T: crate::dtype::Plain>(n: usize, value: T) -> Option<V
 }
 
 /// `n` zeros straight from the allocator's zeroed memory, or `None` when it refuses.
-fn try_zeroed<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
+fn try_zeroed<T: Plain>(n: usize) -> Option<Vec<T>> {
     let layout = alloc::alloc::Layout::array::<T>(n).ok()?;
     if layout.size() == 0 {
         return Some(alloc::vec![crate::dtype::zeroed::<T>(); n]); // no allocation (n is 0, or `T` has no bytes)
@@ -88,7 +89,7 @@ fn try_zeroed<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
 
 /// Hands a buffer that is no longer needed to the cache (or to the allocator).
 #[inline]
-pub(crate) fn recycle<T: crate::dtype::Plain>(v: Vec<T>) {
+pub(crate) fn recycle<T: Plain>(v: Vec<T>) {
     #[cfg(feature = "std")]
     cached::keep(v);
     #[cfg(not(feature = "std"))]
@@ -98,6 +99,7 @@ pub(crate) fn recycle<T: crate::dtype::Plain>(v: Vec<T>) {
 #[cfg(feature = "std")]
 mod cached {
     use crate::device::Cpu;
+    use crate::dtype::Plain;
     use alloc::alloc::{dealloc, Layout};
     use alloc::vec::Vec;
     use core::mem::{align_of, size_of};
@@ -182,7 +184,7 @@ mod cached {
         CACHE.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn take<T: crate::dtype::Plain>(n: usize) -> Option<Vec<T>> {
+    pub(super) fn take<T: Plain>(n: usize) -> Option<Vec<T>> {
         let bytes = n.checked_mul(size_of::<T>())?;
         if bytes < MIN_BYTES {
             return None;
@@ -195,7 +197,7 @@ mod cached {
         Some(unsafe { Vec::from_raw_parts(block.ptr.cast::<T>(), 0, n) })
     }
 
-    pub(super) fn keep<T: crate::dtype::Plain>(v: Vec<T>) {
+    pub(super) fn keep<T: Plain>(v: Vec<T>) {
         let bytes = v.capacity() * size_of::<T>();
         if bytes < MIN_BYTES {
             return;
