@@ -38,7 +38,7 @@ mod display;
 mod erased;
 #[cfg(feature = "std")]
 pub(crate) use erased::{padded_axes, padded_shape, unpad_layout, Grad, Padded};
-mod tiny;
+pub(crate) mod tiny;
 
 pub use crate::ops::conv::{
     conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, AsymmetricPadding3d,

@@ -1,25 +1,114 @@
-//! Tiny static tensors in host memory skip the kernels.
+//! The tiny path: tiny static tensors in host memory skip the kernels, decided in one place ([`run`]).
 //!
 //! A kernel call costs a layout per operand, a walk over runtime dims and a dispatch to the CPU's widest vector
 //! clone: tens of nanoseconds, where adding two 4x4 matrices takes two. When the shape is static and its elements
 //! fit in [`INLINE_BYTES`] (a scalar, a 4-vector, a 4x4 f32 matrix), dense operands in host memory instead go
 //! through a loop of constant length that the compiler unrolls into the caller, using the op's own `apply`, as
-//! the CPU kernels do, so the results are the same bits. That covers unary ops, binary ops of one static shape,
-//! ops with a scalar operand (`x * 2.0`), comparisons of one static shape, `where_cond`, reductions over every
-//! element (`sum_all`, `mean_all`, ...: a scalar loss costs no heap buffer), reductions over some axes (the
-//! kernel's walk with its accumulators on the stack) and softmax and the norms along an axis (each lane in a
-//! stack buffer), and the in-place and `_into` forms of the elementwise ops (`a += &b`, `a *= 0.5`,
-//! `unary_assign`, `add_into`). Other devices, views that are not dense and larger or runtime-sized shapes take
-//! the kernels.
+//! the CPU kernels do, so the results are the same bits.
+//!
+//! Each entry form of an op with a tiny path describes one call as an [`OpCall`] (its operands and arguments)
+//! with both ways of computing it, and hands it to [`run`], which alone chooses between them. The families'
+//! calls sit beside their entry forms: unary and binary ops, ops with a scalar operand (`x * 2.0`), comparisons
+//! and `where_cond` (ops/elementwise/tensor.rs), their in-place and `_into` forms (`a += &b`, `a *= 0.5`,
+//! `unary_assign`, `add_into`; ops/elementwise/in_place.rs), reductions over every element (a scalar loss costs
+//! no heap buffer) and over some axes (the kernel's walk with its accumulators on the stack; ops/reduce/tensor.rs),
+//! softmax and the norms along an axis (each lane in a stack buffer; ops/along_axis/tensor.rs) and the unrolled
+//! product of small static matrices (ops/matmul/tensor.rs, which admits up to 16 x 16 operands by its own
+//! constant). Other devices, views that are not dense and larger or runtime-sized shapes take the kernels.
 
 use super::Tensor;
 use crate::device::{Device, INLINE_BYTES};
-use crate::dtype::{Accumulator, FloatDType, WithDType};
-use crate::ops::{AlongAxis, BinaryOp, CmpOp, ReduceOp, UnaryOp};
+use crate::dtype::WithDType;
 use crate::shape::{static_numel, BroadcastShapes, Shape, MAX_RANK};
 
+/// One call of an op that has a tiny path: its operands and arguments, and the two ways of computing it. Only
+/// [`run`] chooses between them.
+pub(crate) trait OpCall: Sized {
+    /// The element type of the tensor that sizes the tiny path (the larger operand's, or the result's).
+    type T: WithDType;
+    /// The shape of that tensor.
+    type S: Shape;
+    /// The call's result.
+    type Output;
+    /// Whether a call of these types can take the tiny path: by default, when `S` is static and that many `T`
+    /// fit in [`INLINE_BYTES`] ([`tiny_numel`]). A constant, tested by [`run`] as an `if` condition, so for every
+    /// other type rustc drops the branch after monomorphisation and never generates the tiny path's code (a
+    /// `const { .. }?` inside the path did not: the 49-layer MLP of tools/compile-bench instantiated the unary
+    /// tiny path 199 times for shapes that are never tiny).
+    const MAYBE_TINY: bool = tiny_numel::<Self::T, Self::S>().is_some();
+
+    /// The op on tiny dense operands in host memory, a loop of constant length inlined into the caller; `None`
+    /// when an operand is not dense or not in host memory (the call then takes [`Self::kernel`]).
+    fn tiny(&mut self) -> Option<Self::Output>;
+
+    /// The op through the device's kernels. Its work is out of line (`#[inline(never)]` here, or in the
+    /// shape-free body it calls), so that the tiny path stays a few instructions in the caller. A fallible call
+    /// keeps only the unwrap of the out-of-line result inline ([`OnError`]): a tiny path that joins the kernel
+    /// path after that unwrap keeps its result in registers (in a loop, a 4x4 add: 3.8 ns against 9.5 with the
+    /// unwrap out of line; a 4x4 matmul: 7.1 against 8.7).
+    fn kernel(self) -> Self::Output;
+}
+
+/// Computes `call`: through its tiny path when its types admit one and its operands are dense in host memory,
+/// through the device's kernels otherwise.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn run<C: OpCall>(mut call: C) -> C::Output {
+    if C::MAYBE_TINY
+        && let Some(out) = call.tiny()
+    {
+        return out;
+    }
+    call.kernel()
+}
+
+/// How a fallible call reports an error: returned ([`Checked`], the `try_` forms) or as a panic at the caller's
+/// line ([`Panics`]). The kernel path applies it, so a tiny path, which cannot fail, returns its value as it is
+/// rather than through a `Result` and an unwrap in the caller.
+pub(crate) trait OnError: Copy {
+    /// What the call returns for a result of type `X`.
+    type Out<X>;
+    /// A value computed without error.
+    fn ok<X>(self, value: X) -> Self::Out<X>;
+    /// A result of the kernel path, its error returned or raised as a panic.
+    fn report<X>(self, result: crate::error::Result<X>) -> Self::Out<X>;
+}
+
+/// Errors are returned: the `try_` forms.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked;
+
+impl OnError for Checked {
+    type Out<X> = crate::error::Result<X>;
+    #[inline(always)]
+    fn ok<X>(self, value: X) -> Self::Out<X> {
+        Ok(value)
+    }
+    #[inline(always)]
+    fn report<X>(self, result: crate::error::Result<X>) -> Self::Out<X> {
+        result
+    }
+}
+
+/// Errors panic with their message at the caller's line: the infallible forms.
+#[derive(Clone, Copy)]
+pub(crate) struct Panics;
+
+impl OnError for Panics {
+    type Out<X> = X;
+    #[inline(always)]
+    fn ok<X>(self, value: X) -> X {
+        value
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn report<X>(self, result: crate::error::Result<X>) -> X {
+        super::device_ok(result)
+    }
+}
+
 /// The element count of `S` when every dim is static and that many `T` fit in [`INLINE_BYTES`].
-const fn tiny_numel<T, S: Shape>() -> Option<usize> {
+pub(crate) const fn tiny_numel<T, S: Shape>() -> Option<usize> {
     match static_numel(S::STATIC_DIMS) {
         Some(n) if n * core::mem::size_of::<T>() <= INLINE_BYTES => Some(n),
         _ => None,
@@ -27,7 +116,7 @@ const fn tiny_numel<T, S: Shape>() -> Option<usize> {
 }
 
 /// Whether `A` and `B` are the same fully static shape (so nothing is broadcast between them).
-const fn same_static_dims<A: Shape, B: Shape>() -> bool {
+pub(crate) const fn same_static_dims<A: Shape, B: Shape>() -> bool {
     if A::RANK != B::RANK {
         return false;
     }
@@ -42,17 +131,8 @@ const fn same_static_dims<A: Shape, B: Shape>() -> bool {
     true
 }
 
-/// The most outputs [`Tensor::reduce_axes_tiny`] holds accumulators for (a 4x4 f32 reduced over one axis has 4).
-const TINY_REDUCE_OUTPUTS: usize = 16;
-
+/// The operand access every tiny path shares.
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// Whether a tensor of this type can take a tiny path: its shape is static and its elements fit in
-    /// [`INLINE_BYTES`]. Every tiny call site tests it first, as `if Self::MAYBE_TINY`: a constant condition, so
-    /// for every other type rustc drops the branch after monomorphisation and never generates the tiny path's
-    /// code (a `const { .. }?` inside the path did not: the 49-layer MLP of tools/compile-bench instantiated
-    /// `unary_tiny` 199 times for shapes that are never tiny).
-    pub(crate) const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some();
-
     /// The elements of a dense view, in order, when the device's memory is the host's.
     #[inline(always)]
     pub(crate) fn host_dense(&self) -> Option<&[T]> {
@@ -75,142 +155,17 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         D::host_slice_mut(&mut self.storage)
     }
 
-    /// [`Self::unary`] on a tiny dense host tensor; `None` sends it to the kernel.
+    /// The elements of a tiny tensor, `n` of them: dense, in host memory.
     #[inline(always)]
-    pub(crate) fn unary_tiny<Op: UnaryOp<T>>(&self, op: Op) -> Option<Self> {
+    pub(crate) fn tiny_elements(&self) -> Option<&[T]> {
         let n = const { tiny_numel::<T, S>() }?;
-        let a = &self.host_dense()?[..n];
-        let mut out = Self::host_output(self.shape, n)?;
-        for (o, &x) in out.host_elements_mut()?[..n].iter_mut().zip(a) {
-            *o = op.apply(x);
-        }
-        Some(out)
-    }
-
-    /// Tiny dense host operands of one static shape (the element count, both operands' elements and the
-    /// output's shape); `None` sends the op to the kernel.
-    #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn tiny_operands<'a, S2: Shape>(
-        &'a self,
-        rhs: &'a Tensor<T, S2, D>,
-    ) -> Option<(usize, &'a [T], &'a [T], <S as BroadcastShapes<S2>>::Output)>
-    where
-        S: BroadcastShapes<S2>,
-    {
-        if !const { same_static_dims::<S, S2>() } {
-            return None;
-        }
-        let n = const { tiny_numel::<T, S>() }?;
-        let (a, b) = (&self.host_dense()?[..n], &rhs.host_dense()?[..n]);
-        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
-        Some((n, a, b, shape))
-    }
-
-    /// [`Self::binary`] on tiny dense host operands of one static shape; `None` sends it to the kernel.
-    #[inline(always)]
-    pub(crate) fn binary_tiny<S2: Shape, Op: BinaryOp<T>>(
-        &self,
-        op: Op,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Option<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>>
-    where
-        S: BroadcastShapes<S2>,
-    {
-        let (n, a, b, shape) = self.tiny_operands(rhs)?;
-        let mut out = Tensor::host_output(shape, n)?;
-        for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
-            *o = op.apply(x, y);
-        }
-        Some(out)
-    }
-
-    /// `op(x, value)` for every element (`op(value, x)` when `scalar_first`) of a tiny dense host tensor; `None`
-    /// sends it to the kernel, which reads the scalar from a one-element buffer.
-    #[inline(always)]
-    pub(crate) fn scalar_tiny<Op: BinaryOp<T>>(
-        &self,
-        op: Op,
-        value: T,
-        scalar_first: bool,
-    ) -> Option<Self> {
-        let n = const { tiny_numel::<T, S>() }?;
-        let a = &self.host_dense()?[..n];
-        let mut out = Self::host_output(self.shape, n)?;
-        for (o, &x) in out.host_elements_mut()?[..n].iter_mut().zip(a) {
-            *o = if scalar_first {
-                op.apply(value, x)
-            } else {
-                op.apply(x, value)
-            };
-        }
-        Some(out)
-    }
-
-    /// A comparison of tiny dense host operands of one static shape, as a `u8` mask; `None` sends it to the
-    /// kernel.
-    #[inline(always)]
-    pub(crate) fn compare_tiny<S2: Shape>(
-        &self,
-        op: CmpOp,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Option<Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>>
-    where
-        S: BroadcastShapes<S2>,
-    {
-        let (n, a, b, shape) = self.tiny_operands(rhs)?;
-        let mut out = Tensor::<u8, _, D>::host_output(shape, n)?;
-        for ((o, &x), &y) in out.host_elements_mut()?[..n].iter_mut().zip(a).zip(b) {
-            *o = op.apply(x, y) as u8;
-        }
-        Some(out)
-    }
-
-    /// [`ReduceOp`] over every element of a tiny dense host tensor; `None` sends it to the kernel. The kernel
-    /// folds a dense view as one run from the op's initial state, as here, so the result has the same bits.
-    #[inline(always)]
-    pub(crate) fn reduce_all_tiny<Op: ReduceOp<T>>(
-        &self,
-        op: Op,
-    ) -> Option<Tensor<Op::Out, (), D>> {
-        let n = const { tiny_numel::<T, S>() }?;
-        let a = &self.host_dense()?[..n];
-        let mut out = Tensor::<Op::Out, (), D>::host_output((), 1)?;
-        out.host_elements_mut()?[0] = op.finish(op.fold_slice(op.init(), a, 0), n);
-        Some(out)
-    }
-
-    /// [`ReduceOp`] over the `reduced` axes of a tiny dense host tensor into `shape` (at most
-    /// [`TINY_REDUCE_OUTPUTS`] elements); `None` sends it to the kernel. It runs the kernel's own walk, with the
-    /// accumulators on the stack, so the result has the same bits.
-    #[inline]
-    pub(crate) fn reduce_axes_tiny<Op: ReduceOp<T>, Out: Shape>(
-        &self,
-        op: Op,
-        reduced: &[bool; MAX_RANK],
-        shape: Out,
-    ) -> Option<Tensor<Op::Out, Out, D>> {
-        let n = const { tiny_numel::<T, S>() }?;
-        let a = &self.host_dense()?[..n];
-        let m = shape.dims().iter().product();
-        if m > TINY_REDUCE_OUTPUTS {
-            return None;
-        }
-        let mut out = Tensor::<Op::Out, Out, D>::host_output(shape, m)?;
-        crate::ops::reduce::host::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
-            op,
-            a,
-            &self.dims(),
-            reduced,
-            &mut out.host_elements_mut()?[..m],
-        );
-        Some(out)
+        self.host_dense()?.get(..n)
     }
 
     /// The elements of a tiny tensor to write in place: dense from its start, in host memory no other tensor
     /// shares (an inline buffer never is).
     #[inline(always)]
-    fn tiny_elements_mut(&mut self) -> Option<&mut [T]> {
+    pub(crate) fn tiny_elements_mut(&mut self) -> Option<&mut [T]> {
         let n = const { tiny_numel::<T, S>() }?;
         if !self.is_dense_from_start() {
             return None;
@@ -218,109 +173,22 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.host_elements_mut()?.get_mut(..n)
     }
 
-    /// [`Self::binary_assign`] on tiny dense host operands of one static shape; `false` sends it to the kernel.
+    /// Tiny dense host operands of one static shape: both operands' elements and the output's shape.
     #[inline(always)]
-    pub(crate) fn binary_assign_tiny<S2: Shape, Op: BinaryOp<T>>(
-        &mut self,
-        op: Op,
-        rhs: &Tensor<T, S2, D>,
-    ) -> bool {
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn tiny_pair<'a, S2: Shape>(
+        &'a self,
+        rhs: &'a Tensor<T, S2, D>,
+    ) -> Option<(&'a [T], &'a [T], <S as BroadcastShapes<S2>>::Output)>
+    where
+        S: BroadcastShapes<S2>,
+    {
         if !const { same_static_dims::<S, S2>() } {
-            return false;
+            return None;
         }
-        let Some(b) = rhs.host_dense() else {
-            return false;
-        };
-        let Some(a) = self.tiny_elements_mut() else {
-            return false;
-        };
-        for (x, &y) in a.iter_mut().zip(b) {
-            *x = op.apply(*x, y);
-        }
-        true
-    }
-
-    /// [`Self::unary_assign`] on a tiny dense host tensor; `false` sends it to the kernel.
-    #[inline(always)]
-    pub(crate) fn unary_assign_tiny<Op: UnaryOp<T>>(&mut self, op: Op) -> bool {
-        let Some(a) = self.tiny_elements_mut() else {
-            return false;
-        };
-        for x in a {
-            *x = op.apply(*x);
-        }
-        true
-    }
-
-    /// `self = op(self, value)` on a tiny dense host tensor; `false` sends it to the kernel.
-    #[inline(always)]
-    pub(crate) fn scalar_assign_tiny<Op: BinaryOp<T>>(&mut self, op: Op, value: T) -> bool {
-        let Some(a) = self.tiny_elements_mut() else {
-            return false;
-        };
-        for x in a {
-            *x = op.apply(*x, value);
-        }
-        true
-    }
-}
-
-impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// Softmax or a norm along `axis` of a tiny dense host tensor; `None` sends it to the kernel. Each lane is
-    /// widened into a stack buffer, transformed by [`AlongAxis::apply`] and rounded, as the kernel does, so
-    /// the result has the same bits.
-    #[inline]
-    pub(crate) fn along_axis_tiny(&self, op: AlongAxis, axis: usize) -> Option<Self> {
-        let n = const { tiny_numel::<T, S>() }?;
-        let a = &self.host_dense()?[..n];
-        let dims = self.dims();
-        let len = dims[axis];
-        let stride: usize = dims[axis + 1..].iter().product();
-        let mut out = Self::host_output(self.shape, n)?;
-        if n == 0 {
-            return Some(out);
-        }
-        let o = &mut out.host_elements_mut()?[..n];
-        // The longest lane a tiny float tensor has: INLINE_BYTES of 2-byte elements.
-        let mut lane = [T::Acc::ZERO; INLINE_BYTES / 2];
-        let lane = &mut lane[..len];
-        for base in (0..n).step_by(len * stride) {
-            for start in base..base + stride {
-                for (i, l) in lane.iter_mut().enumerate() {
-                    *l = a[start + i * stride].to_acc();
-                }
-                op.apply(lane);
-                for (i, &l) in lane.iter().enumerate() {
-                    o[start + i * stride] = T::from_acc(l);
-                }
-            }
-        }
-        Some(out)
-    }
-}
-
-impl<S: Shape, D: Device> Tensor<u8, S, D> {
-    /// [`Self::where_cond`] on tiny dense host tensors (sized by the larger element type, `T`); `None` sends it
-    /// to the kernel.
-    #[inline(always)]
-    pub(crate) fn where_cond_tiny<T: WithDType>(
-        &self,
-        on_true: &Tensor<T, S, D>,
-        on_false: &Tensor<T, S, D>,
-    ) -> Option<Tensor<T, S, D>> {
-        let n = const { tiny_numel::<T, S>() }?;
-        let mask = &self.host_dense()?[..n];
-        let (t, f) = (&on_true.host_dense()?[..n], &on_false.host_dense()?[..n]);
-        let mut out = Tensor::<T, S, D>::host_output(self.shape, n)?;
-        for (((o, &m), &t), &f) in out.host_elements_mut()?[..n]
-            .iter_mut()
-            .zip(mask)
-            .zip(t)
-            .zip(f)
-        {
-            *o = if m != 0 { t } else { f };
-        }
-        Some(out)
+        let (a, b) = (self.tiny_elements()?, rhs.tiny_elements()?);
+        let shape = <S as BroadcastShapes<S2>>::Output::from_dims(&self.dims())?;
+        Some((a, b, shape))
     }
 }
 
@@ -330,16 +198,45 @@ mod tests {
     use crate::device::Cpu;
     use crate::shape::{Const, Rank0, Rank1, Rank2};
 
+    /// A call that records which path [`run`] took.
+    struct Probe<'a, S: Shape>(&'a Tensor<f32, S, Cpu>);
+    impl<S: Shape> OpCall for Probe<'_, S> {
+        type T = f32;
+        type S = S;
+        type Output = &'static str;
+        fn tiny(&mut self) -> Option<&'static str> {
+            // Any dense host operand, so that the gate alone keeps larger types out.
+            self.0.host_dense().map(|_| "tiny")
+        }
+        fn kernel(self) -> &'static str {
+            "kernel"
+        }
+    }
+
     #[test]
     fn the_gate_admits_static_shapes_that_fit_inline_and_nothing_else() {
         // Checked when the test builds. 16 f32 = 64 bytes: tiny; one element more, a wider dtype or a runtime
         // dim: the kernels.
-        const { assert!(Tensor::<f32, Rank2<4, 4>, Cpu>::MAYBE_TINY) };
-        const { assert!(Tensor::<f32, Rank0, Cpu>::MAYBE_TINY) };
-        const { assert!(Tensor::<u8, Rank1<64>, Cpu>::MAYBE_TINY) };
-        const { assert!(!Tensor::<f32, Rank1<17>, Cpu>::MAYBE_TINY) };
-        const { assert!(!Tensor::<f64, Rank2<4, 4>, Cpu>::MAYBE_TINY) };
-        const { assert!(!Tensor::<f32, (usize, Const<4>), Cpu>::MAYBE_TINY) };
-        const { assert!(!Tensor::<f32, Rank2<8, 16>, Cpu>::MAYBE_TINY) };
+        const { assert!(tiny_numel::<f32, Rank2<4, 4>>().is_some()) };
+        const { assert!(tiny_numel::<f32, Rank0>().is_some()) };
+        const { assert!(tiny_numel::<u8, Rank1<64>>().is_some()) };
+        const { assert!(tiny_numel::<f32, Rank1<17>>().is_none()) };
+        const { assert!(tiny_numel::<f64, Rank2<4, 4>>().is_none()) };
+        const { assert!(tiny_numel::<f32, (usize, Const<4>)>().is_none()) };
+        const { assert!(tiny_numel::<f32, Rank2<8, 16>>().is_none()) };
+        const { assert!(same_static_dims::<Rank2<2, 3>, Rank2<2, 3>>()) };
+        const { assert!(!same_static_dims::<Rank2<2, 3>, Rank1<3>>()) };
+        const { assert!(!same_static_dims::<(usize, Const<3>), (usize, Const<3>)>()) };
+    }
+
+    #[test]
+    fn run_takes_the_tiny_path_for_dense_tiny_operands_only() {
+        let x = Tensor::<f32, Rank2<4, 4>, Cpu>::ones();
+        assert_eq!(run(Probe(&x)), "tiny");
+        // A strided view of a tiny type: the kernels.
+        assert_eq!(run(Probe(&x.t())), "kernel");
+        // A static type too large to be tiny: the kernels, without asking.
+        let big = Tensor::<f32, Rank2<8, 8>, Cpu>::ones();
+        assert_eq!(run(Probe(&big)), "kernel");
     }
 }

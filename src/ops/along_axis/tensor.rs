@@ -15,9 +15,10 @@
 //! ```
 
 use super::AlongAxis;
-use crate::device::Device;
-use crate::dtype::FloatDType;
+use crate::device::{Device, INLINE_BYTES};
+use crate::dtype::{Accumulator, FloatDType};
 use crate::shape::{HasAxis, Shape};
+use crate::tensor::tiny::{run, OpCall};
 use crate::tensor::{call, written, Tensor};
 
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -26,27 +27,11 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.along_axis_tiny(op, S::INDEX)
-        {
-            return out;
-        }
-        self.along_kernel(op, S::INDEX)
-    }
-
-    /// [`Self::along`] through the device's kernel (out of line, so the tiny path stays small in the caller).
-    #[inline(never)]
-    fn along_kernel(&self, op: AlongAxis, axis: usize) -> Self {
-        let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                op.name(),
-                call::along_axis::<T, D>(op, src, axis),
-            )
-        }
+        run(Along {
+            op,
+            x: self,
+            axis: S::INDEX,
+        })
     }
 
     /// `exp(x - max) / sum(exp(x - max))` along `Ax`.
@@ -80,5 +65,63 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         self.along::<Ax>(AlongAxis::RmsNorm { eps })
+    }
+}
+
+/// [`Tensor::softmax`]'s call, and the other ops along an axis.
+struct Along<'a, T: FloatDType, S: Shape, D: Device> {
+    op: AlongAxis,
+    x: &'a Tensor<T, S, D>,
+    axis: usize,
+}
+
+impl<T: FloatDType, S: Shape, D: Device> OpCall for Along<'_, T, S, D> {
+    type T = T;
+    type S = S;
+    type Output = Tensor<T, S, D>;
+
+    /// Each lane is widened into a stack buffer, transformed by [`AlongAxis::apply`] and rounded, as the kernel
+    /// does, so the result has the same bits.
+    #[inline]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let a = self.x.tiny_elements()?;
+        let n = a.len();
+        let dims = self.x.dims();
+        let len = dims[self.axis];
+        let stride: usize = dims[self.axis + 1..].iter().product();
+        let mut out = Tensor::host_output(self.x.shape(), n)?;
+        if n == 0 {
+            return Some(out);
+        }
+        let o = &mut out.host_elements_mut()?[..n];
+        // The longest lane a tiny float tensor has: INLINE_BYTES of 2-byte elements.
+        let mut lane = [T::Acc::ZERO; INLINE_BYTES / 2];
+        let lane = &mut lane[..len];
+        for base in (0..n).step_by(len * stride) {
+            for start in base..base + stride {
+                for (i, l) in lane.iter_mut().enumerate() {
+                    *l = a[start + i * stride].to_acc();
+                }
+                self.op.apply(lane);
+                for (i, &l) in lane.iter().enumerate() {
+                    o[start + i * stride] = T::from_acc(l);
+                }
+            }
+        }
+        Some(out)
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Self::Output {
+        let src = (self.x.buffer(), &self.x.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                self.x.shape(),
+                self.op.name(),
+                call::along_axis::<T, D>(self.op, src, self.axis),
+            )
+        }
     }
 }

@@ -19,13 +19,14 @@
 //! assert_eq!(out.to_array(), [[3., 6., 9.], [3., 6., 9.]]);
 //! ```
 
-use super::tensor::{broadcast_layouts, broadcast_pair};
+use super::tensor::{broadcast_layouts, broadcast_pair, Binary, Unary};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
+use crate::tensor::tiny::{run, same_static_dims, tiny_numel, Checked, OpCall, Panics};
 use crate::tensor::{device_ok, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -38,15 +39,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// x.unary_assign(Exp);
     /// assert_eq!(x.to_vec(), [1.0, 1.0f32.exp()]);
     /// ```
+    #[inline]
     pub fn unary_assign<Op: UnaryOp<T>>(&mut self, op: Op) {
-        if Self::MAYBE_TINY && self.unary_assign_tiny(op) {
-            return;
-        }
-        let dims = self.dims();
-        if let Some(out) = self.dense_out() {
-            return device_ok(D::unary(op, Operand::Out(&dims), out));
-        }
-        *self = self.unary(op);
+        run(UnaryAssign { op, x: self })
     }
 
     /// `self = op(self, rhs)` with `rhs` suffix-broadcast onto `self`'s shape (never the other way round: the
@@ -60,6 +55,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// [`Self::binary_assign`] returning `Error::ShapeMismatch` when runtime-sized dims disagree.
+    #[inline]
     pub fn try_binary_assign<S2: Shape, Op: BinaryOp<T>>(
         &mut self,
         op: Op,
@@ -68,64 +64,34 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2, Output = S>,
     {
-        if Self::MAYBE_TINY && self.binary_assign_tiny(op, rhs) {
-            return Ok(());
-        }
-        let (la, lb) = (self.layout(), rhs.layout());
-        let rhs_view = (rhs.buffer(), &lb);
-        if assign_body::<T, D, Op>(op, &la, rhs_view, self.dense_out())? {
-            return Ok(());
-        }
-        // Shared or strided: a fresh result (the dims are checked), through the out-of-line kernel path.
-        *self = self.binary_kernel(op, rhs);
-        Ok(())
+        run(BinaryAssign { op, x: self, rhs })
     }
 
     /// `op(self, rhs)` taking `self` by value (the operators' owned forms: `a.matmul(&w) + &b`): the result is
     /// written into `self`'s buffer when this tensor alone holds it densely and the result has its dims (`rhs`
     /// broadcast onto it), as `+=` would; otherwise it gets a fresh buffer, as [`Self::binary`] gives. Either way
     /// the values are `binary`'s.
+    #[inline]
     #[track_caller]
     pub(crate) fn binary_owned<S2: Shape, Op: BinaryOp<T>>(
-        mut self,
+        self,
         op: Op,
         rhs: &Tensor<T, S2, D>,
     ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
     where
         S: BroadcastShapes<S2>,
     {
-        if !Self::MAYBE_TINY {
-            // A tiny result lives inline: a fresh one costs no more. The layout work is `assign_body`'s, compiled
-            // once per op rather than per shape; an error there (a mismatch, or a result larger than `self`) means
-            // nothing was written, and `binary` then makes the result or reports the mismatch. The result's shape
-            // is taken first, since once `assign_body` has written, the result must be returned.
-            let (la, lb) = (self.layout(), rhs.layout());
-            if let Some(shape) = <S as BroadcastShapes<S2>>::Output::from_dims(la.dims())
-                && let Ok(true) =
-                    assign_body::<T, D, Op>(op, &la, (rhs.buffer(), &lb), self.dense_out())
-            {
-                // The same buffer under the result's type (shared, then `self` lets go of it).
-                return Tensor::from_view(shape, Layout::contiguous(*la.dims()), self.storage());
-            }
-        }
-        self.binary(op, rhs)
+        run(BinaryOwned {
+            op,
+            a: self,
+            b: rhs,
+        })
     }
 
     /// `self = op(self, value)`.
+    #[inline]
     fn scalar_assign<Op: BinaryOp<T>>(&mut self, op: Op, value: T) {
-        if Self::MAYBE_TINY && self.scalar_assign_tiny(op, value) {
-            return;
-        }
-        // The scalar operand is built only where it can be used in place (on a GPU it is an allocation).
-        if self.is_dense_from_start() {
-            let (scalar, ls) = self.scalar_operand(Op::NAME, value);
-            let dims = self.dims();
-            if let Some(out) = self.unique_out() {
-                let rhs = (D::buffer(&scalar), &ls);
-                return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
-            }
-        }
-        *self = self.scalar_op(op, value, false);
+        run(ScalarAssign { op, x: self, value })
     }
 
     /// Writes `src`'s values into this tensor (PyTorch's `copy_`): into its own buffer when it alone holds it
@@ -159,21 +125,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// `out = op(self)`, reusing `out`'s buffer when `out` alone holds it densely.
+    #[inline]
     pub fn unary_into<Op: UnaryOp<T>>(&self, op: Op, out: &mut Self) {
-        // A tiny result lives inline: building a fresh one costs no more than writing `out`'s.
-        if Self::MAYBE_TINY
-            && let Some(fresh) = self.unary_tiny(op)
-        {
-            *out = fresh;
-            return;
-        }
-        if out.dims() == self.dims()
-            && let Some(buf) = out.dense_out()
-        {
-            let layout = self.layout();
-            return device_ok(D::unary(op, Operand::View(self.buffer(), &layout), buf));
-        }
-        *out = self.unary(op);
+        run(UnaryInto { op, x: self, out })
     }
 
     /// `out = op(self, rhs)` (suffix broadcasting as in [`Self::binary`]), reusing `out`'s buffer when `out` alone
@@ -191,6 +145,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// [`Self::binary_into`] returning `Error::ShapeMismatch` when runtime-sized dims disagree.
+    #[inline]
     pub fn try_binary_into<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -200,21 +155,246 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY
-            && let Some(fresh) = self.binary_tiny(op, rhs)
-        {
-            *out = fresh;
+        run(BinaryInto {
+            op,
+            a: self,
+            b: rhs,
+            out,
+        })
+    }
+}
+
+// The calls of the in-place and `_into` forms. A tiny result lives inline, so their tiny paths compute it
+// afresh, as the allocating forms do: that costs no more than writing into the existing buffer.
+
+/// [`Tensor::unary_assign`]'s call.
+struct UnaryAssign<'a, T: WithDType, S: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a mut Tensor<T, S, D>,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: UnaryOp<T>> OpCall for UnaryAssign<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = ();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<()> {
+        for x in self.x.tiny_elements_mut()? {
+            *x = self.op.apply(*x);
+        }
+        Some(())
+    }
+
+    #[inline(never)]
+    fn kernel(self) {
+        let dims = self.x.dims();
+        if let Some(out) = self.x.dense_out() {
+            return device_ok(D::unary(self.op, Operand::Out(&dims), out));
+        }
+        *self.x = Unary {
+            op: self.op,
+            x: &*self.x,
+        }
+        .kernel();
+    }
+}
+
+/// [`Tensor::try_binary_assign`]'s call: `rhs` suffix-broadcast onto `x`.
+struct BinaryAssign<'a, T: WithDType, S: Shape, S2: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a mut Tensor<T, S, D>,
+    rhs: &'a Tensor<T, S2, D>,
+}
+
+impl<
+        T: WithDType,
+        S: Shape + BroadcastShapes<S2, Output = S>,
+        S2: Shape,
+        D: Device,
+        Op: BinaryOp<T>,
+    > OpCall for BinaryAssign<'_, T, S, S2, D, Op>
+{
+    type T = T;
+    type S = S;
+    type Output = Result<()>;
+    const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some() && same_static_dims::<S, S2>();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Result<()>> {
+        let b = self.rhs.tiny_elements()?;
+        for (x, &y) in self.x.tiny_elements_mut()?.iter_mut().zip(b) {
+            *x = self.op.apply(*x, y);
+        }
+        Some(Ok(()))
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Result<()> {
+        let (la, lb) = (self.x.layout(), self.rhs.layout());
+        let rhs_view = (self.rhs.buffer(), &lb);
+        if assign_body::<T, D, Op>(self.op, &la, rhs_view, self.x.dense_out())? {
             return Ok(());
         }
-        let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
-            broadcast_pair(Op::NAME, &self.layout(), &rhs.layout())?;
-        if out.dims() == shape.dims()
-            && let Some(buf) = out.dense_out()
+        // Shared or strided: a fresh result (the dims are checked).
+        let (op, a, b) = (self.op, &*self.x, self.rhs);
+        let on_error = Checked;
+        *self.x = Binary { op, a, b, on_error }.kernel_result()?;
+        Ok(())
+    }
+}
+
+/// [`Tensor::binary_owned`]'s call: `op(a, b)` into `a`'s buffer where it can.
+struct BinaryOwned<'a, T: WithDType, S: Shape, S2: Shape, D: Device, Op> {
+    op: Op,
+    a: Tensor<T, S, D>,
+    b: &'a Tensor<T, S2, D>,
+}
+
+impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device, Op: BinaryOp<T>> OpCall
+    for BinaryOwned<'_, T, S, S2, D, Op>
+{
+    type T = T;
+    type S = S;
+    type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
+    const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some() && same_static_dims::<S, S2>();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let (op, a, b, on_error) = (self.op, &self.a, self.b, Panics);
+        Binary { op, a, b, on_error }.tiny()
+    }
+
+    // Inline, as before the calls existed: its work is `assign_body`'s and `Binary::kernel_result`'s, both out of
+    // line, and for most types no tiny path precedes it.
+    #[inline]
+    #[track_caller]
+    fn kernel(mut self) -> Self::Output {
+        // The layout work is `assign_body`'s, compiled once per op rather than per shape; an error there (a
+        // mismatch, or a result larger than `a`) means nothing was written, and `Binary` then makes the result or
+        // reports the mismatch. The result's shape is taken first, since once `assign_body` has written, the
+        // result must be returned.
+        let (la, lb) = (self.a.layout(), self.b.layout());
+        if let Some(shape) = <S as BroadcastShapes<S2>>::Output::from_dims(la.dims())
+            && let Ok(true) =
+                assign_body::<T, D, Op>(self.op, &la, (self.b.buffer(), &lb), self.a.dense_out())
         {
-            let lhs = Operand::View(self.buffer(), &la);
-            return D::binary(op, lhs, (rhs.buffer(), &lb), buf);
+            // The same buffer under the result's type (shared, then `a` lets go of it).
+            return Tensor::from_view(shape, Layout::contiguous(*la.dims()), self.a.storage());
         }
-        *out = self.try_binary(op, rhs)?;
+        let (op, a, b, on_error) = (self.op, &self.a, self.b, Panics);
+        Binary { op, a, b, on_error }.kernel()
+    }
+}
+
+/// [`Tensor::scalar_assign`]'s call.
+struct ScalarAssign<'a, T: WithDType, S: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a mut Tensor<T, S, D>,
+    value: T,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: BinaryOp<T>> OpCall for ScalarAssign<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = ();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<()> {
+        for x in self.x.tiny_elements_mut()? {
+            *x = self.op.apply(*x, self.value);
+        }
+        Some(())
+    }
+
+    #[inline(never)]
+    fn kernel(self) {
+        let (op, value) = (self.op, self.value);
+        // The scalar operand is built only where it can be used in place (on a GPU it is an allocation).
+        if self.x.is_dense_from_start() {
+            let (scalar, ls) = self.x.scalar_operand(Op::NAME, value);
+            let dims = self.x.dims();
+            if let Some(out) = self.x.unique_out() {
+                let rhs = (D::buffer(&scalar), &ls);
+                return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
+            }
+        }
+        *self.x = self.x.scalar_op(op, value, false);
+    }
+}
+
+/// [`Tensor::unary_into`]'s call.
+struct UnaryInto<'a, T: WithDType, S: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a Tensor<T, S, D>,
+    out: &'a mut Tensor<T, S, D>,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: UnaryOp<T>> OpCall for UnaryInto<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = ();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<()> {
+        *self.out = Unary {
+            op: self.op,
+            x: self.x,
+        }
+        .tiny()?;
+        Some(())
+    }
+
+    #[inline(never)]
+    fn kernel(self) {
+        let (op, x) = (self.op, self.x);
+        if self.out.dims() == x.dims()
+            && let Some(buf) = self.out.dense_out()
+        {
+            let layout = x.layout();
+            return device_ok(D::unary(op, Operand::View(x.buffer(), &layout), buf));
+        }
+        *self.out = Unary { op, x }.kernel();
+    }
+}
+
+/// [`Tensor::try_binary_into`]'s call.
+struct BinaryInto<'a, T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device, Op> {
+    op: Op,
+    a: &'a Tensor<T, S, D>,
+    b: &'a Tensor<T, S2, D>,
+    out: &'a mut Tensor<T, <S as BroadcastShapes<S2>>::Output, D>,
+}
+
+impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device, Op: BinaryOp<T>> OpCall
+    for BinaryInto<'_, T, S, S2, D, Op>
+{
+    type T = T;
+    type S = S;
+    type Output = Result<()>;
+    const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some() && same_static_dims::<S, S2>();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Result<()>> {
+        let (op, a, b) = (self.op, self.a, self.b);
+        let on_error = Panics;
+        *self.out = Binary { op, a, b, on_error }.tiny()?;
+        Some(Ok(()))
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Result<()> {
+        let (op, a, b) = (self.op, self.a, self.b);
+        let (shape, la, lb): (<S as BroadcastShapes<S2>>::Output, _, _) =
+            broadcast_pair(Op::NAME, &a.layout(), &b.layout())?;
+        if self.out.dims() == shape.dims()
+            && let Some(buf) = self.out.dense_out()
+        {
+            let lhs = Operand::View(a.buffer(), &la);
+            return D::binary(op, lhs, (b.buffer(), &lb), buf);
+        }
+        let on_error = Checked;
+        *self.out = Binary { op, a, b, on_error }.kernel_result()?;
         Ok(())
     }
 }

@@ -9,35 +9,14 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
-use crate::tensor::{call, written};
-use crate::tensor::{device_ok, Sink, Tensor};
+use crate::tensor::tiny::{run, same_static_dims, tiny_numel, Checked, OnError, OpCall, Panics};
+use crate::tensor::{call, device_ok, written, Sink, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Applies any [`UnaryOp`] (the named methods below are shorthands).
     #[inline]
     pub fn unary<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.unary_tiny(op)
-        {
-            return out;
-        }
-        self.unary_kernel(op)
-    }
-
-    /// [`Self::unary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
-    #[inline(never)]
-    fn unary_kernel<Op: UnaryOp<T>>(&self, op: Op) -> Self {
-        let layout = self.layout();
-        let src = Operand::View(self.buffer(), &layout);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                Op::NAME,
-                call::unary::<T, D, _>(op, src)
-            )
-        }
+        run(Unary { op, x: self })
     }
 
     /// Applies any [`BinaryOp`] with suffix broadcasting; panics if runtime-sized dims disagree.
@@ -51,30 +30,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.binary_tiny(op, rhs)
-        {
-            return out;
-        }
-        self.binary_kernel(op, rhs)
-    }
-
-    /// [`Self::binary`] through the device's kernel (out of line, so the tiny path stays small in the caller).
-    #[inline(never)]
-    #[track_caller]
-    pub(super) fn binary_kernel<S2: Shape, Op: BinaryOp<T>>(
-        &self,
-        op: Op,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Tensor<T, <S as BroadcastShapes<S2>>::Output, D>
-    where
-        S: BroadcastShapes<S2>,
-    {
-        let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
+        run(Binary {
+            op,
+            a: self,
+            b: rhs,
+            on_error: Panics,
+        })
     }
 
     /// [`Self::binary`] returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
+    #[inline]
     pub fn try_binary<S2: Shape, Op: BinaryOp<T>>(
         &self,
         op: Op,
@@ -83,13 +48,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.binary_tiny(op, rhs)
-        {
-            return Ok(out);
-        }
-        let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::try_built_by(|out| binary_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
+        run(Binary {
+            op,
+            a: self,
+            b: rhs,
+            on_error: Checked,
+        })
     }
 
     #[inline]
@@ -102,36 +66,23 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: BroadcastShapes<S2>,
     {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.compare_tiny(op, rhs)
-        {
-            return out;
-        }
-        let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::built_by(|out| compare_body(op, (self.buffer(), &la), (rhs.buffer(), &lb), out))
+        run(Compare {
+            op,
+            a: self,
+            b: rhs,
+        })
     }
 
     /// `op(self, value)`, or `op(value, self)` when `scalar_first`: the scalar is a one-element buffer read with
     /// stride 0 by the same binary kernels.
+    #[inline]
     pub(super) fn scalar_op<Op: BinaryOp<T>>(&self, op: Op, value: T, scalar_first: bool) -> Self {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.scalar_tiny(op, value, scalar_first)
-        {
-            return out;
-        }
-        let (scalar, ls) = self.scalar_operand(Op::NAME, value);
-        let layout = self.layout();
-        let (x, s) = ((self.buffer(), &layout), (D::buffer(&scalar), &ls));
-        let (a, b) = if scalar_first { (s, x) } else { (x, s) };
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                Op::NAME,
-                call::binary::<T, D, _>(op, Operand::View(a.0, a.1), b),
-            )
-        }
+        run(Scalar {
+            op,
+            x: self,
+            value,
+            scalar_first,
+        })
     }
 
     /// `value` as a one-element buffer and a layout that reads it (stride 0) at every position of `self`.
@@ -492,37 +443,11 @@ impl<S: Shape, D: Device> Tensor<u8, S, D> {
         on_true: &Tensor<T, S, D>,
         on_false: &Tensor<T, S, D>,
     ) -> Tensor<T, S, D> {
-        if Tensor::<T, S, D>::MAYBE_TINY
-            && let Some(out) = self.where_cond_tiny(on_true, on_false)
-        {
-            return out;
-        }
-        self.where_cond_kernel(on_true, on_false)
-    }
-
-    /// [`Self::where_cond`] through the device's kernel (out of line, so the tiny path stays small in the caller).
-    #[inline(never)]
-    #[track_caller]
-    fn where_cond_kernel<T: WithDType>(
-        &self,
-        on_true: &Tensor<T, S, D>,
-        on_false: &Tensor<T, S, D>,
-    ) -> Tensor<T, S, D> {
-        let dims = self.dims();
-        for other in [on_true.dims(), on_false.dims()] {
-            if other != dims {
-                panic!(
-                    "typed-tensor: {}",
-                    Error::shape_mismatch("where_cond", dims, other)
-                );
-            }
-        }
-        let (lm, lt, lf) = (self.layout(), on_true.layout(), on_false.layout());
-        on_true.select(
-            (self.buffer(), &lm),
-            (on_true.buffer(), &lt),
-            (on_false.buffer(), &lf),
-        )
+        run(Select {
+            mask: self,
+            on_true,
+            on_false,
+        })
     }
 }
 
@@ -530,6 +455,229 @@ impl<T: SignedDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `|x|`.
     pub fn abs(&self) -> Self {
         self.unary(ops::Abs)
+    }
+}
+
+/// [`Tensor::unary`]'s call.
+pub(super) struct Unary<'a, T: WithDType, S: Shape, D: Device, Op> {
+    pub(super) op: Op,
+    pub(super) x: &'a Tensor<T, S, D>,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: UnaryOp<T>> OpCall for Unary<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = Tensor<T, S, D>;
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let a = self.x.tiny_elements()?;
+        let mut out = Tensor::host_output(self.x.shape(), a.len())?;
+        for (o, &x) in out.host_elements_mut()?[..a.len()].iter_mut().zip(a) {
+            *o = self.op.apply(x);
+        }
+        Some(out)
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Self::Output {
+        let layout = self.x.layout();
+        let src = Operand::View(self.x.buffer(), &layout);
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                self.x.shape(),
+                Op::NAME,
+                call::unary::<T, D, _>(self.op, src)
+            )
+        }
+    }
+}
+
+/// [`Tensor::binary`]'s and [`Tensor::try_binary`]'s call.
+pub(super) struct Binary<'a, T: WithDType, S: Shape, S2: Shape, D: Device, Op, E> {
+    pub(super) op: Op,
+    pub(super) a: &'a Tensor<T, S, D>,
+    pub(super) b: &'a Tensor<T, S2, D>,
+    /// [`Panics`] or [`Checked`].
+    pub(super) on_error: E,
+}
+
+impl<T, S, S2, D, Op, E> OpCall for Binary<'_, T, S, S2, D, Op, E>
+where
+    T: WithDType,
+    S: Shape + BroadcastShapes<S2>,
+    S2: Shape,
+    D: Device,
+    Op: BinaryOp<T>,
+    E: OnError,
+{
+    type T = T;
+    type S = S;
+    type Output = E::Out<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>>;
+    // Operands of one static shape: a broadcast takes the kernels.
+    const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some() && same_static_dims::<S, S2>();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let (a, b, shape) = self.a.tiny_pair(self.b)?;
+        let mut out = Tensor::host_output(shape, a.len())?;
+        for ((o, &x), &y) in out.host_elements_mut()?[..a.len()].iter_mut().zip(a).zip(b) {
+            *o = self.op.apply(x, y);
+        }
+        Some(self.on_error.ok(out))
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn kernel(self) -> Self::Output {
+        let on_error = self.on_error;
+        on_error.report(self.kernel_result())
+    }
+}
+
+impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device, Op: BinaryOp<T>, E>
+    Binary<'_, T, S, S2, D, Op, E>
+{
+    /// The kernel path's work, out of line.
+    #[inline(never)]
+    pub(super) fn kernel_result(self) -> Result<Tensor<T, <S as BroadcastShapes<S2>>::Output, D>> {
+        let (la, lb) = (self.a.layout(), self.b.layout());
+        let (a, b) = ((self.a.buffer(), &la), (self.b.buffer(), &lb));
+        Tensor::try_built_by(|out| binary_body(self.op, a, b, out))
+    }
+}
+
+/// The comparisons' call.
+struct Compare<'a, T: WithDType, S: Shape, S2: Shape, D: Device> {
+    op: CmpOp,
+    a: &'a Tensor<T, S, D>,
+    b: &'a Tensor<T, S2, D>,
+}
+
+impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device> OpCall
+    for Compare<'_, T, S, S2, D>
+{
+    type T = T;
+    type S = S;
+    type Output = Tensor<u8, <S as BroadcastShapes<S2>>::Output, D>;
+    const MAYBE_TINY: bool = tiny_numel::<T, S>().is_some() && same_static_dims::<S, S2>();
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let (a, b, shape) = self.a.tiny_pair(self.b)?;
+        let mut out = Tensor::<u8, _, D>::host_output(shape, a.len())?;
+        for ((o, &x), &y) in out.host_elements_mut()?[..a.len()].iter_mut().zip(a).zip(b) {
+            *o = self.op.apply(x, y) as u8;
+        }
+        Some(out)
+    }
+
+    #[inline]
+    #[track_caller]
+    fn kernel(self) -> Self::Output {
+        let (la, lb) = (self.a.layout(), self.b.layout());
+        let (a, b) = ((self.a.buffer(), &la), (self.b.buffer(), &lb));
+        Tensor::built_by(|out| compare_body(self.op, a, b, out))
+    }
+}
+
+/// [`Tensor::scalar_op`]'s call: `op(x, value)`, or `op(value, x)` when `scalar_first`.
+struct Scalar<'a, T: WithDType, S: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a Tensor<T, S, D>,
+    value: T,
+    scalar_first: bool,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: BinaryOp<T>> OpCall for Scalar<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = Tensor<T, S, D>;
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let (op, value) = (self.op, self.value);
+        let a = self.x.tiny_elements()?;
+        let mut out = Tensor::host_output(self.x.shape(), a.len())?;
+        for (o, &x) in out.host_elements_mut()?[..a.len()].iter_mut().zip(a) {
+            *o = if self.scalar_first {
+                op.apply(value, x)
+            } else {
+                op.apply(x, value)
+            };
+        }
+        Some(out)
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Self::Output {
+        let (scalar, ls) = self.x.scalar_operand(Op::NAME, self.value);
+        let layout = self.x.layout();
+        let (x, s) = ((self.x.buffer(), &layout), (D::buffer(&scalar), &ls));
+        let (a, b) = if self.scalar_first { (s, x) } else { (x, s) };
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                self.x.shape(),
+                Op::NAME,
+                call::binary::<T, D, _>(self.op, Operand::View(a.0, a.1), b),
+            )
+        }
+    }
+}
+
+/// [`Tensor::where_cond`]'s call, sized by the larger element type, `T`.
+struct Select<'a, T: WithDType, S: Shape, D: Device> {
+    mask: &'a Tensor<u8, S, D>,
+    on_true: &'a Tensor<T, S, D>,
+    on_false: &'a Tensor<T, S, D>,
+}
+
+impl<T: WithDType, S: Shape, D: Device> OpCall for Select<'_, T, S, D> {
+    type T = T;
+    type S = S;
+    type Output = Tensor<T, S, D>;
+
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let (t, f) = (
+            self.on_true.tiny_elements()?,
+            self.on_false.tiny_elements()?,
+        );
+        let mask = self.mask.host_dense()?.get(..t.len())?;
+        let mut out = Tensor::host_output(self.on_true.shape(), t.len())?;
+        let o = &mut out.host_elements_mut()?[..t.len()];
+        for (((o, &m), &t), &f) in o.iter_mut().zip(mask).zip(t).zip(f) {
+            *o = if m != 0 { t } else { f };
+        }
+        Some(out)
+    }
+
+    #[inline(never)]
+    #[track_caller]
+    fn kernel(self) -> Self::Output {
+        let dims = self.mask.dims();
+        for other in [self.on_true.dims(), self.on_false.dims()] {
+            if other != dims {
+                panic!(
+                    "typed-tensor: {}",
+                    Error::shape_mismatch("where_cond", dims, other)
+                );
+            }
+        }
+        let (lm, lt, lf) = (
+            self.mask.layout(),
+            self.on_true.layout(),
+            self.on_false.layout(),
+        );
+        self.on_true.select(
+            (self.mask.buffer(), &lm),
+            (self.on_true.buffer(), &lt),
+            (self.on_false.buffer(), &lf),
+        )
     }
 }
 

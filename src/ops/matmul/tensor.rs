@@ -22,9 +22,10 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
 use crate::tensor::call::Out;
+use crate::tensor::tiny::{run, Checked, OnError, OpCall, Panics};
 #[cfg(feature = "std")]
-use crate::tensor::{call, unpad_layout, Grad};
-use crate::tensor::{check_output, device_ok, Sink, Tensor};
+use crate::tensor::{call, device_ok, unpad_layout, Grad};
+use crate::tensor::{check_output, Sink, Tensor};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
@@ -185,12 +186,11 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if const { static_matmul_dims::<S, S2>().is_some() }
-            && let Some(out) = self.matmul_static(rhs)
-        {
-            return out;
-        }
-        device_ok(self.matmul_general(rhs))
+        run(Matmul {
+            a: self,
+            b: rhs,
+            on_error: Panics,
+        })
     }
 
     /// [`Self::matmul`], returning `Error::ShapeMismatch` when runtime-sized dims disagree (and device errors).
@@ -202,60 +202,37 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: MatMulShape<S2>,
     {
-        if const { static_matmul_dims::<S, S2>().is_some() }
-            && let Some(out) = self.matmul_static(rhs)
-        {
-            return Ok(out);
-        }
-        self.matmul_general(rhs)
+        run(Matmul {
+            a: self,
+            b: rhs,
+            on_error: Checked,
+        })
     }
+}
 
-    /// Every product the unrolled static path does not take, through the device's kernel. Kept out of line so
-    /// that the static path, inlined into the caller, stays a few instructions around the arithmetic; the work
-    /// is [`matmul_body`]'s, which names no shape.
-    #[inline(never)]
-    fn matmul_general<S2: Shape>(
-        &self,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Result<Tensor<T, <S as MatMulShape<S2>>::Output, D>>
-    where
-        S: MatMulShape<S2>,
-    {
-        // A rank-4 operand whose batch axes cannot merge (rare: a permuted view) is made contiguous first. Only
-        // rank 4 can need it (`as_batched`), so the copies are compiled for those shapes alone.
-        if const { S::RANK > 3 || S2::RANK > 3 } {
-            let copy = matmul_copies(&self.layout(), &rhs.layout());
-            if copy[0] || copy[1] {
-                let a = if copy[0] {
-                    self.contiguous()
-                } else {
-                    self.clone()
-                };
-                let b = if copy[1] {
-                    rhs.contiguous()
-                } else {
-                    rhs.clone()
-                };
-                return a.matmul_general(&b);
-            }
-        }
-        let (la, lb) = (self.layout(), rhs.layout());
-        Tensor::try_built_by(|out| matmul_body((self.buffer(), &la), (rhs.buffer(), &lb), out))
-    }
+/// [`Tensor::matmul`]'s and [`Tensor::try_matmul`]'s call. Its tiny path is the unrolled product of small static
+/// matrices, which admits larger operands than the elementwise ops' (up to 16 x 16, by [`static_matmul_dims`]).
+struct Matmul<'a, T: FloatDType, S: Shape, S2: Shape, D: Device, E> {
+    a: &'a Tensor<T, S, D>,
+    b: &'a Tensor<T, S2, D>,
+    /// [`Panics`] or [`Checked`].
+    on_error: E,
+}
 
-    /// The shape and buffer of the unrolled product of small static matrices in host memory (`None` when the
-    /// shapes are not static and small, an operand is not dense, or the device's memory is not the host's): no
-    /// operand layouts, no kernel dispatch, and on the CPU no heap allocation for an output of up to 64 bytes.
+impl<T: FloatDType, S: Shape + MatMulShape<S2>, S2: Shape, D: Device, E: OnError> OpCall
+    for Matmul<'_, T, S, S2, D, E>
+{
+    type T = T;
+    type S = S;
+    type Output = E::Out<Tensor<T, <S as MatMulShape<S2>>::Output, D>>;
+    const MAYBE_TINY: bool = static_matmul_dims::<S, S2>().is_some();
+
+    /// No operand layouts, no kernel dispatch, and on the CPU no heap allocation for an output of up to 64
+    /// bytes.
     #[inline(always)]
-    fn matmul_static<S2: Shape>(
-        &self,
-        rhs: &Tensor<T, S2, D>,
-    ) -> Option<Tensor<T, <S as MatMulShape<S2>>::Output, D>>
-    where
-        S: MatMulShape<S2>,
-    {
+    fn tiny(&mut self) -> Option<Self::Output> {
         let [m, _, n] = const { static_matmul_dims::<S, S2>() }?;
-        let (a, b) = (self.host_dense()?, rhs.host_dense()?);
+        let (a, b) = (self.a.host_dense()?, self.b.host_dense()?);
         // (M, N), minus M for a vector lhs and N for a vector rhs; static, so `from_dims` cannot fail.
         let dims = match (S::RANK, S2::RANK) {
             (2, 2) => &[m, n][..],
@@ -266,7 +243,43 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = <S as MatMulShape<S2>>::Output::from_dims(dims)?;
         let mut out = Tensor::host_output(shape, m * n)?;
         crate::ops::matmul::host::matmul_static::<T, S, S2>(a, b, out.host_elements_mut()?);
-        Some(out)
+        Some(self.on_error.ok(out))
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn kernel(self) -> Self::Output {
+        let on_error = self.on_error;
+        on_error.report(self.kernel_result())
+    }
+}
+
+impl<T: FloatDType, S: Shape + MatMulShape<S2>, S2: Shape, D: Device, E>
+    Matmul<'_, T, S, S2, D, E>
+{
+    /// Every product the unrolled static path does not take, out of line; the work is [`matmul_body`]'s, which
+    /// names no shape.
+    #[inline(never)]
+    fn kernel_result(self) -> Result<Tensor<T, <S as MatMulShape<S2>>::Output, D>> {
+        let (a, b) = (self.a, self.b);
+        // A rank-4 operand whose batch axes cannot merge (rare: a permuted view) is made contiguous first. Only
+        // rank 4 can need it (`as_batched`), so the copies are compiled for those shapes alone.
+        if const { S::RANK > 3 || S2::RANK > 3 } {
+            let copy = matmul_copies(&a.layout(), &b.layout());
+            if copy[0] || copy[1] {
+                let a = if copy[0] { a.contiguous() } else { a.clone() };
+                let b = if copy[1] { b.contiguous() } else { b.clone() };
+                let on_error = self.on_error;
+                return Matmul {
+                    a: &a,
+                    b: &b,
+                    on_error,
+                }
+                .kernel_result();
+            }
+        }
+        let (la, lb) = (a.layout(), b.layout());
+        Tensor::try_built_by(|out| matmul_body((a.buffer(), &la), (b.buffer(), &lb), out))
     }
 }
 

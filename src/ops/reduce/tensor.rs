@@ -22,6 +22,7 @@ use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::{self, ReduceOp};
 use crate::shape::{Dims, ReduceShape, Shape, MAX_RANK};
+use crate::tensor::tiny::{run, OpCall};
 use crate::tensor::{call, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
@@ -79,21 +80,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         let shape = Out::from_dims(&out[..n])
             .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
         debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
-        if Self::MAYBE_TINY
-            && let Some(out) = self.reduce_axes_tiny(op, reduced, shape)
-        {
-            return Ok(out);
-        }
-        let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape,
-                Op::NAME,
-                call::reduce::<T, D, _>(op, src, reduced)
-            )
-        }
+        run(ReduceAxes {
+            op,
+            x: self,
+            reduced,
+            shape,
+        })
     }
 
     fn reduce_axes<Axes, Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, S::Output, D>>
@@ -115,18 +107,87 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     #[inline]
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
-        if Self::MAYBE_TINY
-            && let Some(out) = self.reduce_all_tiny(op)
-        {
-            return Ok(out);
+        run(ReduceAll { op, x: self })
+    }
+}
+
+/// [`Tensor::reduce_with`]'s call, once the result's shape is known.
+struct ReduceAxes<'a, T: WithDType, S: Shape, D: Device, Op, Out> {
+    op: Op,
+    x: &'a Tensor<T, S, D>,
+    reduced: &'a [bool; MAX_RANK],
+    shape: Out,
+}
+
+/// The most outputs the tiny path of [`ReduceAxes`] holds accumulators for (a 4x4 f32 reduced over one axis has 4).
+const TINY_REDUCE_OUTPUTS: usize = 16;
+
+impl<T: WithDType, S: Shape, D: Device, Op: ReduceOp<T>, Out: Shape> OpCall
+    for ReduceAxes<'_, T, S, D, Op, Out>
+{
+    type T = T;
+    type S = S;
+    type Output = Result<Tensor<Op::Out, Out, D>>;
+
+    /// The kernel's own walk, with the accumulators on the stack, so the result has the same bits.
+    #[inline]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let a = self.x.tiny_elements()?;
+        let m = self.shape.dims().iter().product();
+        if m > TINY_REDUCE_OUTPUTS {
+            return None;
         }
-        self.reduce_all_kernel(op)
+        let mut out = Tensor::<Op::Out, Out, D>::host_output(self.shape, m)?;
+        crate::ops::reduce::host::reduce_small::<T, Op, TINY_REDUCE_OUTPUTS>(
+            self.op,
+            a,
+            &self.x.dims(),
+            self.reduced,
+            &mut out.host_elements_mut()?[..m],
+        );
+        Some(Ok(out))
     }
 
-    /// [`Self::reduce_all`] through the device's kernel (out of line, so the tiny path stays small in the caller).
     #[inline(never)]
-    fn reduce_all_kernel<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
-        self.reduce_with(op, &[true; MAX_RANK], false)
+    fn kernel(self) -> Self::Output {
+        let src = (self.x.buffer(), &self.x.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::try_written_by,
+                self.shape,
+                Op::NAME,
+                call::reduce::<T, D, _>(self.op, src, self.reduced)
+            )
+        }
+    }
+}
+
+/// [`Tensor::reduce_all`]'s call.
+struct ReduceAll<'a, T: WithDType, S: Shape, D: Device, Op> {
+    op: Op,
+    x: &'a Tensor<T, S, D>,
+}
+
+impl<T: WithDType, S: Shape, D: Device, Op: ReduceOp<T>> OpCall for ReduceAll<'_, T, S, D, Op> {
+    type T = T;
+    type S = S;
+    type Output = Result<Tensor<Op::Out, (), D>>;
+
+    /// The kernel folds a dense view as one run from the op's initial state, as here, so the result has the same
+    /// bits.
+    #[inline(always)]
+    fn tiny(&mut self) -> Option<Self::Output> {
+        let a = self.x.tiny_elements()?;
+        let mut out = Tensor::<Op::Out, (), D>::host_output((), 1)?;
+        let op = self.op;
+        out.host_elements_mut()?[0] = op.finish(op.fold_slice(op.init(), a, 0), a.len());
+        Some(Ok(out))
+    }
+
+    #[inline(never)]
+    fn kernel(self) -> Self::Output {
+        self.x.reduce_with(self.op, &[true; MAX_RANK], false)
     }
 }
 
