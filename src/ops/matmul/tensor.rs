@@ -116,8 +116,8 @@ fn matmul_output_dims(da: &[usize], db: &[usize]) -> ([usize; 4], usize) {
 }
 
 /// `[M, K, N]` of a product the unrolled static path takes (static matrix or vector operands up to 16 x 16, no
-/// batch), else `None`. The callers test it as a constant `if` condition, so for other shapes rustc never
-/// generates the static path's code.
+/// batch), else `None`. It is `Matmul`'s `OpCall::MAYBE_TINY`, which `run` tests as a constant `if` condition, so
+/// for other shapes rustc never generates the static path's code.
 const fn static_matmul_dims<S: Shape, S2: Shape>() -> Option<[usize; 3]> {
     crate::ops::matmul::host::static_dims(S::STATIC_DIMS, S::RANK, S2::STATIC_DIMS, S2::RANK)
 }
