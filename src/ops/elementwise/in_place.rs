@@ -19,7 +19,7 @@
 //! assert_eq!(out.to_array(), [[3., 6., 9.], [3., 6., 9.]]);
 //! ```
 
-use super::tensor::{broadcast_layouts, broadcast_pair, Binary, Unary};
+use super::tensor::{broadcast_layouts, broadcast_pair, Binary, Scalar, Unary};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -319,7 +319,14 @@ impl<T: WithDType, S: Shape, D: Device, Op: BinaryOp<T>> OpCall for ScalarAssign
                 return device_ok(D::binary(op, Operand::Out(&dims), rhs, out));
             }
         }
-        *self.x = self.x.scalar_op(op, value, false);
+        let x = &*self.x;
+        *self.x = Scalar {
+            op,
+            x,
+            value,
+            scalar_first: false,
+        }
+        .kernel();
     }
 }
 

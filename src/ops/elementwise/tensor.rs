@@ -584,11 +584,11 @@ impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device> OpCall
 }
 
 /// [`Tensor::scalar_op`]'s call: `op(x, value)`, or `op(value, x)` when `scalar_first`.
-struct Scalar<'a, T: WithDType, S: Shape, D: Device, Op> {
-    op: Op,
-    x: &'a Tensor<T, S, D>,
-    value: T,
-    scalar_first: bool,
+pub(super) struct Scalar<'a, T: WithDType, S: Shape, D: Device, Op> {
+    pub(super) op: Op,
+    pub(super) x: &'a Tensor<T, S, D>,
+    pub(super) value: T,
+    pub(super) scalar_first: bool,
 }
 
 impl<T: WithDType, S: Shape, D: Device, Op: BinaryOp<T>> OpCall for Scalar<'_, T, S, D, Op> {
