@@ -39,7 +39,9 @@ __device__ void scan_extreme(size_t lanes, size_t len, Layout oi, Layout oo, siz
         for (size_t k = 0; k < len; ++k) {
             const size_t i = reverse ? len - 1 - k : k;
             const A v = up(src[i * xs]);
-            acc = k == 0 ? v : (MIN ? m_min(acc, v) : m_max(acc, v));
+            // The later element wins a tie (PyTorch's `x >= max`: the value at the index scan_index gives, so a
+            // 0.0 / -0.0 tie takes the later zero's sign); a NaN sticks.
+            acc = k == 0 ? v : (MIN ? m_min(v, acc) : m_max(v, acc));
             dst[i * os] = down<T>(acc);
         }
     }

@@ -11,6 +11,7 @@ mod common;
 
 mod autograd;
 mod conv;
+mod edges;
 mod in_place;
 mod indexing;
 #[cfg(feature = "safetensors")] // opt-in; the README's test command turns it on

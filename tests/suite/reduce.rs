@@ -284,6 +284,18 @@ fn truth_reductions_and_std<D: Device>() {
     assert_eq!(empty.count_nonzero::<Axis<1>>().to_array(), [0, 0]);
     assert_eq!(empty.any::<Axis<1>>().to_array(), [0, 0]);
     assert_eq!(empty.all::<Axis<1>>().to_array(), [1, 1]);
+    assert_eq!(
+        (empty.any_all().to_scalar(), empty.all_all().to_scalar()),
+        (0, 1)
+    );
+    let none = Tensor::<f32, Rank2<0, 3>, D>::zeros();
+    assert_eq!(none.any::<Axis<1>>().to_vec(), Vec::<u8>::new());
+    assert_eq!(none.all::<Axis<0>>().to_array(), [1, 1, 1]);
+    // NaN is true for both.
+    assert_eq!((x.any_all().to_scalar(), x.all_all().to_scalar()), (1, 0));
+    let nan = Tensor::<f32, _, D>::from_array([[f32::NAN, -1.0], [0.0, f32::NAN]]);
+    assert_eq!(nan.all::<Axis<1>>().to_array(), [1, 0]);
+    assert_eq!(nan.any::<Axis<0>>().to_array(), [1, 1]);
     // std is the square root of var, both corrections, every view.
     for v in views::<f64, D>(47, -3.0, 3.0) {
         let sqrt =

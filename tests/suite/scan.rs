@@ -184,6 +184,42 @@ fn rank3_large_and_edge_cases<D: Device>() {
     let (values, indices) = x.cummin::<Axis<0>>();
     assert_eq!(indices.to_array(), [0, 1, 2, 3, 3, 5, 5]);
     assert_eq!(&values.to_vec()[..3], &[2., 2., 1.]);
+    // Each value is the element its index names (torch.cummax: `x >= max` takes the later element of a tie), so
+    // at a 0.0 / -0.0 tie the later zero's sign; along the trailing axis and along the leading one (the CPU
+    // walks that row by row).
+    let x = Tensor::<f32, Rank2<3, 4>, D>::from_array([
+        [0.0, -0.0, 0.0, 1.0],
+        [-0.0, 0.0, -0.0, 1.0],
+        [-0.0, -0.0, 0.0, -1.0],
+    ]);
+    let xs = x.to_array();
+    for min in [false, true] {
+        let (values, indices) = if min {
+            (x.cummin::<Axis<1>>(), x.cummin::<Axis<0>>())
+        } else {
+            (x.cummax::<Axis<1>>(), x.cummax::<Axis<0>>())
+        };
+        let (v1, i1) = (values.0.to_array(), values.1.to_array());
+        let (v0, i0) = (indices.0.to_array(), indices.1.to_array());
+        for r in 0..3 {
+            for c in 0..4 {
+                let along_1 = xs[r][i1[r][c] as usize];
+                assert_eq!(
+                    v1[r][c].to_bits(),
+                    along_1.to_bits(),
+                    "min {min} ({r}, {c}), axis 1"
+                );
+                let along_0 = xs[i0[r][c] as usize][c];
+                assert_eq!(
+                    v0[r][c].to_bits(),
+                    along_0.to_bits(),
+                    "min {min} ({r}, {c}), axis 0"
+                );
+            }
+        }
+    }
+    assert_eq!(x.cummax::<Axis<1>>().1.to_array()[0], [0, 1, 2, 3]);
+    assert_eq!(x.cummin::<Axis<0>>().1.to_array()[1], [1, 1, 1, 1]);
     // logcumsumexp: no overflow at 1e4, -inf adds nothing, +inf and NaN stick.
     let x = Tensor::<f32, _, D>::from_array([
         f32::NEG_INFINITY,

@@ -266,14 +266,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        if self.numel() == 0 {
+            return self.clone(); // nothing to reverse, and no index tensor as long as the other axes
+        }
+        if self.dims()[S::INDEX] <= u32::MAX as usize + 1 {
+            self.flip_by::<Ax, u32>()
+        } else {
+            self.flip_by::<Ax, i64>()
+        }
+    }
+
+    /// [`Self::flip`] as a gather by positions of type `I`, which holds every position of the axis.
+    fn flip_by<Ax, I: crate::dtype::IndexDType>(&self) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
         let axis = S::INDEX;
         let n = self.dims()[axis];
         // The positions to read, typed with the axis's own dim (static where the axis is).
         let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(n).expect("the axis's own size");
         let idx =
-            Tensor::<u32, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), &mut |out| {
+            Tensor::<I, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), &mut |out| {
                 for (i, p) in out.iter_mut().enumerate() {
-                    *p = (n - 1 - i) as u32;
+                    *p = I::from_f64((n - 1 - i) as f64); // exact: below 2^53, as any axis in memory
                 }
             });
         let mut strides = [0; MAX_RANK];
@@ -286,7 +301,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 Self::written_by,
                 self.shape(),
                 "flip",
-                call::gather::<T, u32, D>("flip", src, idx, axis),
+                call::gather::<T, I, D>("flip", src, idx, axis),
             )
         }
     }

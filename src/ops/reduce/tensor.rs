@@ -69,17 +69,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         {
             return Err(Error::EmptyAxis { op: Op::NAME, axis });
         }
-        let mut out = [0; MAX_RANK];
-        let mut n = 0;
-        for ax in 0..dims.len() {
-            if !reduced[ax] || keepdim {
-                out[n] = if reduced[ax] { 1 } else { dims[ax] };
-                n += 1;
-            }
-        }
-        let shape = Out::from_dims(&out[..n])
-            .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
-        debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
+        let shape = reduced_shape(&dims, reduced, keepdim);
         run(ReduceAxes {
             op,
             x: self,
@@ -109,6 +99,22 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     fn reduce_all<Op: ReduceOp<T>>(&self, op: Op) -> Result<Tensor<Op::Out, (), D>> {
         run(ReduceAll { op, x: self })
     }
+}
+
+/// The shape `Out` of a reduction of `dims` over the `reduced` axes: without them, or with size 1 when `keepdim`.
+fn reduced_shape<Out: Shape>(dims: &Dims, reduced: &[bool; MAX_RANK], keepdim: bool) -> Out {
+    let mut out = [0; MAX_RANK];
+    let mut n = 0;
+    for ax in 0..dims.len() {
+        if !reduced[ax] || keepdim {
+            out[n] = if reduced[ax] { 1 } else { dims[ax] };
+            n += 1;
+        }
+    }
+    let shape = Out::from_dims(&out[..n])
+        .expect("typed-tensor internal error: reduced dims disagree with the reduced type");
+    debug_assert_eq!(Dims::from_slice(&out[..n]), shape.dims());
+    shape
 }
 
 /// [`Tensor::reduce_with`]'s call, once the result's shape is known.
@@ -352,9 +358,9 @@ std_methods!(
         var_population, var_population_keepdim, var_population_all;
 );
 
-/// Truth reductions, for every element type (non-zero is true, as in PyTorch), composed from a comparison with
-/// zero and an `i64` sum: `count_nonzero` gives `i64` counts (PyTorch's type), `any` and `all` `u8` masks; an
-/// empty axis gives `any` false, `all` true and a count of 0.
+/// Truth reductions, for every element type (non-zero is true, as in PyTorch): `count_nonzero` sums an `i64` mask
+/// (PyTorch's count type), `any` and `all` take the maximum of a `u8` mask, so they hold one byte per element and
+/// give bytes. An empty axis gives `any` false, `all` true and a count of 0.
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The number of non-zero elements over `Axes` (NaN counts as non-zero).
     ///
@@ -371,12 +377,16 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: ReduceShape<Axes>,
     {
-        self.nonzero_ones().sum::<Axes>()
+        self.compare_scalar(ops::CmpOp::Ne, T::ZERO)
+            .to_dtype::<i64>()
+            .sum::<Axes>()
     }
 
     /// [`Self::count_nonzero`] over every element, to a rank-0 tensor.
     pub fn count_nonzero_all(&self) -> Tensor<i64, (), D> {
-        self.nonzero_ones().sum_all()
+        self.compare_scalar(ops::CmpOp::Ne, T::ZERO)
+            .to_dtype::<i64>()
+            .sum_all()
     }
 
     /// `1` where some element over `Axes` is non-zero.
@@ -385,12 +395,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: ReduceShape<Axes>,
     {
-        positive(&self.count_nonzero::<Axes>())
+        mask_any(&self.compare_scalar(ops::CmpOp::Ne, T::ZERO), &S::REDUCED)
     }
 
     /// [`Self::any`] over every element.
     pub fn any_all(&self) -> Tensor<u8, (), D> {
-        positive(&self.count_nonzero_all())
+        mask_any(
+            &self.compare_scalar(ops::CmpOp::Ne, T::ZERO),
+            &[true; MAX_RANK],
+        )
     }
 
     /// `1` where every element over `Axes` is non-zero.
@@ -399,26 +412,30 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: ReduceShape<Axes>,
     {
-        positive(&self.zero_ones().sum::<Axes>()).logical_not()
+        mask_any(&self.compare_scalar(ops::CmpOp::Eq, T::ZERO), &S::REDUCED).logical_not()
     }
 
     /// [`Self::all`] over every element.
     pub fn all_all(&self) -> Tensor<u8, (), D> {
-        positive(&self.zero_ones().sum_all()).logical_not()
-    }
-
-    /// `1i64` where the element is non-zero.
-    fn nonzero_ones(&self) -> Tensor<i64, S, D> {
-        self.compare_scalar(ops::CmpOp::Ne, T::ZERO).to_dtype()
-    }
-
-    /// `1i64` where the element is zero.
-    fn zero_ones(&self) -> Tensor<i64, S, D> {
-        self.compare_scalar(ops::CmpOp::Eq, T::ZERO).to_dtype()
+        mask_any(
+            &self.compare_scalar(ops::CmpOp::Eq, T::ZERO),
+            &[true; MAX_RANK],
+        )
+        .logical_not()
     }
 }
 
-/// `1` where a count is above zero.
-fn positive<S: Shape, D: Device>(counts: &Tensor<i64, S, D>) -> Tensor<u8, S, D> {
-    counts.compare_scalar(ops::CmpOp::Gt, 0)
+/// `1` where the `u8` mask holds a 1 over the `reduced` axes: its maximum, and 0 (false) where a reduced axis is
+/// empty, which has no maximum. `Out` is the shape the types promise, without the reduced axes.
+#[track_caller]
+fn mask_any<S: Shape, Out: Shape, D: Device>(
+    mask: &Tensor<u8, S, D>,
+    reduced: &[bool; MAX_RANK],
+) -> Tensor<u8, Out, D> {
+    match mask.reduce_with::<_, Out>(ops::Max, reduced, false) {
+        Err(Error::EmptyAxis { .. }) => {
+            Tensor::zeros_with_shape(reduced_shape(&mask.dims(), reduced, false))
+        }
+        result => or_panic(result),
+    }
 }

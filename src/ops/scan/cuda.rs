@@ -19,6 +19,9 @@ unsafe impl ScanKernels for Cuda {
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let out_ptr = dest(op.name(), out, layout.numel())?;
+        if layout.numel() == 0 {
+            return Ok(()); // no lane has an element, however many lanes there are
+        }
         let (count, mut args) = lane_walk(&[layout], axis);
         args.extend([
             Arg::U64(storage.ptr_at(layout.offset())),
@@ -35,6 +38,9 @@ unsafe impl ScanKernels for Cuda {
         out: &mut CudaStorage<u32>,
     ) -> Result<()> {
         let out_ptr = dest(op.name(), out, layout.numel())?;
+        if layout.numel() == 0 {
+            return Ok(());
+        }
         let (count, mut args) = lane_walk(&[layout], axis);
         args.extend([Arg::U64(storage.ptr_at(layout.offset())), Arg::U64(out_ptr)]);
         launch(
@@ -52,6 +58,9 @@ unsafe impl ScanKernels for Cuda {
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let out_ptr = dest("cumprod", out, lx.numel())?;
+        if lx.numel() == 0 {
+            return Ok(());
+        }
         let (count, mut args) = lane_walk(&[lx, lg], axis);
         args.extend([
             Arg::U64(x.ptr_at(lx.offset())),

@@ -182,7 +182,8 @@ fn cumprod_backward_into<T: WithDType>(
 
 macro_rules! host_scan_kernels {
     ($device:ty, $walk:expr) => {
-        // SAFETY: every body zeroes the output first, then writes every lane of it.
+        // SAFETY: every body zeroes the output first, then writes every lane of it (an empty output has nothing
+        // to write, and returns before walking lanes: `(0, 2^40)` along axis 1 has 2^40 of them).
         unsafe impl ScanKernels for $device {
             #[inline]
             fn scan<T: WithDType>(
@@ -192,6 +193,9 @@ macro_rules! host_scan_kernels {
                 reverse: bool,
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
+                if src.1.numel() == 0 {
+                    return Ok(());
+                }
                 let out = zeroed(&mut out[..src.1.numel()]);
                 scan_into($walk, op, src, axis, reverse, out);
                 Ok(())
@@ -203,6 +207,9 @@ macro_rules! host_scan_kernels {
                 axis: usize,
                 out: &mut [MaybeUninit<u32>],
             ) -> Result<()> {
+                if src.1.numel() == 0 {
+                    return Ok(());
+                }
                 let out = zeroed(&mut out[..src.1.numel()]);
                 scan_index_into($walk, op, src, axis, out);
                 Ok(())
@@ -214,6 +221,9 @@ macro_rules! host_scan_kernels {
                 axis: usize,
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
+                if x.1.numel() == 0 {
+                    return Ok(());
+                }
                 let out = zeroed(&mut out[..x.1.numel()]);
                 cumprod_backward_into($walk, x, g, axis, out);
                 Ok(())

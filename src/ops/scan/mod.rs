@@ -111,8 +111,8 @@ impl Scan {
         match self {
             Scan::Sum => fold_each(len, order, get, put, A::ZERO, A::add),
             Scan::Prod => fold_each(len, order, get, put, A::ONE, A::mul),
-            Scan::Max => fold_each(len, order, get, put, A::LOWEST, max_acc),
-            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, min_acc),
+            Scan::Max => fold_each(len, order, get, put, A::LOWEST, later_max),
+            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, later_min),
             Scan::LogSumExp => {
                 // State (m, s): the running maximum and the sum of exp(x - m); the result is m + ln(s).
                 let (mut m, mut s) = (A::LOWEST, A::ZERO);
@@ -142,8 +142,8 @@ impl Scan {
         match self {
             Scan::Sum => rows(n, width, A::ZERO, load, store, A::add, same),
             Scan::Prod => rows(n, width, A::ONE, load, store, A::mul, same),
-            Scan::Max => rows(n, width, A::LOWEST, load, store, max_acc, same),
-            Scan::Min => rows(n, width, A::HIGHEST, load, store, min_acc, same),
+            Scan::Max => rows(n, width, A::LOWEST, load, store, later_max, same),
+            Scan::Min => rows(n, width, A::HIGHEST, load, store, later_min, same),
             Scan::LogSumExp => rows(
                 n,
                 width,
@@ -179,6 +179,19 @@ impl Scan {
             put(i, at as u32);
         }
     }
+}
+
+/// The running maximum's step: the later element wins a tie, as in PyTorch's `x >= max` (so at a `0.0`/`-0.0` tie
+/// `cummax` gives the element its index names), and a NaN sticks.
+#[inline(always)]
+fn later_max<A: Accumulator>(acc: A, x: A) -> A {
+    max_acc(x, acc)
+}
+
+/// The running minimum's step (see [`later_max`]).
+#[inline(always)]
+fn later_min<A: Accumulator>(acc: A, x: A) -> A {
+    min_acc(x, acc)
 }
 
 /// Each running value of `step` from `init`, in `order`.
