@@ -51,6 +51,17 @@ pub enum Error {
         /// The size it found (for `cat`, the two sizes added).
         found: usize,
     },
+    /// A runtime-sized axis is shorter than the number of elements the op takes from it (`topk`'s `K`).
+    AxisTooShort {
+        /// The op that failed.
+        op: &'static str,
+        /// The axis.
+        axis: usize,
+        /// How many elements the op takes from it.
+        needed: usize,
+        /// Its size.
+        size: usize,
+    },
     /// A shape's element count or byte size does not fit the address space: more than `isize::MAX` elements
     /// (counting the non-zero dims only: their products are the strides of the shape's dense layout, which must
     /// fit even when another dim is 0), or more than `isize::MAX` bytes where the op allocates.
@@ -163,6 +174,15 @@ impl fmt::Display for Error {
                 expected,
                 found,
             } => write!(f, "{op}: axis {axis} has size {found}, expected {expected}"),
+            Error::AxisTooShort {
+                op,
+                axis,
+                needed,
+                size,
+            } => write!(
+                f,
+                "{op}: takes {needed} elements along axis {axis}, which has {size}"
+            ),
             Error::ShapeOverflow { op, dims } => write!(
                 f,
                 "{op}: shape {dims} is too large to address (more than isize::MAX elements or bytes)"

@@ -459,6 +459,12 @@ fn masking<D: Device>() {
         let t: Traced<f64, Rank3<2, 9, 4>, D> = x.trace().repeat_interleave::<Axis<1>, _>();
         (t * &random::<f64, Rank3<2, 9, 4>, D>(7)).sum_all()
     });
+    // Rank 4, every axis repeated: the summed walk has eight axes, so the rule sums one axis at a time.
+    let x4 = param::<Rank4<2, 3, 2, 2>, D>(99, -1.0, 1.0);
+    check("tile of rank 4 along every axis", &x4, || {
+        let t: Traced<f64, Rank4<4, 6, 4, 6>, D> = x4.trace().tile();
+        (t * &random::<f64, Rank4<4, 6, 4, 6>, D>(8)).sum_all()
+    });
     check("topk", &x, || {
         let (top, _) = x.trace().topk::<Axis<1>, 2>(false);
         (top * &random::<f64, Rank3<2, 2, 4>, D>(5)).sum_all()

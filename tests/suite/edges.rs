@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use typed_tensor::autograd::Traced;
 use typed_tensor::prelude::*;
+use typed_tensor::Error;
 
 type Runtime2 = (usize, usize);
 
@@ -165,5 +166,219 @@ fn empty_but_huge_shapes_cost_nothing() {
         CHILD,
         1 << 18,
         Duration::from_secs(120),
+    );
+}
+
+/// Runs `f` and returns its error: a test failure if it panics (naming `what` and the message) or succeeds.
+fn refused<R>(what: &str, f: impl FnOnce() -> typed_tensor::Result<R>) -> Error {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(_)) => panic!("{what}: returned Ok"),
+        Ok(Err(e)) => e,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()));
+            panic!("{what}: panicked instead of returning its error: {msg:?}")
+        }
+    }
+}
+
+/// Asserts `e` is `Error::ShapeOverflow` naming `op`.
+fn overflow(e: Error, op: &str) {
+    assert!(
+        matches!(e, Error::ShapeOverflow { op: o, .. } if o == op),
+        "{op}: {e:?}"
+    );
+}
+
+/// Every public `try_` form (and every other method returning `Result` for runtime data) given an output too
+/// large to address, an empty runtime-sized axis, or sizes that do not fit: each returns its error, none panics.
+/// `try_tile_with_shape` panicked with "capacity overflow" and `try_one_hot` through an unwrap inside it; `topk`
+/// and `median` had no `try_` form.
+#[test]
+fn every_try_form_returns_its_error() {
+    type R1 = (usize,);
+    type R2 = (usize, usize);
+    let one = Tensor::<f32, R2, Cpu>::full_with_shape((1, 1), 1.0);
+    let tall = one.broadcast_with_shape((1 << 62, 1)); // a view: no memory
+    let row = Tensor::<f32, R1, Cpu>::full_with_shape((1,), 1.0).broadcast_with_shape((1 << 62,));
+    let empty = Tensor::<f32, R2, Cpu>::zeros_with_shape((2, 0));
+    let small = Tensor::<f32, R2, Cpu>::zeros_with_shape((2, 3));
+    let other = Tensor::<f32, R2, Cpu>::zeros_with_shape((3, 3));
+    let huge = (1usize << 62, 4usize);
+
+    // Constructors and views.
+    overflow(
+        refused("try_full_with_shape", || {
+            Tensor::<f32, R2, Cpu>::try_full_with_shape(huge, 0.0)
+        }),
+        "full",
+    );
+    refused("from_slice_with_shape", || {
+        Tensor::<f32, R2, Cpu>::from_slice_with_shape(huge, &[])
+    });
+    refused("from_vec_with_shape", || {
+        Tensor::<f32, R2, Cpu>::from_vec_with_shape(huge, vec![])
+    });
+    overflow(
+        refused("try_broadcast_with_shape", || {
+            one.try_broadcast_with_shape(huge)
+        }),
+        "broadcast",
+    );
+    refused("try_reshape_with_shape", || {
+        small.try_reshape_with_shape((1usize << 62, 4usize))
+    });
+    refused("try_reshape", || small.try_reshape::<Rank2<3, 3>>());
+    refused("try_narrow", || small.try_narrow::<Axis<1>, 2, 2>());
+    refused("try_squeeze", || small.try_squeeze::<Axis<0>>());
+    refused("try_i", || small.try_i(5));
+
+    // Elementwise, in place, matmul.
+    refused("try_binary", || {
+        small.try_binary(typed_tensor::ops::Add, &other)
+    });
+    refused("try_binary_assign", || {
+        small
+            .clone()
+            .try_binary_assign(typed_tensor::ops::Add, &other)
+    });
+    refused("try_binary_into", || {
+        small.try_binary_into(typed_tensor::ops::Add, &other, &mut small.clone())
+    });
+    refused("try_copy_from", || small.clone().try_copy_from(&other));
+    overflow(
+        refused("try_matmul", || {
+            tall.try_matmul(&one.broadcast_with_shape((1, 4)))
+        }),
+        "matmul",
+    );
+
+    // Joins and repeats whose output is too large.
+    overflow(
+        refused("try_cat", || row.try_cat::<Axis<0>, 4, _>(&row)),
+        "cat",
+    );
+    overflow(
+        refused("try_stack", || {
+            Tensor::try_stack::<Axis<0>, 8>(&core::array::from_fn(|_| tall.clone()))
+        }),
+        "stack",
+    );
+    overflow(
+        refused("try_pad", || tall.try_pad::<Axis<1>, 3, 4, 8>()),
+        "pad",
+    );
+    refused("try_pad_mode", || {
+        empty.try_pad_mode::<Axis<1>, 1, 1, 2>(typed_tensor::ops::PadMode::Reflect)
+    });
+    refused("try_split", || small.try_split::<Axis<1>, 2, 2>());
+    overflow(
+        refused("try_tile_with_shape", || {
+            one.try_tile_with_shape((1usize << 31, 1usize << 30))
+        }),
+        "tile",
+    );
+    overflow(
+        refused("try_repeat_interleave_with_shape", || {
+            small.try_repeat_interleave_with_shape::<Axis<1>, R2>((2, 3 << 61))
+        }),
+        "repeat_interleave",
+    );
+
+    // Indexing.
+    let ids = Tensor::<u32, R1, Cpu>::full_with_shape((1,), 0).broadcast_with_shape((1 << 62,));
+    let table = Tensor::<f32, Rank2<2, 4>, Cpu>::zeros();
+    overflow(
+        refused("try_embedding", || table.try_embedding(&ids)),
+        "embedding",
+    );
+    overflow(
+        refused("try_index_select", || {
+            table.try_index_select::<Axis<1>, _, _>(&ids)
+        }),
+        "index_select",
+    );
+    let bad = Tensor::<i64, R2, Cpu>::full_with_shape((2, 3), 7);
+    refused("try_gather", || small.try_gather::<Axis<1>, _, _>(&bad));
+    refused("try_scatter_add", || {
+        small.try_scatter_add::<Axis<1>, _, _>(&bad, &small)
+    });
+    let labels = Tensor::<u32, R2, Cpu>::zeros_with_shape((0, 1 << 61));
+    overflow(
+        refused("try_one_hot", || labels.try_one_hot::<4, f32>()),
+        "one_hot",
+    );
+    let labels = Tensor::<u32, R1, Cpu>::full_with_shape((2,), 9);
+    refused("try_one_hot", || labels.try_one_hot::<4, f32>());
+
+    // Reductions, sorting and selection over an empty runtime-sized axis.
+    let empty_axis = |e: Error, op: &str| {
+        assert!(
+            matches!(e, Error::EmptyAxis { op: o, axis: 1 } if o == op),
+            "{op}: {e:?}"
+        )
+    };
+    empty_axis(refused("try_max", || empty.try_max::<Axis<1>>()), "max");
+    empty_axis(
+        refused("try_min_keepdim", || empty.try_min_keepdim::<Axis<1>>()),
+        "min",
+    );
+    empty_axis(
+        refused("try_argmax", || empty.try_argmax::<Axis<1>>()),
+        "argmax",
+    );
+    empty_axis(
+        refused("try_argmin_keepdim", || {
+            empty.try_argmin_keepdim::<Axis<1>>()
+        }),
+        "argmin",
+    );
+    refused("try_max_all", || empty.try_max_all());
+    refused("try_argmin_all", || empty.try_argmin_all());
+    empty_axis(
+        refused("try_median", || empty.try_median::<Axis<1>>()),
+        "median",
+    );
+    let short = refused("try_topk", || small.try_topk::<Axis<1>, 5>(true));
+    assert_eq!(
+        short.to_string(),
+        "topk: takes 5 elements along axis 1, which has 3"
+    );
+    refused("kthvalue", || small.kthvalue::<Axis<1>>(4));
+
+    // Traced values, parameters, optimizers.
+    let t = Traced::constant(small.clone());
+    let t1 = Traced::constant(one.clone());
+    refused("Traced::try_topk", || t.try_topk::<Axis<1>, 4>(false));
+    empty_axis(
+        refused("Traced::try_median", || {
+            Traced::constant(empty.clone()).try_median::<Axis<1>>()
+        }),
+        "median",
+    );
+    overflow(
+        refused("Traced::try_tile_with_shape", || {
+            t1.try_tile_with_shape((1usize << 31, 1usize << 30))
+        }),
+        "tile",
+    );
+    refused("Traced::try_repeat_interleave_with_shape", || {
+        t.try_repeat_interleave_with_shape::<Axis<0>, R2>((3, 3))
+    });
+    let w = typed_tensor::autograd::Var::new(small.clone());
+    refused("Var::try_set", || w.try_set(other.clone()));
+    refused("Var::try_update", || w.try_update(|v| *v = other.clone()));
+
+    // Shape arithmetic.
+    let dims = typed_tensor::shape::Dims::from_slice(&[1 << 62, 4]);
+    overflow(
+        refused("Dims::try_numel", || dims.try_numel("numel")),
+        "numel",
+    );
+    overflow(
+        refused("Dims::try_bytes", || dims.try_bytes("bytes", 4)),
+        "bytes",
     );
 }

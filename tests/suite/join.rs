@@ -2,6 +2,7 @@
 
 use crate::common::*;
 use typed_tensor::prelude::*;
+use typed_tensor::shape::{Dims, HasAxis};
 
 fn join_ops<T: WithDType, D: Device>() {
     let lhs = views::<T, D>(71, 0.0, 100.0);
@@ -180,7 +181,87 @@ fn repeats_for<T: WithDType, D: Device>() {
         let want: Vec<f64> = (0..10 * N).map(|k| xs[(k / N / 2) * N + k % N]).collect();
         let got: Vec<f64> = inter.to_vec().iter().map(|x| x.to_f64()).collect();
         assert_eq!(got, want, "{}", what("repeat_interleave along axis 0"));
+        // Rank 4, every axis above 1 and repeated: eight strided axes, more than a layout holds (a gather by
+        // flat positions; it panicked). Axes 0 and 3 are stride-0 broadcasts of the view.
+        let wide = v
+            .tensor
+            .unsqueeze::<Axis<2>>()
+            .broadcast::<Rank3<M, N, 2>>()
+            .unsqueeze::<Axis<0>>()
+            .broadcast::<Rank4<2, M, N, 2>>();
+        let tiled: Tensor<T, Rank4<4, 10, 14, 6>, D> = wide.tile();
+        let want: Vec<f64> = (0..4 * 10 * 14 * 6)
+            .map(|k| xs[(k / (14 * 6) % 10 % M) * N + k / 6 % 14 % N])
+            .collect();
+        let got: Vec<f64> = tiled.to_vec().iter().map(|x| x.to_f64()).collect();
+        assert_eq!(got, want, "{}", what("tile of rank 4 along every axis"));
     }
+    // ONNX's test_tile case: (1, 1, 1, 2) to (2, 2, 2, 2), sixteen values.
+    let x =
+        Tensor::<T, Rank4<1, 1, 1, 2>, D>::from_array([[[[T::from_f64(3.0), T::from_f64(4.0)]]]]);
+    let t: Tensor<T, Rank4<2, 2, 2, 2>, D> = x.tile();
+    let want: Vec<f64> = (0..16).map(|k| [3.0, 4.0][k % 2]).collect();
+    assert_eq!(
+        t.to_vec().iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        want
+    );
+}
+
+/// The repeat of `xs` (dense, `dims`) to `out`, each axis's input coordinate `(o / inner) % dim` of the output's.
+fn repeat_reference(xs: &[f32], dims: &Dims, out: &Dims, inner: &[usize]) -> Vec<f32> {
+    let n: usize = out.iter().product();
+    (0..n)
+        .map(|k| {
+            let (mut rest, mut flat, mut scale) = (k, 0, 1);
+            for ax in (0..out.len()).rev() {
+                let o = rest % out[ax];
+                rest /= out[ax];
+                flat += (o / inner[ax]) % dims[ax] * scale;
+                scale *= dims[ax];
+            }
+            xs[flat]
+        })
+        .collect()
+}
+
+/// `try_tile_with_shape` to `tiled` and `try_repeat_interleave_with_shape` along `Ax` to `interleaved` of a
+/// tensor of `dims` (runtime-sized: the typed forms refuse such targets at build time), against index arithmetic.
+fn check_repeats<S: Shape + HasAxis<Ax>, Ax, D: Device>(dims: S, tiled: S, interleaved: S) {
+    let (d, t, i) = (dims.dims(), tiled.dims(), interleaved.dims());
+    let xs: Vec<f32> = (0..d.numel()).map(|k| k as f32).collect();
+    let x = Tensor::<f32, S, D>::from_slice_with_shape(dims, &xs).unwrap();
+    let want = repeat_reference(&xs, &d, &t, &vec![1; d.len()]);
+    let got = x.try_tile_with_shape(tiled).unwrap().to_vec();
+    assert_eq!(got, want, "tile {d} to {t}");
+    let inner: Vec<usize> = (0..d.len()).map(|ax| i[ax] / d[ax]).collect();
+    let want = repeat_reference(&xs, &d, &i, &inner);
+    let got = x
+        .try_repeat_interleave_with_shape::<Ax, S>(interleaved)
+        .unwrap()
+        .to_vec();
+    assert_eq!(got, want, "repeat_interleave {d} to {i}");
+}
+
+/// Every rank with every axis repeated; at rank 4 and above that needs more strided axes than a layout holds.
+fn repeats_every_rank<D: Device>() {
+    check_repeats::<(usize,), Axis<0>, D>((3,), (6,), (9,));
+    check_repeats::<(usize, usize), Axis<1>, D>((2, 3), (4, 9), (2, 6));
+    check_repeats::<(usize, usize, usize), Axis<2>, D>((2, 3, 2), (4, 6, 4), (2, 3, 6));
+    check_repeats::<(usize, usize, usize, usize), Axis<0>, D>(
+        (2, 3, 2, 2),
+        (4, 6, 4, 6),
+        (6, 3, 2, 2),
+    );
+    check_repeats::<(usize, usize, usize, usize, usize), Axis<3>, D>(
+        (2, 3, 1, 2, 2),
+        (4, 6, 3, 4, 4),
+        (2, 3, 1, 4, 2),
+    );
+    check_repeats::<(usize, usize, usize, usize, usize, usize), Axis<5>, D>(
+        (2, 2, 2, 2, 2, 2),
+        (4, 4, 4, 4, 4, 4),
+        (2, 2, 2, 2, 2, 6),
+    );
 }
 
 fn repeats_every_dtype<D: Device>() {
@@ -316,6 +397,7 @@ device_tests! {
     pad_mode_errors => pad_mode_errors;
     tile_and_repeat_interleave_every_dtype => repeats_every_dtype;
     tile_to_runtime_shapes => runtime_repeats;
+    tile_and_repeat_interleave_every_rank => repeats_every_rank;
     join_and_split_every_dtype => every_dtype;
     runtime_sizes_that_do_not_fit => runtime_size_errors;
 }

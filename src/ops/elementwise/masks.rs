@@ -8,7 +8,7 @@ use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::CmpOp;
 use crate::shape::{AppendDim, BroadcastShapes, Const, Dims, Shape, MAX_RANK};
-use crate::tensor::{or_panic, Tensor};
+use crate::tensor::{check_output, or_panic, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `value` where the mask is non-zero, this tensor elsewhere (PyTorch's `masked_fill`); the mask broadcasts
@@ -156,14 +156,14 @@ impl<I: IndexDType, S: AppendDim, D: Device> Tensor<I, S, D> {
         let mut out_dims = [C; MAX_RANK];
         out_dims[..rank].copy_from_slice(&self.dims());
         let out_dims = Dims::from_slice(&out_dims[..rank + 1]);
-        let indices = or_panic(
-            self.layout()
-                .unsqueeze(rank)
-                .broadcast_as("one_hot", &out_dims),
-        );
+        check_output::<U>("one_hot", &out_dims)?;
+        let indices = self
+            .layout()
+            .unsqueeze(rank)
+            .broadcast_as("one_hot", &out_dims)?;
         let indices: Tensor<I, S::Output<Const<C>>, D> = self.view_as(indices);
         let classes = Tensor::<I, (Const<C>,), D>::arange();
-        let lc = or_panic(classes.layout().broadcast_as("one_hot", &out_dims));
+        let lc = classes.layout().broadcast_as("one_hot", &out_dims)?;
         let hits = indices.compare_view(CmpOp::Eq, (classes.buffer(), &lc));
         Ok(hits.to_dtype::<U>())
     }

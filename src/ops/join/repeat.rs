@@ -2,48 +2,84 @@
 //! `tile`: the whole tensor laid out again along each axis) and `repeat_interleave::<Ax, Dst>()` (each element
 //! repeated in place along one axis). Both are one copy through a layout that reads the input with stride 0 on
 //! the repetitions, so every device runs them with its copy kernel; the gradient sums over the repetitions.
+//!
+//! That layout has an axis per repetition beside each input axis; axes of size 1 are dropped and neighbours
+//! that walk memory as one are merged, so it fits the [`MAX_RANK`] axes a layout holds in all but the widest
+//! cases (a rank-4 tensor tiled along 3 or 4 axes of sizes above 1). Those gather by the flat source position
+//! of each output element instead: an index as large as the output, built on the host, and the device's gather
+//! kernel.
 
 use crate::device::Device;
-use crate::dtype::WithDType;
+use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{Dims, HasAxis, Shape, MAX_RANK};
-use crate::tensor::{call, or_panic, written, Tensor};
+use crate::tensor::{call, check_output, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
-/// How the input is read to fill `dst`: for each axis, `(repeats outside, repeats inside)` of the input dim; the
-/// layout interleaves them as `[outer repeats, dim, inner repeats]` per axis, dropping the repeats of 1, with
-/// stride 0 on the repeats. The flags mark the repetition axes (what the gradient sums over).
-fn repeat_layout(
-    op: &'static str,
-    src: &Layout,
-    reps: &[(usize, usize)],
-) -> Result<(Layout, [bool; MAX_RANK])> {
-    let (mut dims, mut strides, mut flags) = ([0; MAX_RANK], [0; MAX_RANK], [false; MAX_RANK]);
-    let mut n = 0;
-    for (ax, &(outer, inner)) in reps.iter().enumerate() {
-        for (size, stride, repeat) in [
-            (outer, 0, true),
-            (src.dims()[ax], src.strides()[ax], false),
-            (inner, 0, true),
-        ] {
-            if repeat && size == 1 {
-                continue;
-            }
-            if n == MAX_RANK {
-                return Err(Error::InvalidArgument {
-                    op,
-                    reason: "more than 6 axes with the repeats (repeat fewer axes at a time)",
-                });
-            }
-            (dims[n], strides[n], flags[n]) = (size, stride, repeat);
-            n += 1;
+/// A strided walk of up to three axes per input axis, simplified as it is built: axes of size 1 are left out,
+/// and an axis is merged into the one before it when the two walk memory as one axis (the outer stride is the
+/// inner size times the inner stride: a run of repetitions, or of dense input) and are both repetitions or both
+/// input.
+struct RepeatWalk {
+    axes: [(usize, usize, bool); 3 * MAX_RANK],
+    n: usize,
+}
+
+impl RepeatWalk {
+    /// The walk of `dims`/`strides` with each axis read `[outer repeats, dim, inner repeats]` times (`reps[ax]`
+    /// is `(outer, inner)`), stride 0 on the repeats.
+    fn new(dims: &[usize], strides: &[usize], reps: &[(usize, usize)]) -> Self {
+        let mut walk = RepeatWalk {
+            axes: [(0, 0, false); 3 * MAX_RANK],
+            n: 0,
+        };
+        for (ax, &(outer, inner)) in reps.iter().enumerate() {
+            walk.push(outer, 0, true);
+            walk.push(dims[ax], strides[ax], false);
+            walk.push(inner, 0, true);
         }
+        walk
     }
-    Ok((
-        Layout::from_parts(Dims::from_slice(&dims[..n]), &strides[..n], src.offset()),
-        flags,
-    ))
+
+    fn push(&mut self, size: usize, stride: usize, repeat: bool) {
+        if size == 1 {
+            return;
+        }
+        if let Some(last) = self.n.checked_sub(1).map(|i| &mut self.axes[i])
+            && last.2 == repeat
+            && last.1 == size * stride
+        {
+            *last = (last.0 * size, stride, repeat);
+            return;
+        }
+        self.axes[self.n] = (size, stride, repeat);
+        self.n += 1;
+    }
+
+    /// The walk as a layout from `offset`, with the repetition axes marked (what the gradient sums over); `None`
+    /// when it has more axes than a layout holds.
+    fn layout(&self, offset: usize) -> Option<(Layout, [bool; MAX_RANK])> {
+        if self.n > MAX_RANK {
+            return None;
+        }
+        let (mut dims, mut strides, mut flags) = ([0; MAX_RANK], [0; MAX_RANK], [false; MAX_RANK]);
+        for (i, &(d, s, f)) in self.axes[..self.n].iter().enumerate() {
+            (dims[i], strides[i], flags[i]) = (d, s, f);
+        }
+        let layout = Layout::from_parts(
+            Dims::from_slice(&dims[..self.n]),
+            &strides[..self.n],
+            offset,
+        );
+        Some((layout, flags))
+    }
+}
+
+/// How `src` is read to fill the output of the repetitions `reps` (per axis `(outer, inner)`): the repeat
+/// layout and its repetition axes, or `None` when it needs more axes than a layout holds.
+fn repeat_layout(src: &Layout, reps: &[(usize, usize)]) -> Option<(Layout, [bool; MAX_RANK])> {
+    RepeatWalk::new(src.dims(), src.strides(), reps).layout(src.offset())
 }
 
 /// The repetitions from `src`'s dims to `dst`'s: `Error::ShapeMismatch` unless each `dst` dim is a multiple of the
@@ -85,6 +121,20 @@ impl<S: Shape, Dst: Shape> TileFits<S, Dst> {
     );
 }
 
+/// The build-time check that the typed forms' target is all static: `Dst::default()` gives a runtime-sized dim
+/// 0, which is a multiple of anything, so `tile::<(usize, Const<4>)>()` returned an empty tensor.
+struct StaticTarget<Dst>(PhantomData<Dst>);
+impl<Dst: Shape> StaticTarget<Dst> {
+    const TILE: () = assert!(
+        Dst::IS_STATIC,
+        "tile: the target shape has runtime-sized dims: give it as a value, `try_tile_with_shape(shape)`"
+    );
+    const INTERLEAVE: () = assert!(
+        Dst::IS_STATIC,
+        "repeat_interleave: the target shape has runtime-sized dims: give it as a value, `try_repeat_interleave_with_shape::<Ax, _>(shape)`"
+    );
+}
+
 /// The build-time check of `repeat_interleave`: like `tile`'s, and the dims off the axis equal.
 struct InterleaveFits<S, Ax, Dst>(PhantomData<(S, Ax, Dst)>);
 impl<S: HasAxis<Ax>, Ax, Dst: Shape> InterleaveFits<S, Ax, Dst> {
@@ -118,20 +168,79 @@ const fn multiples(
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// One copy of this tensor read through `layout` (the repeat layout) into a dense tensor of `shape`.
+    /// This tensor repeated by `reps` (per axis `(outer, inner)`) into a dense tensor of `shape`:
+    /// `Error::ShapeOverflow` when the output is too large to address.
     fn repeated<Dst: Shape>(
         &self,
         op: &'static str,
         shape: Dst,
-        layout: &Layout,
-    ) -> Tensor<T, Dst, D> {
-        let src = (self.buffer(), layout);
+        reps: &[(usize, usize)],
+    ) -> Result<Tensor<T, Dst, D>> {
+        check_output::<T>(op, &shape.dims())?;
+        let Some((layout, _)) = repeat_layout(&self.layout(), reps) else {
+            let n = self.numel();
+            return Ok(if n <= u32::MAX as usize + 1 {
+                self.repeated_by_gather::<Dst, u32>(op, shape, reps)
+            } else {
+                self.repeated_by_gather::<Dst, i64>(op, shape, reps)
+            });
+        };
+        let src = (self.buffer(), &layout);
         // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe { written!(Tensor::written_by, shape, op, call::copy::<T, D>(src)) }
+        Ok(unsafe { written!(Tensor::written_by, shape, op, call::copy::<T, D>(src)) })
+    }
+
+    /// [`Self::repeated`] when the repeat layout has too many axes: output element `o` is the dense input's
+    /// element at the flat position `index[o]`, which holds every position as an `I`.
+    fn repeated_by_gather<Dst: Shape, I: IndexDType>(
+        &self,
+        op: &'static str,
+        shape: Dst,
+        reps: &[(usize, usize)],
+    ) -> Tensor<T, Dst, D> {
+        let dense = self.contiguous();
+        let dims = dense.dims();
+        let out = shape.dims();
+        let index = Tensor::<I, Dst, D>::filled_with(op, shape, &mut |index: &mut [I]| {
+            // The output's coordinates, row-major, and the input's coordinate of each: (o / inner) % dim.
+            let mut at = [0usize; MAX_RANK];
+            for slot in index.iter_mut() {
+                let mut flat = 0;
+                for ax in 0..dims.len() {
+                    flat = flat * dims[ax] + (at[ax] / reps[ax].1) % dims[ax];
+                }
+                *slot = I::from_f64(flat as f64); // exact: below 2^53, as any buffer's length
+                for ax in (0..out.len()).rev() {
+                    at[ax] += 1;
+                    if at[ax] < out[ax] {
+                        break;
+                    }
+                    at[ax] = 0;
+                }
+            }
+        });
+        let flat_src = Layout::from_parts(
+            Dims::from_slice(&[dims.numel()]),
+            &[1],
+            dense.layout().offset(),
+        );
+        let flat_out = Layout::contiguous(Dims::from_slice(&[out.numel()]));
+        let (src, idx) = ((dense.buffer(), &flat_src), (index.buffer(), &flat_out));
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                op,
+                call::gather::<T, I, D>(op, src, idx, 0)
+            )
+        }
     }
 
     /// The tensor laid out again along each axis to fill `Dst` (PyTorch's `x.repeat(r0, r1, ..)` and `tile`): each
-    /// target dim is a multiple of this tensor's, checked at build time for static dims.
+    /// target dim is a multiple of this tensor's, checked at build time. `Dst`'s dims must be static (a
+    /// `const` assertion); a target with runtime-sized dims is given as a value to
+    /// [`Self::try_tile_with_shape`].
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -142,21 +251,31 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[track_caller]
     pub fn tile<Dst: Shape + Default>(&self) -> Tensor<T, Dst, D> {
         let () = TileFits::<S, Dst>::OK;
+        let () = StaticTarget::<Dst>::TILE;
         or_panic(self.try_tile_with_shape(Dst::default()))
     }
 
-    /// [`Self::tile`] to a shape with runtime dims, returning `Error::ShapeMismatch` when a dim is not a multiple.
+    /// [`Self::tile`] to `dst`, whose runtime-sized dims are given here: `Error::ShapeMismatch` when a dim is not
+    /// a multiple of this tensor's, `Error::ShapeOverflow` when the result is too large to address.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<u8, _, Cpu>::from_array([[1, 2]]);
+    /// let t = x.try_tile_with_shape((3usize, 4usize)).unwrap();
+    /// assert_eq!(t.to_vec(), [1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2]);
+    /// assert!(x.try_tile_with_shape((3usize, 5usize)).is_err()); // 5 is not a multiple of 2
+    /// ```
     pub fn try_tile_with_shape<Dst: Shape>(&self, dst: Dst) -> Result<Tensor<T, Dst, D>> {
         let () = TileFits::<S, Dst>::OK;
-        let (dims, to) = (self.dims(), dst.dims());
-        let reps = repetitions("tile", &dims, &to, None)?;
+        let dims = self.dims();
+        let reps = repetitions("tile", &dims, &dst.dims(), None)?;
         let pairs: [(usize, usize); MAX_RANK] = core::array::from_fn(|ax| (reps[ax], 1));
-        let (layout, _) = repeat_layout("tile", &self.layout(), &pairs[..dims.len()])?;
-        Ok(self.repeated("tile", dst, &layout))
+        self.repeated("tile", dst, &pairs[..dims.len()])
     }
 
     /// Each element repeated in place along `Ax` to fill `Dst` (PyTorch's `repeat_interleave(r, dim)`): `Dst` is
-    /// this shape with the axis a multiple of its size.
+    /// this shape with the axis a multiple of its size. `Dst`'s dims must be static (a `const` assertion); see
+    /// [`Self::try_repeat_interleave_with_shape`] for a target with runtime-sized dims.
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -170,15 +289,32 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let () = InterleaveFits::<S, Ax, Dst>::OK;
-        or_panic(self.interleave_to(Dst::default(), S::INDEX))
+        let () = StaticTarget::<Dst>::INTERLEAVE;
+        or_panic(self.try_repeat_interleave_with_shape::<Ax, Dst>(Dst::default()))
     }
 
-    fn interleave_to<Dst: Shape>(&self, dst: Dst, axis: usize) -> Result<Tensor<T, Dst, D>> {
-        let (dims, to) = (self.dims(), dst.dims());
-        let reps = repetitions("repeat_interleave", &dims, &to, Some(axis))?;
+    /// [`Self::repeat_interleave`] to `dst`, whose runtime-sized dims are given here: `Error::ShapeMismatch` when
+    /// `dst` differs from this shape off the axis or its size there is not a multiple, `Error::ShapeOverflow`
+    /// when the result is too large to address.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<u8, (usize,), Cpu>::from_slice_with_shape((2,), &[1, 2]).unwrap();
+    /// let r = x.try_repeat_interleave_with_shape::<Axis<0>, _>((6usize,)).unwrap();
+    /// assert_eq!(r.to_vec(), [1, 1, 1, 2, 2, 2]);
+    /// ```
+    pub fn try_repeat_interleave_with_shape<Ax, Dst: Shape>(
+        &self,
+        dst: Dst,
+    ) -> Result<Tensor<T, Dst, D>>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = InterleaveFits::<S, Ax, Dst>::OK;
+        let dims = self.dims();
+        let reps = repetitions("repeat_interleave", &dims, &dst.dims(), Some(S::INDEX))?;
         let pairs: [(usize, usize); MAX_RANK] = core::array::from_fn(|ax| (1, reps[ax]));
-        let (layout, _) = repeat_layout("repeat_interleave", &self.layout(), &pairs[..dims.len()])?;
-        Ok(self.repeated("repeat_interleave", dst, &layout))
+        self.repeated("repeat_interleave", dst, &pairs[..dims.len()])
     }
 }
 
@@ -190,21 +326,52 @@ mod traced {
     use crate::ops;
     use crate::tensor::{padded_shape, Grad, Padded};
 
-    /// The gradient of a repeat: the output's gradient read as `[outer repeats, dim, inner repeats]` per axis and
-    /// summed over the repeats, into the input's dims.
+    /// The gradient of a repeat: the output's gradient summed over the repetitions, into the input's dims. The
+    /// dense gradient read as `[outer repeats, dim, inner repeats]` per axis is one reduction where that walk fits
+    /// a layout, else one per repeated axis (each walk then has at most five axes).
     fn repeat_rule<T: FloatDType, D: Device>(
         g: Grad<T, D>,
         (slot, x_dims, pairs, rank): (Slot, Dims, [(usize, usize); MAX_RANK], usize),
         store: &mut Gradients,
     ) {
-        let dense = Layout::contiguous(x_dims);
-        let (split, flags) = or_panic(repeat_layout("repeat", &dense, &pairs[..rank]));
+        let mut g = g.contiguous();
+        let mut dims = x_dims;
+        for (d, (outer, inner)) in dims.as_mut_slice().iter_mut().zip(pairs) {
+            *d *= outer * inner;
+        }
+        if let Some(summed) = sum_repeats(&g, &x_dims, &pairs[..rank]) {
+            return slot.give_padded(store, summed);
+        }
+        for ax in 0..rank {
+            if pairs[ax] == (1, 1) {
+                continue;
+            }
+            // The gradient so far is the repeat of `reduced` along this one axis (the axes before it are summed
+            // already, the ones after it not yet).
+            let mut one = [(1, 1); MAX_RANK];
+            one[ax] = pairs[ax];
+            let mut reduced = dims;
+            reduced.as_mut_slice()[ax] = x_dims[ax];
+            g = sum_repeats(&g, &reduced, &one[..rank])
+                .expect("one repeated axis walks in at most five axes");
+            dims = reduced;
+        }
+        slot.give_padded(store, g);
+    }
+
+    /// The dense gradient `g` of the repeat `pairs` of a tensor of dims `x_dims`, summed over the repetitions into
+    /// a dense gradient of `x_dims`; `None` when the walk has more axes than a layout holds.
+    fn sum_repeats<T: FloatDType, D: Device>(
+        g: &Grad<T, D>,
+        x_dims: &Dims,
+        pairs: &[(usize, usize)],
+    ) -> Option<Grad<T, D>> {
+        let (split, flags) = repeat_layout(&Layout::contiguous(*x_dims), pairs)?;
         // The dense gradient of the output has exactly the split dims in row-major order.
         let lead = MAX_RANK - split.rank();
         let (mut dims, mut reduced) = ([1; MAX_RANK], [false; MAX_RANK]);
         dims[lead..].copy_from_slice(split.dims());
         reduced[lead..].copy_from_slice(&flags[..split.rank()]);
-        let g = g.contiguous();
         let shape: Padded = padded_shape(&Dims::from_slice(&dims));
         let view = Grad::<T, D>::from_view(
             shape,
@@ -212,18 +379,26 @@ mod traced {
             g.storage(),
         );
         let summed = or_panic(view.reduce_with::<_, Padded>(ops::Sum, &reduced, true));
-        slot.give_padded(store, summed.relabel(padded_shape(&x_dims)));
+        Some(summed.relabel(padded_shape(x_dims)))
     }
 
     impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         /// The value tiled to `Dst` (see [`Tensor::tile`]); the gradient sums over the copies.
         #[track_caller]
         pub fn tile<Dst: Shape + Default>(&self) -> Traced<T, Dst, D> {
-            let y = self.value.tile::<Dst>();
-            let reps = or_panic(repetitions("tile", &self.value.dims(), &y.dims(), None));
+            let () = TileFits::<S, Dst>::OK;
+            let () = StaticTarget::<Dst>::TILE;
+            or_panic(self.try_tile_with_shape(Dst::default()))
+        }
+
+        /// [`Self::tile`] to `dst`, whose runtime-sized dims are given here (see
+        /// [`Tensor::try_tile_with_shape`]).
+        pub fn try_tile_with_shape<Dst: Shape>(&self, dst: Dst) -> Result<Traced<T, Dst, D>> {
+            let y = self.value.try_tile_with_shape(dst)?;
+            let reps = repetitions("tile", &self.value.dims(), &y.dims(), None)?;
             let pairs = core::array::from_fn(|ax| (reps[ax], 1));
             let captured = (self.slot(), self.value.dims(), pairs, S::RANK);
-            record_with(y, &[&self.node], captured, repeat_rule::<T, D>)
+            Ok(record_with(y, &[&self.node], captured, repeat_rule::<T, D>))
         }
 
         /// Each element repeated along `Ax` to fill `Dst` (see [`Tensor::repeat_interleave`]); the gradient sums
@@ -233,16 +408,28 @@ mod traced {
         where
             S: HasAxis<Ax>,
         {
-            let y = self.value.repeat_interleave::<Ax, Dst>();
-            let reps = or_panic(repetitions(
-                "repeat_interleave",
-                &self.value.dims(),
-                &y.dims(),
-                Some(S::INDEX),
-            ));
+            let () = InterleaveFits::<S, Ax, Dst>::OK;
+            let () = StaticTarget::<Dst>::INTERLEAVE;
+            or_panic(self.try_repeat_interleave_with_shape::<Ax, Dst>(Dst::default()))
+        }
+
+        /// [`Self::repeat_interleave`] to `dst`, whose runtime-sized dims are given here (see
+        /// [`Tensor::try_repeat_interleave_with_shape`]).
+        pub fn try_repeat_interleave_with_shape<Ax, Dst: Shape>(
+            &self,
+            dst: Dst,
+        ) -> Result<Traced<T, Dst, D>>
+        where
+            S: HasAxis<Ax>,
+        {
+            let y = self
+                .value
+                .try_repeat_interleave_with_shape::<Ax, Dst>(dst)?;
+            let dims = self.value.dims();
+            let reps = repetitions("repeat_interleave", &dims, &y.dims(), Some(S::INDEX))?;
             let pairs = core::array::from_fn(|ax| (1, reps[ax]));
-            let captured = (self.slot(), self.value.dims(), pairs, S::RANK);
-            record_with(y, &[&self.node], captured, repeat_rule::<T, D>)
+            let captured = (self.slot(), dims, pairs, S::RANK);
+            Ok(record_with(y, &[&self.node], captured, repeat_rule::<T, D>))
         }
     }
 }

@@ -30,6 +30,15 @@ impl<S: HasAxis<Ax>, Ax, const K: usize> TopkFits<S, Ax, K> {
     );
 }
 
+/// The build-time check of `median`: a static axis is not empty (a runtime-sized one is checked when it runs).
+struct MedianOfSome<S, Ax>(PhantomData<(S, Ax)>);
+impl<S: HasAxis<Ax>, Ax> MedianOfSome<S, Ax> {
+    const OK: () = assert!(
+        !matches!(<<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE, Some(0)),
+        "median: the axis has size 0, and an empty lane has no median"
+    );
+}
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The sorted positions along runtime axis `axis` (the typed methods' body).
     #[inline(never)]
@@ -66,7 +75,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The `K` largest elements of each lane along `Ax` (the smallest when `largest` is false), sorted, with their
     /// positions (PyTorch's `topk` with `sorted=True`; ties go to the lower position, NaN counts as the largest).
-    /// `K` is in the type: the result's axis has size `K`, and a `K` past a static axis fails the build.
+    /// `K` is in the type: the result's axis has size `K`, and a `K` past a static axis fails the build; past a
+    /// runtime-sized one it panics (see [`Self::try_topk`]).
     #[track_caller]
     #[allow(clippy::type_complexity)]
     pub fn topk<Ax, const K: usize>(
@@ -80,11 +90,43 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         let () = TopkFits::<S, Ax, K>::OK;
-        let order = self.argsort_axis(S::INDEX, largest);
-        // The first K positions of each lane (a view); a runtime-sized axis shorter than K is an error here.
+        or_panic(self.try_topk::<Ax, K>(largest))
+    }
+
+    /// [`Self::topk`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, (usize,), Cpu>::from_slice_with_shape((2,), &[1., 2.]).unwrap();
+    /// let err = x.try_topk::<Axis<0>, 3>(true).unwrap_err();
+    /// assert_eq!(err.to_string(), "topk: takes 3 elements along axis 0, which has 2");
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_topk<Ax, const K: usize>(
+        &self,
+        largest: bool,
+    ) -> Result<(
+        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )>
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = TopkFits::<S, Ax, K>::OK;
+        let (axis, size) = (S::INDEX, self.dims()[S::INDEX]);
+        if K > size {
+            return Err(Error::AxisTooShort {
+                op: "topk",
+                axis,
+                needed: K,
+                size,
+            });
+        }
+        let order = self.argsort_axis(axis, largest);
+        // The first K positions of each lane (a view).
         let first: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D> =
-            order.view_as(or_panic(order.layout().narrow("topk", S::INDEX, 0, K)));
-        (self.gather_axis(&first, S::INDEX), first.contiguous())
+            order.view_as(order.layout().narrow("topk", axis, 0, K)?);
+        Ok((self.gather_axis(&first, axis), first.contiguous()))
     }
 
     /// The `k`-th smallest element of each lane along `Ax` (1-based, PyTorch's `kthvalue`; NaN counts as the
@@ -133,6 +175,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The median of each lane along `Ax` and its position, the axis removed (PyTorch's `median(dim)`): for an
     /// even count the lower of the two middle elements; a lane holding NaN gives NaN, at its first NaN's position.
+    /// An empty static axis fails the build; an empty runtime-sized one panics (see [`Self::try_median`]).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -142,6 +185,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert!(values.to_vec()[1].is_nan());
     /// assert_eq!(indices.to_array(), [3, 1]);
     /// ```
+    #[track_caller]
     #[allow(clippy::type_complexity)]
     pub fn median<Ax>(
         &self,
@@ -152,19 +196,46 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
-        let n = self.dims()[<S as HasAxis<Ax>>::INDEX];
-        let (values, indices) = or_panic(self.kthvalue::<Ax>(n.div_ceil(2).max(1)));
+        let () = MedianOfSome::<S, Ax>::OK;
+        or_panic(self.try_median::<Ax>())
+    }
+
+    /// [`Self::median`], returning `Error::EmptyAxis` for an empty runtime-sized axis.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, (Const<2>, usize), Cpu>::zeros_with_shape((Const, 0));
+    /// let err = x.try_median::<Axis<1>>().unwrap_err();
+    /// assert_eq!(err.to_string(), "median: axis 1 has size 0, and the op has no value over zero elements");
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_median<Ax>(
+        &self,
+    ) -> Result<(
+        Tensor<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let () = MedianOfSome::<S, Ax>::OK;
+        let axis = <S as HasAxis<Ax>>::INDEX;
+        let n = self.dims()[axis];
+        if n == 0 {
+            return Err(Error::EmptyAxis { op: "median", axis });
+        }
+        let (values, indices) = self.kthvalue::<Ax>(n.div_ceil(2))?;
         if !T::DTYPE.is_float() {
-            return (values, indices);
+            return Ok((values, indices));
         }
         // NaN wins: where a lane has one, its first (argmax of the NaN mask takes the first 1).
         let nan = self.compare_view(crate::ops::CmpOp::Ne, (self.buffer(), &self.layout()));
         let has_nan = nan.any::<Ax>();
-        let first_nan = nan.argmax::<Ax>();
+        let first_nan = nan.reduce_axes::<Ax, _>(crate::ops::ArgMax)?;
         let nans = values.full_like(T::from_f64(f64::NAN));
-        (
+        Ok((
             has_nan.where_cond(&nans, &values),
             has_nan.where_cond(&first_nan, &indices),
-        )
+        ))
     }
 }

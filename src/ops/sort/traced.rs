@@ -36,11 +36,27 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let (_, indices) = self.value.topk::<Ax, K>(largest);
-        (
+        or_panic(self.try_topk::<Ax, K>(largest))
+    }
+
+    /// [`Self::topk`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis (see
+    /// [`Tensor::try_topk`]).
+    #[allow(clippy::type_complexity)]
+    pub fn try_topk<Ax, const K: usize>(
+        &self,
+        largest: bool,
+    ) -> Result<(
+        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )>
+    where
+        S: HasAxis<Ax>,
+    {
+        let (_, indices) = self.value.try_topk::<Ax, K>(largest)?;
+        Ok((
             self.gather_along(&indices, self.padded_axis::<Ax>()),
             indices,
-        )
+        ))
     }
 }
 
@@ -73,6 +89,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// The lower median of each lane along `Ax` and its position, NaN (its first position) where the lane has
     /// one (see [`Tensor::median`]); the gradient flows to that position.
+    #[track_caller]
     #[allow(clippy::type_complexity)]
     pub fn median<Ax>(
         &self,
@@ -83,8 +100,22 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
-        let (_, indices) = self.value.median::<Ax>();
-        (self.pick_along::<Ax>(&indices), indices)
+        or_panic(self.try_median::<Ax>())
+    }
+
+    /// [`Self::median`], returning `Error::EmptyAxis` for an empty runtime-sized axis.
+    #[allow(clippy::type_complexity)]
+    pub fn try_median<Ax>(
+        &self,
+    ) -> Result<(
+        Traced<T, <S as ReduceShape<Ax>>::Output, D>,
+        Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    )>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let (_, indices) = self.value.try_median::<Ax>()?;
+        Ok((self.pick_along::<Ax>(&indices), indices))
     }
 
     /// The element at `indices` of each lane along `Ax` (the axis removed), traced through the gather's rule.

@@ -126,11 +126,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::reshape_with_shape`], returning `Error::LengthMismatch` when the element counts differ.
     pub fn try_reshape_with_shape<S2: Shape>(&self, shape: S2) -> Result<Tensor<T, S2, D>> {
-        if self.numel() != shape.numel() {
+        let target = shape.dims().try_numel("reshape")?;
+        if self.numel() != target {
             return Err(Error::LengthMismatch {
                 op: "reshape",
                 shape: shape.dims(),
-                expected: shape.numel(),
+                expected: target,
                 found: self.numel(),
             });
         }
