@@ -3,7 +3,7 @@
 use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::{DType, FloatDType, WithDType};
-use crate::nn::{Buffer, ParamVisitor, Parameters};
+use crate::nn::{Buffer, Cell, ParamVisitor, Parameters};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use ::safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -154,10 +154,13 @@ const _: () = assert!(
     "safetensors IO assumes a little-endian target"
 );
 
-/// Collects `(name, dtype, shape, bytes)` of every parameter and buffer, or the first problem.
+/// Collects `(name, dtype, shape, bytes)` of every parameter and buffer, once each (walked by
+/// [`Parameters::visit_unique`]), the further names of tied ones, and the first problem.
 struct Collect {
     tensors: Vec<(String, Dtype, Vec<usize>, Vec<u8>)>,
     names: BTreeSet<String>,
+    /// `(name, first name)` of each tied parameter's further names.
+    tied: Vec<(String, String)>,
     error: Option<SafetensorsError>,
 }
 
@@ -201,6 +204,13 @@ impl ParamVisitor for Collect {
             self.error = self.collect(name, buffer.value()).err();
         }
     }
+
+    fn visit_tied(&mut self, name: &str, first: &str) {
+        if self.error.is_none() {
+            self.error = first_use(&mut self.names, "save", name).err();
+            self.tied.push((name.to_string(), first.to_string()));
+        }
+    }
 }
 
 /// `SafetensorsError::Duplicate` naming `op` when `name` was seen before (a file holds one tensor per name).
@@ -219,7 +229,9 @@ fn first_use(
 }
 
 /// The parameters and buffers of `params` as the bytes of a safetensors file. Two tensors with one name are
-/// [`SafetensorsError::Duplicate`].
+/// [`SafetensorsError::Duplicate`]. A tied weight (one [`Var`] held by two layers) is stored once, under the
+/// first name the walk meets it by, and each further name goes into the file's metadata as `name: first`: the
+/// form `safetensors.torch.save_model` writes and `load_model` reads, and what [`from_bytes`] accepts.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -239,9 +251,10 @@ pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
     let mut all = Collect {
         tensors: Vec::new(),
         names: BTreeSet::new(),
+        tied: Vec::new(),
         error: None,
     };
-    params.visit_params("", &mut all);
+    params.visit_unique(&mut all);
     if let Some(e) = all.error {
         return Err(e);
     }
@@ -258,7 +271,8 @@ pub fn to_bytes(params: &impl Parameters) -> Result<Vec<u8>, SafetensorsError> {
                 .map_err(format)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    ::safetensors::serialize(views, &None).map_err(format)
+    let metadata = (!all.tied.is_empty()).then(|| all.tied.into_iter().collect());
+    ::safetensors::serialize(views, &metadata).map_err(format)
 }
 
 /// Writes the parameters and buffers of `params` to a safetensors file at `path`.
@@ -271,10 +285,14 @@ pub fn save(params: &impl Parameters, path: impl AsRef<Path>) -> Result<(), Safe
 type Commit<'a> = Box<dyn FnOnce() + 'a>;
 
 /// Checks every parameter of a model against a file and makes its new value, assigning nothing: the
-/// assignments wait in `commits` until every parameter has passed.
+/// assignments wait in `commits` until every parameter has passed. A tied parameter (met under several names) is
+/// loaded from each of its names the file has, in walk order, as PyTorch's `load_state_dict` copies each key, and
+/// is missing only when the file has none of them.
 struct Check<'a> {
     file: &'a SafeTensors<'a>,
     seen: BTreeSet<String>,
+    /// Each parameter and buffer met, in walk order, with its first name and whether the file had one of its names.
+    cells: Vec<(Cell, String, bool)>,
     commits: Vec<Commit<'a>>,
     error: Option<SafetensorsError>,
 }
@@ -318,9 +336,11 @@ impl<'a> Check<'a> {
 }
 
 impl<'a> Check<'a> {
-    /// Checks `name` against a tensor of `shape` and queues `assign` of its value.
+    /// Checks `name` of `cell` against a tensor of `shape` and queues `assign` of its value; a name the file lacks
+    /// is left for [`Self::missing`] to judge, once every name of every cell is known.
     fn check<T: WithDType, S: Shape, D: Device>(
         &mut self,
+        cell: Cell,
         name: &str,
         shape: S,
         assign: impl FnOnce(Tensor<T, S, D>) + 'a,
@@ -328,10 +348,28 @@ impl<'a> Check<'a> {
         if self.error.is_some() {
             return;
         }
-        match first_use(&mut self.seen, "load", name).and_then(|()| self.value(name, shape)) {
+        if let Err(e) = first_use(&mut self.seen, "load", name) {
+            self.error = Some(e);
+            return;
+        }
+        let stored = self.file.tensor(name).is_ok();
+        match self.cells.iter_mut().find(|(c, ..)| *c == cell) {
+            Some((.., found)) => *found |= stored,
+            None => self.cells.push((cell, name.to_string(), stored)),
+        }
+        if !stored {
+            return;
+        }
+        match self.value(name, shape) {
             Ok(value) => self.commits.push(Box::new(move || assign(value))),
             Err(e) => self.error = Some(e),
         }
+    }
+
+    /// The first parameter or buffer, in walk order, none of whose names the file has.
+    fn missing(&self) -> Option<SafetensorsError> {
+        let (_, name, _) = self.cells.iter().find(|(.., found)| !found)?;
+        Some(SafetensorsError::Missing { name: name.clone() })
     }
 }
 
@@ -339,7 +377,9 @@ impl<'a> ParamVisitor for Check<'a> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
         let var = var.clone();
         // The shape was checked against the parameter's own: `set` cannot refuse it.
-        self.check(name, var.shape(), move |value| var.set(value));
+        self.check(Cell::Param(var.id()), name, var.shape(), move |value| {
+            var.set(value)
+        });
     }
 
     fn visit_buffer<T: WithDType, S: Shape, D: Device>(
@@ -348,7 +388,8 @@ impl<'a> ParamVisitor for Check<'a> {
         buffer: &Buffer<T, S, D>,
     ) {
         let buffer = buffer.clone();
-        self.check(name, buffer.shape(), move |value| buffer.set(value));
+        let cell = Cell::Buffer(buffer.cell_address());
+        self.check(cell, name, buffer.shape(), move |value| buffer.set(value));
     }
 }
 
@@ -363,11 +404,12 @@ pub fn from_bytes(params: &impl Parameters, bytes: &[u8]) -> Result<(), Safetens
     let mut check = Check {
         file: &file,
         seen: BTreeSet::new(),
+        cells: Vec::new(),
         commits: Vec::new(),
         error: None,
     };
     params.visit_params("", &mut check);
-    if let Some(e) = check.error {
+    if let Some(e) = check.error.take().or_else(|| check.missing()) {
         return Err(e);
     }
     let mut unexpected: Vec<String> = file

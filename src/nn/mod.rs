@@ -51,6 +51,8 @@ pub use module::Module;
 pub use norm::{
     GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
 };
+#[cfg(feature = "safetensors")]
+pub(crate) use params::Cell;
 pub use params::{join_name, Mode, ParamVisitor, Parameters};
 pub use state::{Buffer, TrainingFlag};
 

@@ -6,6 +6,7 @@ use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
 use crate::shape::Shape;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -29,6 +30,67 @@ pub trait ParamVisitor {
     /// Called once per layer that has a training mode; ignored by default.
     fn visit_training(&mut self, flag: &TrainingFlag) {
         let _ = flag;
+    }
+
+    /// Called in a [`Parameters::visit_unique`] walk for each further name of a parameter or buffer it met
+    /// before under `first` (a tied weight: one [`Var`] held by two layers); ignored by default.
+    fn visit_tied(&mut self, name: &str, first: &str) {
+        let _ = (name, first);
+    }
+}
+
+/// What a parameter or buffer is, whatever it is named: clones of a [`Var`] or a [`Buffer`] share one cell, and so
+/// one identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Cell {
+    /// A parameter, by its `Var`'s id.
+    Param(usize),
+    /// A buffer, by the address of its shared cell.
+    Buffer(usize),
+}
+
+/// Forwards a walk to `inner`, each parameter and buffer only the first time it is met (under the first name);
+/// later names go to [`ParamVisitor::visit_tied`].
+struct Unique<'a, V> {
+    first: BTreeMap<Cell, String>,
+    inner: &'a mut V,
+}
+
+impl<V: ParamVisitor> Unique<'_, V> {
+    /// True when `cell` is met for the first time; otherwise tells `inner` that `name` is a further name of it.
+    fn first(&mut self, cell: Cell, name: &str) -> bool {
+        match self.first.get(&cell) {
+            Some(first) => {
+                self.inner.visit_tied(name, first);
+                false
+            }
+            None => {
+                self.first.insert(cell, String::from(name));
+                true
+            }
+        }
+    }
+}
+
+impl<V: ParamVisitor> ParamVisitor for Unique<'_, V> {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        if self.first(Cell::Param(var.id()), name) {
+            self.inner.visit(name, var);
+        }
+    }
+
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        buffer: &Buffer<T, S, D>,
+    ) {
+        if self.first(Cell::Buffer(buffer.cell_address()), name) {
+            self.inner.visit_buffer(name, buffer);
+        }
+    }
+
+    fn visit_training(&mut self, flag: &TrainingFlag) {
+        self.inner.visit_training(flag);
     }
 }
 
@@ -88,6 +150,43 @@ pub trait Parameters {
     /// written by hand forwards the call to each of its fields, which is all `train`/`eval`, the optimizers and
     /// `io` need.
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V);
+
+    /// The walk of [`Self::visit_params`] from the top, showing each parameter and buffer once, under the first
+    /// name it is met by, as PyTorch's `parameters()` and `named_parameters()` do; a tied weight's further names
+    /// go to [`ParamVisitor::visit_tied`]. The optimizers and `io::save` walk this way, so a weight shared by two
+    /// layers is stepped once and stored once.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::autograd::Var;
+    /// use typed_tensor::nn::{ParamVisitor, Parameters};
+    ///
+    /// #[derive(Default)]
+    /// struct Names(Vec<String>, Vec<(String, String)>);
+    /// impl ParamVisitor for Names {
+    ///     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, _: &Var<T, S, D>) {
+    ///         self.0.push(name.to_string());
+    ///     }
+    ///     fn visit_tied(&mut self, name: &str, first: &str) {
+    ///         self.1.push((name.to_string(), first.to_string()));
+    ///     }
+    /// }
+    /// let embedding = Var::new(Tensor::<f32, Rank2<10, 4>, Cpu>::zeros());
+    /// let model = (embedding.clone(), Var::new(Tensor::<f32, Rank1<4>, Cpu>::zeros()), embedding);
+    /// let mut names = Names::default();
+    /// model.visit_unique(&mut names);
+    /// assert_eq!(names.0, ["0", "1"]);
+    /// assert_eq!(names.1, [("2".to_string(), "0".to_string())]);
+    /// ```
+    fn visit_unique<V: ParamVisitor>(&self, visitor: &mut V) {
+        self.visit_params(
+            "",
+            &mut Unique {
+                first: BTreeMap::new(),
+                inner: visitor,
+            },
+        );
+    }
 
     /// Puts every layer of the model into training mode (`true`) or evaluation mode (`false`): dropout masks
     /// and batch statistics, or neither. Affects traced forward passes; plain tensors always run inference.

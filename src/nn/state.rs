@@ -56,6 +56,11 @@ impl<T: WithDType, S: Shape, D: Device> Buffer<T, S, D> {
         self.cell.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The address of the cell its clones share: its identity in a walk (tied buffers are met once).
+    pub(crate) fn cell_address(&self) -> usize {
+        Arc::as_ptr(&self.cell) as *const () as usize
+    }
+
     /// The value's shape.
     pub fn shape(&self) -> S {
         self.value().shape()

@@ -168,7 +168,7 @@ impl Adam {
 
     fn with_decay(params: &impl Parameters, config: AdamConfig, decay: Decay) -> Self {
         let mut slots = Vec::new();
-        params.visit_params("", &mut Register { slots: &mut slots });
+        params.visit_unique(&mut Register { slots: &mut slots });
         Adam {
             hyper: Hyper { config, decay },
             slots,

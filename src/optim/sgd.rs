@@ -104,7 +104,7 @@ impl Sgd {
     /// An optimizer over every parameter of `params`.
     pub fn new(params: &impl Parameters, config: SgdConfig) -> Self {
         let mut slots = Vec::new();
-        params.visit_params("", &mut Register { slots: &mut slots });
+        params.visit_unique(&mut Register { slots: &mut slots });
         Sgd { config, slots }
     }
 

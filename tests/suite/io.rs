@@ -223,3 +223,78 @@ fn integer_buffers_round_trip() {
     typed_tensor::io::write_static(&mut src, "A", &saved.a.value()).unwrap();
     assert!(src.contains("[-128, -1, 0, 127]"), "{src}");
 }
+
+/// The JSON header of a safetensors file (after its 8-byte length).
+fn header(bytes: &[u8]) -> String {
+    let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    String::from_utf8(bytes[8..8 + len].to_vec()).unwrap()
+}
+
+/// A weight two layers share is one tensor in the file, its second name an alias in the metadata (the form
+/// `safetensors.torch.save_model` writes), and loads back into both; a file holding either name, or both (each
+/// loaded in walk order, the later winning, as PyTorch's `load_state_dict` copies each key), loads too; one
+/// holding neither names the first.
+#[test]
+fn tied_weights_are_stored_once() {
+    let tied = |seed: u64| {
+        let w = Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::randn(seed));
+        (
+            w.clone(),
+            Var::new(Tensor::<f32, Rank1<3>, Cpu>::randn(seed + 1)),
+            w,
+        )
+    };
+    let model = tied(1);
+    let bytes = to_bytes(&model).unwrap();
+    let json = header(&bytes);
+    assert!(json.contains(r#""__metadata__":{"2":"0"}"#), "{json}");
+    assert!(
+        json.contains(r#""0":{"#) && !json.contains(r#""2":{"#),
+        "{json}"
+    );
+
+    let fresh = tied(7);
+    from_bytes(&fresh, &bytes).unwrap();
+    assert_eq!(fresh.0.value().to_vec(), model.0.value().to_vec());
+    assert_eq!(fresh.2.value().to_vec(), model.0.value().to_vec());
+    assert_eq!(fresh.0.id(), fresh.2.id());
+
+    // A file holding only the later name (`()` takes the place of the first: the names are "1" and "2").
+    let later = (
+        (),
+        Var::new(Tensor::<f32, Rank1<3>, Cpu>::zeros()),
+        Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::ones()),
+    );
+    from_bytes(&fresh, &to_bytes(&later).unwrap()).unwrap();
+    assert_eq!(fresh.0.value().to_vec(), vec![1.0; 15]);
+
+    // Both names, as an untied model or `torch.save` of a state dict writes them: the later one wins.
+    let both = (
+        Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::full(2.0)),
+        Var::new(Tensor::<f32, Rank1<3>, Cpu>::zeros()),
+        Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::full(3.0)),
+    );
+    from_bytes(&fresh, &to_bytes(&both).unwrap()).unwrap();
+    assert_eq!(fresh.0.value().to_vec(), vec![3.0; 15]);
+
+    // Neither name: the first is missing, and the model is as it was.
+    let neither = ((), Var::new(Tensor::<f32, Rank1<3>, Cpu>::zeros()));
+    let err = from_bytes(&fresh, &to_bytes(&neither).unwrap()).unwrap_err();
+    assert!(
+        matches!(err, SafetensorsError::Missing { ref name } if name == "0"),
+        "{err}"
+    );
+    assert_eq!(fresh.2.value().to_vec(), vec![3.0; 15]);
+
+    // Loaded into an untied model, the file's one tensor is the first name's; the alias is not a tensor.
+    let untied = (
+        Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::zeros()),
+        Var::new(Tensor::<f32, Rank1<3>, Cpu>::zeros()),
+        Var::new(Tensor::<f32, Rank2<5, 3>, Cpu>::zeros()),
+    );
+    let err = from_bytes(&untied, &bytes).unwrap_err();
+    assert!(
+        matches!(err, SafetensorsError::Missing { ref name } if name == "2"),
+        "{err}"
+    );
+}

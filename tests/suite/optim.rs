@@ -193,8 +193,76 @@ fn adam_rules_follow_the_reference<D: Device>() {
     }
 }
 
+/// A weight two layers share (a language model's tied embedding and output head) is one parameter: its gradient
+/// sums both uses, and every optimizer steps it once, exactly as it steps one untied weight with that gradient
+/// (it was stepped twice: SGD with lr 0.1 and gradient 2 moved it from 1 to 0.6).
+fn tied_weights_step_once<D: Device>() {
+    let config = AdamConfig {
+        lr: 0.1,
+        weight_decay: 0.5,
+        ..Default::default()
+    };
+    type Make<D> =
+        fn(&(Var<f32, Rank1<2>, D>, Var<f32, Rank1<2>, D>), AdamConfig) -> Box<dyn Optimizer>;
+    let optimizers: [(&str, Make<D>); 4] = [
+        ("sgd", |m, c| {
+            Box::new(Sgd::new(
+                m,
+                SgdConfig {
+                    lr: c.lr,
+                    ..Default::default()
+                },
+            ))
+        }),
+        ("sgd with momentum", |m, c| {
+            Box::new(Sgd::new(
+                m,
+                SgdConfig {
+                    lr: c.lr,
+                    momentum: 0.9,
+                    ..Default::default()
+                },
+            ))
+        }),
+        ("adam", |m, c| Box::new(Adam::new(m, c))),
+        ("adamw", |m, c| Box::new(AdamW::new(m, c))),
+    ];
+    for (what, make) in optimizers {
+        let tied = Var::new(Tensor::<f32, Rank1<2>, D>::ones());
+        let model = (tied.clone(), tied.clone());
+        let single = Var::new(Tensor::<f32, Rank1<2>, D>::ones());
+        let alone = (single.clone(), Var::new(Tensor::<f32, Rank1<2>, D>::ones()));
+        let (mut opt_tied, mut opt_single) = (make(&model, config), make(&alone, config));
+        for _ in 0..3 {
+            let grads = (model.0.trace().sum_all() + model.1.trace().sum_all()).backward();
+            assert_eq!(
+                grads.get(&tied).to_vec(),
+                [2.0, 2.0],
+                "{what}: the gradient sums both uses"
+            );
+            opt_tied.step(&grads);
+            opt_single.step(&(single.trace() * 2.0).sum_all().backward());
+        }
+        assert_eq!(tied.value().to_vec(), single.value().to_vec(), "{what}");
+    }
+    let w = Var::new(Tensor::<f32, Rank1<1>, D>::ones());
+    let mut sgd = Sgd::new(
+        &(w.clone(), w.clone()),
+        SgdConfig {
+            lr: 0.1,
+            ..Default::default()
+        },
+    );
+    sgd.step(&(w.trace().sum_all() + w.trace().sum_all()).backward());
+    assert!(
+        (w.value().to_vec()[0] - 0.8).abs() < 1e-6,
+        "the issue's case"
+    );
+}
+
 device_tests! {
     adam_fused_and_composed_follow_the_reference => adam_rules_follow_the_reference;
+    tied_weights_are_stepped_once => tied_weights_step_once;
 }
 
 /// Adam's first step moves every weight by `lr` against the sign of its gradient (m_hat = g, v_hat = g^2).
