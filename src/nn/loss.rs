@@ -80,12 +80,14 @@ fn mse_rule<T: FloatDType, D: Device>(
 }
 
 /// Binary cross entropy's gradient with respect to the logits `x`: `(sigmoid(x) - y) g`.
+/// `bce_with_logits`'s gradients: `g (sigmoid(x) - y)` for the logits, `-g x` for the targets.
 fn bce_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
-    (slot, [x, y]): (Slot, [Grad<T, D>; 2]),
+    ([sx, sy], [x, y]): ([Slot; 2], [Grad<T, D>; 2]),
     store: &mut Gradients,
 ) {
-    slot.give_padded(
+    sy.give_padded_with(store, || g.zip_same(ops::Mul, &x).unary(ops::Neg));
+    sx.give_padded(
         store,
         g.zip_same(ops::Mul, &x.sigmoid().zip_same(ops::Sub, &y)),
     );
@@ -107,15 +109,34 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// Binary cross entropy of logits against targets in [0, 1], per element, computed stably as
-    /// `max(x, 0) - x y + ln(1 + e^-|x|)`; gradient `sigmoid(x) - y`.
-    pub fn bce_with_logits(&self, targets: &Tensor<T, S, D>) -> Self {
-        let x = &self.value;
+    /// `max(x, 0) - x y + ln(1 + e^-|x|)`; gradient `sigmoid(x) - y` for the logits and `-x` for the targets,
+    /// which may be a traced value or a parameter (soft targets trained on, as in distillation) or a plain tensor.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::autograd::Var;
+    /// let logits = Var::new(Tensor::<f64, _, Cpu>::from_array([2.0, -1.0]));
+    /// let soft = Var::new(Tensor::<f64, _, Cpu>::from_array([0.9, 0.2]));
+    /// let grads = logits.trace().bce_with_logits(&soft).sum_all().backward();
+    /// assert_eq!(grads.get(&soft).to_array(), [-2.0, 1.0]); // -x
+    /// ```
+    pub fn bce_with_logits<R: Traceable<Elem = T, Shape = S, Device = D>>(
+        &self,
+        targets: &R,
+    ) -> Self {
+        let targets = targets.traced();
+        let (x, y) = (&self.value, &targets.value);
         let softplus = x.abs().unary(ops::Neg).exp().affine(1.0, 1.0).ln();
         let value = x
             .relu()
-            .zip_same(ops::Sub, &x.zip_same(ops::Mul, targets))
+            .zip_same(ops::Sub, &x.zip_same(ops::Mul, y))
             .zip_same(ops::Add, &softplus);
-        let captured = (self.slot(), [x.padded(), targets.padded()]);
-        record_with(value, &[&self.node], captured, bce_rule::<T, D>)
+        let captured = ([self.slot(), targets.slot()], [x.padded(), y.padded()]);
+        record_with(
+            value,
+            &[&self.node, &targets.node],
+            captured,
+            bce_rule::<T, D>,
+        )
     }
 }

@@ -807,6 +807,22 @@ fn indexing<D: Device>() {
     check("gather", &x, || {
         weighted(x.trace().gather::<Axis<1>, _, _>(&idx))
     });
+    // scatter_add, repeated indices accumulating: with respect to the input and to the source.
+    let src = param::<Rank2<4, 2>, D>(81, -2.0, 2.0);
+    check("scatter_add: input", &x, || {
+        weighted(x.trace().scatter_add::<Axis<1>, _, _, _>(&idx, &src))
+    });
+    check("scatter_add: source", &src, || {
+        weighted(
+            x.trace()
+                .scatter_add::<Axis<1>, _, _, _>(&idx, &src.trace()),
+        )
+    });
+    let rows = Tensor::<u32, _, D>::from_array([[3, 3, 0], [0, 3, 1]]);
+    let src_rows = param::<Rank2<2, 3>, D>(82, -2.0, 2.0);
+    check("scatter_add along axis 0: source", &src_rows, || {
+        weighted(x.trace().scatter_add::<Axis<0>, _, _, _>(&rows, &src_rows))
+    });
     let ids = Tensor::<u32, _, D>::from_array([[1, 3, 1], [0, 1, 2]]);
     check("embedding", &x, || weighted(x.trace().embedding(&ids)));
     // On a transposed table.
@@ -933,6 +949,14 @@ fn losses<D: Device>() {
     assert_within("bce_with_logits", &got, &want, 1e-12);
     check("bce_with_logits", &p, || {
         p.trace().bce_with_logits(&y).mean_all()
+    });
+    // Soft targets trained on (distillation): the gradient with respect to the targets too, both traced.
+    let soft = Var::new(y.clone());
+    check("bce_with_logits: targets", &soft, || {
+        p.trace().bce_with_logits(&soft.trace()).mean_all()
+    });
+    check("bce_with_logits: logits, traced targets", &p, || {
+        p.trace().bce_with_logits(&soft).mean_all()
     });
 }
 

@@ -123,10 +123,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// This tensor's elements at `indices` along runtime axis `axis` (the other axes the indices'), into a dense
     /// tensor of the indices' shape, for the ops whose indices are in range by construction (the sorting family's
-    /// orders): the kernel's index check panics here, where `try_gather` returns it as an error.
-    pub(crate) fn gather_axis<S2: Shape>(
+    /// orders, a scatter's indices in its gradient): the kernel's index check panics here, where `try_gather`
+    /// returns it as an error.
+    pub(crate) fn gather_axis<I: IndexDType, S2: Shape>(
         &self,
-        indices: &Tensor<u32, S2, D>,
+        indices: &Tensor<I, S2, D>,
         axis: usize,
     ) -> Tensor<T, S2, D> {
         let (ls, li) = (self.layout(), indices.layout());
@@ -137,7 +138,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
                 Tensor::written_by,
                 indices.shape(),
                 "gather",
-                call::gather::<T, u32, D>("gather", src, idx, axis),
+                call::gather::<T, I, D>("gather", src, idx, axis),
             )
         }
     }
