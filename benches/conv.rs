@@ -11,7 +11,10 @@
 //! plain one-thread loop that mixes the four source pixels of each output, and a same-run copy of the output.
 //! conv3d (batch 2, 32 -> 32 channels, 8x28x28, 3x3x3, padding 1) against the GEMMs of its 3-D im2col form, and
 //! its forward + backward.
-//! unfold (8, 16, 56, 56), 3x3 windows, padding 1, against a same-run copy of its output's bytes.
+//! unfold (8, 16, 56, 56), 3x3 windows, padding 1, against a same-run copy of its output's bytes; fold, its inverse
+//! arrangement, against a copy of its input's bytes.
+//! Adaptive average pooling (8, 64, 56, 56) -> 5 x 5 (overlapping bins) against a same-run copy of the input and a
+//! plain one-thread loop.
 //! Results and target (>= 0.7x the GEMM's FLOP/s): benches/README.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -341,5 +344,71 @@ fn unfold(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, conv, conv3d, max_pool, batch_norm, resize, unfold);
+/// Adaptive average pooling of (8, 64, 56, 56) to 5 x 5 (bins of 12 or 13 rows and columns that overlap: no
+/// regular window) against a same-run copy of the input's bytes and a plain one-thread loop summing each bin.
+fn adaptive(c: &mut Criterion) {
+    const O: usize = 5;
+    let x = Tensor::<f32, Rank4<B, C, HW, HW>, Cpu>::randn(15);
+    let bytes = B * C * HW * HW * 4;
+    let mut g = c.benchmark_group("adaptive_avg_pool2d_8x64x56x56_to_5");
+    g.throughput(Throughput::Bytes(bytes as u64))
+        .sample_size(20);
+    let (src, mut dst) = (x.to_vec(), vec![0f32; bytes / 4]);
+    g.bench_function("memcpy_input_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    let bin = |o: usize| (o * HW / O, ((o + 1) * HW).div_ceil(O));
+    let mut out = vec![0f32; B * C * O * O];
+    g.bench_function("plain_loop_baseline", |bch| {
+        bch.iter(|| {
+            for (plane, dst) in black_box(&src)
+                .chunks_exact(HW * HW)
+                .zip(out.chunks_exact_mut(O * O))
+            {
+                for (r, row) in dst.chunks_exact_mut(O).enumerate() {
+                    let (r0, r1) = bin(r);
+                    for (c, d) in row.iter_mut().enumerate() {
+                        let (c0, c1) = bin(c);
+                        let sum: f32 = (r0..r1)
+                            .map(|y| plane[y * HW + c0..y * HW + c1].iter().sum::<f32>())
+                            .sum();
+                        *d = sum / ((r1 - r0) * (c1 - c0)) as f32;
+                    }
+                }
+            }
+        })
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, C, O, O>, Cpu> = x.adaptive_avg_pool2d();
+            black_box(y)
+        })
+    });
+    g.finish();
+}
+
+/// fold (col2im as an op) of (8, 144, 56, 56) columns back to (8, 16, 56, 56) with 3x3 windows and padding 1 (the
+/// inverse arrangement of the unfold bench), against a same-run copy of the columns' bytes.
+fn fold(c: &mut Criterion) {
+    const CU: usize = 16;
+    let cols = Tensor::<f32, Rank4<B, { CU * 9 }, HW, HW>, Cpu>::randn(16);
+    let mut g = c.benchmark_group("fold_8x144x56x56_3x3p1");
+    let bytes = B * CU * 9 * HW * HW * 4;
+    g.throughput(Throughput::Bytes(bytes as u64))
+        .sample_size(20);
+    let (src, mut dst) = (vec![0.5f32; bytes / 4], vec![0f32; bytes / 4]);
+    g.bench_function("memcpy_input_baseline", |bch| {
+        bch.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("tensor", |bch| {
+        bch.iter(|| {
+            let y: Tensor<f32, Rank4<B, CU, HW, HW>, Cpu> =
+                cols.fold::<3, 3, _, _, _, _>(Conv::<1, 1, 1, 1>);
+            black_box(y)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conv, conv3d, max_pool, batch_norm, resize, unfold, adaptive, fold);
 criterion_main!(benches);
