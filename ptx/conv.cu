@@ -1,6 +1,7 @@
 // Convolution helpers and pooling over NCHW views (src/device/cpu/conv.rs has the semantics).
 //
-//   im2col_{T}(n, g, lx, x, col)                       col: dense [N, C_in * KH * KW, OH * OW] (then matmul)
+//   im2col_{T}(n, g, lx, x, col)                       col: dense [N, C_in * KH * KW, OH * OW] (then matmul; unfold)
+//   fold_{T}(n, g, lc, col, out)                        col2im: out dense (N, C_in, H, W), each pixel its taps' sum
 //   conv_transpose2d_{T}(n, g, lx, lw, x, w, out)      direct: out (N, C_out, OH, OW), w (C_in, C_out / groups, KH, KW)
 //   max_pool2d_{T} / avg_pool2d_{T}(n, g, lx, x, out)  KH x KW windows; padding never wins / divisor per g.count_pad
 //   max_pool2d_indices_{T}(n, g, lx, x, out)           out: u32 plane index (row * W + column) of each maximum
@@ -74,6 +75,35 @@ __device__ __forceinline__ void conv_transpose2d_body(size_t n, const Geom &g, c
                     const size_t ci = grp * cig + cl;
                     acc += up(x[at4(lx, b, ci, iy, ix)]) * up(w[at4(lw, ci, col, ki, kj)]);
                 }
+            }
+        }
+        out[i] = down<T>(acc);
+    }
+}
+
+// fold (col2im) as a gather: each pixel sums the column values unfold reads from it, taps in (row, column) order,
+// so a value reaches its own pixel only (a NaN stays there). The host adds the same values in the same order.
+template <typename T>
+__device__ __forceinline__ void fold_body(size_t n, const Geom &g, const Layout &lc, const T *col, T *out) {
+    typedef typename Acc<T>::type A;
+    GRID_STRIDE_LOOP(i, n) {
+        size_t r = i;
+        const size_t x = r % g.w; r /= g.w;
+        const size_t y = r % g.h; r /= g.h;
+        const size_t c = r % g.c_in;
+        const size_t b = r / g.c_in;
+        A acc = 0;
+        for (size_t ki = 0; ki < g.kh; ++ki) {
+            const long long ty = (long long)(y + g.pad_h) - (long long)(ki * g.dil_h);
+            if (ty < 0 || ty % (long long)g.stride_h != 0) continue;
+            const size_t oy = (size_t)ty / g.stride_h;
+            if (oy >= g.oh) continue;
+            for (size_t kj = 0; kj < g.kw; ++kj) {
+                const long long tx = (long long)(x + g.pad_w) - (long long)(kj * g.dil_w);
+                if (tx < 0 || tx % (long long)g.stride_w != 0) continue;
+                const size_t ox = (size_t)tx / g.stride_w;
+                if (ox >= g.ow) continue;
+                acc += up(col[at4(lc, b, (c * g.kh + ki) * g.kw + kj, oy, ox)]);
             }
         }
         out[i] = down<T>(acc);
@@ -178,6 +208,9 @@ __device__ __forceinline__ void max_pool2d_backward_body(size_t n, const Geom &g
 #define CONV_KERNELS(T, _)                                                                                       \
     extern "C" __global__ void im2col_##T(size_t n, Geom g, Layout lx, const T *x, T *col) {                     \
         im2col_body<T>(n, g, lx, x, col);                                                                        \
+    }                                                                                                            \
+    extern "C" __global__ void fold_##T(size_t n, Geom g, Layout lc, const T *col, T *out) {                     \
+        fold_body<T>(n, g, lc, col, out);                                                                        \
     }                                                                                                            \
     extern "C" __global__ void conv_transpose2d_##T(size_t n, Geom g, Layout lx, Layout lw, const T *x,          \
                                                     const T *w, T *out) {                                        \

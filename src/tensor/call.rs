@@ -173,6 +173,23 @@ pub(crate) fn conv_transpose2d<'a, T: FloatDType, D: Device>(
     move |out| D::conv_transpose2d(input, weight, params, out)
 }
 
+pub(crate) fn unfold<'a, T: FloatDType, D: Device>(
+    input: View<'a, D, T>,
+    kernel: [usize; 2],
+    params: Conv2dParams,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::unfold(input, kernel, params, out)
+}
+
+pub(crate) fn fold<'a, T: FloatDType, D: Device>(
+    columns: View<'a, D, T>,
+    kernel: [usize; 2],
+    image: [usize; 2],
+    params: Conv2dParams,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::fold(columns, kernel, image, params, out)
+}
+
 pub(crate) fn pool2d<'a, T: FloatDType, D: Device>(
     pool: Pool,
     input: View<'a, D, T>,

@@ -399,6 +399,15 @@ impl KernelSig {
             &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
         )
     }
+    /// `fold_{T}(n, geom, lc, col, out)`.
+    pub fn fold(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "fold",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
     /// `conv_transpose2d_{T}(n, geom, lx, lw, x, w, out)`.
     pub fn conv_transpose2d(t: DType) -> Self {
         Self::new(
@@ -501,6 +510,7 @@ pub fn catalog() -> Vec<KernelSig> {
                 all.push(KernelSig::matmul_tensor_core(t));
             }
             all.push(KernelSig::im2col(t));
+            all.push(KernelSig::fold(t));
             all.push(KernelSig::adam_step(t));
             all.push(KernelSig::conv_transpose2d(t));
             for pool in Pool::ALL {

@@ -315,6 +315,50 @@ unsafe impl ConvKernels for Cuda {
         Ok(())
     }
 
+    fn unfold<T: FloatDType>(
+        (x, lx): (&CudaStorage<T>, &Layout),
+        [kh, kw]: [usize; 2],
+        p: Conv2dParams,
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        const OP: &str = "unfold";
+        let [n, c, h, w] = lx.dims4();
+        let [oh, ow] = p.output_hw([h, w], [kh, kw]).unwrap_or([0, 0]);
+        let total = n * c * kh * kw * oh * ow;
+        let out_ptr = dest(OP, out, total)?;
+        // The convolution's own im2col writes exactly the columns' layout.
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(conv_geom([n, c, h, w], [c, kh, kw], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lx)),
+            Arg::U64(x.ptr_at(lx.offset())),
+            Arg::U64(out_ptr),
+        ];
+        launch(OP, KernelSig::im2col(T::DTYPE), total, args)
+    }
+
+    fn fold<T: FloatDType>(
+        (cols, lc): (&CudaStorage<T>, &Layout),
+        [kh, kw]: [usize; 2],
+        [h, w]: [usize; 2],
+        p: Conv2dParams,
+        out: &mut CudaStorage<T>,
+    ) -> Result<()> {
+        const OP: &str = "fold";
+        let [n, ck, oh, ow] = lc.dims4();
+        let c = ck / (kh * kw).max(1);
+        let total = n * c * h * w;
+        let out_ptr = dest(OP, out, total)?;
+        let args = alloc::vec![
+            Arg::U64(total as u64),
+            Arg::Geom(conv_geom([n, c, h, w], [c, kh, kw], [oh, ow], &p)),
+            Arg::Layout(KernelLayout::new(lc)),
+            Arg::U64(cols.ptr_at(lc.offset())),
+            Arg::U64(out_ptr),
+        ];
+        launch(OP, KernelSig::fold(T::DTYPE), total, args)
+    }
+
     fn max_pool2d_backward<T: FloatDType>(
         (at, la): (&CudaStorage<u32>, &Layout),
         (g, lg): (&CudaStorage<T>, &Layout),

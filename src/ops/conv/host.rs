@@ -417,6 +417,31 @@ unsafe impl ConvKernels for Embedded {
     }
 
     #[inline]
+    fn unfold<T: FloatDType>(
+        input: (&[T], &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        let [_, _, h, w] = input.1.dims4();
+        let grid = params.output_hw([h, w], kernel).unwrap_or([0, 0]);
+        super::columns::unfold(input, kernel, &params, grid, false, out);
+        Ok(())
+    }
+
+    #[inline]
+    fn fold<T: FloatDType>(
+        columns: (&[T], &Layout),
+        kernel: [usize; 2],
+        image: [usize; 2],
+        params: Conv2dParams,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        super::columns::fold(columns, kernel, &params, image, false, out);
+        Ok(())
+    }
+
+    #[inline]
     fn max_pool2d_backward<T: FloatDType>(
         indices: (&[u32], &Layout),
         grad: (&[T], &Layout),

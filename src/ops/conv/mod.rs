@@ -7,6 +7,8 @@
 //! rearrangement (`shuffle.rs`); unfold/fold are depthwise convolutions with one-hot kernels (`unfold.rs`).
 
 mod adaptive;
+#[cfg(feature = "std")] // gradients: used by autograd only
+mod columns;
 mod conv3d;
 #[cfg(feature = "alloc")]
 mod cpu;
@@ -14,7 +16,6 @@ mod cpu;
 mod cpu_pool;
 #[cfg(feature = "cuda")]
 mod cuda;
-#[cfg(feature = "std")] // gradients: used by autograd only
 pub(crate) mod grad;
 mod host;
 mod pool;
@@ -460,6 +461,27 @@ pub unsafe trait ConvKernels: Kernels {
         input: (&Self::Buffer<T>, &Layout),
         grad: (&Self::Buffer<T>, &Layout),
         kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// unfold (im2col as an op): the dense `(N, C KH KW, OH, OW)` columns of the `(N, C, H, W)` input for
+    /// `kernel` = `[KH, KW]` windows placed by `params` (groups 1): channel `(c KH + i) KW + j` at `(y, x)` is the
+    /// input at `(c, y sh + i dh - ph, x sw + j dw - pw)`, zero in the padding; `(OH, OW)` as
+    /// [`Conv2dParams::output_hw`] gives them.
+    fn unfold<T: FloatDType>(
+        input: (&Self::Buffer<T>, &Layout),
+        kernel: [usize; 2],
+        params: Conv2dParams,
+        out: &mut Self::Out<T>,
+    ) -> Result<()>;
+    /// fold (col2im as an op), the adjoint of [`ConvKernels::unfold`]: the `(N, C KH KW, OH, OW)` columns summed
+    /// into the dense `(N, C, H, W)` image (`image` = `[H, W]`), each column value into the one pixel unfold reads
+    /// it from, the values of a pixel summed in tap order, so that a value reaches no other pixel (a NaN stays
+    /// where it is).
+    fn fold<T: FloatDType>(
+        columns: (&Self::Buffer<T>, &Layout),
+        kernel: [usize; 2],
+        image: [usize; 2],
         params: Conv2dParams,
         out: &mut Self::Out<T>,
     ) -> Result<()>;

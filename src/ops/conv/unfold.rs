@@ -2,44 +2,60 @@
 //! `KH x KW` patches of each channel as columns, and their sum back into an image. The columns keep their
 //! spatial layout, `(N, C KH KW, OH, OW)`; `.reshape()` gives PyTorch's `(N, C KH KW, L)`.
 //!
-//! - **unfold is a copy**: the columns in order `(N, C, KH, KW, OH, OW)` are one strided view of the
-//!   (zero-padded) input, so one copy kernel writes them, a read per value (on `Cpu` and `Cuda`, whose storage
-//!   views need no shape).
-//! - **fold, and unfold on `Embedded`**, are depthwise convolutions with one-hot kernels (channel `c` gets `KH *
-//!   KW` output channels, one per tap): every device runs them with its convolution kernels (`KH * KW`
-//!   multiply-adds per value), heap-free on `Embedded`. The gradients are the convolutions' (fold's the unfold,
-//!   unfold's the fold).
+//! Both are kernels of their own ([`ConvKernels::unfold`](super::ConvKernels::unfold) and
+//! [`ConvKernels::fold`](super::ConvKernels::fold)): unfold a read per column value (zero in the padding), fold
+//! each column value added into the one pixel it came from, so a NaN or an infinity in the columns reaches that
+//! pixel alone, as in PyTorch's `col2im` (the one-hot depthwise convolutions these replace multiplied it by the
+//! other taps' zeros). Each is the other's gradient.
 
-use super::tensor::{convolve, fits_hw, transposed_fits_hw, ConvGeometry, Direction};
+use super::tensor::{fits_hw, transposed_fits_hw, ConvGeometry};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::layout::Layout;
 use crate::ops::Conv2dParams;
-use crate::shape::{ConstShape, Dims, Rank4, Shape, MAX_RANK};
-use crate::tensor::{call, device_ok, written, Tensor};
+use crate::shape::{Rank4, Shape};
+use crate::tensor::{call, written, Tensor};
 
-/// The `(C KH KW, 1, KH, KW)` one-hot kernels: output channel `(c KH + i) KW + j` picks tap `(i, j)`.
-fn one_hot_taps<T: FloatDType, D: Device, const CK: usize, const KH: usize, const KW: usize>(
-) -> Tensor<T, Rank4<CK, 1, KH, KW>, D> {
-    let mut fill = |w: &mut [T]| {
-        for (k, x) in w.iter_mut().enumerate() {
-            // Element k of kernel r = k / (KH KW) is tap k % (KH KW); it is one where that tap is r's own.
-            *x = if k / (KH * KW) % (KH * KW) == k % (KH * KW) {
-                T::ONE
-            } else {
-                T::ZERO
-            };
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// The unfold kernel on this `(N, C, H, W)` tensor into columns of `shape` (`kernel` windows placed by `p`):
+    /// the typed methods' body and fold's gradient, compiled per element type and device only where `SO` is a
+    /// runtime shape.
+    pub(crate) fn unfold_into<SO: Shape>(
+        &self,
+        shape: SO,
+        kernel: [usize; 2],
+        p: Conv2dParams,
+    ) -> Tensor<T, SO, D> {
+        let src = (self.buffer(), &self.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                "unfold",
+                call::unfold::<T, D>(src, kernel, p)
+            )
         }
-    };
-    Tensor::filled_with("unfold", Default::default(), &mut fill)
-}
+    }
 
-/// `G`'s parameters as a depthwise convolution over `channels` (unfold takes no groups of its own).
-const fn depthwise(p: Conv2dParams, channels: usize) -> Conv2dParams {
-    Conv2dParams {
-        groups: channels,
-        output_padding: [0, 0],
-        ..p
+    /// The fold kernel on these `(N, C KH KW, OH, OW)` columns into an image of `shape` (`(N, C, H, W)`).
+    pub(crate) fn fold_into<SO: Shape>(
+        &self,
+        shape: SO,
+        kernel: [usize; 2],
+        p: Conv2dParams,
+    ) -> Tensor<T, SO, D> {
+        let d = shape.dims();
+        let image = [d[2], d[3]];
+        let src = (self.buffer(), &self.layout());
+        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
+        unsafe {
+            written!(
+                Tensor::written_by,
+                shape,
+                "fold",
+                call::fold::<T, D>(src, kernel, image, p)
+            )
+        }
     }
 }
 
@@ -71,17 +87,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         _geometry: G,
     ) -> Tensor<T, Rank4<N, CK, OH, OW>, D> {
         const { check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS) };
-        if D::SHAPE_FREE {
-            return unfold_by_copy(self, [KH, KW], G::PARAMS);
-        }
-        let weight = one_hot_taps::<T, D, CK, KH, KW>();
-        convolve(
-            "unfold",
-            self,
-            &weight,
-            depthwise(G::PARAMS, C),
-            Direction::Forward,
-        )
+        self.unfold_into(Default::default(), [KH, KW], G::PARAMS)
     }
 }
 
@@ -120,98 +126,8 @@ impl<
             check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS);
             check_fold::<H, W, KH, KW, OH, OW>(G::PARAMS);
         };
-        let weight = one_hot_taps::<T, D, CK, KH, KW>();
-        convolve(
-            "fold",
-            self,
-            &weight,
-            depthwise(G::PARAMS, C),
-            Direction::Transposed,
-        )
+        self.fold_into(Default::default(), [KH, KW], G::PARAMS)
     }
-}
-
-/// [`Tensor::unfold`] as one copy: the input, zero-padded where the geometry pads it, read through the strided
-/// view `(N, C, KH, KW, OH, OW)` of its windows (tap `(i, j)` of window `(y, x)` at row `y sh + i dh` and column
-/// `x sw + j dw` of the padded input), which is the columns' order. Only for devices with shape-free storage
-/// (the padded input has no type): the caller checks [`Device::SHAPE_FREE`].
-fn unfold_by_copy<T: FloatDType, D: Device, S: Shape, SO: ConstShape>(
-    x: &Tensor<T, S, D>,
-    [kh, kw]: [usize; 2],
-    p: Conv2dParams,
-) -> Tensor<T, SO, D> {
-    let [n, c, h, w] = x.layout().dims4();
-    let [oh, ow] = p
-        .output_hw([h, w], [kh, kw])
-        .expect("unfold: window larger than the padded input (checked at build time)");
-    // The rows padded, then the columns; each step a fresh shape-free buffer, none without padding.
-    // (Held as storage of shape `()`: the device's storage is the same for every shape.)
-    let mut storage: Option<D::Storage<T, ()>> = None;
-    let mut layout = x.layout();
-    for axis in [2, 3] {
-        let (before, after) = (p.padding[axis - 2], p.padding_end[axis - 2]);
-        if before + after == 0 {
-            continue;
-        }
-        let buffer = storage.as_ref().map_or(x.buffer(), D::buffer);
-        let padded = zero_padded::<T, D>((buffer, &layout), axis, [before, after]);
-        storage = Some(padded.0);
-        layout = padded.1;
-    }
-    let buffer = storage.as_ref().map_or(x.buffer(), D::buffer);
-    let s = layout.strides();
-    let windows = Layout::from_parts(
-        Dims::from_slice(&[n, c, kh, kw, oh, ow]),
-        &[
-            s[0],
-            s[1],
-            p.dilation[0] * s[2],
-            p.dilation[1] * s[3],
-            p.stride[0] * s[2],
-            p.stride[1] * s[3],
-        ],
-        layout.offset(),
-    );
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe {
-        written!(
-            Tensor::written_by,
-            Default::default(),
-            "unfold",
-            call::copy::<T, D>((buffer, &windows))
-        )
-    }
-}
-
-/// `src` (a rank-4 view) with `before` and `after` zeros along `axis`, into fresh shape-free storage (held as
-/// storage of shape `()`), and its dense layout. The zeros are one stored value read with stride 0.
-fn zero_padded<T: FloatDType, D: Device>(
-    src: (&D::Buffer<T>, &Layout),
-    axis: usize,
-    [before, after]: [usize; 2],
-) -> (D::Storage<T, ()>, Layout) {
-    let dims = *src.1.dims();
-    let zero = device_ok(D::full::<T, ()>(1, T::ZERO));
-    let slab = |len: usize| {
-        let mut d = dims;
-        d.as_mut_slice()[axis] = len;
-        Layout::from_parts(d, &[0; MAX_RANK], 0)
-    };
-    let (lead, trail) = (slab(before), slab(after));
-    let all = [(D::buffer(&zero), &lead), src, (D::buffer(&zero), &trail)];
-    // The zeros' parts only where they are not empty.
-    let parts = &all[usize::from(before == 0)..3 - usize::from(after == 0)];
-    let mut out = dims;
-    out.as_mut_slice()[axis] += before + after;
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    let loose = device_ok(unsafe {
-        D::alloc_loose::<T>(
-            "unfold",
-            out.numel(),
-            &mut call::concat::<T, D>(parts, axis),
-        )
-    });
-    (D::tighten(loose), Layout::contiguous(out))
 }
 
 /// The build-time rules of unfold: groups 1, `CK = C KH KW`, and `(OH, OW)` the window arithmetic's.
@@ -260,9 +176,38 @@ const fn check_fold<
 
 #[cfg(feature = "std")]
 mod traced {
-    use super::super::traced as conv_traced;
+    use super::super::grad::Dyn4;
     use super::*;
-    use crate::autograd::Traced;
+    use crate::autograd::{record_with, Gradients, Slot, Traced};
+    use crate::tensor::Grad;
+
+    /// What unfold's and fold's rules keep: the input's slot, the window and its placement, and the sizes of
+    /// the side the gradient goes to (`(H, W)` of the image, `(OH, OW)` of the columns' grid).
+    type Captured = (Slot, [usize; 2], Conv2dParams, [usize; 2]);
+
+    /// unfold's gradient: the columns' gradient folded back into the image.
+    fn unfold_rule<T: FloatDType, D: Device>(
+        g: Grad<T, D>,
+        (slot, kernel, p, [h, w]): Captured,
+        store: &mut Gradients,
+    ) {
+        let d = g.dims();
+        let cols = g.unpadded((d[2], d[3], d[4], d[5]));
+        let shape: Dyn4 = (d[2], d[3] / (kernel[0] * kernel[1]).max(1), h, w);
+        slot.give_padded(store, cols.fold_into(shape, kernel, p).padded());
+    }
+
+    /// fold's gradient: the image's gradient unfolded into columns.
+    fn fold_rule<T: FloatDType, D: Device>(
+        g: Grad<T, D>,
+        (slot, kernel, p, [oh, ow]): Captured,
+        store: &mut Gradients,
+    ) {
+        let d = g.dims();
+        let image = g.unpadded((d[2], d[3], d[4], d[5]));
+        let shape: Dyn4 = (d[2], d[3] * kernel[0] * kernel[1], oh, ow);
+        slot.give_padded(store, image.unfold_into(shape, kernel, p).padded());
+    }
 
     impl<
             T: FloatDType,
@@ -286,9 +231,8 @@ mod traced {
             geometry: G,
         ) -> Traced<T, Rank4<N, CK, OH, OW>, D> {
             let value = self.value().unfold::<KH, KW, CK, OH, OW, G>(geometry);
-            let weight = Traced::constant(one_hot_taps::<T, D, CK, KH, KW>());
-            let p = depthwise(G::PARAMS, C);
-            conv_traced::record_conv(self, &weight, value, p, conv_traced::conv2d_rule::<T, D>)
+            let captured = (self.slot(), [KH, KW], G::PARAMS, [H, W]);
+            record_with(value, &[&self.node], captured, unfold_rule::<T, D>)
         }
     }
 
@@ -314,15 +258,8 @@ mod traced {
             geometry: G,
         ) -> Traced<T, Rank4<N, C, H, W>, D> {
             let value = self.value().fold::<KH, KW, C, H, W, G>(geometry);
-            let weight = Traced::constant(one_hot_taps::<T, D, CK, KH, KW>());
-            let p = depthwise(G::PARAMS, C);
-            conv_traced::record_conv(
-                self,
-                &weight,
-                value,
-                p,
-                conv_traced::conv_transpose2d_rule::<T, D>,
-            )
+            let captured = (self.slot(), [KH, KW], G::PARAMS, [OH, OW]);
+            record_with(value, &[&self.node], captured, fold_rule::<T, D>)
         }
     }
 }
