@@ -16,18 +16,20 @@ pub mod join;
 pub mod matmul;
 pub mod optim;
 pub mod reduce;
+pub mod resample;
 pub mod scan;
 pub mod sort;
 pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
-pub use conv::{Conv2dParams, Conv3dParams, ConvKernels, Interpolation, Pool, PoolParams};
+pub use conv::{Conv2dParams, Conv3dParams, ConvKernels, Pool, PoolParams};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
 pub use join::{JoinKernels, PadMode};
 pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};
 pub use reduce::*;
+pub use resample::{Interpolation, Resample, ResampleKernels};
 pub use scan::{Scan, ScanKernels};
 pub use sort::SortKernels;
 

@@ -12,7 +12,7 @@ use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{
-    AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, PoolParams, ReduceOp, Scan, UnaryOp,
+    AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, PoolParams, ReduceOp, Resample, Scan, UnaryOp,
 };
 use crate::shape::MAX_RANK;
 
@@ -188,6 +188,25 @@ pub(crate) fn fold<'a, T: FloatDType, D: Device>(
     params: Conv2dParams,
 ) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
     move |out| D::fold(columns, kernel, image, params, out)
+}
+
+pub(crate) fn resample<'a, T: FloatDType, D: Device>(
+    op: Resample,
+    src: View<'a, D, T>,
+    axis: usize,
+    n_out: usize,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::resample(op, src, axis, n_out, out)
+}
+
+#[cfg(feature = "std")] // autograd
+pub(crate) fn resample_backward<'a, T: FloatDType, D: Device>(
+    op: Resample,
+    grad: View<'a, D, T>,
+    axis: usize,
+    n_in: usize,
+) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
+    move |out| D::resample_backward(op, grad, axis, n_in, out)
 }
 
 pub(crate) fn pool2d<'a, T: FloatDType, D: Device>(

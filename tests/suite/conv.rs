@@ -675,7 +675,7 @@ fn adaptive_pools<T: FloatDType, D: Device>() {
 /// The taps `(source index, weight)` PyTorch's `interpolate` gives output `j` of an axis `n -> out`, written
 /// from its definitions (`area_pixel_compute_source_index`, the cubic convolution with a = -0.75, borders
 /// clamped).
-fn taps(
+pub(crate) fn taps(
     mode: typed_tensor::ops::Interpolation,
     j: usize,
     n: usize,

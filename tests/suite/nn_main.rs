@@ -17,6 +17,7 @@ mod indexing;
 #[cfg(feature = "safetensors")] // opt-in; the README's test command turns it on
 mod io;
 mod join;
+mod locality;
 mod masks;
 mod matmul;
 mod nn;

@@ -135,6 +135,20 @@ const COUNT: usize = 8;
 /// Most parameters a kernel takes (the reductions and scatter-add take 10).
 pub const MAX_PARAMS: usize = 12;
 
+/// The parameters of both resampling kernels (`ptx/resample.cu`).
+const RESAMPLE_PARAMS: [usize; 10] = [
+    COUNT,
+    LAYOUT_BYTES,
+    PTR,
+    PTR,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+];
+
 /// A kernel's module, name and parameter sizes (in bytes, in order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSig {
@@ -399,6 +413,14 @@ impl KernelSig {
             &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
         )
     }
+    /// `resample_{T}(n, lanes, x, out, inner, step, n_in, n_out, mode, align)`.
+    pub fn resample(t: DType) -> Self {
+        Self::new("resample", "resample", t, &RESAMPLE_PARAMS)
+    }
+    /// `resample_backward_{T}(n_lanes, lanes, g, out, inner, step, n_in, n_out, mode, align)`.
+    pub fn resample_backward(t: DType) -> Self {
+        Self::new("resample", "resample_backward", t, &RESAMPLE_PARAMS)
+    }
     /// `fold_{T}(n, geom, lc, col, out)`.
     pub fn fold(t: DType) -> Self {
         Self::new(
@@ -511,6 +533,8 @@ pub fn catalog() -> Vec<KernelSig> {
             }
             all.push(KernelSig::im2col(t));
             all.push(KernelSig::fold(t));
+            all.push(KernelSig::resample(t));
+            all.push(KernelSig::resample_backward(t));
             all.push(KernelSig::adam_step(t));
             all.push(KernelSig::conv_transpose2d(t));
             for pool in Pool::ALL {

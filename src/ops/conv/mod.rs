@@ -2,12 +2,12 @@
 //! (`tensor.rs`), the gradients built from the forward kernels (`grad.rs`) and the traced forms (`traced.rs`);
 //! the device side is [`ConvKernels`]: im2col + GEMM on the CPU (`cpu.rs`, pooling in `cpu_pool.rs`), direct
 //! heap-free loops on `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct
-//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive average pooling (`adaptive.rs`) and
-//! resizing (`resize.rs`) are two matrix products by fixed per-axis matrices; pixel (un)shuffle is a
-//! rearrangement (`shuffle.rs`); unfold/fold are depthwise convolutions with one-hot kernels (`unfold.rs`).
+//! kernels on CUDA (`cuda.rs`, sources in `ptx/conv.cu`). Adaptive max pooling (`adaptive.rs`) runs the pooling
+//! kernels and gathers; pixel (un)shuffle is a rearrangement (`shuffle.rs`); unfold/fold (`unfold.rs`) are
+//! kernels of their own (`columns.rs` on the host). Resizing and adaptive average pooling are the `resample`
+//! family's.
 
 mod adaptive;
-#[cfg(feature = "std")] // gradients: used by autograd only
 mod columns;
 mod conv3d;
 #[cfg(feature = "alloc")]
@@ -16,10 +16,10 @@ mod cpu;
 mod cpu_pool;
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(feature = "std")] // gradients: used by autograd only
 pub(crate) mod grad;
 mod host;
 mod pool;
-mod resize;
 mod shuffle;
 mod tensor;
 #[cfg(feature = "std")] // autograd
@@ -31,7 +31,6 @@ pub use pool::{
     CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d, Pool2d, Pool2dAxes,
     Pool3d, Pool3dAxes, PoolGeometry,
 };
-pub use resize::Interpolation;
 pub use tensor::{
     conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, Conv, Conv2dAxes,
     ConvGeometry, OutputPadding,
