@@ -174,6 +174,74 @@ fn columns<D: Device>() {
     );
 }
 
+/// The gathers and rearrangements: each output reads one input, named by its index or its position.
+fn gathers<D: Device>() {
+    let plane = |p: usize| coords(p, [1, 2, 4, 5]);
+    let idx = Tensor::<u32, _, D>::from_array([4, 0, 4, 2]);
+    assert_local::<In, _, D>(
+        "index_select along the width",
+        |x| -> Tensor<f32, Rank4<1, 2, 4, 4>, D> { x.index_select::<Axis<3>, _, _>(&idx) },
+        |p, o| {
+            let ([_, pc, py, px], [_, oc, oy, ox]) = (plane(p), coords(o, [1, 2, 4, 4]));
+            (pc, py) == (oc, oy) && px == [4, 0, 4, 2][ox]
+        },
+    );
+    let at = Tensor::<i64, Rank4<1, 2, 4, 1>, D>::from_vec(vec![3, 0, 4, 1, 2, 2, 0, 4]).unwrap();
+    assert_local::<In, _, D>(
+        "gather along the width",
+        |x| -> Tensor<f32, Rank4<1, 2, 4, 1>, D> { x.gather::<Axis<3>, _, _>(&at) },
+        |p, o| {
+            let [_, pc, py, px] = plane(p);
+            o == pc * 4 + py && px == [3, 0, 4, 1, 2, 2, 0, 4][o]
+        },
+    );
+    assert_local::<In, _, D>(
+        "pad_mode reflect along the width",
+        |x| -> Tensor<f32, Rank4<1, 2, 4, 9>, D> {
+            x.pad_mode::<Axis<3>, 2, 2, 9>(typed_tensor::ops::PadMode::Reflect)
+        },
+        |p, o| {
+            let ([_, pc, py, px], [_, oc, oy, ox]) = (plane(p), coords(o, [1, 2, 4, 9]));
+            // Output column ox reads input column |ox - 2| mirrored at 4: [2 1 | 0 1 2 3 4 | 3 2].
+            let src = [2, 1, 0, 1, 2, 3, 4, 3, 2][ox];
+            (pc, py) == (oc, oy) && px == src
+        },
+    );
+    assert_local::<In, _, D>(
+        "flip along the height",
+        |x| x.flip::<Axis<2>>(),
+        |p, o| {
+            let ([_, pc, py, px], [_, oc, oy, ox]) = (plane(p), plane(o));
+            (pc, px) == (oc, ox) && py == 3 - oy
+        },
+    );
+    assert_local::<Rank4<1, 4, 2, 3>, _, D>(
+        "pixel_shuffle by 2",
+        |x| -> Tensor<f32, Rank4<1, 1, 4, 6>, D> { x.pixel_shuffle::<2, _, _, _>() },
+        |p, o| {
+            // Output (y, x) is input channel (y % 2) 2 + x % 2 at (y / 2, x / 2).
+            let ([_, pc, py, px], [_, _, oy, ox]) =
+                (coords(p, [1, 4, 2, 3]), coords(o, [1, 1, 4, 6]));
+            pc == (oy % 2) * 2 + ox % 2 && (py, px) == (oy / 2, ox / 2)
+        },
+    );
+    assert_local::<Rank4<1, 2, 2, 3>, _, D>(
+        "upsample_nearest2d by 2",
+        |x| -> Tensor<f32, Rank4<1, 2, 4, 6>, D> { x.upsample_nearest2d() },
+        |p, o| {
+            let ([_, pc, py, px], [_, oc, oy, ox]) =
+                (coords(p, [1, 2, 2, 3]), coords(o, [1, 2, 4, 6]));
+            pc == oc && (py, px) == (oy / 2, ox / 2)
+        },
+    );
+    let ids = Tensor::<u32, _, D>::from_array([[3, 0], [3, 1]]);
+    assert_local::<Rank2<4, 3>, _, D>(
+        "embedding",
+        |table| -> Tensor<f32, Rank3<2, 2, 3>, D> { table.embedding(&ids) },
+        |p, o| p % 3 == o % 3 && p / 3 == [3, 0, 3, 1][o / 3],
+    );
+}
+
 /// The issue's cases, by value: a 4x4 image of ones with one NaN resized to 8x8 by nearest has 4 NaN (it had
 /// 64); adaptive average pooling of a plane holding one infinity gives `[inf, 1, 1, 1]` (it gave `[inf, NaN,
 /// NaN, NaN]`); fold of columns holding one NaN has one NaN pixel (it had 4); unfold on every device has one
@@ -261,6 +329,7 @@ device_tests! {
     resizes_read_only_their_taps => resizes;
     poolings_read_only_their_bins_and_windows => poolings;
     unfold_and_fold_move_each_value_once => columns;
+    gathers_and_rearrangements_read_one_input => gathers;
     the_issue_cases => issue_cases;
     gradients_stay_local => gradients;
 }
@@ -269,5 +338,6 @@ embedded_tests! {
     resizes_read_only_their_taps => resizes;
     poolings_read_only_their_bins_and_windows => poolings;
     unfold_and_fold_move_each_value_once => columns;
+    gathers_and_rearrangements_read_one_input => gathers;
     the_issue_cases => issue_cases;
 }
