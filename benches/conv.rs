@@ -7,7 +7,7 @@
 //! Batch norm over the same (8, 64, 56, 56) input: inference (running statistics), a training forward pass
 //! (batch statistics) and forward + backward, against a same-run copy of the input and a plain per-channel
 //! loop (statistics pass, then normalise pass; one thread).
-//! Bilinear resize (8, 64, 56, 56) -> 112 x 112 (`interpolate`, two products by per-axis matrices) against a
+//! Bilinear resize (8, 64, 56, 56) -> 112 x 112 (`interpolate`, the `resample` kernel along each axis) against a
 //! plain one-thread loop that mixes the four source pixels of each output, and a same-run copy of the output.
 //! conv3d (batch 2, 32 -> 32 channels, 8x28x28, 3x3x3, padding 1) against the GEMMs of its 3-D im2col form, and
 //! its forward + backward.
