@@ -24,9 +24,9 @@ fn coords<const R: usize>(mut k: usize, dims: [usize; R]) -> [usize; R] {
     c
 }
 
-/// For each position `p` of an input of `dims`, `op` on finite values with a NaN at `p`: its non-finite outputs
-/// must be `reads(p, o)` for output `o` (flat indices, the outputs `out` dims). Values are in [0.5, 1.5) so
-/// nothing else overflows.
+/// For each position `p` of an input, `op` on finite values with a NaN (then an infinity) at `p`: its non-finite
+/// outputs must be those `o` with `reads(p, o)` (flat indices). Values are in [0.5, 1.5), so nothing else
+/// overflows.
 fn assert_local<SI: ConstShape, SO: Shape, D: Device>(
     what: &str,
     op: impl Fn(&Tensor<f32, SI, D>) -> Tensor<f32, SO, D>,
@@ -38,12 +38,15 @@ fn assert_local<SI: ConstShape, SO: Shape, D: Device>(
         .map(|v| v as f32)
         .collect();
     for p in 0..SI::NUMEL {
-        let mut v = base.clone();
-        v[p] = f32::NAN;
-        let y = op(&Tensor::from_vec(v).unwrap()).to_vec();
-        let got: Vec<usize> = (0..y.len()).filter(|&o| !y[o].is_finite()).collect();
-        let want: Vec<usize> = (0..y.len()).filter(|&o| reads(p, o)).collect();
-        assert_eq!(got, want, "{what}: NaN at input {p}");
+        // An infinity too: times a zero weight it is NaN, times any other weight infinite; never finite.
+        for poison in [f32::NAN, f32::INFINITY] {
+            let mut v = base.clone();
+            v[p] = poison;
+            let y = op(&Tensor::from_vec(v).unwrap()).to_vec();
+            let got: Vec<usize> = (0..y.len()).filter(|&o| !y[o].is_finite()).collect();
+            let want: Vec<usize> = (0..y.len()).filter(|&o| reads(p, o)).collect();
+            assert_eq!(got, want, "{what}: {poison} at input {p}");
+        }
     }
 }
 
