@@ -672,6 +672,26 @@ fn adaptive_pools<T: FloatDType, D: Device>() {
     );
 }
 
+/// Every `interpolate` mode, `align_corners` both ways.
+pub(crate) const MODES: [typed_tensor::ops::Interpolation; 5] = {
+    use typed_tensor::ops::Interpolation::*;
+    [
+        Nearest,
+        Bilinear {
+            align_corners: false,
+        },
+        Bilinear {
+            align_corners: true,
+        },
+        Bicubic {
+            align_corners: false,
+        },
+        Bicubic {
+            align_corners: true,
+        },
+    ]
+};
+
 /// The taps `(source index, weight)` PyTorch's `interpolate` gives output `j` of an axis `n -> out`, written
 /// from its definitions (`area_pixel_compute_source_index`, the cubic convolution with a = -0.75, borders
 /// clamped).
@@ -748,21 +768,7 @@ fn resizes<T: FloatDType, D: Device>() {
         }
         out
     };
-    for mode in [
-        Nearest,
-        Bilinear {
-            align_corners: false,
-        },
-        Bilinear {
-            align_corners: true,
-        },
-        Bicubic {
-            align_corners: false,
-        },
-        Bicubic {
-            align_corners: true,
-        },
-    ] {
+    for mode in MODES {
         let up: Tensor<T, Rank4<2, 2, 7, 8>, D> = x.interpolate(mode);
         check(
             &format!("{mode:?} 3x5 -> 7x8"),

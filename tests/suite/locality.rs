@@ -65,21 +65,7 @@ fn bin(o: usize, n: usize, out: usize) -> std::ops::Range<usize> {
 }
 
 fn resizes<D: Device>() {
-    for mode in [
-        Nearest,
-        Bilinear {
-            align_corners: false,
-        },
-        Bilinear {
-            align_corners: true,
-        },
-        Bicubic {
-            align_corners: false,
-        },
-        Bicubic {
-            align_corners: true,
-        },
-    ] {
+    for mode in crate::conv::MODES {
         let reads = |[oh, ow]: [usize; 2], p: usize, o: usize| {
             let [_, pc, py, px] = coords(p, [1, 2, 4, 5]);
             let [_, oc, oy, ox] = coords(o, [1, 2, oh, ow]);

@@ -58,16 +58,16 @@ fn each_plane<T: Send>(
 
 /// unfold of the `(N, C, H, W)` view `x` into the dense `(N, C KH KW, OH, OW)` columns `out`: channel `(c KH + i)
 /// KW + j` at `(y, x)` is the input at `(c, y sh + i dh - ph, x sw + j dw - pw)`, zero in the padding. Every
-/// element of `out` is written.
+/// element of `out` is written; the planes run on every core when `parallel` (the CPU).
 pub(crate) fn unfold<T: FloatDType>(
     (x, lx): (&[T], &Layout),
     [kh, kw]: [usize; 2],
     p: &Conv2dParams,
-    [oh, ow]: [usize; 2],
     parallel: bool,
     out: &mut [MaybeUninit<T>],
 ) {
     let [n, c, h, w] = lx.dims4();
+    let [oh, ow] = p.output_hw([h, w], [kh, kw]).unwrap_or([0, 0]);
     let s = lx.strides();
     let zeros = |run: &mut [MaybeUninit<T>]| run.fill(MaybeUninit::new(T::ZERO));
     let out = &mut out[..n * c * kh * kw * oh * ow];

@@ -581,9 +581,7 @@ unsafe impl ConvKernels for Cpu {
         params: Conv2dParams,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        let [_, _, h, w] = input.1.dims4();
-        let grid = params.output_hw([h, w], kernel).unwrap_or([0, 0]);
-        super::columns::unfold(input, kernel, &params, grid, true, out);
+        super::columns::unfold(input, kernel, &params, true, out);
         Ok(())
     }
 

@@ -423,9 +423,7 @@ unsafe impl ConvKernels for Embedded {
         params: Conv2dParams,
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
-        let [_, _, h, w] = input.1.dims4();
-        let grid = params.output_hw([h, w], kernel).unwrap_or([0, 0]);
-        super::columns::unfold(input, kernel, &params, grid, false, out);
+        super::columns::unfold(input, kernel, &params, false, out);
         Ok(())
     }
 

@@ -198,38 +198,50 @@ fn resample_backward_into<T: FloatDType>(
     });
 }
 
-// SAFETY: `resample_into` writes every output element; `resample_backward_into` zeroes each block first.
-unsafe impl ResampleKernels for crate::device::Embedded {
-    fn resample<T: FloatDType>(
-        op: Resample,
-        src: (&[T], &Layout),
-        axis: usize,
-        n_out: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let n_in = src.1.dims()[axis];
-        if src.1.numel() == 0 || n_out == 0 {
-            return Ok(()); // nothing to write (and no taps for an empty input)
-        }
-        resample_into(src, axis, n_out, &|o| op.taps(o, n_in, n_out), false, out);
-        Ok(())
+/// [`ResampleKernels::resample`] on the host: the CPU (`parallel`) computes the taps once into a table, `Embedded`
+/// where each is used.
+fn forward<T: FloatDType>(
+    op: Resample,
+    src: (&[T], &Layout),
+    axis: usize,
+    n_out: usize,
+    parallel: bool,
+    out: &mut [MaybeUninit<T>],
+) {
+    let n_in = src.1.dims()[axis];
+    if src.1.numel() == 0 || n_out == 0 {
+        return; // nothing to write (and no taps for an empty input)
     }
+    #[cfg(feature = "alloc")]
+    if parallel {
+        let taps = table(op, n_in, n_out);
+        return resample_into(src, axis, n_out, &|o| taps[o], true, out);
+    }
+    let _ = parallel; // without `alloc`, only `Embedded`
+    resample_into(src, axis, n_out, &|o| op.taps(o, n_in, n_out), false, out);
+}
 
-    fn resample_backward<T: FloatDType>(
-        op: Resample,
-        grad: (&[T], &Layout),
-        axis: usize,
-        n_in: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let n_out = grad.1.dims()[axis];
-        if n_in == 0 {
-            return Ok(()); // an empty input's gradient has no elements
-        }
-        let taps = |o| op.taps(o, n_in, n_out);
-        resample_backward_into(grad, axis, n_in, &taps, false, out);
-        Ok(())
+/// [`ResampleKernels::resample_backward`] on the host, the taps as in [`forward`].
+fn backward<T: FloatDType>(
+    op: Resample,
+    grad: (&[T], &Layout),
+    axis: usize,
+    n_in: usize,
+    parallel: bool,
+    out: &mut [MaybeUninit<T>],
+) {
+    let n_out = grad.1.dims()[axis];
+    if n_in == 0 {
+        return; // an empty input's gradient has no elements
     }
+    #[cfg(feature = "alloc")]
+    if parallel {
+        let taps = table(op, n_in, n_out);
+        return resample_backward_into(grad, axis, n_in, &|o| taps[o], true, out);
+    }
+    let _ = parallel;
+    let taps = |o| op.taps(o, n_in, n_out);
+    resample_backward_into(grad, axis, n_in, &taps, false, out);
 }
 
 /// The taps of every output position of an axis of `n_in -> n_out`, computed once (the CPU's table).
@@ -238,37 +250,35 @@ fn table(op: Resample, n_in: usize, n_out: usize) -> alloc::vec::Vec<Taps> {
     (0..n_out).map(|o| op.taps(o, n_in, n_out)).collect()
 }
 
-// SAFETY: as for `Embedded`.
-#[cfg(feature = "alloc")]
-unsafe impl ResampleKernels for crate::device::Cpu {
-    fn resample<T: FloatDType>(
-        op: Resample,
-        src: (&[T], &Layout),
-        axis: usize,
-        n_out: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        if src.1.numel() == 0 || n_out == 0 {
-            return Ok(()); // nothing to write (and no taps for an empty input)
-        }
-        let taps = table(op, src.1.dims()[axis], n_out);
-        resample_into(src, axis, n_out, &|o| taps[o], true, out);
-        Ok(())
-    }
+macro_rules! host_resample_kernels {
+    ($device:ty, $parallel:expr) => {
+        // SAFETY: `resample_into` writes every output element; `resample_backward_into` zeroes each block first.
+        unsafe impl ResampleKernels for $device {
+            fn resample<T: FloatDType>(
+                op: Resample,
+                src: (&[T], &Layout),
+                axis: usize,
+                n_out: usize,
+                out: &mut [MaybeUninit<T>],
+            ) -> Result<()> {
+                forward(op, src, axis, n_out, $parallel, out);
+                Ok(())
+            }
 
-    fn resample_backward<T: FloatDType>(
-        op: Resample,
-        grad: (&[T], &Layout),
-        axis: usize,
-        n_in: usize,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let n_out = grad.1.dims()[axis];
-        if n_in == 0 {
-            return Ok(());
+            fn resample_backward<T: FloatDType>(
+                op: Resample,
+                grad: (&[T], &Layout),
+                axis: usize,
+                n_in: usize,
+                out: &mut [MaybeUninit<T>],
+            ) -> Result<()> {
+                backward(op, grad, axis, n_in, $parallel, out);
+                Ok(())
+            }
         }
-        let taps = table(op, n_in, n_out);
-        resample_backward_into(grad, axis, n_in, &|o| taps[o], true, out);
-        Ok(())
-    }
+    };
 }
+
+host_resample_kernels!(crate::device::Embedded, false);
+#[cfg(feature = "alloc")]
+host_resample_kernels!(crate::device::Cpu, true);
