@@ -179,7 +179,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>(op, &shape.dims())?;
         let Some((layout, _)) = repeat_layout(&self.layout(), reps) else {
             let n = self.numel();
-            return Ok(if n <= u32::MAX as usize + 1 {
+            // u32 positions when every one fits (on a 32-bit target, always).
+            return Ok(if u32::try_from(n.saturating_sub(1)).is_ok() {
                 self.repeated_by_gather::<Dst, u32>(op, shape, reps)
             } else {
                 self.repeated_by_gather::<Dst, i64>(op, shape, reps)

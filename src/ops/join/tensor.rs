@@ -269,7 +269,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.numel() == 0 {
             return self.clone(); // nothing to reverse, and no index tensor as long as the other axes
         }
-        if self.dims()[S::INDEX] <= u32::MAX as usize + 1 {
+        if u32::try_from(self.dims()[S::INDEX] - 1).is_ok() {
             self.flip_by::<Ax, u32>()
         } else {
             self.flip_by::<Ax, i64>()

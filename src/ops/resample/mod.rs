@@ -8,7 +8,7 @@
 //! An output reads only its own taps, as in PyTorch, so a NaN or an infinity reaches only the outputs that read
 //! it: the products by fixed per-axis matrices this replaces multiplied every input by the zeros of the other
 //! outputs' columns (`0 * NaN = NaN`), and one NaN in a 4x4 image gave 64 NaN of a nearest 8x8 resize
-//! (PyTorch: 4). [`Resample::taps`] is the one definition of which inputs an output reads and how; the host
+//! (PyTorch: 4). `Resample::taps` is the one definition of which inputs an output reads and how; the host
 //! kernels run it, and `ptx/resample.cu` mirrors it with the same operations in the same order.
 
 #[cfg(feature = "cuda")]
@@ -162,7 +162,7 @@ fn cubic_weights(t: f64) -> [f64; 4] {
 pub unsafe trait ResampleKernels: Kernels {
     /// `src` resampled along `axis` to `n_out` entries: a dense output of `src`'s dims with `n_out` on the axis,
     /// each output the sum of its taps' weighted inputs (accumulated in [`crate::dtype::WithDType::Acc`], taps in
-    /// order) or its bin's mean ([`Resample::taps`]).
+    /// order) or its bin's mean (`Resample::taps`).
     fn resample<T: FloatDType>(
         op: Resample,
         src: (&Self::Buffer<T>, &Layout),
