@@ -10,7 +10,9 @@
 pub mod along_axis;
 pub mod conv;
 pub mod elementwise;
-pub mod fast_math;
+/// The vectorisable f32 math of the host loops; it lives with the element types (`dtype::fast_math`), whose float
+/// functions use it.
+pub use crate::dtype::fast_math;
 pub mod indexing;
 pub mod join;
 pub mod matmul;

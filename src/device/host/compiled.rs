@@ -4,8 +4,8 @@
 //! again in the model's crate, with its AVX-512 and AVX2 clones, its strided walks and its thread split. For `f32`
 //! the library compiles the ones nearly every model runs here (add, sub, mul, div, ReLU's gradient, neg, sqr, ReLU,
 //! affine, the comparisons, copy and the CPU matmul), into a table of plain function pointers held by a `static`
-//! ([`F32`]). The `Cpu`'s kernel entry asks a constant, `T::HOST_KERNELS.is_some()` and the op's place in the
-//! table (`COMPILED`), and then either calls the table's entry (read at run time, so the user's crate links the
+//! ([`F32`]). The `Cpu`'s kernel entry asks a constant, whether `T` has a table ([`has_table`]) and the op's place
+//! in the table (`COMPILED`), and then either calls the table's entry (read at run time, so the user's crate links the
 //! library's code) or runs its own loop; the branch not taken is never compiled. Other element types, and ops
 //! outside the lists below, compile where they are used, as before; `Embedded` keeps every loop inline, where its
 //! static shapes fold into straight-line code.
@@ -66,7 +66,7 @@ macro_rules! compiled_tables {
         binary: $($b:ident),* $(;)?
     ) => {
         /// The host kernels the library compiles for one element type (see the module docs). Reached through
-        /// [`WithDType::HOST_KERNELS`].
+        /// [`table`].
         #[doc(hidden)]
         pub struct Compiled<T: 'static> {
             pub(crate) unary: [UnaryFn<T>; [$(stringify!($u),)* $(stringify!($p)),*].len()],
@@ -166,7 +166,7 @@ pub(crate) fn unary<T: WithDType, Op: UnaryOp<T>>(
     src: Operand<'_, [T]>,
     out: &mut [MaybeUninit<T>],
 ) {
-    if const { T::HOST_KERNELS.is_some() && Op::COMPILED.is_some() } {
+    if const { has_table::<T>() && Op::COMPILED.is_some() } {
         (table::<T>().unary[index(Op::COMPILED)])(op.params(), src, out)
     } else {
         host::unary(op, src, out)
@@ -180,7 +180,7 @@ pub(crate) fn binary<T: WithDType, Op: BinaryOp<T>>(
     rhs: (&[T], &Layout),
     out: &mut [MaybeUninit<T>],
 ) {
-    if const { T::HOST_KERNELS.is_some() && Op::COMPILED.is_some() } {
+    if const { has_table::<T>() && Op::COMPILED.is_some() } {
         (table::<T>().binary[index(Op::COMPILED)])(lhs, rhs, out)
     } else {
         host::binary(op, lhs, rhs, out)
@@ -194,7 +194,7 @@ pub(crate) fn compare<T: WithDType>(
     rhs: (&[T], &Layout),
     out: &mut [MaybeUninit<u8>],
 ) {
-    if const { T::HOST_KERNELS.is_some() } {
+    if const { has_table::<T>() } {
         (table::<T>().compare)(op, lhs, rhs, out)
     } else {
         host::compare(op, lhs, rhs, out)
@@ -203,7 +203,7 @@ pub(crate) fn compare<T: WithDType>(
 
 #[inline]
 pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) {
-    if const { T::HOST_KERNELS.is_some() } {
+    if const { has_table::<T>() } {
         (table::<T>().copy)(src, out)
     } else {
         crate::device::host::kernels::copy(src, out)
@@ -213,10 +213,16 @@ pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>
 /// `where` has no compiled copy: it is rare in a model and cheap to compile.
 pub(crate) use host::where_cond;
 
-/// `T`'s table; only reached under `T::HOST_KERNELS.is_some()`.
+/// True when the library compiles a table for `T` (`f32`): a constant, so the branch not taken is not compiled.
+/// The element types know nothing of it, so `dtype` stays a leaf below the devices.
+pub(crate) const fn has_table<T: WithDType>() -> bool {
+    matches!(T::DTYPE, crate::dtype::DType::F32)
+}
+
+/// `T`'s table; only reached under [`has_table`], where `T` is `f32` (the types are sealed: one per tag).
 #[inline(always)]
 pub(crate) fn table<T: WithDType>() -> &'static Compiled<T> {
-    match T::HOST_KERNELS {
+    match (&F32 as &dyn core::any::Any).downcast_ref::<Compiled<T>>() {
         Some(table) => table,
         None => unreachable!("typed-tensor internal error: no compiled host kernels for this type"),
     }
@@ -235,6 +241,14 @@ fn index(compiled: Option<usize>) -> usize {
 mod tests {
     use super::*;
     use crate::ops;
+
+    /// The `Cpu`'s f32 loops reach the library's table, and no other type asks for one.
+    #[test]
+    fn f32_alone_has_the_table() {
+        assert!(const { has_table::<f32>() });
+        assert!(core::ptr::eq(table::<f32>(), &F32));
+        assert!(!has_table::<f64>() && !has_table::<half::f16>() && !has_table::<i64>());
+    }
 
     fn unary_entry<Op: UnaryOp<f32>>(op: Op, xs: &[f32]) {
         let i = Op::COMPILED.unwrap_or_else(|| panic!("{} is not in the table", Op::NAME));

@@ -17,8 +17,8 @@ mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
-use super::fast_math;
 use crate::device::{Kernels, Operand};
+use crate::dtype::fast_math;
 use crate::dtype::Bound;
 use crate::dtype::{FloatDType, SignedDType, WithDType};
 use crate::error::Result;

@@ -29,7 +29,7 @@ pub(crate) fn matmul<T: FloatDType>(
     lb: &Layout,
     out: &mut [MaybeUninit<T>],
 ) {
-    if const { T::HOST_KERNELS.is_some() } {
+    if const { crate::device::host::compiled::has_table::<T>() } {
         (crate::device::host::compiled::table::<T>().matmul)(a, la, b, lb, out)
     } else {
         matmul_loop(a, la, b, lb, out)
