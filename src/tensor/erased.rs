@@ -166,15 +166,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             reduced[ax] = ax < lead || (to[ax - lead] == 1 && from[ax] != 1);
         }
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "sum",
-                call::reduce::<T, D, _>(ops::Sum, src, &reduced),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "sum",
+            call::reduce::<T, D, _>(ops::Sum, src, &reduced),
+        )
     }
 
     /// A view with the axes permuted: axis `i` of the result is axis `perm[i]` of this tensor.
@@ -218,14 +215,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Self {
         // The sums have a runtime shape (the kept axes); autograd runs on devices whose storage ignores it.
         let (la, n) = (self.layout(), spread_count(&self.dims(), reduced));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        let sums = device_ok(unsafe {
-            fresh::<T, Flat, D>(
-                Op::NAME,
-                n,
-                &mut call::reduce::<T, D, _>(op, (self.buffer(), &la), reduced),
-            )
-        });
+        let sums = device_ok(fresh::<T, Flat, D>(
+            Op::NAME,
+            n,
+            &mut call::reduce::<T, D, _>(op, (self.buffer(), &la), reduced),
+        ));
         let layout = spread_layout(self.dims(), reduced, 0);
         Tensor::from_view(self.shape, layout, &sums)
     }
@@ -261,15 +255,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if let Some((s, l)) = &after {
             parts.push((D::buffer(s), l));
         }
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "narrow",
-                call::concat::<T, D>(&parts, axis)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "narrow",
+            call::concat::<T, D>(&parts, axis)
+        )
     }
 }
 
@@ -323,21 +314,18 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             g.contiguous_range().map_or(0, |r| r.start),
         );
         let (lz, li) = (flat(shape.numel()), flat(n));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
+        written!(
+            Tensor::written_by,
+            shape,
+            "index",
+            call::scatter_add::<T, i64, D>(
                 "index",
-                call::scatter_add::<T, i64, D>(
-                    "index",
-                    (D::buffer(&zeros), &lz),
-                    (D::buffer(&idx), &li),
-                    (g.buffer(), &lg),
-                    0,
-                ),
-            )
-        }
+                (D::buffer(&zeros), &lz),
+                (D::buffer(&idx), &li),
+                (g.buffer(), &lg),
+                0,
+            ),
+        )
     }
 }
 

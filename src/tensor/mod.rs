@@ -18,10 +18,9 @@
 //! more than `isize::MAX` bytes, is `Error::ShapeOverflow` from the constructor, broadcast or op that would make
 //! it (matmul, joins, `index_select`, `embedding`), never a wrapped count (README, "Policies").
 
-/// `$make(shape, op, &mut kernel)` with `kernel` (a closure, usually from [`call`]) held in a local: the tensor
-/// method's code then instantiates `$make` per shape only, and the kernel's closure and trait-object shim per
-/// kernel only. `$make` is `Tensor::written_by` or `Tensor::try_written_by` (unsafe: the caller's `unsafe`
-/// block states that the kernel writes its whole output and reads none of it).
+/// `$make(shape, op, &mut kernel)` with `kernel` (a [`call::KernelCall`]) held in a local: the tensor method's
+/// code then instantiates `$make` per shape only, and the kernel's closure and trait-object shim per kernel only.
+/// `$make` is `Tensor::written_by` or `Tensor::try_written_by`.
 macro_rules! written {
     ($make:path, $shape:expr, $op:expr, $kernel:expr $(,)?) => {{
         let mut kernel = $kernel;
@@ -48,11 +47,12 @@ pub use crate::ops::conv::{
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 
-use crate::device::{Device, Write};
+use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::shape::{Dims, Shape, MAX_RANK};
+use call::Writer;
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -134,43 +134,36 @@ fn device_failed(e: crate::error::Error) -> ! {
 }
 
 /// A fresh storage of `n` elements written by `kernel`: destination passing, so that the kernel names no shape
-/// (only this allocation does). `op` names the operation in an out-of-memory error.
-///
-/// # Safety
-///
-/// As [`Kernels::alloc_with`](crate::device::Kernels::alloc_with): whenever `kernel` returns `Ok` it has initialised the destination's first `n`
-/// elements, and it never reads the destination. A closure that is one call of a `Kernels` kernel (no
-/// `Operand::Out`) does both, by the trait's contract.
+/// (only this allocation does). `op` names the operation in an out-of-memory error. `n` is the kernel's output
+/// size (the op's output shape, which the op computed from the same dims the kernel reads).
 #[inline]
-pub(crate) unsafe fn fresh<T: WithDType, S: Shape, D: Device>(
+pub(crate) fn fresh<T: WithDType, S: Shape, D: Device>(
     op: &'static str,
     n: usize,
-    kernel: &mut Write<'_, D::Out<T>>,
+    kernel: &mut Writer<'_, D::Out<T>>,
 ) -> Result<D::Storage<T, S>> {
+    let write = kernel.run_on();
     if D::SHAPE_FREE {
         // One body per element type (the device's own, not inlined here), whatever the shape.
-        // SAFETY: the caller's promise is `alloc_loose`'s requirement.
-        return unsafe { D::alloc_loose::<T>(op, n, kernel) }.map(D::tighten);
+        // SAFETY: `write` is a `KernelCall`'s, one family kernel call: it initialises its whole destination when
+        // it returns `Ok` and never reads it, `alloc_loose`'s requirement.
+        return unsafe { D::alloc_loose::<T>(op, n, write) }.map(D::tighten);
     }
-    // SAFETY: the caller's promise is `alloc_with`'s requirement.
-    unsafe { D::alloc_with::<T, S>(op, n, kernel) }
+    // SAFETY: as above, `alloc_with`'s requirement.
+    unsafe { D::alloc_with::<T, S>(op, n, write) }
 }
 
 /// [`fresh`] in the device's shape-free storage ([`Kernels::Loose`](crate::device::Kernels::Loose)), in an
 /// infallible op: a device failure panics with its message, here and not in every shape's caller.
-///
-/// # Safety
-///
-/// As for [`fresh`].
 #[inline(never)]
 #[track_caller]
-unsafe fn fresh_loose_or_panic<T: WithDType, D: Device>(
+fn fresh_loose_or_panic<T: WithDType, D: Device>(
     op: &'static str,
     n: usize,
-    kernel: &mut Write<'_, D::Out<T>>,
+    kernel: &mut Writer<'_, D::Out<T>>,
 ) -> D::Loose<T> {
-    // SAFETY: the caller's promise is `alloc_loose`'s requirement.
-    device_ok(unsafe { D::alloc_loose::<T>(op, n, kernel) })
+    // SAFETY: as in `fresh`.
+    device_ok(unsafe { D::alloc_loose::<T>(op, n, kernel.run_on()) })
 }
 
 /// Another handle on `storage`'s buffer (a view's): compiled once per element type and device, where a clone in
@@ -188,28 +181,23 @@ fn shared<T: WithDType, D: Device>(storage: &D::Loose<T>) -> D::Loose<T> {
 pub(crate) trait Sink<T: WithDType, D: Device> {
     /// The output, of `dims`, written by `kernel`. The op's types vouch that `dims` are the sink's shape's (it
     /// panics with an internal error otherwise).
-    ///
-    /// # Safety
-    ///
-    /// As for [`fresh`]: `kernel` initialises the whole output when it returns `Ok` and never reads it.
-    unsafe fn fill(
+    fn fill(
         &mut self,
         op: &'static str,
         dims: &Dims,
-        kernel: &mut Write<'_, D::Out<T>>,
+        kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Result<()>;
 }
 
 impl<T: WithDType, S: Shape, D: Device> Sink<T, D> for Option<Tensor<T, S, D>> {
-    unsafe fn fill(
+    fn fill(
         &mut self,
         op: &'static str,
         dims: &Dims,
-        kernel: &mut Write<'_, D::Out<T>>,
+        kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Result<()> {
         let shape = S::from_dims(dims).unwrap_or_else(|| output_dims_disagree(op, dims));
-        // SAFETY: the caller's promise is `fresh`'s requirement.
-        let storage = unsafe { fresh::<T, S, D>(op, shape.numel(), kernel) }?;
+        let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
         *self = Some(Tensor::from_storage(shape, storage));
         Ok(())
     }
@@ -251,40 +239,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// A contiguous tensor of `shape` over a fresh storage that `kernel` writes. Called through [`written!`],
-    /// which keeps the kernel closure in a local of the caller: this function then depends on the shape alone,
-    /// not on the kernel (see [`call`](self::call) for why that matters).
-    ///
-    /// # Safety
-    ///
-    /// As for [`fresh`]: `kernel` initialises the whole output when it returns `Ok` and never reads it.
-    pub(crate) unsafe fn try_written_by(
+    /// which keeps the kernel call in a local of the caller: this function then depends on the shape alone, not
+    /// on the kernel (see [`call`](self::call) for why that matters).
+    pub(crate) fn try_written_by(
         shape: S,
         op: &'static str,
-        kernel: &mut Write<'_, D::Out<T>>,
+        kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Result<Self> {
-        // SAFETY: the caller's promise is `fresh`'s requirement.
-        let storage = unsafe { fresh::<T, S, D>(op, shape.numel(), kernel) }?;
+        let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
         Ok(Self::from_storage(shape, storage))
     }
 
     /// [`Self::try_written_by`] in an infallible op: a device failure panics with its message.
-    ///
-    /// # Safety
-    ///
-    /// As for [`fresh`].
     #[track_caller]
-    pub(crate) unsafe fn written_by(
+    pub(crate) fn written_by(
         shape: S,
         op: &'static str,
-        kernel: &mut Write<'_, D::Out<T>>,
+        kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Self {
         if D::SHAPE_FREE {
-            // SAFETY: the caller's promise is `fresh_loose_or_panic`'s requirement.
-            let storage = unsafe { fresh_loose_or_panic::<T, D>(op, shape.numel(), kernel) };
+            let storage = fresh_loose_or_panic::<T, D>(op, shape.numel(), kernel);
             return Self::from_storage(shape, D::tighten(storage));
         }
-        // SAFETY: the caller's promise is `try_written_by`'s requirement.
-        device_ok(unsafe { written!(Self::try_written_by, shape, op, kernel) })
+        device_ok(Self::try_written_by(shape, op, kernel))
     }
 
     /// What `body`, an op's shape-free body, builds in the [`Sink`] it is given; panics with the body's error.
@@ -473,14 +450,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// ```
     pub fn to_dtype<U: WithDType>(&self) -> Tensor<U, S, D> {
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                self.shape,
-                "to_dtype",
-                call::cast::<T, U, D>(src)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            self.shape,
+            "to_dtype",
+            call::cast::<T, U, D>(src)
+        )
     }
 }

@@ -114,14 +114,11 @@ impl<T: FloatDType, S: Shape, D: Device> OpCall for Along<'_, T, S, D> {
     #[inline(never)]
     fn kernel(self) -> Self::Output {
         let src = (self.x.buffer(), &self.x.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                self.x.shape(),
-                self.op.name(),
-                call::along_axis::<T, D>(self.op, src, self.axis),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            self.x.shape(),
+            self.op.name(),
+            call::along_axis::<T, D>(self.op, src, self.axis),
+        )
     }
 }

@@ -341,15 +341,12 @@ mod traced {
             .zip(&layouts)
             .map(|(p, l)| (p.buffer(), l))
             .collect();
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                (n, c, parts.len(), h, w),
-                "conv3d",
-                call::concat::<T, D>(&views, 2),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            (n, c, parts.len(), h, w),
+            "conv3d",
+            call::concat::<T, D>(&views, 2),
+        )
     }
 
     /// conv3d's gradients, as sums of conv2d gradients over the (output slice, kernel tap) pairs the forward

@@ -43,15 +43,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w_) = ((self.buffer(), &lx), (weight.buffer(), &lw));
         let shape = (n, co, oh, ow);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "conv2d",
-                call::conv2d::<T, D>(x, w_, p)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "conv2d",
+            call::conv2d::<T, D>(x, w_, p)
+        )
     }
 
     /// The transposed convolution of this `(N, C_out, OH, OW)` gradient with a conv2d weight `(C_out, C / G, KH,
@@ -145,15 +142,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, Dyn4, D> {
         let (lx, lw) = (self.layout(), weight.layout());
         let (x, w) = ((self.buffer(), &lx), (weight.buffer(), &lw));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "conv_transpose2d",
-                call::conv_transpose2d::<T, D>(x, w, p),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "conv_transpose2d",
+            call::conv_transpose2d::<T, D>(x, w, p),
+        )
     }
 
     /// The gradient of a conv2d weight of dims `weight` from the input (this tensor) and the output's gradient
@@ -167,15 +161,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (_, _, kh, kw) = weight;
         let (lx, lg) = (self.layout(), grad.layout());
         let (x, g) = ((self.buffer(), &lx), (grad.buffer(), &lg));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                weight,
-                "conv2d_weight_grad",
-                call::conv2d_weight_grad::<T, D>(x, g, [kh, kw], p),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            weight,
+            "conv2d_weight_grad",
+            call::conv2d_weight_grad::<T, D>(x, g, [kh, kw], p),
+        )
     }
 
     /// The gradient of `max_pool2d` with respect to its input of dims `input` (this tensor is the output's
@@ -190,15 +181,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let (n, c, h, w) = input;
         let (li, lg) = (indices.layout(), self.layout());
         let (at, g) = ((indices.buffer(), &li), (self.buffer(), &lg));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                (n, c, h, w),
-                "max_pool2d_backward",
-                call::max_pool2d_backward::<T, D>(at, g, [h, w], p),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            (n, c, h, w),
+            "max_pool2d_backward",
+            call::max_pool2d_backward::<T, D>(at, g, [h, w], p),
+        )
     }
 
     /// The gradient of `avg_pool2d` (this tensor is the output's gradient) for an input of dims `input`: each
@@ -251,15 +239,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         reduced[3] = true;
         reduced[5] = true;
         let src = (g.buffer(), &blocks);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                input,
-                "sum",
-                call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            input,
+            "sum",
+            call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
+        )
     }
 }
 

@@ -291,15 +291,12 @@ pub(super) fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::Co
     p: PoolParams<2>,
 ) -> Tensor<T, SO, D> {
     let src = (x.buffer(), view);
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe {
-        written!(
-            Tensor::written_by,
-            Default::default(),
-            pool.name(),
-            call::pool2d::<T, D>(pool, src, p),
-        )
-    }
+    written!(
+        Tensor::written_by,
+        Default::default(),
+        pool.name(),
+        call::pool2d::<T, D>(pool, src, p),
+    )
 }
 
 /// The kernel's indices of each window's maximum over `view`, into a fresh tensor of the output type.
@@ -309,15 +306,12 @@ fn indices_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape
     p: PoolParams<2>,
 ) -> Tensor<u32, SO, D> {
     let src = (x.buffer(), view);
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe {
-        written!(
-            Tensor::written_by,
-            Default::default(),
-            "max_pool2d_indices",
-            call::max_pool2d_indices::<T, D>(src, p),
-        )
-    }
+    written!(
+        Tensor::written_by,
+        Default::default(),
+        "max_pool2d_indices",
+        call::max_pool2d_indices::<T, D>(src, p),
+    )
 }
 
 /// A max pooling over `view` with each window's first-maximum index: the indices kernel, then the values read at
@@ -340,15 +334,12 @@ pub(super) fn max_with_indices_view<
         .expect("max_pool2d: window larger than the padded input (checked at build time)");
     let images = dense4([n, c, oh, ow], at.offset());
     let (src, idx) = ((x.buffer(), view), (at.buffer(), &images));
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    let values = unsafe {
-        written!(
-            Tensor::written_by,
-            Default::default(),
-            "max_pool2d",
-            call::max_pool2d_at::<T, D>(src, idx, p),
-        )
-    };
+    let values = written!(
+        Tensor::written_by,
+        Default::default(),
+        "max_pool2d",
+        call::max_pool2d_at::<T, D>(src, idx, p),
+    );
     (values, at)
 }
 

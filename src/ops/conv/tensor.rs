@@ -319,22 +319,19 @@ pub(super) fn convolve_views<T: FloatDType, D: Device, SO: ConstShape>(
     params: Conv2dParams,
     direction: Direction,
 ) -> Tensor<T, SO, D> {
-    // SAFETY: each closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe {
-        match direction {
-            Direction::Forward => written!(
-                Tensor::written_by,
-                Default::default(),
-                op,
-                call::conv2d::<T, D>(x, w, params),
-            ),
-            Direction::Transposed => written!(
-                Tensor::written_by,
-                Default::default(),
-                op,
-                call::conv_transpose2d::<T, D>(x, w, params),
-            ),
-        }
+    match direction {
+        Direction::Forward => written!(
+            Tensor::written_by,
+            Default::default(),
+            op,
+            call::conv2d::<T, D>(x, w, params),
+        ),
+        Direction::Transposed => written!(
+            Tensor::written_by,
+            Default::default(),
+            op,
+            call::conv_transpose2d::<T, D>(x, w, params),
+        ),
     }
 }
 
@@ -527,15 +524,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
             self.offset(),
         );
         let src = (self.buffer(), &view);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                Default::default(),
-                "upsample_nearest2d",
-                call::copy::<T, D>(src),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            Default::default(),
+            "upsample_nearest2d",
+            call::copy::<T, D>(src),
+        )
     }
 }
 

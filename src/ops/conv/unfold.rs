@@ -26,15 +26,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         p: Conv2dParams,
     ) -> Tensor<T, SO, D> {
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "unfold",
-                call::unfold::<T, D>(src, kernel, p)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "unfold",
+            call::unfold::<T, D>(src, kernel, p)
+        )
     }
 
     /// The fold kernel on these `(N, C KH KW, OH, OW)` columns into an image of `shape` (`(N, C, H, W)`).
@@ -47,15 +44,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         let d = shape.dims();
         let image = [d[2], d[3]];
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                "fold",
-                call::fold::<T, D>(src, kernel, image, p)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            "fold",
+            call::fold::<T, D>(src, kernel, image, p)
+        )
     }
 }
 

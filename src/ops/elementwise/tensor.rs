@@ -3,7 +3,7 @@
 //! Which methods exist depends on the element type (see [`crate::dtype`]): `exp` on a `u8` tensor does not
 //! compile.
 
-use crate::device::{Device, Operand};
+use crate::device::Device;
 use crate::dtype::{SignedDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -201,16 +201,13 @@ impl<T: crate::dtype::IntDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub fn bitwise_not(&self) -> Self {
         let (ones, lo) = self.scalar_operand("bitwise_not", T::ALL_ONES);
         let la = self.layout();
-        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (D::buffer(&ones), &lo));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "bitwise_not",
-                call::binary::<T, D, _>(ops::BitXor, lhs, rhs)
-            )
-        }
+        let (lhs, rhs) = ((self.buffer(), &la), (D::buffer(&ones), &lo));
+        written!(
+            Self::written_by,
+            self.shape(),
+            "bitwise_not",
+            call::binary::<T, D, _>(ops::BitXor, lhs, rhs)
+        )
     }
 }
 
@@ -364,16 +361,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub(crate) fn zip_same<Op: BinaryOp<T>>(&self, op: Op, rhs: &Self) -> Self {
         debug_assert_eq!(self.dims(), rhs.dims());
         let (la, lb) = (self.layout(), rhs.layout());
-        let (lhs, rhs) = (Operand::View(self.buffer(), &la), (rhs.buffer(), &lb));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                Op::NAME,
-                call::binary::<T, D, _>(op, lhs, rhs)
-            )
-        }
+        let (lhs, rhs) = ((self.buffer(), &la), (rhs.buffer(), &lb));
+        written!(
+            Self::written_by,
+            self.shape(),
+            Op::NAME,
+            call::binary::<T, D, _>(op, lhs, rhs)
+        )
     }
 
     /// A `u8` mask, 1 where `op(self, rhs)` holds, `rhs` read through a layout of this tensor's dims.
@@ -384,15 +378,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<u8, S, D> {
         let la = self.layout();
         let lhs = (self.buffer(), &la);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::<u8, S, D>::written_by,
-                self.shape(),
-                op.name(),
-                call::compare::<T, D>(op, lhs, rhs),
-            )
-        }
+        written!(
+            Tensor::<u8, S, D>::written_by,
+            self.shape(),
+            op.name(),
+            call::compare::<T, D>(op, lhs, rhs),
+        )
     }
 
     /// [`Self::compare_view`] against `value` at every position.
@@ -409,15 +400,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         on_true: (&D::Buffer<T>, &Layout),
         on_false: (&D::Buffer<T>, &Layout),
     ) -> Self {
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "where_cond",
-                call::where_cond::<T, D>(mask, on_true, on_false),
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            "where_cond",
+            call::where_cond::<T, D>(mask, on_true, on_false),
+        )
     }
 
     /// [`Self::compare_view`] against a tensor of the same shape.
@@ -482,16 +470,13 @@ impl<T: WithDType, S: Shape, D: Device, Op: UnaryOp<T>> OpCall for Unary<'_, T, 
     #[inline(never)]
     fn kernel(self) -> Self::Output {
         let layout = self.x.layout();
-        let src = Operand::View(self.x.buffer(), &layout);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                self.x.shape(),
-                Op::NAME,
-                call::unary::<T, D, _>(self.op, src)
-            )
-        }
+        let src = (self.x.buffer(), &layout);
+        written!(
+            Tensor::written_by,
+            self.x.shape(),
+            Op::NAME,
+            call::unary::<T, D, _>(self.op, src)
+        )
     }
 }
 
@@ -617,15 +602,12 @@ impl<T: WithDType, S: Shape, D: Device, Op: BinaryOp<T>> OpCall for Scalar<'_, T
         let layout = self.x.layout();
         let (x, s) = ((self.x.buffer(), &layout), (D::buffer(&scalar), &ls));
         let (a, b) = if self.scalar_first { (s, x) } else { (x, s) };
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                self.x.shape(),
-                Op::NAME,
-                call::binary::<T, D, _>(self.op, Operand::View(a.0, a.1), b),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            self.x.shape(),
+            Op::NAME,
+            call::binary::<T, D, _>(self.op, a, b),
+        )
     }
 }
 
@@ -701,9 +683,8 @@ fn binary_body<T: WithDType, D: Device, Op: BinaryOp<T>>(
         broadcast = broadcast_layouts(Op::NAME, a.1, b.1)?;
         (&broadcast.0, &broadcast.1)
     };
-    let mut kernel = call::binary::<T, D, _>(op, Operand::View(a.0, la), (b.0, lb));
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe { out.fill(Op::NAME, la.dims(), &mut kernel) }
+    let mut kernel = call::binary::<T, D, _>(op, (a.0, la), (b.0, lb));
+    out.fill(Op::NAME, la.dims(), &mut kernel)
 }
 
 /// `a op b` as a `u8` mask with suffix broadcasting, into `out`: the comparisons' shape-free body.
@@ -723,8 +704,7 @@ fn compare_body<T: WithDType, D: Device>(
         (&broadcast.0, &broadcast.1)
     };
     let mut kernel = call::compare::<T, D>(op, (a.0, la), (b.0, lb));
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe { out.fill(op.name(), la.dims(), &mut kernel) }
+    out.fill(op.name(), la.dims(), &mut kernel)
 }
 
 /// Checks that one operand's dims end the other's (runtime-sized dims included) and returns the output shape

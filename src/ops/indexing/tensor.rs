@@ -45,15 +45,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (self.buffer(), &self.layout()),
             (indices.buffer(), &idx_layout),
         );
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape,
-                "index_select",
-                call::gather::<T, I, D>("index_select", src, idx, axis),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            shape,
+            "index_select",
+            call::gather::<T, I, D>("index_select", src, idx, axis),
+        )
     }
 
     /// The index vector seen with the output's dims of an index_select along `axis`: it varies along `axis` only.
@@ -98,15 +95,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Self {
         let (ld, ls) = (self.layout(), src.layout());
         let (dst, src) = ((self.buffer(), &ld), (src.buffer(), &ls));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        or_panic(unsafe {
-            written!(
-                Self::try_written_by,
-                self.shape(),
-                op,
-                call::scatter_add::<T, I, D>(op, dst, idx, src, axis),
-            )
-        })
+        or_panic(written!(
+            Self::try_written_by,
+            self.shape(),
+            op,
+            call::scatter_add::<T, I, D>(op, dst, idx, src, axis),
+        ))
     }
 
     /// [`Self::try_index_select`], panicking with the error's message on a bad index.
@@ -132,15 +126,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, S2, D> {
         let (ls, li) = (self.layout(), indices.layout());
         let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                indices.shape(),
-                "gather",
-                call::gather::<T, I, D>("gather", src, idx, axis),
-            )
-        }
+        written!(
+            Tensor::written_by,
+            indices.shape(),
+            "gather",
+            call::gather::<T, I, D>("gather", src, idx, axis),
+        )
     }
 
     /// PyTorch's `gather`: `out[p] = self[p with its Ax coordinate replaced by indices[p]]`; the output has the
@@ -155,15 +146,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_other_axes("gather", &self.dims(), &indices.dims(), S::INDEX)?;
         let (ls, li) = (self.layout(), indices.layout());
         let (src, idx) = ((self.buffer(), &ls), (indices.buffer(), &li));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                indices.shape(),
-                "gather",
-                call::gather::<T, I, D>("gather", src, idx, S::INDEX),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            indices.shape(),
+            "gather",
+            call::gather::<T, I, D>("gather", src, idx, S::INDEX),
+        )
     }
 
     /// [`Self::try_gather`], panicking with the error's message on a bad index.
@@ -202,15 +190,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (indices.buffer(), &li),
             (src.buffer(), &ls),
         );
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::try_written_by,
-                self.shape(),
-                "scatter_add",
-                call::scatter_add::<T, I, D>("scatter_add", dst, idx, src, S::INDEX),
-            )
-        }
+        written!(
+            Self::try_written_by,
+            self.shape(),
+            "scatter_add",
+            call::scatter_add::<T, I, D>("scatter_add", dst, idx, src, S::INDEX),
+        )
     }
 
     /// [`Self::try_scatter_add`], panicking with the error's message on a bad index.
@@ -247,15 +232,12 @@ impl<T: crate::dtype::FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
         g: (&D::Buffer<T>, &Layout),
     ) -> Self {
         let lp = self.layout();
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "cross_entropy",
-                call::cross_entropy_backward::<T, I, D>((self.buffer(), &lp), labels, g),
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            "cross_entropy",
+            call::cross_entropy_backward::<T, I, D>((self.buffer(), &lp), labels, g),
+        )
     }
 }
 
@@ -298,15 +280,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
         let shape = Shape::from_dims(&final_dims)
             .ok_or_else(|| Error::shape_mismatch("embedding", self.dims(), ids.dims()))?;
         let (src, idx) = ((self.buffer(), &table), (ids.buffer(), &idx));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape,
-                "embedding",
-                call::gather::<T, I, D>("embedding", src, idx, 0),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            shape,
+            "embedding",
+            call::gather::<T, I, D>("embedding", src, idx, 0),
+        )
     }
 
     #[cfg(feature = "std")] // autograd
@@ -332,15 +311,12 @@ impl<T: WithDType, V: Dim, E: Dim, D: Device> Tensor<T, (V, E), D> {
             (ids.buffer(), &idx),
             (g.buffer(), &lg),
         );
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        or_panic(unsafe {
-            written!(
-                Self::try_written_by,
-                self.shape(),
-                "embedding",
-                call::scatter_add::<T, I, D>("embedding", dst, idx, src, 0),
-            )
-        })
+        or_panic(written!(
+            Self::try_written_by,
+            self.shape(),
+            "embedding",
+            call::scatter_add::<T, I, D>("embedding", dst, idx, src, 0),
+        ))
     }
 
     /// [`Self::try_embedding`], panicking with the error's message on an id past the table.

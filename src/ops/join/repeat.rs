@@ -187,8 +187,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             });
         };
         let src = (self.buffer(), &layout);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        Ok(unsafe { written!(Tensor::written_by, shape, op, call::copy::<T, D>(src)) })
+        Ok(written!(
+            Tensor::written_by,
+            shape,
+            op,
+            call::copy::<T, D>(src)
+        ))
     }
 
     /// [`Self::repeated`] when the repeat layout has too many axes: output element `o` is the dense input's
@@ -227,15 +231,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         );
         let flat_out = Layout::contiguous(Dims::from_slice(&[out.numel()]));
         let (src, idx) = ((dense.buffer(), &flat_src), (index.buffer(), &flat_out));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                op,
-                call::gather::<T, I, D>(op, src, idx, 0)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            op,
+            call::gather::<T, I, D>(op, src, idx, 0)
+        )
     }
 
     /// The tensor laid out again along each axis to fill `Dst` (PyTorch's `x.repeat(r0, r1, ..)` and `tile`): each

@@ -153,15 +153,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("cat", &out)?;
         let (la, lb) = (self.layout(), other.layout());
         let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape_of("cat", &out),
-                "cat",
-                call::concat::<T, D>(&parts, axis),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            shape_of("cat", &out),
+            "cat",
+            call::concat::<T, D>(&parts, axis),
+        )
     }
 
     /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see
@@ -196,15 +193,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         check_output::<T>("stack", &out)?;
         let views: [(&D::Buffer<T>, &Layout); N] =
             core::array::from_fn(|i| (parts[i].buffer(), &layouts[i]));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape_of("stack", &out),
-                "stack",
-                call::concat::<T, D>(&views, axis),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            shape_of("stack", &out),
+            "stack",
+            call::concat::<T, D>(&views, axis),
+        )
     }
 
     /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly (a
@@ -295,15 +289,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
         let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "flip",
-                call::gather::<T, I, D>("flip", src, idx, axis),
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            "flip",
+            call::gather::<T, I, D>("flip", src, idx, axis),
+        )
     }
 
     /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
@@ -327,15 +318,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             device_ok(layout.narrow("roll", axis, 0, n - s)),
         );
         let parts = [(self.buffer(), &tail), (self.buffer(), &head)];
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "roll",
-                call::concat::<T, D>(&parts, axis)
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            "roll",
+            call::concat::<T, D>(&parts, axis)
+        )
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
@@ -418,14 +406,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (self.buffer(), &layout),
             (D::buffer(&zero), &after),
         ];
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                shape_of("pad", &out),
-                "pad",
-                call::concat::<T, D>(&parts, axis),
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            shape_of("pad", &out),
+            "pad",
+            call::concat::<T, D>(&parts, axis),
+        )
     }
 }

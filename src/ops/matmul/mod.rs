@@ -9,6 +9,7 @@ pub(crate) mod cpu;
 mod cuda;
 pub(crate) mod host;
 mod tensor;
+pub(crate) use tensor::matmul_views;
 #[cfg(feature = "std")] // autograd
 mod traced;
 

@@ -23,9 +23,9 @@ use crate::layout::Layout;
 use crate::shape::{Dims, MatMulShape, Shape};
 use crate::tensor::call::Out;
 use crate::tensor::tiny::{run, Checked, OnError, OpCall, Panics};
+use crate::tensor::{call, check_output, Sink, Tensor};
 #[cfg(feature = "std")]
-use crate::tensor::{call, device_ok, unpad_layout, Grad};
-use crate::tensor::{check_output, Sink, Tensor};
+use crate::tensor::{device_ok, unpad_layout, Grad};
 
 /// Which operand a layout is.
 #[derive(Clone, Copy, PartialEq)]
@@ -144,23 +144,14 @@ fn matmul_body<T: FloatDType, D: Device>(
     let dims = Dims::from_slice(&dims[..rank]);
     // (M, K) x (K, N) can hold far more elements than either operand (broadcast views cost nothing).
     check_output::<T>("matmul", &dims)?;
-    let mut kernel = matmul_call::<T, D>(a, b);
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    unsafe { out.fill("matmul", &dims, &mut kernel) }
+    let mut kernel = call::matmul_views::<T, D>(a, b);
+    out.fill("matmul", &dims, &mut kernel)
 }
 
-/// The kernel call of `a x b` for operand views of any shapes that chain and whose batch axes merge
-/// ([`as_batched`]): prepares the `[B, M, K]` and `[B, K, N]` layouts when it runs and calls the device's kernel.
-/// Built here, with no shape parameter, so that none of this is compiled once per shape.
-fn matmul_call<'a, T: FloatDType, D: Device>(
-    a: (&'a D::Buffer<T>, &'a Layout),
-    b: (&'a D::Buffer<T>, &'a Layout),
-) -> impl FnMut(&mut Out<D, T>) -> Result<()> + 'a {
-    move |out| matmul_views::<T, D>(a, b, out)
-}
-
-/// [`matmul_call`]'s work.
-fn matmul_views<T: FloatDType, D: Device>(
+/// `a x b` into `out` for operand views of any shapes that chain and whose batch axes merge ([`as_batched`]):
+/// prepares the `[B, M, K]` and `[B, K, N]` layouts and calls the device's kernel (`call::matmul_views` builds
+/// the call). Built here, with no shape parameter, so that none of this is compiled once per shape.
+pub(crate) fn matmul_views<T: FloatDType, D: Device>(
     a: (&D::Buffer<T>, &Layout),
     b: (&D::Buffer<T>, &Layout),
     out: &mut Out<D, T>,
@@ -335,14 +326,11 @@ pub(crate) fn matmul_backward<T: FloatDType, D: Device>(
         let mut reduced = [false; crate::shape::MAX_RANK];
         reduced[0] = true;
         let src = (D::buffer(&product), &l);
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        let sums = device_ok(unsafe {
-            crate::tensor::fresh::<T, crate::tensor::Flat, D>(
-                "sum",
-                rc[1] * rc[2],
-                &mut call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
-            )
-        });
+        let sums = device_ok(crate::tensor::fresh::<T, crate::tensor::Flat, D>(
+            "sum",
+            rc[1] * rc[2],
+            &mut call::reduce::<T, D, _>(crate::ops::Sum, src, &reduced),
+        ));
         Grad::over(&sums, &out)
     };
     // An operand stored column by column (a weight used as `w.t()`) gets its gradient computed transposed
@@ -377,14 +365,11 @@ fn product<T: FloatDType, D: Device>(
     b: (&D::Buffer<T>, &Layout),
 ) -> D::Storage<T, crate::tensor::Flat> {
     let n = a.1.dims()[0] * a.1.dims()[1] * b.1.dims()[2];
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    device_ok(unsafe {
-        crate::tensor::fresh::<T, crate::tensor::Flat, D>(
-            "matmul",
-            n,
-            &mut call::matmul::<T, D>(a, b),
-        )
-    })
+    device_ok(crate::tensor::fresh::<T, crate::tensor::Flat, D>(
+        "matmul",
+        n,
+        &mut call::matmul::<T, D>(a, b),
+    ))
 }
 
 /// Whether a `[B, R, C]` operand layout holds each matrix column by column (a transposed view).

@@ -162,15 +162,12 @@ impl<T: WithDType, S: Shape, D: Device, Op: ReduceOp<T>, Out: Shape> OpCall
     #[inline(never)]
     fn kernel(self) -> Self::Output {
         let src = (self.x.buffer(), &self.x.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::try_written_by,
-                self.shape,
-                Op::NAME,
-                call::reduce::<T, D, _>(self.op, src, self.reduced)
-            )
-        }
+        written!(
+            Tensor::try_written_by,
+            self.shape,
+            Op::NAME,
+            call::reduce::<T, D, _>(self.op, src, self.reduced)
+        )
     }
 }
 

@@ -18,15 +18,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, SO, D> {
         let n_out = shape.dims()[axis];
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                op.name(),
-                call::resample::<T, D>(op, src, axis, n_out)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            op.name(),
+            call::resample::<T, D>(op, src, axis, n_out)
+        )
     }
 
     /// The adjoint of [`Self::resample_axis`]: this gradient spread back along `axis` into `shape` (the input's
@@ -40,15 +37,12 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     ) -> Tensor<T, SO, D> {
         let n_in = shape.dims()[axis];
         let grad = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::written_by,
-                shape,
-                op.name(),
-                call::resample_backward::<T, D>(op, grad, axis, n_in)
-            )
-        }
+        written!(
+            Tensor::written_by,
+            shape,
+            op.name(),
+            call::resample_backward::<T, D>(op, grad, axis, n_in)
+        )
     }
 }
 

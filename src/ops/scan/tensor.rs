@@ -23,30 +23,24 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[inline(never)]
     pub(crate) fn scan_axis(&self, op: Scan, axis: usize, reverse: bool) -> Self {
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                op.name(),
-                call::scan::<T, D>(op, src, axis, reverse),
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            op.name(),
+            call::scan::<T, D>(op, src, axis, reverse),
+        )
     }
 
     /// The indices of the running maxima or minima along runtime axis `axis`.
     #[inline(never)]
     pub(crate) fn scan_index_axis(&self, op: Scan, axis: usize) -> Tensor<u32, S, D> {
         let src = (self.buffer(), &self.layout());
-        // SAFETY: as in `scan_axis`.
-        unsafe {
-            written!(
-                Tensor::<u32, S, D>::written_by,
-                self.shape(),
-                op.name(),
-                call::scan_index::<T, D>(op, src, axis),
-            )
-        }
+        written!(
+            Tensor::<u32, S, D>::written_by,
+            self.shape(),
+            op.name(),
+            call::scan_index::<T, D>(op, src, axis),
+        )
     }
 
     /// Running sums along `Ax` (PyTorch's `cumsum`): element `i` is the sum of elements `0..=i` of its lane,

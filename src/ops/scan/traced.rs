@@ -26,15 +26,12 @@ fn cumprod_rule<T: FloatDType, D: Device>(
 ) {
     let (lx, lg) = (x.layout(), g.layout());
     let (xv, gv) = ((x.buffer(), &lx), (g.buffer(), &lg));
-    // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-    let dx = unsafe {
-        written!(
-            Grad::<T, D>::written_by,
-            x.shape(),
-            "cumprod",
-            call::cumprod_backward::<T, D>(xv, gv, axis),
-        )
-    };
+    let dx = written!(
+        Grad::<T, D>::written_by,
+        x.shape(),
+        "cumprod",
+        call::cumprod_backward::<T, D>(xv, gv, axis),
+    );
     slot.give_padded(store, dx);
 }
 

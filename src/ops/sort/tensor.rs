@@ -44,15 +44,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[inline(never)]
     pub(crate) fn argsort_axis(&self, axis: usize, descending: bool) -> Tensor<u32, S, D> {
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Tensor::<u32, S, D>::written_by,
-                self.shape(),
-                "argsort",
-                call::argsort::<T, D>(src, axis, descending),
-            )
-        }
+        written!(
+            Tensor::<u32, S, D>::written_by,
+            self.shape(),
+            "argsort",
+            call::argsort::<T, D>(src, axis, descending),
+        )
     }
 
     /// The positions along `Ax` that sort each lane (PyTorch's `argsort` with `stable=True`): ascending with NaN

@@ -66,15 +66,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             return self.clone();
         }
         let src = (self.buffer(), &self.layout());
-        // SAFETY: the closure is one kernel call, which writes all of its destination and reads none of it.
-        unsafe {
-            written!(
-                Self::written_by,
-                self.shape(),
-                "contiguous",
-                call::copy::<T, D>(src)
-            )
-        }
+        written!(
+            Self::written_by,
+            self.shape(),
+            "contiguous",
+            call::copy::<T, D>(src)
+        )
     }
 
     /// The same elements with another static shape of the same element count (a `const` assertion). Free when the
