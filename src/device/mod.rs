@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
     AlongAxisKernels, ConvKernels, ElementwiseKernels, IndexingKernels, JoinKernels, MatmulKernels,
-    OptimKernels, ReduceKernels, ResampleKernels, ScanKernels, SortKernels,
+    OptimKernels, PoolKernels, ReduceKernels, ResampleKernels, ScanKernels, SortKernels,
 };
 use crate::shape::{Dims, Shape};
 
@@ -46,7 +46,7 @@ pub const INLINE_BYTES: usize = 64;
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
 /// and the core kernels) and the device trait of each op family in `src/ops/` ([`AlongAxisKernels`],
 /// [`ConvKernels`], [`ElementwiseKernels`], [`IndexingKernels`], [`JoinKernels`], [`MatmulKernels`],
-/// [`OptimKernels`], [`ReduceKernels`], [`ResampleKernels`], [`ScanKernels`], [`SortKernels`]); user code names only `D: Device`.
+/// [`OptimKernels`], [`PoolKernels`], [`ReduceKernels`], [`ResampleKernels`], [`ScanKernels`], [`SortKernels`]); user code names only `D: Device`.
 pub trait Device:
     Kernels
     + AlongAxisKernels
@@ -56,6 +56,7 @@ pub trait Device:
     + JoinKernels
     + MatmulKernels
     + OptimKernels
+    + PoolKernels
     + ReduceKernels
     + ResampleKernels
     + ScanKernels

@@ -441,12 +441,12 @@ impl KernelSig {
     }
     /// `{max,avg}_pool2d_{T}(n, geom, lx, x, out)`.
     pub fn pool(op: &str, t: DType) -> Self {
-        Self::new("conv", op, t, &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR])
+        Self::new("pool", op, t, &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR])
     }
     /// `max_pool2d_indices_{T}(n, geom, lx, x, out)` (`out`: u32).
     pub fn max_pool2d_indices(t: DType) -> Self {
         Self::new(
-            "conv",
+            "pool",
             "max_pool2d_indices",
             t,
             &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
@@ -455,7 +455,7 @@ impl KernelSig {
     /// `max_pool2d_backward_{T}(n, geom, at, dy, dx)` (`at`: u32).
     pub fn max_pool2d_backward(t: DType) -> Self {
         Self::new(
-            "conv",
+            "pool",
             "max_pool2d_backward",
             t,
             &[COUNT, GEOM_BYTES, PTR, PTR, PTR],

@@ -1,7 +1,7 @@
 //! CPU convolution: im2col + the matmul kernel, so it runs at GEMM speed, for conv2d, its weight gradient and
 //! the transposed convolution (with col2im).
 
-use super::{Conv2dParams, ConvKernels, Pool, PoolParams};
+use super::{Conv2dParams, ConvKernels};
 use crate::device::cpu::elementwise::{dense_view, map_view};
 use crate::device::cpu::pool;
 use crate::device::host::elementwise::zeroed;
@@ -23,7 +23,7 @@ fn out_hw(p: &Conv2dParams, input: [usize; 2], kernel: [usize; 2]) -> [usize; 2]
 
 /// Input coordinate of output position `o`, tap `k` along `axis`, or `None` in the padding.
 #[inline(always)]
-pub(super) fn source(
+pub(crate) fn source(
     o: usize,
     k: usize,
     size: usize,
@@ -404,7 +404,7 @@ impl<T: FloatDType> Scratch<T> {
 /// Runs `sum`, which adds into zeroed accumulators, and leaves the result in `out`. f32/f64 are their own
 /// accumulators (`T::Acc == T`): `sum` adds into `out` itself, seen as `T::Acc`. f16/bf16 sum in f32 in
 /// `scratch` (reused across calls, `out.len()` long) and are rounded once into `out`.
-pub(super) fn sum_in_acc<T: FloatDType>(
+pub(crate) fn sum_in_acc<T: FloatDType>(
     out: &mut [T],
     scratch: &mut Vec<T::Acc>,
     sum: impl FnOnce(&mut [T::Acc]),
@@ -508,7 +508,7 @@ fn per_image<T: Send, S>(
 
 /// Input coordinate of output `o`, tap `k` along `axis`, for a tap known to land inside the input.
 #[inline(always)]
-pub(super) fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
+pub(crate) fn tap_source(o: usize, k: usize, p: &Conv2dParams, axis: usize) -> usize {
     o * p.stride[axis] + k * p.dilation[axis] - p.padding[axis]
 }
 
@@ -532,35 +532,6 @@ unsafe impl ConvKernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         conv_transpose2d(x, lx, w, lw, params, out);
-        Ok(())
-    }
-
-    fn pool2d<T: FloatDType>(
-        pool: Pool,
-        (x, lx): (&[T], &Layout),
-        params: PoolParams<2>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        super::cpu_pool::pool2d(pool, x, lx, params, out);
-        Ok(())
-    }
-
-    fn max_pool2d_indices<T: FloatDType>(
-        (x, lx): (&[T], &Layout),
-        params: PoolParams<2>,
-        out: &mut [MaybeUninit<u32>],
-    ) -> Result<()> {
-        super::cpu_pool::max_pool2d_indices(x, lx, params, out);
-        Ok(())
-    }
-
-    fn max_pool2d_at<T: FloatDType>(
-        input: (&[T], &Layout),
-        indices: (&[u32], &Layout),
-        _params: PoolParams<2>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        super::cpu_pool::max_pool2d_at(input, indices, out);
         Ok(())
     }
 
@@ -593,18 +564,6 @@ unsafe impl ConvKernels for Cpu {
         out: &mut [MaybeUninit<T>],
     ) -> Result<()> {
         super::columns::fold(columns, kernel, &params, image, true, out);
-        Ok(())
-    }
-
-    fn max_pool2d_backward<T: FloatDType>(
-        (at, la): (&[u32], &Layout),
-        (g, lg): (&[T], &Layout),
-        input: [usize; 2],
-        _params: PoolParams<2>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
-        let (at, g) = (dense_view(at, la), dense_view(g, lg));
-        super::cpu_pool::max_pool2d_backward(&at, &g, la.dims4(), input, out);
         Ok(())
     }
 }

@@ -6,11 +6,15 @@
 //! image's channel) are independent, so large poolings split them across cores. Forward results are bit-identical
 //! to folding each window's taps in (row, column) order.
 
-use super::cpu::{sum_in_acc, tap_source};
+use super::{Pool, PoolKernels, PoolParams};
+use crate::device::cpu::elementwise::dense_view;
 use crate::device::host::elementwise::zeroed;
+use crate::device::Cpu;
 use crate::dtype::{Accumulator, FloatDType};
+use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::{Conv2dParams, Pool, PoolParams};
+use crate::ops::conv::cpu::{sum_in_acc, tap_source};
+use crate::ops::Conv2dParams;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -146,7 +150,7 @@ fn tap_ranges(
 ) -> Vec<(usize, usize)> {
     (0..out_len)
         .map(|o| {
-            let valid = |k: &usize| super::cpu::source(o, *k, size, p, axis).is_some();
+            let valid = |k: &usize| crate::ops::conv::cpu::source(o, *k, size, p, axis).is_some();
             let lo = (0..kernel).find(valid).unwrap_or(kernel);
             (lo, lo + (lo..kernel).take_while(valid).count())
         })
@@ -429,4 +433,49 @@ pub(super) fn max_pool2d_backward<T: FloatDType>(
         for_each_plane(acc, h * wd, n * c * windows, route)
     });
     crate::device::cpu::pool::recycle(acc);
+}
+
+// SAFETY: every kernel writes each output element (the loops above start from `zeroed` or write every position),
+// and none reads its destination.
+unsafe impl PoolKernels for Cpu {
+    fn pool2d<T: FloatDType>(
+        pool: Pool,
+        (x, lx): (&[T], &Layout),
+        params: PoolParams<2>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        pool2d(pool, x, lx, params, out);
+        Ok(())
+    }
+
+    fn max_pool2d_indices<T: FloatDType>(
+        (x, lx): (&[T], &Layout),
+        params: PoolParams<2>,
+        out: &mut [MaybeUninit<u32>],
+    ) -> Result<()> {
+        max_pool2d_indices(x, lx, params, out);
+        Ok(())
+    }
+
+    fn max_pool2d_at<T: FloatDType>(
+        input: (&[T], &Layout),
+        indices: (&[u32], &Layout),
+        _params: PoolParams<2>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        max_pool2d_at(input, indices, out);
+        Ok(())
+    }
+
+    fn max_pool2d_backward<T: FloatDType>(
+        (at, la): (&[u32], &Layout),
+        (g, lg): (&[T], &Layout),
+        input: [usize; 2],
+        _params: PoolParams<2>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<()> {
+        let (at, g) = (dense_view(at, la), dense_view(g, lg));
+        max_pool2d_backward(&at, &g, la.dims4(), input, out);
+        Ok(())
+    }
 }

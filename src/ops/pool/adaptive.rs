@@ -8,10 +8,10 @@
 //! size divides, else a running maximum over gathers (gather `k` holds each bin's `k`-th entry). The positions
 //! come from the same passes, the width first so that the first maximum is in (row, column) order as in PyTorch;
 //! the traced form gathers the input at them, so each bin's gradient goes to that one position.
-use super::pool::{max_with_indices_view, ncl_as_nchw, pool_view};
+use super::tensor::{max_with_indices_view, ncl_as_nchw, pool_view};
+use super::{Pool, PoolParams};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::ops::{Pool, PoolParams};
 use crate::shape::{Axis, BroadcastShapes, Const, Rank1, Rank2, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 
@@ -271,7 +271,7 @@ where
 
 #[cfg(feature = "std")]
 mod traced {
-    use super::super::pool::traced_max_pool;
+    use super::super::traced::traced_max_pool;
     use super::*;
     use crate::autograd::Traced;
 
