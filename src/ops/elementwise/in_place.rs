@@ -19,7 +19,7 @@
 //! assert_eq!(out.to_array(), [[3., 6., 9.], [3., 6., 9.]]);
 //! ```
 
-use super::tensor::{broadcast_layouts, broadcast_pair, Binary, Scalar, Unary};
+use super::calls::{broadcast_layouts, broadcast_pair, Binary, Scalar, Unary};
 use crate::device::{Device, Operand};
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};

@@ -6,12 +6,14 @@
 //! (`cuda.rs`, sources in `ptx/unary.cu` and `ptx/binary.cu`).
 
 mod activations;
+mod calls;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod float_fns;
 pub(crate) mod host;
 mod in_place;
 mod masks;
+mod operators;
 mod prelu;
 mod tensor;
 #[cfg(feature = "std")] // autograd
