@@ -5,7 +5,8 @@
 //! `Embedded`) and no device needs a kernel of its own; the gradients are sums of the conv2d gradients over the
 //! same pairs of slices.
 
-use super::tensor::{convolve_views, Conv, Direction};
+use super::geometry::Conv;
+use super::tensor::{convolve_views, Direction};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;

@@ -12,6 +12,7 @@ mod conv3d;
 pub(crate) mod cpu;
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
+mod geometry;
 #[cfg(feature = "std")] // gradients: used by autograd only
 pub(crate) mod grad;
 pub(crate) mod host;
@@ -22,7 +23,7 @@ mod traced;
 mod unfold;
 
 pub use conv3d::{AsymmetricPadding3d, Conv3dAxes, Conv3dGeometry, Conv3dParams};
-pub use tensor::{
+pub use geometry::{
     conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, Conv, Conv2dAxes,
     ConvGeometry, OutputPadding,
 };

@@ -1,5 +1,5 @@
 //! Convolution on NCHW tensors, with the hyper-parameters as const generics carried by a small value
-//! (`Conv::<STRIDE, PADDING, DILATION, GROUPS>`; pooling windows are in `pool.rs`), so every shape is
+//! (`Conv::<STRIDE, PADDING, DILATION, GROUPS>` and the other geometries of `geometry.rs`), so every shape is
 //! inferred from the operands and the annotated output, and a `const` assertion checks the output size:
 //! `(size + 2 padding - dilation (kernel - 1) - 1) / stride + 1`.
 //!
@@ -17,6 +17,10 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
+use super::geometry::{
+    along_length, fits, fits_hw, output_padding_ok, same_on_both_axes, transposed_fits,
+    transposed_fits_hw, ConvGeometry,
+};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
@@ -24,270 +28,6 @@ use crate::ops::Conv2dParams;
 use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
-
-/// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Conv<
-    const STRIDE: usize,
-    const PADDING: usize,
-    const DILATION: usize,
-    const GROUPS: usize,
->;
-
-/// Convolution hyper-parameters per spatial axis (height, then width), PyTorch's tuple forms
-/// (`stride=(SH, SW), padding=(PH, PW), dilation=(DH, DW)`); [`Conv`] is the same on both axes.
-///
-/// ```
-/// use typed_tensor::prelude::*;
-/// use typed_tensor::tensor::Conv2dAxes;
-/// let x = Tensor::<f32, Rank4<1, 1, 5, 8>, Cpu>::ones();
-/// let w = Tensor::<f32, Rank4<1, 1, 3, 1>, Cpu>::ones();
-/// // Height: stride 2, padding 1 -> (5 + 2 - 3) / 2 + 1 = 3; width: stride 1, no padding -> 8.
-/// let y: Tensor<f32, Rank4<1, 1, 3, 8>, Cpu> = x.conv2d(&w, Conv2dAxes::<2, 1, 1, 0, 1, 1, 1>);
-/// assert_eq!(y.to_array()[0][0][0], [2.; 8]); // the first window overlaps the padding row
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Conv2dAxes<
-    const SH: usize,
-    const SW: usize,
-    const PH: usize,
-    const PW: usize,
-    const DH: usize,
-    const DW: usize,
-    const GROUPS: usize,
->;
-
-/// What a convolution takes as its hyper-parameters: [`Conv`] (the same on both axes) or [`Conv2dAxes`] (per
-/// axis), refined by [`ConvGeometry::asymmetric_padding`] and, for a transposed convolution,
-/// [`ConvGeometry::output_padding`]. The output size is checked against them at build time.
-pub trait ConvGeometry: Copy {
-    /// The hyper-parameters, shape-erased for the kernels.
-    const PARAMS: Conv2dParams;
-
-    /// `OPH` extra output rows and `OPW` extra columns for [`Tensor::conv_transpose2d`] (PyTorch's
-    /// `output_padding=(OPH, OPW)`): the output is `(H - 1) stride - 2 padding + dilation (KH - 1) + 1 + OPH`
-    /// high, the extra rows holding what the windows past the last full one contribute. Each must be smaller than
-    /// the axis' stride or its dilation (PyTorch's rule), and a forward convolution takes none.
-    ///
-    /// ```
-    /// use typed_tensor::prelude::*;
-    /// use typed_tensor::tensor::{Conv, ConvGeometry};
-    /// let x = Tensor::<f32, Rank4<1, 1, 2, 2>, Cpu>::ones();
-    /// let w = Tensor::<f32, Rank4<1, 1, 3, 3>, Cpu>::ones();
-    /// // Stride 2, padding 1: a 3x3 output, or 4x4 with output padding 1 (the size a 4x4 input of the
-    /// // stride-2 convolution this one inverts had).
-    /// let y: Tensor<f32, Rank4<1, 1, 3, 3>, Cpu> = x.conv_transpose2d(&w, Conv::<2, 1, 1, 1>);
-    /// let z: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> =
-    ///     x.conv_transpose2d(&w, Conv::<2, 1, 1, 1>.output_padding::<1, 1>());
-    /// assert_eq!(y.to_array()[0][0], [[1., 2., 1.], [2., 4., 2.], [1., 2., 1.]]);
-    /// assert_eq!(
-    ///     z.to_array()[0][0],
-    ///     [[1., 2., 1., 1.], [2., 4., 2., 2.], [1., 2., 1., 1.], [1., 2., 1., 1.]]
-    /// );
-    /// ```
-    fn output_padding<const OPH: usize, const OPW: usize>(self) -> OutputPadding<Self, OPH, OPW> {
-        OutputPadding(self)
-    }
-
-    /// Different zero padding on each side: `TOP` rows before and `BOTTOM` after, `LEFT` columns before and
-    /// `RIGHT` after (ONNX's `pads = [TOP, LEFT, BOTTOM, RIGHT]`), in place of the geometry's own padding. The
-    /// output is `(size + before + after - dilation (kernel - 1) - 1) / stride + 1` along each axis, and taps
-    /// are placed from the leading padding. [`same_padding`] gives ONNX's `SAME_UPPER` / TensorFlow's `"SAME"`
-    /// split. A 1-D convolution pads its length like the width: give `BEGIN, END` on both axes
-    /// (`asymmetric_padding::<BEGIN, END, BEGIN, END>()`).
-    ///
-    /// ```
-    /// use typed_tensor::prelude::*;
-    /// use typed_tensor::tensor::{same_padding, Conv, ConvGeometry};
-    /// let x: Tensor<f32, Rank4<1, 1, 1, 4>, Cpu> = Tensor::from_array([[[[1., 2., 3., 4.]]]]);
-    /// let w = Tensor::<f32, Rank4<1, 1, 1, 2>, Cpu>::ones();
-    /// // An even kernel keeps the size with one zero after the row (and none before): [1+2, 2+3, 3+4, 4+0].
-    /// const P: [usize; 2] = same_padding(4, 2, 1, 1);
-    /// let y: Tensor<f32, Rank4<1, 1, 1, 4>, Cpu> =
-    ///     x.conv2d(&w, Conv::<1, 0, 1, 1>.asymmetric_padding::<0, 0, { P[0] }, { P[1] }>());
-    /// assert_eq!(y.to_array()[0][0][0], [3., 5., 7., 4.]);
-    /// ```
-    fn asymmetric_padding<
-        const TOP: usize,
-        const BOTTOM: usize,
-        const LEFT: usize,
-        const RIGHT: usize,
-    >(
-        self,
-    ) -> AsymmetricPadding<Self, TOP, BOTTOM, LEFT, RIGHT> {
-        AsymmetricPadding(self)
-    }
-}
-
-/// A geometry with different padding on each side: see [`ConvGeometry::asymmetric_padding`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AsymmetricPadding<
-    G,
-    const TOP: usize,
-    const BOTTOM: usize,
-    const LEFT: usize,
-    const RIGHT: usize,
->(pub G);
-
-impl<
-        G: ConvGeometry,
-        const TOP: usize,
-        const BOTTOM: usize,
-        const LEFT: usize,
-        const RIGHT: usize,
-    > ConvGeometry for AsymmetricPadding<G, TOP, BOTTOM, LEFT, RIGHT>
-{
-    const PARAMS: Conv2dParams = Conv2dParams {
-        padding: [TOP, LEFT],
-        padding_end: [BOTTOM, RIGHT],
-        ..G::PARAMS
-    };
-}
-
-/// The `[before, after]` zero padding that makes a convolution's output `ceil(size / stride)` long (ONNX's
-/// `auto_pad = SAME_UPPER`, TensorFlow's `padding="SAME"`): `(ceil(size / stride) - 1) stride + dilation (kernel
-/// - 1) + 1 - size` zeros in all, the odd one after. For [`ConvGeometry::asymmetric_padding`], as a `const`
-/// expression of literals or constants. With stride 1 and an odd kernel it is PyTorch's `padding="same"`.
-pub const fn same_padding(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-) -> [usize; 2] {
-    assert!(
-        size > 0 && kernel > 0 && stride > 0 && dilation > 0,
-        "same_padding: size, kernel, stride and dilation must be positive"
-    );
-    let out = size.div_ceil(stride);
-    let total = ((out - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(size);
-    [total / 2, total - total / 2]
-}
-
-/// A transposed convolution's geometry with output padding: see [`ConvGeometry::output_padding`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OutputPadding<G, const OPH: usize, const OPW: usize>(pub G);
-
-impl<G: ConvGeometry, const OPH: usize, const OPW: usize> ConvGeometry
-    for OutputPadding<G, OPH, OPW>
-{
-    const PARAMS: Conv2dParams = Conv2dParams {
-        output_padding: [OPH, OPW],
-        ..G::PARAMS
-    };
-}
-
-/// Whether every output padding is smaller than its axis' stride or dilation (PyTorch's rule). Below the stride,
-/// the convolution this one inverts maps the padded output size back to the input size; at or above it (below
-/// the dilation) that convolution is longer, and the gradients drop or zero its extra positions.
-pub(super) const fn output_padding_ok(p: &Conv2dParams) -> bool {
-    let [oph, opw] = p.output_padding;
-    (oph < p.stride[0] || oph < p.dilation[0]) && (opw < p.stride[1] || opw < p.dilation[1])
-}
-
-impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
-    ConvGeometry for Conv<STRIDE, PADDING, DILATION, GROUPS>
-{
-    const PARAMS: Conv2dParams = Conv2dParams {
-        stride: [STRIDE; 2],
-        padding: [PADDING; 2],
-        padding_end: [PADDING; 2],
-        dilation: [DILATION; 2],
-        groups: GROUPS,
-        output_padding: [0, 0],
-    };
-}
-
-impl<
-        const SH: usize,
-        const SW: usize,
-        const PH: usize,
-        const PW: usize,
-        const DH: usize,
-        const DW: usize,
-        const GROUPS: usize,
-    > ConvGeometry for Conv2dAxes<SH, SW, PH, PW, DH, DW, GROUPS>
-{
-    const PARAMS: Conv2dParams = Conv2dParams {
-        stride: [SH, SW],
-        padding: [PH, PW],
-        padding_end: [PH, PW],
-        dilation: [DH, DW],
-        groups: GROUPS,
-        output_padding: [0, 0],
-    };
-}
-
-/// The output size of a convolution or pooling along one axis, `(size + 2 padding - dilation (kernel - 1) - 1)
-/// / stride + 1`, for writing an output type without doing the arithmetic by hand (a `const` expression of
-/// literals or constants; stable Rust cannot evaluate it over a generic parameter). Panics (a build error in a
-/// type) when the window does not fit.
-///
-/// ```
-/// use typed_tensor::prelude::*;
-/// use typed_tensor::tensor::{conv_out_size, Conv};
-/// const OUT: usize = conv_out_size(32, 3, 2, 1, 1); // 16
-/// let x = Tensor::<f32, Rank4<1, 3, 32, 32>, Cpu>::zeros();
-/// let w = Tensor::<f32, Rank4<8, 3, 3, 3>, Cpu>::zeros();
-/// let y: Tensor<f32, Rank4<1, 8, OUT, { conv_out_size(32, 3, 2, 1, 1) }>, Cpu> =
-///     x.conv2d(&w, Conv::<2, 1, 1, 1>);
-/// ```
-pub const fn conv_out_size(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-) -> usize {
-    match Conv2dParams::out_size(size, kernel, stride, padding, dilation) {
-        Some(out) => out,
-        None => panic!("conv_out_size: the window does not fit (kernel or stride 0, or a kernel wider than the padded input)"),
-    }
-}
-
-/// The output size of a transposed convolution along one axis, `(size - 1) stride - 2 padding + dilation
-/// (kernel - 1) + 1` (see [`conv_out_size`]). Panics when it is not positive.
-pub const fn conv_transpose_out_size(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-) -> usize {
-    assert!(
-        transposed_fits(
-            size,
-            kernel,
-            stride,
-            padding,
-            dilation,
-            Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
-        ),
-        "conv_transpose_out_size: the output would be empty"
-    );
-    Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
-}
-
-/// The parameters of a 1-D convolution (the width axis of a geometry the same on both axes) as those of the
-/// 2-D one of height 1 it is computed as.
-pub(super) const fn along_length(p: Conv2dParams) -> Conv2dParams {
-    Conv2dParams {
-        stride: [1, p.stride[1]],
-        padding: [0, p.padding[1]],
-        padding_end: [0, p.padding_end[1]],
-        dilation: [1, p.dilation[1]],
-        groups: p.groups,
-        output_padding: [0, p.output_padding[1]],
-    }
-}
-
-/// Whether a geometry is the same on both axes, as a 1-D convolution's must be (it reads the width's).
-pub(super) const fn same_on_both_axes(p: &Conv2dParams) -> bool {
-    p.stride[0] == p.stride[1]
-        && p.padding[0] == p.padding[1]
-        && p.padding_end[0] == p.padding_end[1]
-        && p.dilation[0] == p.dilation[1]
-        && p.output_padding[0] == p.output_padding[1]
-}
 
 /// Which kernel [`convolve`] runs.
 #[derive(Clone, Copy)]
@@ -333,76 +73,6 @@ pub(super) fn convolve_views<T: FloatDType, D: Device, SO: ConstShape>(
             call::conv_transpose2d::<T, D>(x, w, params),
         ),
     }
-}
-
-/// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
-pub(super) const fn fits(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    out: usize,
-) -> bool {
-    match Conv2dParams::out_size(size, kernel, stride, padding, dilation) {
-        Some(o) => o == out,
-        None => false,
-    }
-}
-
-/// The output height and width the shape promises equal the window arithmetic of `p`, both paddings counted.
-pub(super) const fn fits_hw(
-    p: &Conv2dParams,
-    input: [usize; 2],
-    kernel: [usize; 2],
-    out: [usize; 2],
-) -> bool {
-    let mut axis = 0;
-    while axis < 2 {
-        match p.axis_out_size(axis, input[axis], kernel[axis]) {
-            Some(o) if o == out[axis] => {}
-            _ => return false,
-        }
-        axis += 1;
-    }
-    true
-}
-
-/// The transposed convolution's output height and width (output padding left out) equal the window arithmetic
-/// of `p`, both paddings counted.
-pub(super) const fn transposed_fits_hw(
-    p: &Conv2dParams,
-    input: [usize; 2],
-    kernel: [usize; 2],
-    out: [usize; 2],
-) -> bool {
-    let mut axis = 0;
-    while axis < 2 {
-        if input[axis] == 0
-            || kernel[axis] == 0
-            || out[axis] == 0
-            || p.axis_transposed_out_size(axis, input[axis], kernel[axis]) != out[axis]
-        {
-            return false;
-        }
-        axis += 1;
-    }
-    true
-}
-
-/// The transposed-convolution output size equals the window arithmetic.
-pub(super) const fn transposed_fits(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    out: usize,
-) -> bool {
-    size > 0
-        && kernel > 0
-        && out > 0
-        && Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation) == out
 }
 
 impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
@@ -537,7 +207,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     Tensor<T, Rank3<N, C, L>, D>
 {
     /// 1-D convolution of an `(N, C, L)` input with a `(C_OUT, C / GROUPS, K)` weight (a 2-D convolution of
-    /// height 1, padded along the length only). The geometry is a [`Conv`], refined by
+    /// height 1, padded along the length only). The geometry is a [`Conv`](super::Conv), refined by
     /// [`ConvGeometry::asymmetric_padding`] with the same `BEGIN, END` on both axes; the length takes its width
     /// part: `OL = (L + padding before + padding after - dilation (K - 1) - 1) / stride + 1`.
     ///
@@ -596,7 +266,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
 
     /// Transposed 1-D convolution with a `(C, C_OUT / GROUPS, K)` weight (PyTorch's `conv_transpose1d`):
     /// `OL = (L - 1) STRIDE - 2 PADDING + DILATION (K - 1) + 1 + OUTPUT_PADDING`, a transposed 2-D convolution of
-    /// height 1. The geometry is a [`Conv`], refined like [`Tensor::conv1d`]'s or by
+    /// height 1. The geometry is a [`Conv`](super::Conv), refined like [`Tensor::conv1d`]'s or by
     /// [`ConvGeometry::output_padding`] with the same value on both axes.
     ///
     /// ```

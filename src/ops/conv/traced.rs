@@ -200,7 +200,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
         let weight = weight.traced();
         let value = self.value.conv1d(&weight.value, conv);
-        let p = super::tensor::along_length(G::PARAMS);
+        let p = super::geometry::along_length(G::PARAMS);
         record_conv(self, &weight, value, p, conv1d_rule::<T, D>)
     }
 
@@ -219,7 +219,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
         let weight = weight.traced();
         let value = self.value.conv_transpose1d(&weight.value, conv);
-        let p = super::tensor::along_length(G::PARAMS);
+        let p = super::geometry::along_length(G::PARAMS);
         record_conv(self, &weight, value, p, conv_transpose1d_rule::<T, D>)
     }
 }

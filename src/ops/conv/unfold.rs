@@ -8,7 +8,7 @@
 //! pixel alone, as in PyTorch's `col2im` (the one-hot depthwise convolutions these replace multiplied it by the
 //! other taps' zeros). Each is the other's gradient.
 
-use super::tensor::{fits_hw, transposed_fits_hw, ConvGeometry};
+use super::geometry::{fits_hw, transposed_fits_hw, ConvGeometry};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
