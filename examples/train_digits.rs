@@ -110,8 +110,8 @@ impl<M: Parameters> Parameters for Residual<M> {
     }
 }
 
-/// A user-defined layer: rows of 64 pixels as 1x8x8 images.
-#[derive(Clone, Copy, Default)]
+/// A user-defined layer: rows of 64 pixels as 1x8x8 images (no parameters: the derived walk visits nothing).
+#[derive(Clone, Copy, Default, Parameters)]
 pub struct ToImage;
 
 // `#[layer]` compiles this impl for plain tensors and for traced values alike (`Value` stands for each).
@@ -121,10 +121,6 @@ impl<const N: usize, D: Device> Module<Value<f32, Rank2<N, PIXELS>, D>> for ToIm
     fn forward(&self, x: Value<f32, Rank2<N, PIXELS>, D>) -> Self::Output {
         x.reshape()
     }
-}
-
-impl Parameters for ToImage {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
 }
 
 /// What the training loop needs of a model on device `D`: a traced pass over a batch, plain passes over each

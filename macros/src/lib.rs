@@ -1,7 +1,16 @@
-//! `#[layer]`: typed-tensor's attribute for writing a layer's `Module` impl once. Use it through
-//! `typed_tensor::nn::layer`, whose documentation has the examples; this crate holds only the procedural macro.
+//! typed-tensor's procedural macros: `#[layer]`, for writing a layer's `Module` impl once, and
+//! `#[derive(Parameters)]`, the walk over a model's fields. Use them through `typed_tensor::nn::layer` and
+//! `typed_tensor::nn::Parameters`, whose documentation has the examples.
+
+mod parameters;
 
 use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+
+/// `#[derive(Parameters)]`: visits each field under its name (see `typed_tensor::nn::Parameters`).
+#[proc_macro_derive(Parameters, attributes(parameters))]
+pub fn derive_parameters(item: TokenStream) -> TokenStream {
+    parameters::derive(item)
+}
 
 /// The placeholder the impl writes for the kind of value.
 const PLACEHOLDER: &str = "Value";

@@ -1,6 +1,6 @@
 //! Activation layers: parameter-free [`Module`]s over plain tensors and traced values of any shape.
 
-use super::{layer, Module, ParamVisitor, Parameters};
+use super::{layer, Module, Parameters};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::shape::Shape;
@@ -9,7 +9,7 @@ use crate::tensor::Tensor;
 macro_rules! activations {
     ($($(#[$m:meta])* $name:ident => $method:ident;)*) => {$(
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Parameters)]
         pub struct $name;
 
         #[layer]
@@ -20,9 +20,6 @@ macro_rules! activations {
             }
         }
 
-        impl Parameters for $name {
-            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-        }
     )*};
 }
 
@@ -59,9 +56,9 @@ activations! {
 macro_rules! param_activations {
     ($($(#[$m:meta])* $name:ident { $($field:ident = $default:expr),* } => $method:ident;)*) => {$(
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[derive(Clone, Copy, Debug, PartialEq, Parameters)]
         pub struct $name {
-            $(#[allow(missing_docs)] pub $field: f64,)*
+            $(#[allow(missing_docs)] #[parameters(skip)] pub $field: f64,)*
         }
 
         impl Default for $name {
@@ -79,9 +76,6 @@ macro_rules! param_activations {
             }
         }
 
-        impl Parameters for $name {
-            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-        }
     )*};
 }
 
@@ -108,6 +102,7 @@ param_activations! {
 /// let y = layer.forward(Tensor::<f32, _, Cpu>::from_array([[-4., 4.], [8., -8.]]));
 /// assert_eq!(y.to_array(), [[-1., 4.], [8., -2.]]);
 /// ```
+#[derive(Parameters)]
 pub struct PReLU<T: FloatDType, const C: usize, D: Device> {
     /// `(C,)`: the slope of each channel below zero.
     pub weight: crate::autograd::Var<T, (crate::shape::Const<C>,), D>,
@@ -136,11 +131,5 @@ where
     type Output = Value<T, S, D>;
     fn forward(&self, x: Value<T, S, D>) -> Self::Output {
         x.prelu(&Value::from(&self.weight))
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device> Parameters for PReLU<T, C, D> {
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&super::join_name(prefix, "weight"), &self.weight);
     }
 }

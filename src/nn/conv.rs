@@ -4,7 +4,7 @@
 //! output size (`OH`, `OW`, or the flattened width) as const parameters; the input size is inferred from the
 //! input type and checked against them by a `const` assertion when the model is built (`cargo build`).
 
-use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use super::{layer, Module, Parameters};
 use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -22,6 +22,7 @@ use crate::tensor::{Conv, Pool2d, PoolGeometry, Tensor};
 /// let conv = Conv2d::<f32, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(0);
 /// let y: Tensor<f32, Rank4<2, 4, 8, 8>, Cpu> = conv.forward(Tensor::<f32, Rank4<2, 1, 8, 8>, Cpu>::zeros());
 /// ```
+#[derive(Parameters)]
 pub struct Conv2d<
     T: FloatDType,
     const C_IN: usize,
@@ -86,24 +87,6 @@ impl<
     }
 }
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Parameters for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
-    }
-}
-
 /// 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL`, with a bias per output channel
 /// (PyTorch's `Conv1d`; weight `(C_OUT, C_IN, K)`). Dilation and groups are available through the functional
 /// [`Tensor::conv1d`].
@@ -115,6 +98,7 @@ impl<
 /// let conv = Conv1d::<f32, 2, 4, 3, 5, Cpu, 2, 1>::new(0);
 /// let y: Tensor<f32, Rank3<8, 4, 5>, Cpu> = conv.forward(Tensor::<f32, Rank3<8, 2, 10>, Cpu>::zeros());
 /// ```
+#[derive(Parameters)]
 pub struct Conv1d<
     T: FloatDType,
     const C_IN: usize,
@@ -182,23 +166,6 @@ impl<
     }
 }
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OL: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Parameters for Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
-{
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
-    }
-}
-
 /// Transposed 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW` (PyTorch's
 /// `ConvTranspose2d`; weight `(C_IN, C_OUT, K, K)`, output size `(H - 1) STRIDE - 2 PADDING + K`, checked at
 /// build time), with a bias per output channel. Dilation and groups are available through the functional
@@ -211,6 +178,7 @@ impl<
 /// let up = ConvTranspose2d::<f32, 3, 2, 4, 8, 8, Cpu, 2, 1>::new(0);
 /// let y: Tensor<f32, Rank4<1, 2, 8, 8>, Cpu> = up.forward(Tensor::<f32, Rank4<1, 3, 4, 4>, Cpu>::ones());
 /// ```
+#[derive(Parameters)]
 pub struct ConvTranspose2d<
     T: FloatDType,
     const C_IN: usize,
@@ -277,24 +245,6 @@ impl<
     }
 }
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Parameters for ConvTranspose2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
-    }
-}
-
 /// 3-D convolution, `C_IN -> C_OUT` channels, `K x K x K` kernel, output `OD x OH x OW`, with a bias per output
 /// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`). Per-axis geometry, dilation and groups are
 /// available through the functional [`Tensor::conv3d`].
@@ -307,6 +257,7 @@ impl<
 /// let y: Tensor<f32, Rank5<1, 4, 4, 8, 8>, Cpu> =
 ///     conv.forward(Tensor::<f32, Rank5<1, 2, 4, 8, 8>, Cpu>::zeros());
 /// ```
+#[derive(Parameters)]
 pub struct Conv3d<
     T: FloatDType,
     const C_IN: usize,
@@ -376,29 +327,10 @@ impl<
     }
 }
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OD: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Parameters for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
-{
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
-    }
-}
-
 macro_rules! pool_layer {
     ($(#[$m:meta])* $name:ident => $method:ident) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default)]
+        #[derive(Clone, Copy, Debug, Default, Parameters)]
         pub struct $name<
             const KERNEL: usize,
             const STRIDE: usize,
@@ -428,11 +360,6 @@ macro_rules! pool_layer {
             }
         }
 
-        impl<const KERNEL: usize, const STRIDE: usize, const PADDING: usize, const OH: usize, const OW: usize>
-            Parameters for $name<KERNEL, STRIDE, PADDING, OH, OW>
-        {
-            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-        }
     };
 }
 
@@ -459,9 +386,6 @@ macro_rules! window_pool_layer {
             [const OD: usize, const OH: usize, const OW: usize, const N: usize, const C: usize,
              const DP: usize, const H: usize, const W: usize]);
 
-        impl<G, O> Parameters for $name<G, O> {
-            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-        }
     };
     (@kinds $name:ident, $method:ident, $geometry:path, $out:ty, $x:ty, $y:ty, [$($consts:tt)*]) => {
         #[layer]
@@ -495,10 +419,12 @@ macro_rules! window_pool_layer {
 ///     MaxPool::new(Pool1d::<2, 2, 0>).forward(Tensor::from_array([[[1., 3., 2., 0.]]]));
 /// assert_eq!(y.to_vec(), [3., 2.]);
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Parameters)]
 pub struct MaxPool<G, O> {
     /// The window.
+    #[parameters(skip)]
     pub window: G,
+    #[parameters(skip)]
     out: core::marker::PhantomData<O>,
 }
 
@@ -515,10 +441,12 @@ pub struct MaxPool<G, O> {
 /// let x: Tensor<f32, Rank5<1, 1, 2, 2, 2>, Cpu> = Tensor::arange();
 /// assert_eq!(pool.forward(x).to_vec(), [0., 1., 2., 3., 4., 5., 6., 7.]);
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Parameters)]
 pub struct AvgPool<G, O> {
     /// The window.
+    #[parameters(skip)]
     pub window: G,
+    #[parameters(skip)]
     out: core::marker::PhantomData<O>,
 }
 
@@ -560,7 +488,7 @@ window_pool_layer!(AvgPool, avg_pool1d, avg_pool2d, avg_pool3d);
 macro_rules! adaptive_pool_layer {
     ($(#[$m:meta])* $name:ident => $method:ident) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default)]
+        #[derive(Clone, Copy, Debug, Default, Parameters)]
         pub struct $name<const OH: usize, const OW: usize>;
 
         #[layer]
@@ -581,9 +509,6 @@ macro_rules! adaptive_pool_layer {
             }
         }
 
-        impl<const OH: usize, const OW: usize> Parameters for $name<OH, OW> {
-            fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-        }
     };
 }
 
@@ -625,9 +550,10 @@ adaptive_pool_layer!(
 /// let y: Tensor<f32, Rank4<1, 3, 4, 4>, Cpu> = up.forward(Tensor::<f32, Rank4<1, 3, 2, 2>, Cpu>::ones());
 /// assert!(y.to_vec().iter().all(|&v| (v - 1.0).abs() < 1e-6));
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Parameters)]
 pub struct Upsample<const OH: usize, const OW: usize> {
     /// How output pixels are computed.
+    #[parameters(skip)]
     pub mode: Interpolation,
 }
 
@@ -662,12 +588,8 @@ impl<
     }
 }
 
-impl<const OH: usize, const OW: usize> Parameters for Upsample<OH, OW> {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
-}
-
 /// `(N, C, H, W) -> (N, OUT)` with `OUT = C * H * W` (a `const` assertion).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Parameters)]
 pub struct Flatten<const OUT: usize>;
 
 #[layer]
@@ -691,8 +613,4 @@ impl<
         };
         x.reshape()
     }
-}
-
-impl<const OUT: usize> Parameters for Flatten<OUT> {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, _: &mut V) {}
 }

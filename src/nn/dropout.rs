@@ -1,6 +1,6 @@
 //! Dropout.
 
-use super::{layer, Module, ParamVisitor, Parameters, TrainingFlag};
+use super::{layer, Module, Parameters, TrainingFlag};
 use crate::autograd::Traced;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -24,9 +24,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// assert!(kept.iter().all(|&v| v == 0.0 || v == 2.0));
 /// assert_eq!(drop.forward(x.clone()).to_vec(), x.to_vec()); // inference: unchanged
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Parameters)]
 pub struct Dropout {
+    #[parameters(skip)]
     p: f64,
+    #[parameters(skip)]
     seed: AtomicU64,
     training: TrainingFlag,
 }
@@ -82,11 +84,5 @@ impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Traced<T, S, D> {
             .affine(1.0 / (1.0 - layer.p), 0.0);
         let value = self.value().zip_same(ops::Mul, &keep);
         self.unary_op(value, move |g| g.zip_same(ops::Mul, &keep))
-    }
-}
-
-impl Parameters for Dropout {
-    fn visit_params<V: ParamVisitor>(&self, _: &str, visitor: &mut V) {
-        visitor.visit_training(&self.training);
     }
 }

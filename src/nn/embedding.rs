@@ -1,6 +1,6 @@
 //! Embedding tables.
 
-use super::{join_name, Module, ParamVisitor, Parameters};
+use super::{Module, Parameters};
 use crate::autograd::{Traced, Var};
 use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
@@ -19,6 +19,7 @@ use crate::tensor::Tensor;
 /// let v: Tensor<f32, Rank3<2, 3, 4>, Cpu> = emb.forward(ids.clone());
 /// let traced = emb.lookup(&ids); // for training
 /// ```
+#[derive(Parameters)]
 pub struct Embedding<T: FloatDType, const V: usize, const E: usize, D: Device> {
     /// `(V, E)`.
     pub weight: Var<T, Rank2<V, E>, D>,
@@ -49,13 +50,5 @@ impl<T: FloatDType, const V: usize, const E: usize, D: Device, I: IndexDType, S:
     #[track_caller]
     fn forward(&self, ids: Tensor<I, S, D>) -> Self::Output {
         self.weight.value().embedding(&ids)
-    }
-}
-
-impl<T: FloatDType, const V: usize, const E: usize, D: Device> Parameters
-    for Embedding<T, V, E, D>
-{
-    fn visit_params<V2: ParamVisitor>(&self, prefix: &str, visitor: &mut V2) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
     }
 }

@@ -1,6 +1,6 @@
 //! Fully connected layer.
 
-use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use super::{layer, Module, Parameters};
 use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
@@ -19,6 +19,7 @@ use crate::tensor::Tensor;
 /// let y = layer.forward(Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.]]));
 /// assert_eq!(y.to_array(), [[1.5, 4.5]]);
 /// ```
+#[derive(Parameters)]
 pub struct Linear<T: FloatDType, const I: usize, const O: usize, D: Device> {
     /// `(O, I)`.
     pub weight: Var<T, Rank2<O, I>, D>,
@@ -55,12 +56,5 @@ impl<T: FloatDType, const I: usize, const O: usize, D: Device, B: Dim>
         // (49 layers) compiled to 0.7% more LLVM IR (2026-11-28).
         let bias = Value::from(&self.bias);
         x.matmul(&Value::from(&self.weight).t()) + &bias
-    }
-}
-
-impl<T: FloatDType, const I: usize, const O: usize, D: Device> Parameters for Linear<T, I, O, D> {
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
     }
 }

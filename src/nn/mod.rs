@@ -95,3 +95,5 @@ pub use state::{Buffer, TrainingFlag};
 /// The names it writes are absolute (`::typed_tensor::Tensor`), so the crate must be a dependency under its
 /// own name; an impl that never names `Value` is refused (its two copies would be the same impl).
 pub use typed_tensor_macros::layer;
+/// `#[derive(Parameters)]`: the walk over a struct's fields (see the trait [`Parameters`]).
+pub use typed_tensor_macros::Parameters;

@@ -24,11 +24,13 @@ use crate::tensor::Tensor;
 /// let sd = (35.0f64 / 12.0).sqrt(); // 0..6: mean 2.5, population variance 35/12
 /// assert!((y[0] + 2.5 / sd).abs() < 1e-12 && (y[11] - 2.5 / sd).abs() < 1e-12);
 /// ```
+#[derive(Parameters)]
 pub struct LayerNormOver<T: FloatDType, S: ConstShape, D: Device> {
     /// Shape `S`, multiplies the normalised value.
     pub weight: Var<T, S, D>,
     /// Shape `S`, added last.
     pub bias: Var<T, S, D>,
+    #[parameters(skip)]
     eps: f64,
 }
 
@@ -110,13 +112,6 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (
     }
 }
 
-impl<T: FloatDType, S: ConstShape, D: Device> Parameters for LayerNormOver<T, S, D> {
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
-        visitor.visit(&join_name(prefix, "bias"), &self.bias);
-    }
-}
-
 /// `x / sqrt(mean(x^2) + eps) * weight` over the last axis (of size `N`), for `(batch, N)` and `(batch, seq, N)`
 /// inputs (PyTorch's `RMSNorm(N, eps)`, its parameter named `weight`, starting at 1).
 ///
@@ -128,9 +123,11 @@ impl<T: FloatDType, S: ConstShape, D: Device> Parameters for LayerNormOver<T, S,
 /// let rms = (12.5f32).sqrt();
 /// assert_eq!(y.to_array(), [[3. / rms, 4. / rms]]);
 /// ```
+#[derive(Parameters)]
 pub struct RMSNorm<T: FloatDType, const N: usize, D: Device> {
     /// `(N,)`, multiplies the normalised value.
     pub weight: Var<T, (Const<N>,), D>,
+    #[parameters(skip)]
     eps: f64,
 }
 
@@ -161,12 +158,6 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (
     type Output = Value<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
         x.rms_norm::<Axis<2>>(self.eps) * &Value::from(&self.weight)
-    }
-}
-
-impl<T: FloatDType, const N: usize, D: Device> Parameters for RMSNorm<T, N, D> {
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visitor.visit(&join_name(prefix, "weight"), &self.weight);
     }
 }
 
@@ -224,11 +215,13 @@ macro_rules! group_norm_inputs {
 /// assert!((y[0] + 3. / s).abs() < 1e-5 && (y[3] - 3. / s).abs() < 1e-5);
 /// assert!((y[4] + 1.).abs() < 1e-5 && (y[7] - 1.).abs() < 1e-5); // the second: mean 5, variance 25
 /// ```
+#[derive(Parameters)]
 pub struct GroupNorm<T: FloatDType, const G: usize, const C: usize, D: Device> {
     /// `(C,)`, multiplies the normalised value (absent without `affine`); starts at 1.
     pub weight: Option<Var<T, (Const<C>,), D>>,
     /// `(C,)`, added last (absent without `affine`); starts at 0.
     pub bias: Option<Var<T, (Const<C>,), D>>,
+    #[parameters(skip)]
     eps: f64,
 }
 
@@ -281,11 +274,13 @@ group_norm_inputs! {
 /// let per_plane = y.reshape::<Rank2<6, 16>>();
 /// assert!(per_plane.mean::<Axis<1>>().to_vec().iter().all(|m| m.abs() < 1e-5));
 /// ```
+#[derive(Parameters)]
 pub struct InstanceNorm<T: FloatDType, const C: usize, D: Device> {
     /// `(C,)`, multiplies the normalised value (only with `affine`); starts at 1.
     pub weight: Option<Var<T, (Const<C>,), D>>,
     /// `(C,)`, added last (only with `affine`); starts at 0.
     pub bias: Option<Var<T, (Const<C>,), D>>,
+    #[parameters(skip)]
     eps: f64,
 }
 
@@ -337,19 +332,5 @@ pub(super) fn visit_affine<T: FloatDType, const C: usize, D: Device, V: ParamVis
     }
     if let Some(b) = bias {
         visitor.visit(&join_name(prefix, "bias"), b);
-    }
-}
-
-impl<T: FloatDType, const G: usize, const C: usize, D: Device> Parameters
-    for GroupNorm<T, G, C, D>
-{
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visit_affine(&self.weight, &self.bias, prefix, visitor);
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device> Parameters for InstanceNorm<T, C, D> {
-    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-        visit_affine(&self.weight, &self.bias, prefix, visitor);
     }
 }

@@ -125,7 +125,40 @@ impl ParamVisitor for ReadTraining {
     }
 }
 
-/// Anything holding parameters: a [`Var`], a layer, a tuple or array of them.
+/// Anything holding parameters: a [`Var`], a layer, a tuple or array of them. A struct gets the walk from
+/// `#[derive(Parameters)]`: each field under its own name (`prefix.field`; a tuple struct's as `prefix.0`, ..),
+/// in declaration order; `#[parameters(skip)]` leaves a field out (configuration), `#[parameters(flatten)]`
+/// visits it under the struct's own prefix. [`Buffer`]s and the layer's [`TrainingFlag`] are fields like any
+/// other, and an `Option` of parameters has them when it holds some.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::autograd::Var;
+/// use typed_tensor::nn::{Linear, Parameters, ParamVisitor};
+///
+/// #[derive(Parameters)]
+/// struct Head {
+///     proj: Linear<f32, 4, 2, Cpu>,
+///     scale: Option<Var<f32, Rank1<2>, Cpu>>,
+///     #[parameters(skip)]
+///     temperature: f64,
+/// }
+/// #[derive(Parameters)]
+/// struct Residual<M>(M); // a generic field gets its bound: M: Parameters
+///
+/// struct Names(Vec<String>);
+/// impl ParamVisitor for Names {
+///     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, _: &Var<T, S, D>) {
+///         self.0.push(name.to_string());
+///     }
+/// }
+/// let head = Residual(Head { proj: Linear::new(0), scale: Some(Var::new(Tensor::ones())), temperature: 1.0 });
+/// let mut names = Names(Vec::new());
+/// head.visit_params("", &mut names);
+/// assert_eq!(names.0, ["0.proj.weight", "0.proj.bias", "0.scale"]);
+/// ```
+///
+/// By hand, the walk forwards the call to each field:
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -243,6 +276,29 @@ pub fn join_name(prefix: &str, name: &str) -> String {
 impl<T: FloatDType, S: Shape, D: Device> Parameters for Var<T, S, D> {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
         visitor.visit(prefix, self);
+    }
+}
+
+impl<P: Parameters> Parameters for Option<P> {
+    /// The parameters of what it holds, under the same name; none when it holds nothing (a layer built without
+    /// its optional bias).
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        if let Some(p) = self {
+            p.visit_params(prefix, visitor);
+        }
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Parameters for Buffer<T, S, D> {
+    fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        visitor.visit_buffer(prefix, self);
+    }
+}
+
+impl Parameters for TrainingFlag {
+    /// The layer's training flag (it has no name of its own).
+    fn visit_params<V: ParamVisitor>(&self, _: &str, visitor: &mut V) {
+        visitor.visit_training(self);
     }
 }
 

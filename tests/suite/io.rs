@@ -180,22 +180,14 @@ fn mismatches_are_named() {
 /// exactly (extremes and negatives).
 #[test]
 fn integer_buffers_round_trip() {
-    use typed_tensor::nn::{join_name, Buffer, ParamVisitor, Parameters};
+    use typed_tensor::nn::{Buffer, Parameters};
+    #[derive(Parameters)] // each field visited under its name: `a`, `b`, ...
     struct Ints {
         a: Buffer<i8, Rank1<4>, Cpu>,
         b: Buffer<i32, Rank2<2, 2>, Cpu>,
         c: Buffer<u8, Rank1<2>, Cpu>,
         d: Buffer<u32, Rank1<2>, Cpu>,
         e: Buffer<i64, Rank1<2>, Cpu>,
-    }
-    impl Parameters for Ints {
-        fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
-            visitor.visit_buffer(&join_name(prefix, "a"), &self.a);
-            visitor.visit_buffer(&join_name(prefix, "b"), &self.b);
-            visitor.visit_buffer(&join_name(prefix, "c"), &self.c);
-            visitor.visit_buffer(&join_name(prefix, "d"), &self.d);
-            visitor.visit_buffer(&join_name(prefix, "e"), &self.e);
-        }
     }
     let saved = Ints {
         a: Buffer::new(Tensor::from_array([i8::MIN, -1, 0, i8::MAX])),

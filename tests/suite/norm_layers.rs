@@ -588,6 +588,68 @@ impl Parameters for Block {
     }
 }
 
+/// `#[derive(Parameters)]` walks the fields as the hand-written [`Block`] does (names, buffers, flags), skips a
+/// `#[parameters(skip)]` field, visits a `#[parameters(flatten)]` field's contents under the struct's own prefix,
+/// and bounds a generic field (`M: Parameters`); `train`/`eval` reach a `TrainingFlag` field.
+#[test]
+fn derived_walks_match_the_hand_written_one() {
+    #[derive(Parameters)]
+    struct Derived {
+        norm: BatchNorm1d<f32, 4, Cpu>,
+        head: (Linear<f32, 4, 4, Cpu>, Dropout),
+        #[parameters(skip)]
+        _note: f64,
+    }
+    let hand = [Block {
+        norm: BatchNorm1d::new(),
+        head: (Linear::new(1), Dropout::new(0.5, 2)),
+    }];
+    let derived = [Derived {
+        norm: BatchNorm1d::new(),
+        head: (Linear::new(1), Dropout::new(0.5, 2)),
+        _note: 1.0,
+    }];
+    let (mut a, mut b) = (Everything::default(), Everything::default());
+    hand.visit_params("", &mut a);
+    derived.visit_params("", &mut b);
+    assert_eq!(
+        (a.params, a.buffers, a.flags),
+        (b.params, b.buffers, b.flags)
+    );
+
+    #[derive(Parameters)]
+    struct Counter {
+        seen: Buffer<i64, (), Cpu>,
+        training: TrainingFlag,
+    }
+    #[derive(Parameters)]
+    struct Outer<M> {
+        #[parameters(flatten)]
+        counter: Counter,
+        inner: M,
+    }
+    #[derive(Parameters)]
+    struct Pair<A, B>(A, #[parameters(skip)] B);
+    let model = Pair(
+        Outer {
+            counter: Counter {
+                seen: Buffer::new(Tensor::zeros()),
+                training: TrainingFlag::default(),
+            },
+            inner: Linear::<f32, 2, 3, Cpu>::new(0),
+        },
+        "not parameters",
+    );
+    let mut all = Everything::default();
+    model.visit_params("m", &mut all);
+    assert_eq!(all.params, ["m.0.inner.weight", "m.0.inner.bias"]);
+    assert_eq!(all.buffers, [("m.0.seen".to_string(), DType::I64)]);
+    assert_eq!(all.flags, 1);
+    model.eval();
+    assert_eq!(model.mode(), Some(Mode::Evaluation));
+    assert!(!model.0.counter.training.get());
+}
+
 /// PyTorch's names for the parameters and buffers; `train`/`eval` reach nested layers; optimizers register
 /// the parameters only.
 #[test]
