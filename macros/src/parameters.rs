@@ -36,18 +36,7 @@ fn fail<T>(span: Span, message: &str) -> Result<T, Failure> {
 
 fn expand(item: TokenStream) -> Result<TokenStream, Failure> {
     let trees: Vec<TokenTree> = item.into_iter().collect();
-    let mut rest = skip_attributes(&trees);
-    // Visibility: `pub`, optionally `pub(crate)`, `pub(super)`, ...
-    if let [TokenTree::Ident(first), tail @ ..] = rest
-        && first.to_string() == "pub"
-    {
-        rest = tail;
-        if let [TokenTree::Group(g), tail @ ..] = rest
-            && g.delimiter() == Delimiter::Parenthesis
-        {
-            rest = tail;
-        }
-    }
+    let mut rest = skip_visibility(skip_attributes(&trees));
     let keyword = match rest.first() {
         Some(TokenTree::Ident(k)) => k.clone(),
         Some(other) => return fail(other.span(), "derive(Parameters) reads a struct"),
@@ -159,6 +148,27 @@ fn skip_attributes(mut trees: &[TokenTree]) -> &[TokenTree] {
         trees = tail;
     }
     trees
+}
+
+/// `trees` after a visibility: `pub`, optionally `pub(crate)`, `pub(super)`, ...
+fn skip_visibility(trees: &[TokenTree]) -> &[TokenTree] {
+    match trees {
+        [TokenTree::Ident(v), TokenTree::Group(g), tail @ ..]
+            if v.to_string() == "pub" && restricted(g) =>
+        {
+            tail
+        }
+        [TokenTree::Ident(v), tail @ ..] if v.to_string() == "pub" => tail,
+        _ => trees,
+    }
+}
+
+/// Whether `g` is a visibility's restriction, `(crate)`, `(self)`, `(super)` or `(in path)`, and not a tuple type
+/// after `pub` (a tuple struct's `pub (A, B)` field).
+fn restricted(g: &proc_macro::Group) -> bool {
+    g.delimiter() == Delimiter::Parenthesis
+        && matches!(g.stream().into_iter().next(),
+            Some(TokenTree::Ident(i)) if ["crate", "self", "super", "in"].contains(&i.to_string().as_str()))
 }
 
 /// The index of the `>` closing a `<` just before `trees`, counting nested `<`/`>` and not counting the `>` of
@@ -308,17 +318,7 @@ fn named_fields(stream: TokenStream) -> Result<Vec<Field>, Failure> {
     for part in split_top_level(&trees) {
         let after = skip_attributes(&part);
         let attrs = &part[..part.len() - after.len()];
-        let mut rest = after;
-        if let [TokenTree::Ident(v), tail @ ..] = rest
-            && v.to_string() == "pub"
-        {
-            rest = tail;
-            if let [TokenTree::Group(g), tail @ ..] = rest
-                && g.delimiter() == Delimiter::Parenthesis
-            {
-                rest = tail;
-            }
-        }
+        let rest = skip_visibility(after);
         let [TokenTree::Ident(name), TokenTree::Punct(colon), ty @ ..] = rest else {
             let span = part.first().map_or_else(Span::call_site, TokenTree::span);
             return fail(span, "derive(Parameters): a field is `name: Type`");
@@ -345,17 +345,7 @@ fn tuple_fields(stream: TokenStream) -> Result<Vec<Field>, Failure> {
     for (i, part) in split_top_level(&trees).into_iter().enumerate() {
         let after = skip_attributes(&part);
         let attrs = &part[..part.len() - after.len()];
-        let mut ty = after;
-        if let [TokenTree::Ident(v), tail @ ..] = ty
-            && v.to_string() == "pub"
-        {
-            ty = tail;
-            if let [TokenTree::Group(g), tail @ ..] = ty
-                && g.delimiter() == Delimiter::Parenthesis
-            {
-                ty = tail;
-            }
-        }
+        let ty = skip_visibility(after);
         match setting(attrs)? {
             Some(true) => continue,
             flatten => fields.push(Field {

@@ -629,7 +629,7 @@ fn derived_walks_match_the_hand_written_one() {
         inner: M,
     }
     #[derive(Parameters)]
-    struct Pair<A, B>(A, #[parameters(skip)] B);
+    struct Pair<A, B>(pub(crate) A, #[parameters(skip)] pub (B, u8));
     let model = Pair(
         Outer {
             counter: Counter {
@@ -638,7 +638,7 @@ fn derived_walks_match_the_hand_written_one() {
             },
             inner: Linear::<f32, 2, 3, Cpu>::new(0),
         },
-        "not parameters",
+        ("not parameters", 0),
     );
     let mut all = Everything::default();
     model.visit_params("m", &mut all);
