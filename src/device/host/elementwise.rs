@@ -162,6 +162,35 @@ fn par_chunks<O: Send>(out: &mut [O], chunk: usize, job: &(dyn Fn(&mut [O], usiz
         .for_each(|(i, piece)| job(piece, i * chunk));
 }
 
+/// From this many output elements on, [`each_chunk`] runs its chunks on threads: lower than [`PARALLEL_MIN`]
+/// because each of its outputs costs several reads (a window, a lane's taps, a prefix).
+#[cfg(feature = "std")]
+const CHUNKED_PARALLEL_MIN: usize = 1 << 15;
+
+/// Calls `f(index, chunk)` for each `len`-element chunk of `out` (a plane, a block of lanes, a slab): through
+/// [`par_chunks`] on the CPU's threads when `parallel` and `out` holds several chunks and at least
+/// [`CHUNKED_PARALLEL_MIN`] elements, else in order (`Embedded`, small outputs). The host kernels that write their
+/// output a chunk at a time share it.
+#[inline]
+pub(crate) fn each_chunk<O: Send>(
+    out: &mut [O],
+    len: usize,
+    parallel: bool,
+    f: impl Fn(usize, &mut [O]) + Sync,
+) {
+    if len == 0 {
+        return;
+    }
+    #[cfg(feature = "std")]
+    if parallel && out.len() >= CHUNKED_PARALLEL_MIN && out.len() > len {
+        return par_chunks(out, len, &|chunk, at| f(at / len, chunk));
+    }
+    let _ = parallel;
+    for (i, chunk) in out.chunks_mut(len).enumerate() {
+        f(i, chunk);
+    }
+}
+
 /// Splits the dense loop `k_at(out_chunk, start)` over chunks of `out`, on threads when `out` is large.
 #[inline(always)]
 fn dense<O: Send>(out: &mut [O], k_at: impl Fn(&mut [O], usize) + Sync) {

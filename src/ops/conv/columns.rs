@@ -9,7 +9,7 @@
 //!   pixels of a 2x2 window.
 
 use super::Conv2dParams;
-use crate::device::host::elementwise::zeroed;
+use crate::device::host::elementwise::{each_chunk, zeroed};
 use crate::dtype::{Accumulator, FloatDType};
 use crate::layout::Layout;
 use core::mem::MaybeUninit;
@@ -31,31 +31,6 @@ fn inside(
     first_at(pad)..first_at(pad + size)
 }
 
-/// Calls `plane(index, chunk)` for every `(image, channel)` plane of `out`, `len` elements each: on every core
-/// when the output is large (`parallel`, the CPU), else in order.
-fn each_plane<T: Send>(
-    out: &mut [T],
-    len: usize,
-    parallel: bool,
-    plane: impl Fn(usize, &mut [T]) + Sync,
-) {
-    if len == 0 {
-        return;
-    }
-    #[cfg(feature = "std")]
-    if parallel && out.len() >= 1 << 15 {
-        use rayon::prelude::*;
-        out.par_chunks_mut(len)
-            .enumerate()
-            .for_each(|(i, o)| plane(i, o));
-        return;
-    }
-    let _ = parallel;
-    for (i, o) in out.chunks_mut(len).enumerate() {
-        plane(i, o);
-    }
-}
-
 /// unfold of the `(N, C, H, W)` view `x` into the dense `(N, C KH KW, OH, OW)` columns `out`: channel `(c KH + i)
 /// KW + j` at `(y, x)` is the input at `(c, y sh + i dh - ph, x sw + j dw - pw)`, zero in the padding. Every
 /// element of `out` is written; the planes run on every core when `parallel` (the CPU).
@@ -71,7 +46,7 @@ pub(crate) fn unfold<T: FloatDType>(
     let s = lx.strides();
     let zeros = |run: &mut [MaybeUninit<T>]| run.fill(MaybeUninit::new(T::ZERO));
     let out = &mut out[..n * c * kh * kw * oh * ow];
-    each_plane(out, kh * kw * oh * ow, parallel, |plane, cols| {
+    each_chunk(out, kh * kw * oh * ow, parallel, |plane, cols| {
         let base = lx.offset() + plane / c * s[0] + plane % c * s[1];
         let mut rows = cols.chunks_exact_mut(ow);
         for i in 0..kh {
@@ -121,7 +96,7 @@ pub(crate) fn fold<T: FloatDType>(
     let c = ck / (kh * kw).max(1);
     let s = lc.strides();
     let out = &mut out[..n * c * h * w];
-    each_plane(out, h * w, parallel, |plane, image| {
+    each_chunk(out, h * w, parallel, |plane, image| {
         let image = zeroed(image);
         let first_tap = lc.offset() + plane / c * s[0] + plane % c * kh * kw * s[1];
         for i in 0..kh {

@@ -5,15 +5,12 @@
 //! computes each where it is used, with no heap.
 
 use super::{Resample, ResampleKernels, Taps};
+use crate::device::host::elementwise::{each_chunk, zeroed};
 use crate::dtype::{Accumulator, FloatDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::MAX_RANK;
 use core::mem::MaybeUninit;
-
-/// From this many outputs on, the CPU runs blocks on every core (`std` only).
-#[cfg(feature = "std")]
-const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// Where the lanes along `axis` of a strided view start: block `b` (an index of the axes before `axis`, row-major)
 /// and lane `j` within it (an index of the axes after).
@@ -74,31 +71,6 @@ impl Lanes {
     }
 }
 
-/// Calls `block(b, chunk)` for every block of `out`, `len` elements each: on every core when the output is large
-/// (`parallel`, the CPU), else in order.
-fn each_block<O: Send>(
-    out: &mut [O],
-    len: usize,
-    parallel: bool,
-    block: impl Fn(usize, &mut [O]) + Sync,
-) {
-    if len == 0 {
-        return;
-    }
-    #[cfg(feature = "std")]
-    if parallel && out.len() >= PARALLEL_ELEMS && out.len() > len {
-        use rayon::prelude::*;
-        out.par_chunks_mut(len)
-            .enumerate()
-            .for_each(|(b, o)| block(b, o));
-        return;
-    }
-    let _ = parallel;
-    for (b, o) in out.chunks_mut(len).enumerate() {
-        block(b, o);
-    }
-}
-
 /// One output from its taps, `get(i)` reading input `i` of the lane: the weighted taps summed in order, or the
 /// bin's sum divided by its length, in the accumulator type.
 #[inline(always)]
@@ -139,7 +111,7 @@ fn resample_into<T: FloatDType>(
     let blocks: usize = dims[..axis].iter().product();
     let (lanes, xs) = (Lanes::new(lx, axis), lx.strides()[axis]);
     let out = &mut out[..blocks * n_out * inner];
-    each_block(out, n_out * inner, parallel, |b, block| {
+    each_chunk(out, n_out * inner, parallel, |b, block| {
         let start = lanes.block(b);
         for (o, row) in block.chunks_exact_mut(inner).enumerate() {
             let t = taps(o);
@@ -166,8 +138,8 @@ fn resample_backward_into<T: FloatDType>(
     let blocks: usize = dims[..axis].iter().product();
     let (lanes, gs) = (Lanes::new(lg, axis), lg.strides()[axis]);
     let out = &mut out[..blocks * n_in * inner];
-    each_block(out, n_in * inner, parallel, |b, block| {
-        let block = crate::device::host::elementwise::zeroed(block);
+    each_chunk(out, n_in * inner, parallel, |b, block| {
+        let block = zeroed(block);
         let start = lanes.block(b);
         // Rounded to T at each addition: the same sums, in the same order, as the CUDA kernel's.
         let add = |d: &mut T, v: T::Acc| *d = T::from_acc(d.to_acc().add(v));

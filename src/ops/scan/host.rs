@@ -5,15 +5,13 @@
 //! core. `Embedded` walks one lane at a time, with no heap.
 
 use super::{Scan, ScanKernels};
+#[cfg(feature = "alloc")]
+use crate::device::host::elementwise::each_chunk;
 use crate::device::host::elementwise::zeroed;
 use crate::dtype::{Accumulator, WithDType};
 use crate::error::Result;
 use crate::layout::{for_each_lane, Layout};
 use core::mem::MaybeUninit;
-
-/// From this many elements on, the CPU runs lanes on every core (`std` only).
-#[cfg(feature = "std")]
-const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// Calls `slab(starts, out_slab)` for every slab of the dense output (the `n x inner` elements of one index of
 /// the axes before `axis`, lane `j`'s element `i` at `i * inner + j`), with the first-element indices of the
@@ -29,20 +27,9 @@ fn for_each_slab<const K: usize, O: Send>(
     for_each_lane(inputs, axis, |st, _| starts.push(st));
     let dims = inputs[0].dims();
     let (n, inner) = (dims[axis], dims[axis + 1..].iter().product::<usize>());
-    if n == 0 || inner == 0 {
-        return;
-    }
-    #[cfg(feature = "std")]
-    if out.len() >= PARALLEL_ELEMS && out.len() > n * inner {
-        use rayon::prelude::*;
-        out.par_chunks_mut(n * inner)
-            .zip(starts.par_chunks(inner))
-            .for_each(|(o, st)| slab(st, o));
-        return;
-    }
-    for (o, st) in out.chunks_mut(n * inner).zip(starts.chunks(inner)) {
-        slab(st, o);
-    }
+    each_chunk(out, n * inner, true, |b, o| {
+        slab(&starts[b * inner..][..inner], o)
+    });
 }
 
 /// Where the host kernels' lanes come from: `Embedded` walks each lane on its own with no heap; the CPU walks
