@@ -82,15 +82,19 @@ fn repeat_layout(src: &Layout, reps: &[(usize, usize)]) -> Option<(Layout, [bool
     RepeatWalk::new(src.dims(), src.strides(), reps).layout(src.offset())
 }
 
-/// The repetitions from `src`'s dims to `dst`'s: `Error::ShapeMismatch` unless each `dst` dim is a multiple of the
-/// corresponding `src` one (and equal off `axis` for `repeat_interleave`).
-fn repetitions(
+/// Per axis `(outer, inner)` repetitions; axes past the rank hold `(1, 1)`.
+type RepeatPairs = [(usize, usize); MAX_RANK];
+
+/// How `src`'s dims repeat into `dst`'s, per axis `(outer, inner)`: `tile` repeats whole (outer), and
+/// `repeat_interleave` (`axis` given) repeats each element in place (inner). `Error::ShapeMismatch` unless each
+/// `dst` dim is a multiple of the corresponding `src` one (and equal off `axis` for `repeat_interleave`).
+fn repeat_pairs(
     op: &'static str,
     src: &Dims,
     dst: &Dims,
     axis: Option<usize>,
-) -> Result<[usize; MAX_RANK]> {
-    let mut reps = [1; MAX_RANK];
+) -> Result<RepeatPairs> {
+    let mut pairs = [(1, 1); MAX_RANK];
     let mismatch = || Error::shape_mismatch(op, *src, *dst);
     if src.len() != dst.len() {
         return Err(mismatch());
@@ -101,9 +105,10 @@ fn repetitions(
         if !fits || (axis.is_some_and(|a| a != ax) && s != d) {
             return Err(mismatch());
         }
-        reps[ax] = d.checked_div(s).unwrap_or(1);
+        let r = d.checked_div(s).unwrap_or(1);
+        pairs[ax] = if axis.is_some() { (1, r) } else { (r, 1) };
     }
-    Ok(reps)
+    Ok(pairs)
 }
 
 /// The build-time check of `tile`: equal ranks, and each static target dim a multiple of the static input dim.
@@ -268,11 +273,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert!(x.try_tile_with_shape((3usize, 5usize)).is_err()); // 5 is not a multiple of 2
     /// ```
     pub fn try_tile_with_shape<Dst: Shape>(&self, dst: Dst) -> Result<Tensor<T, Dst, D>> {
+        Ok(self.tiled(dst)?.0)
+    }
+
+    /// The forward of `tile`, shared with the traced form, which keeps the repetitions for its gradient.
+    fn tiled<Dst: Shape>(&self, dst: Dst) -> Result<(Tensor<T, Dst, D>, RepeatPairs)> {
         let () = TileFits::<S, Dst>::OK;
-        let dims = self.dims();
-        let reps = repetitions("tile", &dims, &dst.dims(), None)?;
-        let pairs: [(usize, usize); MAX_RANK] = core::array::from_fn(|ax| (reps[ax], 1));
-        self.repeated("tile", dst, &pairs[..dims.len()])
+        let pairs = repeat_pairs("tile", &self.dims(), &dst.dims(), None)?;
+        Ok((self.repeated("tile", dst, &pairs[..S::RANK])?, pairs))
     }
 
     /// Each element repeated in place along `Ax` to fill `Dst` (PyTorch's `repeat_interleave(r, dim)`): `Dst` is
@@ -312,11 +320,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        Ok(self.interleaved::<Ax, Dst>(dst)?.0)
+    }
+
+    /// The forward of `repeat_interleave`, shared with the traced form, which keeps the repetitions for its
+    /// gradient.
+    fn interleaved<Ax, Dst: Shape>(&self, dst: Dst) -> Result<(Tensor<T, Dst, D>, RepeatPairs)>
+    where
+        S: HasAxis<Ax>,
+    {
         let () = InterleaveFits::<S, Ax, Dst>::OK;
-        let dims = self.dims();
-        let reps = repetitions("repeat_interleave", &dims, &dst.dims(), Some(S::INDEX))?;
-        let pairs: [(usize, usize); MAX_RANK] = core::array::from_fn(|ax| (1, reps[ax]));
-        self.repeated("repeat_interleave", dst, &pairs[..dims.len()])
+        let op = "repeat_interleave";
+        let pairs = repeat_pairs(op, &self.dims(), &dst.dims(), Some(S::INDEX))?;
+        Ok((self.repeated(op, dst, &pairs[..S::RANK])?, pairs))
     }
 }
 
@@ -396,9 +412,7 @@ mod traced {
         /// [`Self::tile`] to `dst`, whose runtime-sized dims are given here (see
         /// [`Tensor::try_tile_with_shape`]).
         pub fn try_tile_with_shape<Dst: Shape>(&self, dst: Dst) -> Result<Traced<T, Dst, D>> {
-            let y = self.value.try_tile_with_shape(dst)?;
-            let reps = repetitions("tile", &self.value.dims(), &y.dims(), None)?;
-            let pairs = core::array::from_fn(|ax| (reps[ax], 1));
+            let (y, pairs) = self.value.tiled(dst)?;
             let captured = (self.slot(), self.value.dims(), pairs, S::RANK);
             Ok(record_with(y, &[&self.node], captured, repeat_rule::<T, D>))
         }
@@ -424,13 +438,8 @@ mod traced {
         where
             S: HasAxis<Ax>,
         {
-            let y = self
-                .value
-                .try_repeat_interleave_with_shape::<Ax, Dst>(dst)?;
-            let dims = self.value.dims();
-            let reps = repetitions("repeat_interleave", &dims, &y.dims(), Some(S::INDEX))?;
-            let pairs = core::array::from_fn(|ax| (1, reps[ax]));
-            let captured = (self.slot(), dims, pairs, S::RANK);
+            let (y, pairs) = self.value.interleaved::<Ax, Dst>(dst)?;
+            let captured = (self.slot(), self.value.dims(), pairs, S::RANK);
             Ok(record_with(y, &[&self.node], captured, repeat_rule::<T, D>))
         }
     }
