@@ -122,6 +122,48 @@ fn sweep_one(x: &Tensor<f32, Runtime2, Cpu>) {
         empty_as("count_nonzero", x.count_nonzero::<Axis<0>>(), &rest);
         empty_as("logsumexp", x.logsumexp::<Axis<0>>(), &rest);
     }
+    // The ops that take a count along an axis: fine along the huge one, refused along the empty one.
+    macro_rules! counted {
+        ($long:literal, $empty:literal) => {{
+            let (v, i) = x.try_topk::<Axis<$long>, 2>(true).unwrap();
+            let mut two = [d[0], d[1]];
+            two[$long] = 2;
+            empty_as("topk", v, &two);
+            empty_as("topk indices", i, &two);
+            let (v, i) = x.try_median::<Axis<$long>>().unwrap();
+            empty_as("median", v, &rest);
+            empty_as("median indices", i, &rest);
+            assert!(
+                x.try_topk::<Axis<$empty>, 2>(true).is_err(),
+                "topk along {:?}",
+                d
+            );
+            assert!(
+                x.try_median::<Axis<$empty>>().is_err(),
+                "median along {:?}",
+                d
+            );
+        }};
+    }
+    if huge == 1 {
+        counted!(1, 0);
+    } else {
+        counted!(0, 1);
+    }
+    // Repeats: twice the huge axis is still empty, and costs nothing.
+    let mut twice = [d[0], d[1]];
+    twice[huge] *= 2;
+    empty_as(
+        "tile",
+        x.try_tile_with_shape((twice[0], twice[1])).unwrap(),
+        &twice,
+    );
+    let wide = if huge == 1 {
+        x.try_repeat_interleave_with_shape::<Axis<1>, Runtime2>((twice[0], twice[1]))
+    } else {
+        x.try_repeat_interleave_with_shape::<Axis<0>, Runtime2>((twice[0], twice[1]))
+    };
+    empty_as("repeat_interleave", wide.unwrap(), &twice);
     assert_eq!(x.any_all().to_scalar(), 0);
     assert_eq!(x.all_all().to_scalar(), 1);
     assert_eq!(x.sum_all().to_scalar(), 0.0);
