@@ -109,6 +109,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        let indices = self.topk_indices::<Ax, K>(largest)?;
+        Ok((self.gather_axis(&indices, S::INDEX), indices))
+    }
+
+    /// The positions [`Self::try_topk`] picks: the forward's sort, which the traced form shares and then gathers
+    /// through its own rule.
+    pub(crate) fn topk_indices<Ax, const K: usize>(
+        &self,
+        largest: bool,
+    ) -> Result<Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>>
+    where
+        S: HasAxis<Ax>,
+    {
         let () = TopkFits::<S, Ax, K>::OK;
         let (axis, size) = (S::INDEX, self.dims()[S::INDEX]);
         if K > size {
@@ -120,10 +133,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             });
         }
         let order = self.argsort_axis(axis, largest);
-        // The first K positions of each lane (a view).
+        // The first K positions of each lane (a view, then dense).
         let first: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D> =
             order.view_as(order.layout().narrow("topk", axis, 0, K)?);
-        Ok((self.gather_axis(&first, axis), first.contiguous()))
+        Ok(first.contiguous())
     }
 
     /// The `k`-th smallest element of each lane along `Ax` (1-based, PyTorch's `kthvalue`; NaN counts as the

@@ -52,7 +52,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let (_, indices) = self.value.try_topk::<Ax, K>(largest)?;
+        let indices = self.value.topk_indices::<Ax, K>(largest)?;
         Ok((
             self.gather_along(&indices, self.padded_axis::<Ax>()),
             indices,
