@@ -119,27 +119,63 @@ pub(crate) fn launch_grid_shared(
     if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
         return Ok(());
     }
+    let kernel = state(op)?.kernel(op, &sig)?;
+    // SAFETY: the arguments match the entry's parameters (checked against the catalog above), and every caller
+    // sizes its output by the launch's element count and passes input views of tensors over their own buffers.
+    unsafe {
+        launch_raw(
+            op,
+            kernel,
+            &sig.name,
+            grid,
+            (block, 1, 1),
+            shared,
+            &mut args,
+        )
+    }
+}
+
+/// Launches `kernel` (an entry of a module of this context) on `grid` blocks of `block` threads on the device's
+/// stream (or into the graph being recorded).
+///
+/// # Safety
+///
+/// `args` are the entry's parameters, in order and of the sizes its PTX declares, and every device address
+/// among them points into a buffer of at least the elements the kernel reads or writes there.
+pub(super) unsafe fn launch_raw(
+    op: &'static str,
+    kernel: Kernel,
+    name: &str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared: usize,
+    args: &mut [Arg],
+) -> Result<()> {
+    if args.len() > kernels::MAX_PARAMS {
+        return Err(cuda_err(
+            op,
+            format!("{name}: at most {} kernel arguments", kernels::MAX_PARAMS),
+        ));
+    }
     let st = state(op)?;
-    let kernel = st.kernel(op, &sig)?;
     let gate = graph::launch_gate(op)?;
     let mut ptrs = [core::ptr::null_mut::<c_void>(); kernels::MAX_PARAMS];
-    for (p, arg) in ptrs.iter_mut().zip(&mut args) {
+    for (p, arg) in ptrs.iter_mut().zip(args.iter_mut()) {
         *p = arg.ptr();
     }
-    // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a live argument of the size the PTX entry
-    // declares (checked against the catalog above; `args` outlives the launch, which copies them). Device
-    // addresses among them point into buffers of at least the elements the kernel indexes: every caller sizes
-    // its output by the launch's element count and passes input views of tensors over their own buffers. The
-    // kernel handle belongs to a module of this context, and the stream is the device's.
+    // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a live argument (`args` outlives the
+    // launch, which copies them) of the size the entry declares, and the addresses among them point into large
+    // enough buffers (this function's contract). The kernel handle belongs to a module of this context, and the
+    // stream is the device's.
     let code = unsafe {
         cu::cuLaunchKernel(
             kernel.0,
             grid.0,
             grid.1,
             grid.2,
-            block,
-            1,
-            1,
+            block.0,
+            block.1,
+            block.2,
             shared as u32,
             st.stream.as_inner(),
             ptrs.as_mut_ptr(),
@@ -148,7 +184,7 @@ pub(crate) fn launch_grid_shared(
     };
     drop(gate);
     if code != cu::CUresult::CUDA_SUCCESS {
-        return Err(cuda_err(op, format!("launching {}: {code:?}", sig.name)));
+        return Err(cuda_err(op, format!("launching {name}: {code:?}")));
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ mod blas;
 mod graph;
 pub mod kernels;
 mod launch;
+mod ptx_kernel;
 mod storage;
 
 use super::{Device, Kernels, Write};
@@ -36,6 +37,7 @@ pub(crate) use launch::{
     gemm, lane_walk, launch, launch_grid, launch_grid_shared, run_into, threads_for, views, Arg,
     MAX_BLOCKS, SHARED_BYTES,
 };
+pub use ptx_kernel::{KernelArg, PtxKernel};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 pub use storage::CudaStorage;
@@ -52,6 +54,8 @@ struct State {
     /// Kernel handles by module and entry name, looked up in their module once (a launch then only reads this).
     functions: std::sync::RwLock<BTreeMap<&'static str, BTreeMap<String, Kernel>>>,
     cache: Mutex<Cache>,
+    /// Modules loaded from users' PTX ([`PtxKernel`]), by name.
+    user_modules: Mutex<BTreeMap<&'static str, ptx_kernel::UserModule>>,
 }
 
 /// A kernel entry of a loaded module.
@@ -153,6 +157,7 @@ fn init_state() -> core::result::Result<State, String> {
         modules,
         functions: Default::default(),
         cache: Mutex::new(Cache::default()),
+        user_modules: Mutex::default(),
     })
 }
 
