@@ -31,8 +31,9 @@ use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
 use crate::ops::{
-    AlongAxisKernels, ConvKernels, ElementwiseKernels, IndexingKernels, JoinKernels, MatmulKernels,
-    OptimKernels, PoolKernels, ReduceKernels, ResampleKernels, ScanKernels, SortKernels,
+    AlongAxisKernels, ConvKernels, CustomKernels, ElementwiseKernels, IndexingKernels, JoinKernels,
+    MatmulKernels, OptimKernels, PoolKernels, ReduceKernels, ResampleKernels, ScanKernels,
+    SortKernels,
 };
 use crate::shape::{Dims, Shape};
 
@@ -45,12 +46,13 @@ pub const INLINE_BYTES: usize = 64;
 
 /// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
 /// and the core kernels) and the device trait of each op family in `src/ops/` ([`AlongAxisKernels`],
-/// [`ConvKernels`], [`ElementwiseKernels`], [`IndexingKernels`], [`JoinKernels`], [`MatmulKernels`],
+/// [`ConvKernels`], [`CustomKernels`], [`ElementwiseKernels`], [`IndexingKernels`], [`JoinKernels`], [`MatmulKernels`],
 /// [`OptimKernels`], [`PoolKernels`], [`ReduceKernels`], [`ResampleKernels`], [`ScanKernels`], [`SortKernels`]); user code names only `D: Device`.
 pub trait Device:
     Kernels
     + AlongAxisKernels
     + ConvKernels
+    + CustomKernels
     + ElementwiseKernels
     + IndexingKernels
     + JoinKernels

@@ -9,6 +9,7 @@
 
 pub mod along_axis;
 pub mod conv;
+pub mod custom;
 pub mod elementwise;
 /// The vectorisable f32 math of the host loops; it lives with the element types (`dtype::fast_math`), whose float
 /// functions use it.
@@ -26,6 +27,7 @@ pub mod view;
 
 pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use conv::{Conv2dParams, Conv3dParams, ConvKernels};
+pub use custom::CustomKernels;
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
 pub use join::{JoinKernels, PadMode};

@@ -11,6 +11,7 @@ mod common;
 
 mod autograd;
 mod conv;
+mod custom;
 mod edges;
 mod in_place;
 mod indexing;
