@@ -33,6 +33,7 @@ pub mod loss;
 mod module;
 mod norm;
 mod params;
+mod pool;
 mod state;
 
 pub use activation::{
@@ -40,10 +41,7 @@ pub use activation::{
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
-pub use conv::{
-    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Conv1d, Conv2d, Conv3d,
-    ConvTranspose2d, Flatten, MaxPool, MaxPool2d, PoolOutput, Upsample,
-};
+pub use conv::{Conv1d, Conv2d, Conv3d, ConvTranspose2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
@@ -54,6 +52,10 @@ pub use norm::{
 #[cfg(feature = "safetensors")]
 pub(crate) use params::Cell;
 pub use params::{join_name, Mode, ParamVisitor, Parameters};
+pub use pool::{
+    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Flatten, MaxPool, MaxPool2d,
+    PoolOutput, Upsample,
+};
 pub use state::{Buffer, TrainingFlag};
 
 /// Writes a layer's [`Module`] impl once for both kinds of value it runs on: put `#[layer]` on an
