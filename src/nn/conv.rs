@@ -1,40 +1,84 @@
-//! Convolution layers for `(N, C, ...)` inputs: 1-, 2- and 3-D, and the transposed 2-D convolution.
+//! Convolution layers for `(N, C, ...)` inputs, one generic definition ([`ConvNd`]) whose spatial rank and
+//! direction are a type parameter: [`Conv1d`], [`Conv2d`], [`Conv3d`], [`ConvTranspose1d`] and
+//! [`ConvTranspose2d`] are its aliases.
 //!
 //! Stable Rust cannot compute an output size like `(H + 2 P - K) / S + 1` in a type, so these layers name their
-//! output size (`OH`, `OW`, or the flattened width) as const parameters; the input size is inferred from the
-//! input type and checked against them by a `const` assertion when the model is built (`cargo build`).
+//! output size (`OL`, `OH x OW`, `OD x OH x OW`) as const parameters; the input size is inferred from the input
+//! type and checked against them by a `const` assertion when the model is built (`cargo build`).
 
 use super::{layer, Module, Parameters};
 use crate::autograd::Var;
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{Const, Rank3, Rank4, Rank5};
+use crate::shape::{Const, ConstShape, Rank1, Rank2, Rank3, Rank4, Rank5};
 use crate::tensor::{Conv, Tensor};
 
-/// 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW`, with a bias per output channel.
-/// Dilation and groups are available through the functional [`Tensor::conv2d`].
-///
-/// ```
-/// use typed_tensor::prelude::*;
-/// use typed_tensor::nn::{Conv2d, Module};
-/// // 8x8 in, "same" padding: 8x8 out.
-/// let conv = Conv2d::<f32, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(0);
-/// let y: Tensor<f32, Rank4<2, 4, 8, 8>, Cpu> = conv.forward(Tensor::<f32, Rank4<2, 1, 8, 8>, Cpu>::zeros());
-/// ```
+/// The spatial part of a [`ConvNd`] layer's type: its output's spatial sizes (`Rank1<OL>`, `Rank2<OH, OW>`,
+/// `Rank3<OD, OH, OW>`), or [`Transposed`] ones for a transposed convolution. It fixes the weight's shape and
+/// the default initialisation's fan-in.
+pub trait ConvOutput: Copy + Default + Send + Sync + 'static {
+    /// The number of spatial axes: 1, 2 or 3.
+    const AXES: usize;
+    /// Whether the layer is a transposed convolution (its weight is `(C_IN, C_OUT, K, ..)`).
+    const TRANSPOSED: bool;
+    /// The weight's shape: `(C_OUT, C_IN, K, ..)` with one `K` per spatial axis, or `(C_IN, C_OUT, K, ..)` for a
+    /// transposed convolution (PyTorch's layouts).
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize>: ConstShape;
+}
+
+/// The output sizes `O` of a transposed convolution layer ([`ConvTranspose1d`], [`ConvTranspose2d`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transposed<O>(core::marker::PhantomData<O>);
+
+impl<const OL: usize> ConvOutput for Rank1<OL> {
+    const AXES: usize = 1;
+    const TRANSPOSED: bool = false;
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank3<C_OUT, C_IN, K>;
+}
+
+impl<const OH: usize, const OW: usize> ConvOutput for Rank2<OH, OW> {
+    const AXES: usize = 2;
+    const TRANSPOSED: bool = false;
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank4<C_OUT, C_IN, K, K>;
+}
+
+impl<const OD: usize, const OH: usize, const OW: usize> ConvOutput for Rank3<OD, OH, OW> {
+    const AXES: usize = 3;
+    const TRANSPOSED: bool = false;
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> =
+        Rank5<C_OUT, C_IN, K, K, K>;
+}
+
+impl<const OL: usize> ConvOutput for Transposed<Rank1<OL>> {
+    const AXES: usize = 1;
+    const TRANSPOSED: bool = true;
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank3<C_IN, C_OUT, K>;
+}
+
+impl<const OH: usize, const OW: usize> ConvOutput for Transposed<Rank2<OH, OW>> {
+    const AXES: usize = 2;
+    const TRANSPOSED: bool = true;
+    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank4<C_IN, C_OUT, K, K>;
+}
+
+/// A convolution layer, `C_IN -> C_OUT` channels, a kernel of `K` along every spatial axis, output spatial sizes
+/// `O` (see [`ConvOutput`]), stride `STRIDE` and padding `PADDING` on every axis, with a bias per output channel.
+/// Name it by its aliases, PyTorch's names: [`Conv1d`], [`Conv2d`], [`Conv3d`], [`ConvTranspose1d`],
+/// [`ConvTranspose2d`]. Per-axis geometry, dilation and groups are available through the functional ops
+/// ([`Tensor::conv2d`] and its siblings).
 #[derive(Parameters)]
-pub struct Conv2d<
+pub struct ConvNd<
     T: FloatDType,
     const C_IN: usize,
     const C_OUT: usize,
     const K: usize,
-    const OH: usize,
-    const OW: usize,
+    O: ConvOutput,
     D: Device,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
 > {
-    /// `(C_OUT, C_IN, K, K)`.
-    pub weight: Var<T, Rank4<C_OUT, C_IN, K, K>, D>,
+    /// `(C_OUT, C_IN, K, ..)`, or `(C_IN, C_OUT, K, ..)` for a transposed convolution.
+    pub weight: Var<T, O::Weight<C_IN, C_OUT, K>, D>,
     /// `(C_OUT,)`, added to every position.
     pub bias: Var<T, (Const<C_OUT>,), D>,
 }
@@ -44,46 +88,28 @@ impl<
         const C_IN: usize,
         const C_OUT: usize,
         const K: usize,
-        const OH: usize,
-        const OW: usize,
+        O: ConvOutput,
         D: Device,
         const STRIDE: usize,
         const PADDING: usize,
-    > Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
+    > ConvNd<T, C_IN, C_OUT, K, O, D, STRIDE, PADDING>
 {
-    /// Weights and bias uniform in `(-1/sqrt(C_IN K K), 1/sqrt(C_IN K K))` (PyTorch's default).
+    /// Weights and bias uniform in `(-1/sqrt(fan_in), 1/sqrt(fan_in))` (PyTorch's default): `fan_in` is
+    /// `C_IN K^d` for `d` spatial axes, and `C_OUT K^d` for a transposed convolution (the weight's second dim
+    /// times the kernel's size, as PyTorch counts it).
     pub fn new(seed: u64) -> Self {
-        let bound = 1.0 / ((C_IN * K * K) as f64).sqrt();
-        Conv2d {
+        let channels = if O::TRANSPOSED { C_OUT } else { C_IN };
+        let bound = 1.0 / ((channels * K.pow(O::AXES as u32)) as f64).sqrt();
+        ConvNd {
             weight: Var::new(uniform(seed, bound)),
             bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
         }
     }
 }
 
-#[layer]
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Value<T, Rank4<N, C_IN, H, W>, D>>
-    for Conv2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Value<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Value<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let y: Self::Output = x.conv2d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
-        y + &bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
-    }
+/// A tensor uniform in `(-bound, bound)`.
+fn uniform<T: FloatDType, S: ConstShape, D: Device>(seed: u64, bound: f64) -> Tensor<T, S, D> {
+    Tensor::uniform(-bound, bound, seed)
 }
 
 /// 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL`, with a bias per output channel
@@ -97,152 +123,39 @@ impl<
 /// let conv = Conv1d::<f32, 2, 4, 3, 5, Cpu, 2, 1>::new(0);
 /// let y: Tensor<f32, Rank3<8, 4, 5>, Cpu> = conv.forward(Tensor::<f32, Rank3<8, 2, 10>, Cpu>::zeros());
 /// ```
-#[derive(Parameters)]
-pub struct Conv1d<
-    T: FloatDType,
+pub type Conv1d<
+    T,
     const C_IN: usize,
     const C_OUT: usize,
     const K: usize,
     const OL: usize,
-    D: Device,
+    D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> {
-    /// `(C_OUT, C_IN, K)`.
-    pub weight: Var<T, Rank3<C_OUT, C_IN, K>, D>,
-    /// `(C_OUT,)`, added to every position.
-    pub bias: Var<T, (Const<C_OUT>,), D>,
-}
+> = ConvNd<T, C_IN, C_OUT, K, Rank1<OL>, D, STRIDE, PADDING>;
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OL: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
-{
-    /// Weights and bias uniform in `(-1/sqrt(C_IN K), 1/sqrt(C_IN K))` (PyTorch's default).
-    pub fn new(seed: u64) -> Self {
-        let bound = 1.0 / ((C_IN * K) as f64).sqrt();
-        Conv1d {
-            weight: Var::new(uniform(seed, bound)),
-            bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
-        }
-    }
-}
-
-/// A tensor uniform in `(-bound, bound)`.
-fn uniform<T: FloatDType, S: crate::shape::ConstShape, D: Device>(
-    seed: u64,
-    bound: f64,
-) -> Tensor<T, S, D> {
-    Tensor::uniform(-bound, bound, seed)
-}
-
-#[layer]
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OL: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const L: usize,
-    > Module<Value<T, Rank3<N, C_IN, L>, D>> for Conv1d<T, C_IN, C_OUT, K, OL, D, STRIDE, PADDING>
-{
-    type Output = Value<T, Rank3<N, C_OUT, OL>, D>;
-    fn forward(&self, x: Value<T, Rank3<N, C_IN, L>, D>) -> Self::Output {
-        let y: Self::Output = x.conv1d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>)>();
-        y + &bias.broadcast::<Rank3<N, C_OUT, OL>>()
-    }
-}
-
-/// Transposed 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW` (PyTorch's
-/// `ConvTranspose2d`; weight `(C_IN, C_OUT, K, K)`, output size `(H - 1) STRIDE - 2 PADDING + K`, checked at
-/// build time), with a bias per output channel. Dilation and groups are available through the functional
-/// [`Tensor::conv_transpose2d`].
+/// 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW`, with a bias per output channel
+/// (PyTorch's `Conv2d`; weight `(C_OUT, C_IN, K, K)`). Dilation and groups are available through the functional
+/// [`Tensor::conv2d`].
 ///
 /// ```
 /// use typed_tensor::prelude::*;
-/// use typed_tensor::nn::{ConvTranspose2d, Module};
-/// // 4x4 -> 8x8: (4 - 1) 2 - 2 + 4 = 8.
-/// let up = ConvTranspose2d::<f32, 3, 2, 4, 8, 8, Cpu, 2, 1>::new(0);
-/// let y: Tensor<f32, Rank4<1, 2, 8, 8>, Cpu> = up.forward(Tensor::<f32, Rank4<1, 3, 4, 4>, Cpu>::ones());
+/// use typed_tensor::nn::{Conv2d, Module};
+/// // 8x8 in, "same" padding: 8x8 out.
+/// let conv = Conv2d::<f32, 1, 4, 3, 8, 8, Cpu, 1, 1>::new(0);
+/// let y: Tensor<f32, Rank4<2, 4, 8, 8>, Cpu> = conv.forward(Tensor::<f32, Rank4<2, 1, 8, 8>, Cpu>::zeros());
 /// ```
-#[derive(Parameters)]
-pub struct ConvTranspose2d<
-    T: FloatDType,
+pub type Conv2d<
+    T,
     const C_IN: usize,
     const C_OUT: usize,
     const K: usize,
     const OH: usize,
     const OW: usize,
-    D: Device,
+    D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> {
-    /// `(C_IN, C_OUT, K, K)`.
-    pub weight: Var<T, Rank4<C_IN, C_OUT, K, K>, D>,
-    /// `(C_OUT,)`, added to every position.
-    pub bias: Var<T, (Const<C_OUT>,), D>,
-}
-
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > ConvTranspose2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    /// Weights and bias uniform in `(-1/sqrt(C_OUT K K), 1/sqrt(C_OUT K K))` (PyTorch's default: its fan-in of
-    /// a transposed convolution is the weight's second dim times the kernel's area).
-    pub fn new(seed: u64) -> Self {
-        let bound = 1.0 / ((C_OUT * K * K) as f64).sqrt();
-        ConvTranspose2d {
-            weight: Var::new(uniform(seed, bound)),
-            bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
-        }
-    }
-}
-
-#[layer]
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Value<T, Rank4<N, C_IN, H, W>, D>>
-    for ConvTranspose2d<T, C_IN, C_OUT, K, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Value<T, Rank4<N, C_OUT, OH, OW>, D>;
-    fn forward(&self, x: Value<T, Rank4<N, C_IN, H, W>, D>) -> Self::Output {
-        let y: Self::Output =
-            x.conv_transpose2d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias = Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>)>();
-        y + &bias.broadcast::<Rank4<N, C_OUT, OH, OW>>()
-    }
-}
+> = ConvNd<T, C_IN, C_OUT, K, Rank2<OH, OW>, D, STRIDE, PADDING>;
 
 /// 3-D convolution, `C_IN -> C_OUT` channels, `K x K x K` kernel, output `OD x OH x OW`, with a bias per output
 /// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`). Per-axis geometry, dilation and groups are
@@ -256,72 +169,102 @@ impl<
 /// let y: Tensor<f32, Rank5<1, 4, 4, 8, 8>, Cpu> =
 ///     conv.forward(Tensor::<f32, Rank5<1, 2, 4, 8, 8>, Cpu>::zeros());
 /// ```
-#[derive(Parameters)]
-pub struct Conv3d<
-    T: FloatDType,
+pub type Conv3d<
+    T,
     const C_IN: usize,
     const C_OUT: usize,
     const K: usize,
     const OD: usize,
     const OH: usize,
     const OW: usize,
-    D: Device,
+    D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> {
-    /// `(C_OUT, C_IN, K, K, K)`.
-    pub weight: Var<T, Rank5<C_OUT, C_IN, K, K, K>, D>,
-    /// `(C_OUT,)`, added to every position.
-    pub bias: Var<T, (Const<C_OUT>,), D>,
-}
+> = ConvNd<T, C_IN, C_OUT, K, Rank3<OD, OH, OW>, D, STRIDE, PADDING>;
 
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OD: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-    > Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
-{
-    /// Weights and bias uniform in `(-1/sqrt(C_IN K^3), 1/sqrt(C_IN K^3))` (PyTorch's default).
-    pub fn new(seed: u64) -> Self {
-        let bound = 1.0 / ((C_IN * K * K * K) as f64).sqrt();
-        Conv3d {
-            weight: Var::new(uniform(seed, bound)),
-            bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
+/// Transposed 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL` (PyTorch's
+/// `ConvTranspose1d`; weight `(C_IN, C_OUT, K)`, output length `(L - 1) STRIDE - 2 PADDING + K`, checked at
+/// build time), with a bias per output channel. Dilation and groups are available through the functional
+/// [`Tensor::conv_transpose1d`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{ConvTranspose1d, Module};
+/// // Length 5 -> 10: (5 - 1) 2 - 2 + 4 = 10.
+/// let up = ConvTranspose1d::<f32, 3, 2, 4, 10, Cpu, 2, 1>::new(0);
+/// let y: Tensor<f32, Rank3<1, 2, 10>, Cpu> = up.forward(Tensor::<f32, Rank3<1, 3, 5>, Cpu>::ones());
+/// ```
+pub type ConvTranspose1d<
+    T,
+    const C_IN: usize,
+    const C_OUT: usize,
+    const K: usize,
+    const OL: usize,
+    D,
+    const STRIDE: usize = 1,
+    const PADDING: usize = 0,
+> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank1<OL>>, D, STRIDE, PADDING>;
+
+/// Transposed 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW` (PyTorch's
+/// `ConvTranspose2d`; weight `(C_IN, C_OUT, K, K)`, output size `(H - 1) STRIDE - 2 PADDING + K`, checked at
+/// build time), with a bias per output channel. Dilation and groups are available through the functional
+/// [`Tensor::conv_transpose2d`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{ConvTranspose2d, Module};
+/// // 4x4 -> 8x8: (4 - 1) 2 - 2 + 4 = 8.
+/// let up = ConvTranspose2d::<f32, 3, 2, 4, 8, 8, Cpu, 2, 1>::new(0);
+/// let y: Tensor<f32, Rank4<1, 2, 8, 8>, Cpu> = up.forward(Tensor::<f32, Rank4<1, 3, 4, 4>, Cpu>::ones());
+/// ```
+pub type ConvTranspose2d<
+    T,
+    const C_IN: usize,
+    const C_OUT: usize,
+    const K: usize,
+    const OH: usize,
+    const OW: usize,
+    D,
+    const STRIDE: usize = 1,
+    const PADDING: usize = 0,
+> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank2<OH, OW>>, D, STRIDE, PADDING>;
+
+/// `Module` for one rank and direction of [`ConvNd`]: the functional op `$op` on the input, then the bias,
+/// reshaped to `$bias` (channels, then a 1 per spatial axis), broadcast over the output (for tensors and traced
+/// values alike: `#[layer]`). `$out` is the output's spatial part of the layer's type, `$x`/`$y` the input and
+/// output shapes, `$consts` the sizes they name.
+macro_rules! conv_module {
+    ($out:ty, $op:ident, $bias:ty, $x:ty, $y:ty, [$($consts:tt)*]) => {
+        #[layer]
+        impl<
+                T: FloatDType,
+                const C_IN: usize,
+                const C_OUT: usize,
+                const K: usize,
+                D: Device,
+                const STRIDE: usize,
+                const PADDING: usize,
+                const N: usize,
+                $($consts)*
+            > Module<Value<T, $x, D>> for ConvNd<T, C_IN, C_OUT, K, $out, D, STRIDE, PADDING>
+        {
+            type Output = Value<T, $y, D>;
+            fn forward(&self, x: Value<T, $x, D>) -> Self::Output {
+                let y: Self::Output = x.$op(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+                y + &Value::from(&self.bias).reshape::<$bias>().broadcast::<$y>()
+            }
         }
-    }
+    };
 }
 
-#[layer]
-impl<
-        T: FloatDType,
-        const C_IN: usize,
-        const C_OUT: usize,
-        const K: usize,
-        const OD: usize,
-        const OH: usize,
-        const OW: usize,
-        D: Device,
-        const STRIDE: usize,
-        const PADDING: usize,
-        const N: usize,
-        const DP: usize,
-        const H: usize,
-        const W: usize,
-    > Module<Value<T, Rank5<N, C_IN, DP, H, W>, D>>
-    for Conv3d<T, C_IN, C_OUT, K, OD, OH, OW, D, STRIDE, PADDING>
-{
-    type Output = Value<T, Rank5<N, C_OUT, OD, OH, OW>, D>;
-    fn forward(&self, x: Value<T, Rank5<N, C_IN, DP, H, W>, D>) -> Self::Output {
-        let y: Self::Output = x.conv3d(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
-        let bias =
-            Value::from(&self.bias).reshape::<(Const<C_OUT>, Const<1>, Const<1>, Const<1>)>();
-        y + &bias.broadcast::<Rank5<N, C_OUT, OD, OH, OW>>()
-    }
-}
+conv_module!(Rank1<OL>, conv1d, Rank2<C_OUT, 1>, Rank3<N, C_IN, L>, Rank3<N, C_OUT, OL>,
+    [const OL: usize, const L: usize]);
+conv_module!(Rank2<OH, OW>, conv2d, Rank3<C_OUT, 1, 1>, Rank4<N, C_IN, H, W>, Rank4<N, C_OUT, OH, OW>,
+    [const OH: usize, const OW: usize, const H: usize, const W: usize]);
+conv_module!(Rank3<OD, OH, OW>, conv3d, Rank4<C_OUT, 1, 1, 1>, Rank5<N, C_IN, DP, H, W>,
+    Rank5<N, C_OUT, OD, OH, OW>,
+    [const OD: usize, const OH: usize, const OW: usize, const DP: usize, const H: usize, const W: usize]);
+conv_module!(Transposed<Rank1<OL>>, conv_transpose1d, Rank2<C_OUT, 1>, Rank3<N, C_IN, L>,
+    Rank3<N, C_OUT, OL>, [const OL: usize, const L: usize]);
+conv_module!(Transposed<Rank2<OH, OW>>, conv_transpose2d, Rank3<C_OUT, 1, 1>, Rank4<N, C_IN, H, W>,
+    Rank4<N, C_OUT, OH, OW>, [const OH: usize, const OW: usize, const H: usize, const W: usize]);

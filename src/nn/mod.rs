@@ -41,7 +41,9 @@ pub use activation::{
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
-pub use conv::{Conv1d, Conv2d, Conv3d, ConvTranspose2d};
+pub use conv::{
+    Conv1d, Conv2d, Conv3d, ConvNd, ConvOutput, ConvTranspose1d, ConvTranspose2d, Transposed,
+};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;

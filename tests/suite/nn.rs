@@ -126,7 +126,7 @@ fn parameter_gradients_match_finite_differences<D: Device>() {
     assert!(check_gradient(&emb.weight, 1e-5, g).error < 1e-6);
 }
 
-/// Conv1d and ConvTranspose2d are their functional ops plus a bias per output channel, plain and traced; their
+/// Conv1d, ConvTranspose2d and ConvTranspose1d are their functional ops plus a bias per output channel, plain and traced; their
 /// parameters get gradients; the initial weights are in PyTorch's bounds.
 fn conv1d_and_conv_transpose2d_layers<D: Device>() {
     use typed_tensor::nn::{Conv1d, ConvTranspose2d};
@@ -182,6 +182,44 @@ fn conv1d_and_conv_transpose2d_layers<D: Device>() {
     let mut names = Names(Vec::new());
     (conv, up).visit_params("", &mut names);
     assert_eq!(names.0, ["0.weight", "0.bias", "1.weight", "1.bias"]);
+
+    // ConvTranspose1d: length 5 -> (5 - 1) 2 - 2 + 4 = 10, weight (C_IN, C_OUT, K), fan-in C_OUT K = 8.
+    let up1 = typed_tensor::nn::ConvTranspose1d::<f64, 3, 2, 4, 10, D, 2, 1>::new(4);
+    let z: Tensor<f64, Rank3<2, 3, 5>, D> = random(26);
+    let plain: Tensor<f64, Rank3<2, 2, 10>, D> =
+        z.conv_transpose1d(&up1.weight.value(), Conv::<2, 1, 1, 1>);
+    let bias = up1.bias.value().to_vec();
+    let want: Vec<f64> = plain
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + bias[(k / 10) % 2])
+        .collect();
+    assert_within(
+        "conv_transpose1d layer",
+        &up1.forward(z.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let traced = up1.forward(Traced::constant(z.clone())).into_value();
+    assert_within(
+        "conv_transpose1d layer, traced",
+        &traced.to_vec(),
+        &want,
+        1e-12,
+    );
+    assert_eq!(up1.weight.value().dims().as_slice(), [3, 2, 4]);
+    let bound = 1.0 / 8f64.sqrt();
+    let w = up1.weight.value().to_vec();
+    assert!(w.iter().all(|w| w.abs() < bound));
+    assert!(
+        w.iter().any(|w| w.abs() > 1.0 / 12f64.sqrt()),
+        "drawn from the whole bound"
+    );
+    let probe: Tensor<f64, Rank3<2, 2, 10>, D> = random(27);
+    let loss = || (up1.forward(Traced::constant(z.clone())) * &probe).sum_all();
+    assert!(check_gradient(&up1.weight, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(&up1.bias, 1e-5, loss).error < 1e-7);
 }
 
 /// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
