@@ -81,8 +81,8 @@ impl Slot {
 }
 
 /// A new op's id and its parents (the inputs gradients flow into), or `None` when no input needs a gradient and
-/// nothing is recorded. Not generic, so [`Traced::record`], compiled once per op and shape, does not carry its own
-/// copy of this loop (about 7% of a 49-layer model's IR when it did).
+/// nothing is recorded. Not generic, so the recording of every op and shape does not carry its own copy of this
+/// loop (about 7% of a 49-layer model's IR when a typed recorder did).
 fn op_parents(inputs: &[&Arc<Node>]) -> Option<(usize, Vec<Arc<Node>>)> {
     let parents: Vec<Arc<Node>> = inputs
         .iter()
@@ -181,44 +181,20 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         Slot(self.node.requires_grad().then_some(self.node.id))
     }
 
-    /// Records an op whose result is `value`, made from `inputs`. `backward` receives the result's gradient
-    /// and adds the inputs' (through their [`Slot`]s). When no input needs a gradient nothing is recorded.
-    pub(crate) fn record<U: FloatDType, S2: Shape>(
-        value: Tensor<U, S2, D>,
-        inputs: &[&Arc<Node>],
-        backward: impl FnOnce(Tensor<U, S2, D>, &mut Gradients) + Send + 'static,
-    ) -> Traced<U, S2, D> {
-        let Some((id, parents)) = op_parents(inputs) else {
-            return Traced::constant(value);
-        };
-        let shape = value.shape();
-        let rule = Box::new(move |grads: &mut Gradients| {
-            if let Some(g) = grads.take::<U, D>(id) {
-                backward(g.unpadded(shape), grads);
-            }
-        });
-        Traced::from_node(value, Node::op(id, parents, rule))
-    }
-
-    /// Records a one-input op: `backward(grad_out)` is the input's gradient, computed only if wanted.
-    pub(crate) fn unary_op<S2: Shape>(
-        &self,
-        value: Tensor<T, S2, D>,
-        backward: impl FnOnce(Tensor<T, S2, D>) -> Tensor<T, S, D> + Send + 'static,
-    ) -> Traced<T, S2, D> {
-        let slot = self.slot();
-        Self::record(value, &[&self.node], move |g, grads| {
-            slot.give(grads, || backward(g))
-        })
-    }
-
     /// Every element converted to `U`; the gradient converts back to `T`.
     pub fn to_dtype<U: FloatDType>(&self) -> Traced<U, S, D> {
-        let slot = self.slot();
-        Self::record(
+        fn rule<T: FloatDType, U: FloatDType, D: Device>(
+            g: Grad<U, D>,
+            slot: Slot,
+            store: &mut Gradients,
+        ) {
+            slot.give_padded(store, g.to_dtype::<T>());
+        }
+        record_with(
             self.value.to_dtype::<U>(),
             &[&self.node],
-            move |g, grads| slot.give(grads, || g.to_dtype::<T>()),
+            self.slot(),
+            rule::<T, U, D>,
         )
     }
 }

@@ -1,12 +1,12 @@
 //! Dropout.
 
 use super::{layer, Module, Parameters, TrainingFlag};
-use crate::autograd::Traced;
+use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::{self, CmpOp};
 use crate::shape::Shape;
-use crate::tensor::Tensor;
+use crate::tensor::{Grad, Tensor};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Zeroes each element with probability `p` and scales the rest by `1 / (1 - p)` while training, on traced
@@ -61,6 +61,15 @@ impl<T: FloatDType, S: Shape, D: Device> Module<Value<T, S, D>> for Dropout {
     }
 }
 
+/// Dropout's gradient: the output's where the element was kept, scaled as it was.
+fn dropout_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, keep): (Slot, Grad<T, D>),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.zip_same(ops::Mul, &keep));
+}
+
 /// Dropout on each kind of value: a plain tensor is inference and passes unchanged, whatever the mode; a traced
 /// value is training, masked while the layer's mode is training.
 trait DropoutInput: Sized {
@@ -83,6 +92,7 @@ impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Traced<T, S, D> {
             .mask_scalar(CmpOp::Ge, T::from_f64(layer.p))
             .affine(1.0 / (1.0 - layer.p), 0.0);
         let value = self.value().zip_same(ops::Mul, &keep);
-        self.unary_op(value, move |g| g.zip_same(ops::Mul, &keep))
+        let captured = (self.slot(), keep.padded());
+        record_with(value, &[&self.node], captured, dropout_rule::<T, D>)
     }
 }

@@ -125,6 +125,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         *self = self.zip_same(op, rhs);
     }
 
+    /// The view at `index` of `axis` of a padded tensor, in the padded form again (the axis removed, a leading
+    /// size-1 axis added): the gradient of one part of a `stack`.
+    pub(crate) fn select_padded(&self, axis: usize, index: usize) -> Grad<T, D> {
+        let layout = device_ok(self.layout().select("stack", axis, index));
+        let layout = pad_layout(&layout);
+        Tensor::from_view(padded_shape(layout.dims()), layout, &self.storage)
+    }
+
     /// The same elements (row-major) under `shape`, which has as many; copies only a strided view.
     pub(crate) fn relabel<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
         debug_assert_eq!(shape.numel(), self.numel());

@@ -352,19 +352,42 @@ fn pick_gradients<T: FloatDType, D: Device>(
     [wa.then(|| weight(a, b)), wb.then(|| weight(b, a))]
 }
 
+/// The gradient of an op with a scalar operand `c` (and of `neg`): `g`, `-g`, `g c` or `g / c`.
+#[derive(Clone, Copy)]
+enum ScalarGrad {
+    Pass,
+    Negate,
+    Times,
+    Over,
+}
+
+fn scalar_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, route, c): (Slot, ScalarGrad, T),
+    store: &mut Gradients,
+) {
+    slot.give_padded_with(store, || match route {
+        ScalarGrad::Pass => g,
+        ScalarGrad::Negate => -&g,
+        ScalarGrad::Times => &g * c,
+        ScalarGrad::Over => &g / c,
+    });
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// `-x`.
     pub fn neg(&self) -> Self {
-        self.unary_op(-&self.value, |g| -&g)
+        self.scalar_op(-&self.value, ScalarGrad::Negate, T::ZERO)
     }
 
-    /// `op(self, value)` for a scalar `value`; `grad(g)` is the gradient.
-    fn scalar_op(
-        &self,
-        value: Tensor<T, S, D>,
-        grad: impl FnOnce(Tensor<T, S, D>) -> Tensor<T, S, D> + Send + 'static,
-    ) -> Self {
-        self.unary_op(value, grad)
+    /// Records `value`, an op of this value and the scalar `c`, whose gradient takes `route`.
+    fn scalar_op(&self, value: Tensor<T, S, D>, route: ScalarGrad, c: T) -> Self {
+        record_with(
+            value,
+            &[&self.node],
+            (self.slot(), route, c),
+            scalar_rule::<T, D>,
+        )
     }
 }
 
@@ -405,12 +428,12 @@ traced_binop!(Div, div);
 
 // A scalar of the element type on the right.
 macro_rules! traced_scalar_op {
-    ($($tr:ident $method:ident |$g:ident, $c:ident| $grad:expr;)*) => {$(
+    ($($tr:ident $method:ident => $route:ident;)*) => {$(
         impl<T: FloatDType, S: Shape, D: Device> core::ops::$tr<T> for &Traced<T, S, D> {
             type Output = Traced<T, S, D>;
-            fn $method(self, $c: T) -> Self::Output {
-                let value = core::ops::$tr::$method(&self.value, $c);
-                self.scalar_op(value, move |$g| $grad)
+            fn $method(self, c: T) -> Self::Output {
+                let value = core::ops::$tr::$method(&self.value, c);
+                self.scalar_op(value, ScalarGrad::$route, c)
             }
         }
         impl<T: FloatDType, S: Shape, D: Device> core::ops::$tr<T> for Traced<T, S, D> {
@@ -422,10 +445,10 @@ macro_rules! traced_scalar_op {
     )*};
 }
 traced_scalar_op! {
-    Add add |g, c| { let _ = c; g };
-    Sub sub |g, c| { let _ = c; g };
-    Mul mul |g, c| &g * c;
-    Div div |g, c| &g / c;
+    Add add => Pass;
+    Sub sub => Pass;
+    Mul mul => Times;
+    Div div => Over;
 }
 
 impl<T: FloatDType, S: Shape, D: Device> core::ops::Neg for &Traced<T, S, D> {
@@ -451,11 +474,24 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     {
         let on_false = on_false.traced();
         let value = mask.where_cond(&on_true.value, &on_false.value);
-        let picked = mask.to_dtype::<T>().mask_scalar(CmpOp::Ne, T::ZERO);
-        let (st, sf) = (on_true.slot(), on_false.slot());
-        Self::record(value, &[&on_true.node, &on_false.node], move |g, grads| {
-            st.give(grads, || g.zip_same(ops::Mul, &picked));
-            sf.give(grads, || g.zip_same(ops::Mul, &picked.affine(-1.0, 1.0)));
-        })
+        fn rule<T: FloatDType, D: Device>(
+            g: Grad<T, D>,
+            ([st, sf], picked): ([Slot; 2], Grad<T, D>),
+            store: &mut Gradients,
+        ) {
+            st.give_padded_with(store, || g.zip_same(ops::Mul, &picked));
+            sf.give_padded_with(store, || g.zip_same(ops::Mul, &picked.affine(-1.0, 1.0)));
+        }
+        let picked = mask
+            .to_dtype::<T>()
+            .mask_scalar(CmpOp::Ne, T::ZERO)
+            .padded();
+        let captured = ([on_true.slot(), on_false.slot()], picked);
+        record_with(
+            value,
+            &[&on_true.node, &on_false.node],
+            captured,
+            rule::<T, D>,
+        )
     }
 }

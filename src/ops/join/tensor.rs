@@ -260,31 +260,31 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        // The positions are typed with the axis's own dim: static where the axis is (`Embedded` has no other).
+        let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(self.dims()[S::INDEX]);
+        self.flip_axis(S::INDEX, dim.expect("the axis's own size"))
+    }
+
+    /// [`Self::flip`] along `axis`, whose size `dim` has (the gradient's flip on the padded form passes `usize`).
+    pub(crate) fn flip_axis<A: Dim>(&self, axis: usize, dim: A) -> Self {
         if self.numel() == 0 {
             return self.clone(); // nothing to reverse, and no index tensor as long as the other axes
         }
-        if u32::try_from(self.dims()[S::INDEX] - 1).is_ok() {
-            self.flip_by::<Ax, u32>()
+        if u32::try_from(self.dims()[axis] - 1).is_ok() {
+            self.flip_by::<u32, A>(axis, dim)
         } else {
-            self.flip_by::<Ax, i64>()
+            self.flip_by::<i64, A>(axis, dim)
         }
     }
 
-    /// [`Self::flip`] as a gather by positions of type `I`, which holds every position of the axis.
-    fn flip_by<Ax, I: crate::dtype::IndexDType>(&self) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        let axis = S::INDEX;
+    /// [`Self::flip_axis`] as a gather by positions of type `I`, which holds every position of the axis.
+    fn flip_by<I: crate::dtype::IndexDType, A: Dim>(&self, axis: usize, dim: A) -> Self {
         let n = self.dims()[axis];
-        // The positions to read, typed with the axis's own dim (static where the axis is).
-        let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(n).expect("the axis's own size");
-        let idx =
-            Tensor::<I, (<S as HasAxis<Ax>>::Dim,), D>::filled_with("flip", (dim,), &mut |out| {
-                for (i, p) in out.iter_mut().enumerate() {
-                    *p = I::from_f64((n - 1 - i) as f64); // exact: below 2^53, as any axis in memory
-                }
-            });
+        let idx = Tensor::<I, (A,), D>::filled_with("flip", (dim,), &mut |out| {
+            for (i, p) in out.iter_mut().enumerate() {
+                *p = I::from_f64((n - 1 - i) as f64); // exact: below 2^53, as any axis in memory
+            }
+        });
         let mut strides = [0; MAX_RANK];
         strides[axis] = 1;
         let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
@@ -302,7 +302,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let (axis, n) = (S::INDEX, self.dims()[S::INDEX]);
+        self.roll_axis(S::INDEX, shift)
+    }
+
+    /// [`Self::roll`] along `axis` (also the gradient's, on the padded form).
+    pub(crate) fn roll_axis(&self, axis: usize, shift: isize) -> Self {
+        let n = self.dims()[axis];
         let s = if n == 0 {
             0
         } else {

@@ -4,7 +4,7 @@
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
-use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape};
+use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape, MAX_RANK};
 use crate::tensor::{padded_shape, Grad, Padded, Tensor};
 
 /// `cat`'s gradients: each input's slice of the output's, along `axis` of the padded form (`len_a` the first
@@ -16,6 +16,17 @@ fn cat_rule<T: FloatDType, D: Device>(
 ) {
     sa.give_padded_with(store, || g.narrow_to(shape_a, axis, 0));
     sb.give_padded_with(store, || g.narrow_to(shape_b, axis, len_a));
+}
+
+/// `stack`'s gradients: each input's slice at its index along the new `axis` of the output's padded form.
+fn stack_rule<T: FloatDType, D: Device, const N: usize>(
+    g: Grad<T, D>,
+    (slots, axis): ([Slot; N], usize),
+    store: &mut Gradients,
+) {
+    for (i, slot) in slots.into_iter().enumerate() {
+        slot.give_padded_with(store, || g.select_padded(axis, i));
+    }
 }
 
 /// The gradient of a view that kept `shape` (padded) from `start` along `axis` of a larger value (`pad`'s): the
@@ -74,30 +85,54 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         let values: [Tensor<T, S, D>; N] = core::array::from_fn(|i| parts[i].value.clone());
         let value = Tensor::stack::<Ax, N>(&values);
         let slots: [_; N] = core::array::from_fn(|i| parts[i].slot());
-        let shape = parts[0].value.shape();
         let nodes: [_; N] = core::array::from_fn(|i| &parts[i].node);
-        let axis = <S as InsertAxis<Ax>>::INDEX;
-        Self::record(value, &nodes, move |g, grads| {
-            for (i, slot) in slots.into_iter().enumerate() {
-                slot.give(grads, || g.select_to(shape, axis, i));
-            }
-        })
+        // The new axis of the output's padded form.
+        let axis = MAX_RANK - S::RANK - 1 + <S as InsertAxis<Ax>>::INDEX;
+        let captured = (slots, axis);
+        record_with(value, &nodes, captured, stack_rule::<T, D, N>)
     }
 
-    /// The entries of axis `Ax` in reverse order.
+    /// The entries of axis `Ax` in reverse order; the gradient is flipped back.
     pub fn flip<Ax>(&self) -> Self
     where
         S: HasAxis<Ax>,
     {
-        self.unary_op(self.value.flip::<Ax>(), |g| g.flip::<Ax>())
+        fn rule<T: FloatDType, D: Device>(
+            g: Grad<T, D>,
+            (slot, axis): (Slot, usize),
+            store: &mut Gradients,
+        ) {
+            slot.give_padded(store, g.flip_axis(axis, g.dims()[axis]));
+        }
+        let captured = (self.slot(), self.padded_axis::<Ax>());
+        record_with(
+            self.value.flip::<Ax>(),
+            &[&self.node],
+            captured,
+            rule::<T, D>,
+        )
     }
 
-    /// The entries of axis `Ax` rotated by `shift` (positive: towards higher indices).
+    /// The entries of axis `Ax` rotated by `shift` (positive: towards higher indices); the gradient is rotated
+    /// back.
     pub fn roll<Ax>(&self, shift: isize) -> Self
     where
         S: HasAxis<Ax>,
     {
-        self.unary_op(self.value.roll::<Ax>(shift), move |g| g.roll::<Ax>(-shift))
+        fn rule<T: FloatDType, D: Device>(
+            g: Grad<T, D>,
+            (slot, axis, shift): (Slot, usize, isize),
+            store: &mut Gradients,
+        ) {
+            slot.give_padded(store, g.roll_axis(axis, shift.wrapping_neg()));
+        }
+        let captured = (self.slot(), self.padded_axis::<Ax>(), shift);
+        record_with(
+            self.value.roll::<Ax>(shift),
+            &[&self.node],
+            captured,
+            rule::<T, D>,
+        )
     }
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax` (see [`Tensor::pad`]).

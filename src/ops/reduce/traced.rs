@@ -22,6 +22,10 @@ enum Route {
     Variance { ddof: usize },
     /// The 2-norm: `x / norm` (0 where the norm is 0).
     Norm,
+    /// The product: the product of the lane's other elements.
+    Product,
+    /// `logsumexp`: the softmax over the lane.
+    LogSumExp,
 }
 
 /// What a reduction's rule keeps: the input's slot, the input and the result (padded), the reduced axes (of the
@@ -64,6 +68,27 @@ fn reduction_rule<T: FloatDType, D: Device>(
             // x / norm, with the 0/0 of an all-zero lane replaced by 0 (a subgradient).
             let safe = norm.zip_same(ops::Add, &norm.mask_scalar(CmpOp::Eq, T::ZERO));
             spread.zip_same(ops::Mul, &x.zip_same(ops::Div, &safe))
+        }
+        Route::Product => {
+            // `prod / x` without zeros; at a lone zero of its lane, the product of the others; 0 in a lane with
+            // two zeros or more.
+            let zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
+            let zeros_in_lane = zero.sum_spread(&reduced);
+            let x_safe = x.zip_same(ops::Add, &zero); // zeros replaced by ones
+            let others = x_safe.reduce_spread(ops::Prod, &reduced); // product of the non-zero elements
+            let none = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ZERO);
+            let one = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ONE);
+            let weight = none
+                .zip_same(ops::Mul, &others.zip_same(ops::Div, &x_safe))
+                .zip_same(
+                    ops::Add,
+                    &one.zip_same(ops::Mul, &zero).zip_same(ops::Mul, &others),
+                );
+            spread.zip_same(ops::Mul, &weight)
+        }
+        Route::LogSumExp => {
+            let shift = out.spread_over(x.shape(), &reduced);
+            spread.zip_same(ops::Mul, &x.zip_same(ops::Sub, &shift).exp())
         }
     };
     slot.give_padded(store, grad);
@@ -153,42 +178,15 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: ReduceShape<Axes>,
     {
-        let x = self.value.clone();
-        self.unary_op(self.value.prod::<Axes>(), move |g| {
-            let reduced: [bool; MAX_RANK] = S::REDUCED;
-            let zero = x.mask_scalar(CmpOp::Eq, T::ZERO);
-            let zeros_in_lane = zero.sum_spread(&reduced);
-            let x_safe = x.zip_same(ops::Add, &zero); // zeros replaced by ones
-            let others = x_safe.reduce_spread(ops::Prod, &reduced); // product of the non-zero elements
-            let none = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ZERO);
-            let one = zeros_in_lane.mask_scalar(CmpOp::Eq, T::ONE);
-            let weight = none
-                .zip_same(ops::Mul, &others.zip_same(ops::Div, &x_safe))
-                .zip_same(
-                    ops::Add,
-                    &one.zip_same(ops::Mul, &zero).zip_same(ops::Mul, &others),
-                );
-            g.spread_over(x.shape(), &reduced)
-                .zip_same(ops::Mul, &weight)
-        })
+        self.reduction(self.value.prod::<Axes>(), S::REDUCED, Route::Product)
     }
-}
 
-impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// `ln(sum(exp(x)))` over the axes `Axes` (max-shifted); gradient `g softmax(x)` over those axes.
     pub fn logsumexp<Axes>(&self) -> Traced<T, <S as ReduceShape<Axes>>::Output, D>
     where
         S: ReduceShape<Axes>,
     {
-        let lse = self.value.logsumexp::<Axes>();
-        let (x, out) = (self.value.clone(), lse.clone());
-        self.unary_op(lse, move |g| {
-            let reduced = S::REDUCED;
-            let shift = out.spread_over(x.shape(), &reduced);
-            let softmax = x.zip_same(ops::Sub, &shift).exp();
-            g.spread_over(x.shape(), &reduced)
-                .zip_same(ops::Mul, &softmax)
-        })
+        self.reduction(self.value.logsumexp::<Axes>(), S::REDUCED, Route::LogSumExp)
     }
 }
 

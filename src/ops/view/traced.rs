@@ -32,6 +32,25 @@ fn permute_rule<T: FloatDType, D: Device>(
     slot.give_padded(store, g.permute_to(shape, &perm));
 }
 
+/// The backward rule of the views that keep the row-major order (reshape, squeeze, unsqueeze): the gradient
+/// under the input's padded `shape`.
+fn relabel_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, shape): (Slot, Padded),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.relabel(shape));
+}
+
+/// `narrow`'s gradient: the output's placed at `start` along `axis` of zeros of the input's padded `shape`.
+fn embed_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, shape, axis, start): (Slot, Padded, usize, usize),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.embed_in(shape, axis, start));
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The same elements with another static shape of the same element count.
     #[track_caller]
@@ -44,20 +63,14 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// [`Tensor::reshape_with_shape`]).
     #[track_caller]
     pub fn reshape_with_shape<S2: Shape>(&self, shape: S2) -> Traced<T, S2, D> {
-        fn rule<T: FloatDType, D: Device>(
-            g: Grad<T, D>,
-            (slot, shape): (Slot, Padded),
-            store: &mut Gradients,
-        ) {
-            slot.give_padded(store, g.relabel(shape));
-        }
+        self.relabelled(self.value.reshape_with_shape(shape))
+    }
+
+    /// Records `value`, this value's elements in the same row-major order under another shape (a reshape, a
+    /// squeeze): the gradient is relabelled back.
+    fn relabelled<S2: Shape>(&self, value: Tensor<T, S2, D>) -> Traced<T, S2, D> {
         let captured = (self.slot(), padded_shape(&self.value.dims()));
-        record_with(
-            self.value.reshape_with_shape(shape),
-            &[&self.node],
-            captured,
-            rule::<T, D>,
-        )
+        record_with(value, &[&self.node], captured, relabel_rule::<T, D>)
     }
 
     /// Exchanges axes `I` and `J`.
@@ -103,10 +116,14 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.narrow::<Ax, START, LEN>(), move |g| {
-            g.embed_in(shape, S::INDEX, START)
-        })
+        let captured = (
+            self.slot(),
+            padded_shape(&self.value.dims()),
+            self.padded_axis::<Ax>(),
+            START,
+        );
+        let value = self.value.narrow::<Ax, START, LEN>();
+        record_with(value, &[&self.node], captured, embed_rule::<T, D>)
     }
 
     /// Views with shape `Dst` (new leading axes, size-1 axes stretched); the gradient is summed back.
@@ -147,8 +164,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.squeeze::<Ax>(), move |g| g.relabel(shape))
+        self.relabelled(self.value.squeeze::<Ax>())
     }
 
     /// Inserts a size-1 axis at `Ax`.
@@ -156,8 +172,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: InsertAxis<Ax>,
     {
-        let shape = self.value.shape();
-        self.unary_op(self.value.unsqueeze::<Ax>(), move |g| g.relabel(shape))
+        self.relabelled(self.value.unsqueeze::<Ax>())
     }
 }
 
@@ -178,12 +193,28 @@ where
     type Output = Traced<T, S2, D>;
     fn try_i(&self, idx: Idx) -> Result<Self::Output> {
         let value = self.value.try_i(idx.clone())?;
-        let shape = self.value.shape();
-        Ok(self.unary_op(value, move |g| {
-            // The same index applied to a contiguous layout of the source gives the positions it read.
-            let probe = Tensor::<T, S, D>::zeros_with_shape(shape);
-            let view = probe.i(idx);
-            Tensor::scatter_view(shape, &view.layout(), &g)
-        }))
+        let captured = (self.slot(), self.value.shape(), idx);
+        Ok(record_with(
+            value,
+            &[&self.node],
+            captured,
+            index_rule::<T, S, D, Idx, S2>,
+        ))
     }
+}
+
+/// `.i(...)`'s gradient: the output's added back at the positions the index reads, in zeros of the input's
+/// `shape`. Generic over the index and shape (it applies the index again, to a contiguous layout of the source).
+fn index_rule<T: FloatDType, S: Shape, D: Device, Idx, S2: Shape>(
+    g: Grad<T, D>,
+    (slot, shape, idx): (Slot, S, Idx),
+    store: &mut Gradients,
+) where
+    Tensor<T, S, D>: IndexOp<Idx, Output = Tensor<T, S2, D>>,
+{
+    slot.give(store, || {
+        let probe = Tensor::<T, S, D>::zeros_with_shape(shape);
+        let view = probe.i(idx);
+        Tensor::scatter_view(shape, &view.layout(), &g.unpadded(view.shape()))
+    });
 }
