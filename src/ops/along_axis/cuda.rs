@@ -2,14 +2,17 @@
 //! the lane itself kept in dynamic shared memory when it fits (one read of the input instead of two or three).
 
 use super::{AlongAxis, AlongAxisKernels};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::KernelSig;
 use crate::device::cuda::{
     dest, lane_walk, launch_grid_shared, threads_for, Arg, CudaStorage, MAX_BLOCKS, SHARED_BYTES,
 };
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: the kernel writes every element of its output (one block per lane, each lane's every element), and
 // device memory is never read as host values without a copy.
@@ -47,5 +50,23 @@ unsafe impl AlongAxisKernels for Cuda {
             0
         };
         launch_grid_shared(name, sig, (grid, 1, 1), threads_for(len), shared, args)
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `{op}_{T}(<lane walk>, x, out, eps)`.
+    pub fn along_axis(op: &str, t: DType) -> Self {
+        Self::lane_kernel("along_axis", op, t, &[PTR, PTR, F64])
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        for op in AlongAxis::ALL {
+            all.push(KernelSig::along_axis(op.name(), t));
+        }
     }
 }

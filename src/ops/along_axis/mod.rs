@@ -12,7 +12,7 @@
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd

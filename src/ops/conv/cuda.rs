@@ -2,6 +2,7 @@
 //! transposed convolution, pooling and max pooling's gradient as direct kernels.
 
 use super::{Conv2dParams, ConvKernels};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{ConvGeom, GemmDims, KernelLayout, KernelSig};
 use crate::device::cuda::{dest, fresh, gemm, launch, Arg, CudaStorage};
 use crate::device::{Cuda, Kernels};
@@ -9,6 +10,7 @@ use crate::dtype::{DType, FloatDType};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::{Dims, MAX_RANK};
+use alloc::vec::Vec;
 
 pub(crate) fn conv_geom(
     [n, c, h, w]: [usize; 4],
@@ -292,5 +294,46 @@ unsafe impl ConvKernels for Cuda {
             Arg::U64(out_ptr),
         ];
         launch(OP, KernelSig::fold(T::DTYPE), total, args)
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `im2col_{T}(n, geom, lx, x, col)`.
+    pub fn im2col(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "im2col",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+    /// `fold_{T}(n, geom, lc, col, out)`.
+    pub fn fold(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "fold",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+    /// `conv_transpose2d_{T}(n, geom, lx, lw, x, w, out)`.
+    pub fn conv_transpose2d(t: DType) -> Self {
+        Self::new(
+            "conv",
+            "conv_transpose2d",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, LAYOUT_BYTES, PTR, PTR, PTR],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        all.push(KernelSig::im2col(t));
+        all.push(KernelSig::fold(t));
+        all.push(KernelSig::conv_transpose2d(t));
     }
 }

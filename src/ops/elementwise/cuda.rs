@@ -2,9 +2,11 @@
 //! included), each one thread per few elements through `run_into`.
 
 use super::{BinaryOp, CmpOp, ElementwiseKernels, UnaryOp};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
 use crate::device::cuda::{dest, run_into, views, Arg, CudaStorage};
 use crate::device::{Cuda, Operand};
+use crate::dtype::DType;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
@@ -89,4 +91,70 @@ unsafe impl ElementwiseKernels for Cuda {
             Vec::new(),
         )
     }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `{op}_{T}(n, layout, x, out, p0, p1)`.
+    pub fn unary(op: &str, t: DType) -> Self {
+        let s = t.size_in_bytes();
+        Self::new("unary", op, t, &[COUNT, LAYOUT_BYTES, PTR, PTR, s, s])
+    }
+    /// `{op}_{T}(n, la, lb, a, b, out)`; comparisons have the same parameters with a `u8` output.
+    pub fn binary(op: &str, t: DType) -> Self {
+        Self::new(
+            "binary",
+            op,
+            t,
+            &[COUNT, LAYOUT_BYTES, LAYOUT_BYTES, PTR, PTR, PTR],
+        )
+    }
+    /// `where_{T}(n, lm, lt, lf, m, t, f, out)`.
+    pub fn where_cond(t: DType) -> Self {
+        Self::new(
+            "binary",
+            "where",
+            t,
+            &[
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    for (op, bound) in super::UNARY_STEMS {
+        if bound.admits(t) {
+            all.push(KernelSig::unary(op, t));
+        }
+    }
+    if t.is_float() {
+        for op in super::PARAM_STEMS {
+            all.push(KernelSig::unary(op, t));
+        }
+        for op in super::FLOAT_BINARY_STEMS {
+            all.push(KernelSig::binary(op, t));
+        }
+    }
+    if t.is_int() {
+        for op in super::INT_BINARY_STEMS {
+            all.push(KernelSig::binary(op, t));
+        }
+    }
+    for op in super::BINARY_STEMS
+        .iter()
+        .chain(CmpOp::ALL.map(|c| c.name()).iter())
+    {
+        all.push(KernelSig::binary(op, t));
+    }
+    all.push(KernelSig::where_cond(t));
 }

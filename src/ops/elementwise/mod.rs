@@ -8,7 +8,7 @@
 mod activations;
 mod calls;
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod float_fns;
 pub(crate) mod host;
 mod in_place;

@@ -2,6 +2,7 @@
 //! reported as the CPU reports them.
 
 use super::IndexingKernels;
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
 use crate::device::cuda::{
     capture_record, capturing, check, defer_index_check, dest, launch, read_back, read_pinned, Arg,
@@ -11,6 +12,7 @@ use crate::device::{Cuda, Kernels};
 use crate::dtype::{DType, FloatDType, IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use alloc::vec::Vec;
 use cust::sys as cu;
 
 /// The device word where gather/scatter kernels record the first bad index: its position and value (the record
@@ -225,6 +227,83 @@ unsafe impl IndexingKernels for Cuda {
             n,
             args,
         )
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `gather_{I}_{T}(n, li, walk, size, step, idx, src, out, err)`.
+    pub fn gather(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("gather", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                COUNT,
+                COUNT,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+    /// `scatter_add_{I}_{T}(n, li, walk, ls, size, step, idx, src, out, err)`.
+    pub fn scatter_add(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("scatter_add", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                COUNT,
+                COUNT,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+    /// `cross_entropy_backward_{I}_{T}(n, classes, llp, llab, lg, log_probs, labels, g, out)`.
+    pub fn cross_entropy_backward(index: DType, t: DType) -> Self {
+        let stem = crate::ops::kernel_name("cross_entropy_backward", index);
+        Self::new(
+            "indexing",
+            &stem,
+            t,
+            &[
+                COUNT,
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                PTR,
+                PTR,
+                PTR,
+                PTR,
+            ],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    for index in [DType::U32, DType::I32, DType::I64] {
+        all.push(KernelSig::gather(index, t));
+        all.push(KernelSig::scatter_add(index, t));
+        if t.is_float() {
+            all.push(KernelSig::cross_entropy_backward(index, t));
+        }
     }
 }
 

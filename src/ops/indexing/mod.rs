@@ -4,7 +4,7 @@
 //! is checked; a bad one is `Error::IndexOutOfRange` naming the op, the axis, the index and the size.
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 pub(crate) mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd

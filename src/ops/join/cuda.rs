@@ -1,12 +1,15 @@
 //! The family's CUDA launcher: each part copied into its slab of the output by `copy_into` (`ptx/copy.cu`).
 
 use super::JoinKernels;
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
 use crate::device::cuda::{dest, launch, Arg, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: the parts tile the output along `axis`, so the copies write every element; nothing reads `out`.
 unsafe impl JoinKernels for Cuda {
@@ -39,4 +42,23 @@ unsafe impl JoinKernels for Cuda {
         }
         Ok(())
     }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `copy_into_{T}(n, src_layout, dst_layout, x, out)`.
+    pub fn copy_into(t: DType) -> Self {
+        Self::new(
+            "copy",
+            "copy_into",
+            t,
+            &[COUNT, LAYOUT_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    all.push(KernelSig::copy_into(t));
 }

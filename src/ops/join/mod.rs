@@ -4,7 +4,7 @@
 //! per part on CUDA (`cuda.rs`); `split` is views, `flip` a gather.
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 mod pad;
 mod repeat;

@@ -2,12 +2,15 @@
 //! them), launched through the device's `gemm` plumbing, which the convolutions share.
 
 use super::MatmulKernels;
-use crate::device::cuda::kernels::GemmDims;
+use crate::device::cuda::kernels::sizes::*;
+use crate::device::cuda::kernels::{GemmDims, KernelSig};
 use crate::device::cuda::{dest, gemm, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: the product writes every output element, and device memory is never read as host values without a
 // copy.
@@ -37,5 +40,33 @@ unsafe impl MatmulKernels for Cuda {
             b.ptr_at(lb.offset()),
             out_ptr,
         )
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `matmul_{T}(dims, a, b, c)`.
+    pub fn matmul(t: DType) -> Self {
+        Self::new("matmul", "matmul", t, &[GEMM_BYTES, PTR, PTR, PTR])
+    }
+    /// `matmul_tc_{T}(dims, a, b, c)`, the tensor-core form for f16 (module `matmul`) and bf16 (`matmul_sm80`).
+    pub fn matmul_tensor_core(t: DType) -> Self {
+        let module = if t == DType::BF16 {
+            "matmul_sm80"
+        } else {
+            "matmul"
+        };
+        Self::new(module, "matmul_tc", t, &[GEMM_BYTES, PTR, PTR, PTR])
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        all.push(KernelSig::matmul(t));
+        if t == DType::F16 || t == DType::BF16 {
+            all.push(KernelSig::matmul_tensor_core(t));
+        }
     }
 }

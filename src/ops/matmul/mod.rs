@@ -6,7 +6,7 @@
 #[cfg(feature = "alloc")]
 pub(crate) mod cpu;
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 pub(crate) mod host;
 mod tensor;
 pub(crate) use tensor::matmul_views;

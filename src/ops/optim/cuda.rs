@@ -1,12 +1,15 @@
 //! The family's CUDA kernel: `adam_step_{dtype}` from `ptx/optim.cu`, one thread per few parameters.
 
 use super::{AdamStep, OptimKernels};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{AdamCoefficients, KernelSig};
 use crate::device::cuda::{cuda_err, dest, launch, Arg, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: the kernel updates `w`, `m` and `v` in place (buffers the caller alone holds, already initialised) and
 // writes nothing else.
@@ -37,5 +40,27 @@ unsafe impl OptimKernels for Cuda {
             Arg::U64(g.ptr_at(range.start)),
         ];
         launch("adam_step", KernelSig::adam_step(T::DTYPE), n, args)
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `adam_step_{T}(n, coefficients, w, m, v, g)`.
+    pub fn adam_step(t: DType) -> Self {
+        let coefficients = core::mem::size_of::<AdamCoefficients>();
+        Self::new(
+            "optim",
+            "adam_step",
+            t,
+            &[COUNT, coefficients, PTR, PTR, PTR, PTR],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        all.push(KernelSig::adam_step(t));
     }
 }

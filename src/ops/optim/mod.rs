@@ -4,7 +4,7 @@
 //! themselves are in [`crate::optim`] (with `std`).
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 
 use crate::device::Kernels;

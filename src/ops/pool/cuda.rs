@@ -2,13 +2,16 @@
 //! position for max pooling's gradient.
 
 use super::{Pool, PoolKernels, PoolParams};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{ConvGeom, KernelLayout, KernelSig};
 use crate::device::cuda::{dest, fresh, launch, Arg, CudaStorage};
 use crate::device::{Cuda, Kernels};
+use crate::dtype::DType;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::conv::cuda::conv_geom;
+use alloc::vec::Vec;
 
 /// The geometry of a pooling of `(N, C, H, W)` planes into `[OH, OW]`.
 fn pool_geom([n, c, h, w]: [usize; 4], [oh, ow]: [usize; 2], p: &PoolParams<2>) -> ConvGeom {
@@ -111,5 +114,43 @@ unsafe impl PoolKernels for Cuda {
             Arg::U64(out_ptr),
         ];
         launch(OP, KernelSig::max_pool2d_backward(T::DTYPE), total, args)
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `{max,avg}_pool2d_{T}(n, geom, lx, x, out)`.
+    pub fn pool(op: &str, t: DType) -> Self {
+        Self::new("pool", op, t, &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR])
+    }
+    /// `max_pool2d_indices_{T}(n, geom, lx, x, out)` (`out`: u32).
+    pub fn max_pool2d_indices(t: DType) -> Self {
+        Self::new(
+            "pool",
+            "max_pool2d_indices",
+            t,
+            &[COUNT, GEOM_BYTES, LAYOUT_BYTES, PTR, PTR],
+        )
+    }
+    /// `max_pool2d_backward_{T}(n, geom, at, dy, dx)` (`at`: u32).
+    pub fn max_pool2d_backward(t: DType) -> Self {
+        Self::new(
+            "pool",
+            "max_pool2d_backward",
+            t,
+            &[COUNT, GEOM_BYTES, PTR, PTR, PTR],
+        )
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        for pool in Pool::ALL {
+            all.push(KernelSig::pool(pool.name(), t));
+        }
+        all.push(KernelSig::max_pool2d_indices(t));
+        all.push(KernelSig::max_pool2d_backward(t));
     }
 }

@@ -35,7 +35,7 @@ mod adaptive;
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod geometry;
 #[cfg(feature = "std")] // autograd
 pub(crate) mod grad;

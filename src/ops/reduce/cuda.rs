@@ -2,13 +2,16 @@
 //! many elements: the parts' states are merged by a second kernel).
 
 use super::{ReduceKernels, ReduceOp};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{self, KernelLayout, KernelSig};
 use crate::device::cuda::{dest, launch_grid, threads_for, Arg, CudaStorage, MAX_BLOCKS};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::MAX_RANK;
+use alloc::vec::Vec;
 
 // SAFETY: every output is written (by its block, or by the merge kernel when split), and device memory is never
 // read as host values without a copy.
@@ -75,5 +78,46 @@ unsafe impl ReduceKernels for Cuda {
             launch_grid(name, sig, (grid, 1, 1), threads_for(parts), args)?;
         }
         Ok(())
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `reduce_{op}_{T}(n_out, parts, chunk, count, lo, lr, x, partial, out, param)`.
+    pub fn reduce(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("reduce_{op}");
+        Self::new(
+            "reduce",
+            &stem,
+            t,
+            &[
+                COUNT,
+                COUNT,
+                COUNT,
+                COUNT,
+                LAYOUT_BYTES,
+                LAYOUT_BYTES,
+                PTR,
+                PTR,
+                PTR,
+                F64,
+            ],
+        )
+    }
+    /// `merge_{op}_{T}(n_out, parts, count, partial, out, param)`.
+    pub fn reduce_merge(op: &str, t: DType) -> Self {
+        let stem = alloc::format!("merge_{op}");
+        Self::new("reduce", &stem, t, &[COUNT, COUNT, COUNT, PTR, PTR, F64])
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    for (op, bound) in super::REDUCE_STEMS {
+        if bound.admits(t) {
+            all.push(KernelSig::reduce(op, t));
+            all.push(KernelSig::reduce_merge(op, t));
+        }
     }
 }

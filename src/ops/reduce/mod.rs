@@ -7,7 +7,7 @@
 #[cfg(feature = "alloc")]
 mod cpu;
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 pub(crate) mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd

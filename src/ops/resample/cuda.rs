@@ -2,12 +2,15 @@
 //! backwards (each lane's gradient is its own, so no two threads add into one element).
 
 use super::{Resample, ResampleKernels};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::{KernelLayout, KernelSig};
 use crate::device::cuda::{dest, launch, Arg, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 /// The arguments both kernels take after their layout and buffers: `inner`, the axis's stride, the sizes and the
 /// op's code.
@@ -84,5 +87,40 @@ unsafe impl ResampleKernels for Cuda {
         ];
         args.extend(tail(op, lg, axis, [n_in, n_out]));
         launch(OP, KernelSig::resample_backward(T::DTYPE), n_lanes, args)
+    }
+}
+
+/// The parameters of both resampling kernels (`ptx/resample.cu`).
+const RESAMPLE_PARAMS: [usize; 10] = [
+    COUNT,
+    LAYOUT_BYTES,
+    PTR,
+    PTR,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+    COUNT,
+];
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `resample_{T}(n, lanes, x, out, inner, step, n_in, n_out, mode, align)`.
+    pub fn resample(t: DType) -> Self {
+        Self::new("resample", "resample", t, &RESAMPLE_PARAMS)
+    }
+    /// `resample_backward_{T}(n_lanes, lanes, g, out, inner, step, n_in, n_out, mode, align)`.
+    pub fn resample_backward(t: DType) -> Self {
+        Self::new("resample", "resample_backward", t, &RESAMPLE_PARAMS)
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    if t.is_float() {
+        all.push(KernelSig::resample(t));
+        all.push(KernelSig::resample_backward(t));
     }
 }

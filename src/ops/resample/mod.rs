@@ -12,7 +12,7 @@
 //! kernels run it, and `ptx/resample.cu` mirrors it with the same operations in the same order.
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd

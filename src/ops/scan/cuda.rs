@@ -1,12 +1,15 @@
 //! The family's CUDA kernels (`ptx/scan.cu`): a thread per lane, walking it in order.
 
 use super::{Scan, ScanKernels};
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::KernelSig;
 use crate::device::cuda::{dest, lane_walk, launch, Arg, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: every kernel writes each element of its output (a thread per lane, each lane's every element), and
 // device memory is never read as host values without a copy.
@@ -73,5 +76,50 @@ unsafe impl ScanKernels for Cuda {
             count,
             args,
         )
+    }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `scan_{op}_{T}(<lane walk>, x, out, reverse)`.
+    pub fn scan(op: &str, t: DType) -> Self {
+        Self::lane_kernel("scan", &alloc::format!("scan_{op}"), t, &[PTR, PTR, COUNT])
+    }
+    /// `scan_index_{op}_{T}(<lane walk>, x, out)`.
+    pub fn scan_index(op: &str, t: DType) -> Self {
+        Self::lane_kernel("scan", &alloc::format!("scan_index_{op}"), t, &[PTR, PTR])
+    }
+    /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out)`.
+    pub fn cumprod_backward(t: DType) -> Self {
+        let params = [
+            COUNT,
+            COUNT,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            LAYOUT_BYTES,
+            COUNT,
+            COUNT,
+            COUNT,
+            PTR,
+            PTR,
+            PTR,
+        ];
+        Self::new("scan", "cumprod_backward", t, &params)
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    for op in Scan::ALL {
+        if !op.floats_only() || t.is_float() {
+            all.push(KernelSig::scan(op.name(), t));
+        }
+    }
+    for op in [Scan::Max, Scan::Min] {
+        all.push(KernelSig::scan_index(op.name(), t));
+    }
+    if t.is_float() {
+        all.push(KernelSig::cumprod_backward(t));
     }
 }

@@ -10,7 +10,7 @@
 //! for integers, maxima and minima).
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd

@@ -2,12 +2,15 @@
 //! scratch buffer of the output's size.
 
 use super::SortKernels;
+use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::KernelSig;
 use crate::device::cuda::{dest, lane_walk, launch, Arg, CudaStorage};
 use crate::device::Cuda;
+use crate::dtype::DType;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use alloc::vec::Vec;
 
 // SAFETY: the kernel writes every position of every lane of its output, and device memory is never read as host
 // values without a copy.
@@ -32,4 +35,18 @@ unsafe impl SortKernels for Cuda {
         // later user of that memory.
         launch("argsort", KernelSig::argsort(T::DTYPE), lanes, args)
     }
+}
+
+/// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
+/// compiled PTX).
+impl KernelSig {
+    /// `argsort_{T}(<lane walk>, x, out, scratch, descending)`.
+    pub fn argsort(t: DType) -> Self {
+        Self::lane_kernel("sort", "argsort", t, &[PTR, PTR, PTR, COUNT])
+    }
+}
+
+/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
+    all.push(KernelSig::argsort(t));
 }

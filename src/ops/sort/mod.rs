@@ -8,7 +8,7 @@
 //! elements (`-0.0` and `0.0` included) keep their input order either way.
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 mod host;
 mod tensor;
 #[cfg(feature = "std")] // autograd
