@@ -1,4 +1,4 @@
-// The geometry of a convolution or pooling call, shared by ptx/conv.cu and ptx/pool.cu.
+// The geometry of a convolution or pooling call, shared by src/ops/conv/conv.cu and src/ops/pool/pool.cu.
 #pragma once
 #include "common.cuh"
 

@@ -1,5 +1,5 @@
 // Tensor-core batched matrix product for 16-bit floats through WMMA, with f32 accumulators. Same parameters and
-// semantics as `matmul_{T}` (ptx/matmul.cu): `matmul_tc_{T}(Gemm g, a, b, c)`.
+// semantics as `matmul_{T}` (src/ops/matmul/matmul.cu): `matmul_tc_{T}(Gemm g, a, b, c)`.
 //
 // A block computes a 128 x 128 tile of C with 8 warps (2 x 4), each owning 64 x 32 outputs as 4 x 2 fragments of
 // 16 x 16. K advances 32 at a time through padded shared tiles (the padding keeps fragment loads off one bank and

@@ -58,9 +58,12 @@ fn every_launched_kernel_exists_with_matching_parameters() {
     );
     for sig in &sigs {
         let module = &modules[sig.module];
-        let params = module
-            .get(&sig.name)
-            .unwrap_or_else(|| panic!("kernel {} is missing from ptx/{}.cu", sig.name, sig.module));
+        let params = module.get(&sig.name).unwrap_or_else(|| {
+            panic!(
+                "kernel {} is missing from module {} ({}.cu)",
+                sig.name, sig.module, sig.module
+            )
+        });
         assert_eq!(params, sig.params(), "parameter sizes of {}", sig.name);
     }
     // And the other way round: no kernel is compiled that Rust cannot launch.
@@ -69,7 +72,7 @@ fn every_launched_kernel_exists_with_matching_parameters() {
         for name in kernels.keys() {
             assert!(
                 launched.contains(name.as_str()),
-                "ptx/{module}.cu defines {name}, unknown to Rust"
+                "{module}.cu defines {name}, unknown to Rust"
             );
         }
     }
@@ -105,7 +108,7 @@ fn ptxas_accepted_every_module_for_sm70_sm80_sm90() {
         {
             assert!(
                 listing.contains(&format!(".sm_{cc}.cubin")),
-                "ptx/{}.cu has no sm_{cc} machine code in its fatbin:\n{listing}",
+                "{}.cu has no sm_{cc} machine code in its fatbin:\n{listing}",
                 module.name
             );
         }
@@ -131,21 +134,34 @@ fn no_kernel_copies_its_parameters_to_local_memory() {
             }
             assert!(
                 !body.contains("__local_depot"),
-                "ptx/{module}.cu: kernel {name} uses local memory"
+                "{module}.cu: kernel {name} uses local memory"
             );
         }
     }
 }
 
-/// Every `ptx/*.cu` file is a module the loader knows: build.rs writes `PTX_MODULES` from the files it compiles,
-/// and this checks that the table it wrote covers each of them once.
+/// Every CUDA source (`ptx/*.cu`, and each family's `src/ops/<family>/*.cu`) is a module the loader knows: build.rs
+/// writes `PTX_MODULES` from the files it compiles, and this checks that the table it wrote covers each of them
+/// once.
 #[test]
 fn every_cuda_source_is_a_listed_module() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/ptx");
-    let mut sources: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| {
-            let path = e.unwrap().path();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let entries = |dir: std::path::PathBuf| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect()
+    };
+    let mut dirs = vec![root.join("ptx")];
+    dirs.extend(
+        entries(root.join("src/ops"))
+            .into_iter()
+            .filter(|p| p.is_dir()),
+    );
+    let mut sources: Vec<String> = dirs
+        .into_iter()
+        .flat_map(entries)
+        .filter_map(|path| {
             (path.extension()? == "cu").then(|| path.file_stem()?.to_str().map(String::from))?
         })
         .collect();

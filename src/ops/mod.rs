@@ -1,7 +1,7 @@
 //! The op families, one folder each: the op's descriptor, its `Tensor` and `Traced` methods (forward and backward
 //! side by side), the family's device trait (which [`crate::device::Device`] requires) and its kernel for every
 //! device (`cpu.rs`, `host.rs` for `Embedded` and loops both host devices share, `cuda.rs`, launching PTX built from
-//! `ptx/<family>.cu`).
+//! `<family>.cu` beside it).
 //!
 //! Each op is a small value (a descriptor) that carries the scalar function (what the host loops run) and the
 //! kernel name stem (what CUDA launches as `{NAME}_{dtype}`, see [`kernel_name`]), so the two cannot drift; the

@@ -1,7 +1,7 @@
 //! Matrix products through cuBLAS (`cublasGemmStridedBatchedEx`), opened at run time.
 //!
 //! The library is loaded on the first product, not at link time: the `cuda` feature builds and runs on a machine
-//! without cuBLAS, where every product takes the PTX kernels of `ptx/matmul.cu`. `TYPED_TENSOR_CUBLAS` names the
+//! without cuBLAS, where every product takes the PTX kernels of `src/ops/matmul/matmul.cu`. `TYPED_TENSOR_CUBLAS` names the
 //! library file to open (`off` keeps cuBLAS out); by default the loader tries `libcublas.so.13`, `.12`, `.11` and
 //! `libcublas.so` on the library path.
 //!
@@ -28,7 +28,7 @@ pub enum MatmulBackend {
     /// default); the kernels for the others (where cuBLAS's per-call host time would dominate) and when cuBLAS
     /// is not installed.
     Cublas,
-    /// The library's own PTX kernels (`ptx/matmul.cu`; tensor cores for f16, and bf16 on Ampere and newer).
+    /// The library's own PTX kernels (`src/ops/matmul/matmul.cu`; tensor cores for f16, and bf16 on Ampere and newer).
     Kernels,
 }
 

@@ -13,7 +13,7 @@ use crate::shape::MAX_RANK;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// A compiled PTX module (`ptx/{name}.cu`) and the compute capability its PTX needs (70: every supported GPU).
+/// A compiled PTX module (`{name}.cu`: in `ptx/`, or in its family's folder) and the compute capability its PTX needs (70: every supported GPU).
 #[derive(Clone, Copy, Debug)]
 pub struct PtxModule {
     /// The `.cu` file's stem.
@@ -32,7 +32,7 @@ pub struct PtxModule {
 #[repr(C, align(16))]
 struct Aligned<B: ?Sized>(B);
 
-// `PTX_MODULES`, the table build.rs writes from the `ptx/*.cu` files it compiled (a file's first line
+// `PTX_MODULES`, the table build.rs writes from the `.cu` files it compiled (a file's first line
 // `// nvcc-arch: compute_80` makes its module need compute capability 8.0).
 include!(concat!(env!("OUT_DIR"), "/ptx_modules.rs"));
 
@@ -67,7 +67,7 @@ impl KernelLayout {
 }
 
 /// Sizes and element strides of a batched matrix product, passed by value; mirrors `struct Gemm` in
-/// `ptx/matmul.cu` (96 bytes). `c` is written at `batch * c_batch + row * c_row + col`.
+/// `src/ops/matmul/matmul.cu` (96 bytes). `c` is written at `batch * c_batch + row * c_row + col`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GemmDims {
@@ -87,7 +87,7 @@ pub struct GemmDims {
     pub c: [u64; 2],
 }
 
-/// Geometry of a 2-D convolution or pooling over NCHW, passed by value; mirrors `struct Geom` in `ptx/conv.cu`
+/// Geometry of a 2-D convolution or pooling over NCHW, passed by value; mirrors `struct Geom` in `src/ops/conv/conv.cu`
 /// (136 bytes). `h, w` are the input's spatial size, `oh, ow` the output's.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,7 +102,7 @@ pub struct ConvGeom {
 }
 
 /// The coefficients of one fused Adam step, passed by value; mirrors `struct AdamCoefficients` in
-/// `ptx/optim.cu` (72 bytes). Built from [`crate::ops::AdamStep`] with the CPU kernel's derived terms.
+/// `src/ops/optim/optim.cu` (72 bytes). Built from [`crate::ops::AdamStep`] with the CPU kernel's derived terms.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AdamCoefficients {
@@ -154,7 +154,7 @@ pub const MAX_PARAMS: usize = 12;
 /// A kernel's module, name and parameter sizes (in bytes, in order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSig {
-    /// PTX module (`ptx/{module}.cu`).
+    /// PTX module (`{module}.cu`).
     pub module: &'static str,
     /// Entry name, `{stem}_{dtype}`.
     pub name: String,

@@ -1,4 +1,4 @@
-//! The CUDA device: kernels from `ptx/*.cu`, compiled to PTX by `build.rs`, loaded once per process and launched
+//! The CUDA device: kernels from `ptx/*.cu` and each family's `src/ops/<family>/*.cu`, compiled to PTX by `build.rs`, loaded once per process and launched
 //! through `cust` on one stream.
 //!
 //! `Cuda` is zero-sized; the context, stream and modules live in a lazily initialised global. When no GPU or

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/along_axis.cu`): a block per lane, the lane's reductions in shared memory, and
+//! The family's CUDA kernels (`src/ops/along_axis/along_axis.cu`): a block per lane, the lane's reductions in shared memory, and
 //! the lane itself kept in dynamic shared memory when it fits (one read of the input instead of two or three).
 
 use super::{AlongAxis, AlongAxisKernels};

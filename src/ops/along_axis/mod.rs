@@ -1,12 +1,12 @@
 //! Ops that transform each lane along one axis as a whole: softmax, log-softmax, layer norm, RMS norm. The whole
 //! family lives here: the op descriptor and its lane arithmetic (this file), the `Tensor` methods (`tensor.rs`), the `Traced` methods with their backward rules (`traced.rs`),
 //! the device trait [`AlongAxisKernels`] and its implementations (`cpu.rs`, `host.rs` for `Embedded`, `cuda.rs`
-//! launching `ptx/along_axis.cu`).
+//! launching `src/ops/along_axis/along_axis.cu`).
 //!
 //! The lane arithmetic is written once, [`AlongAxis::apply`], for every host device: over a [`Lane`], which the
 //! CPU makes an accumulator-precision scratch row (f32 for f16/bf16/f32, f64 for f64: the lane is read from memory
 //! once) and `Embedded` a strided view of its input and output (no scratch, so softmax computes each
-//! exponential twice); the results are the same bits. CUDA runs the same formulas (`ptx/along_axis.cu`), with a
+//! exponential twice); the results are the same bits. CUDA runs the same formulas (`src/ops/along_axis/along_axis.cu`), with a
 //! block's threads sharing each sum.
 
 #[cfg(feature = "alloc")]

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels: conv2d and its weight gradient as im2col (`ptx/conv.cu`) + the PTX GEMM, the
+//! The family's CUDA kernels: conv2d and its weight gradient as im2col (`src/ops/conv/conv.cu`) + the PTX GEMM, the
 //! transposed convolution, pooling and max pooling's gradient as direct kernels.
 
 use super::{Conv2dParams, ConvKernels};

@@ -2,7 +2,7 @@
 //! (`tensor.rs`), the gradients built from the forward kernels (`grad.rs`) and the traced forms (`traced.rs`);
 //! the device side is [`ConvKernels`]: im2col + GEMM on the CPU (`cpu.rs`), direct heap-free loops on
 //! `Embedded` (`host.rs`, also the tests' reference), im2col + the PTX GEMM and direct kernels on CUDA
-//! (`cuda.rs`, sources in `ptx/conv.cu`). Pixel (un)shuffle is a rearrangement (`shuffle.rs`); unfold/fold
+//! (`cuda.rs`, sources in `src/ops/conv/conv.cu`). Pixel (un)shuffle is a rearrangement (`shuffle.rs`); unfold/fold
 //! (`unfold.rs`) are kernels of their own (`columns.rs` on the host); nearest upsampling is a strided copy.
 //! Pooling is the `pool` family's, resizing and adaptive average pooling the `resample` family's.
 

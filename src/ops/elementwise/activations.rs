@@ -1,5 +1,5 @@
 //! The activation functions beyond ReLU, sigmoid, tanh, GELU and SiLU, with PyTorch's definitions: their f64
-//! formulas (every host device evaluates them in f64 and rounds once; `ptx/unary.cu` evaluates the same formulas in
+//! formulas (every host device evaluates them in f64 and rounds once; `src/ops/elementwise/unary.cu` evaluates the same formulas in
 //! the accumulator type) and the ops that take parameters (rounded to the element type, as `powf`'s exponent is).
 
 use super::UnaryOp;

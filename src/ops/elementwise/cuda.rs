@@ -1,4 +1,4 @@
-//! The family's CUDA launchers: `{op}_{dtype}` from `ptx/unary.cu` and `ptx/binary.cu` (comparisons and `where`
+//! The family's CUDA launchers: `{op}_{dtype}` from `src/ops/elementwise/unary.cu` and `src/ops/elementwise/binary.cu` (comparisons and `where`
 //! included), each one thread per few elements through `run_into`.
 
 use super::{BinaryOp, CmpOp, ElementwiseKernels, UnaryOp};

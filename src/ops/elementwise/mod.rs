@@ -3,7 +3,7 @@
 //! their `Tensor` and `Traced` methods generated from one row each (`float_fns.rs`), their in-place and `_into` forms
 //! (`in_place.rs`), the traced forms and their gradients (`traced.rs`), and the device side,
 //! [`ElementwiseKernels`]: the host loops `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers
-//! (`cuda.rs`, sources in `ptx/unary.cu` and `ptx/binary.cu`).
+//! (`cuda.rs`, sources in `src/ops/elementwise/unary.cu` and `src/ops/elementwise/binary.cu`).
 
 mod activations;
 mod calls;

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/indexing.cu`): a thread per index, bad indices recorded in one device word and
+//! The family's CUDA kernels (`src/ops/indexing/indexing.cu`): a thread per index, bad indices recorded in one device word and
 //! reported as the CPU reports them.
 
 use super::IndexingKernels;
@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use cust::sys as cu;
 
 /// The device word where gather/scatter kernels record the first bad index: its position and value (the record
-/// `record_bad` in ptx/indexing.cu writes), or all bits set when there is none. Eagerly a word of its own; during
+/// `record_bad` in src/ops/indexing/indexing.cu writes), or all bits set when there is none. Eagerly a word of its own; during
 /// a capture one of the graph's record words, which each replay copies out.
 enum IndexError {
     Eager(CudaStorage<i64>),
@@ -75,7 +75,7 @@ impl IndexError {
     }
 }
 
-/// A kernel's record of a bad index, as `record_bad` in ptx/indexing.cu writes it: the position in the high word
+/// A kernel's record of a bad index, as `record_bad` in src/ops/indexing/indexing.cu writes it: the position in the high word
 /// (saturated at 2^32 - 2), the value in the low word (u32 as it is; i32, and i64 saturated to the i32 range, as an
 /// i32).
 #[derive(Debug, PartialEq)]
@@ -104,7 +104,7 @@ impl BadIndex {
     }
 }
 
-/// Turns a kernel's record of a bad index (`record_bad` in ptx/indexing.cu: the position in the high word, the
+/// Turns a kernel's record of a bad index (`record_bad` in src/ops/indexing/indexing.cu: the position in the high word, the
 /// value in the low word) into the error the CPU gives. The value is exact for u32 and i32 indices and for i64
 /// ones within the i32 range; a larger i64 one is read from the index tensor's buffer (at `base`, viewed by
 /// `layout`), exact eagerly and, for a graph, as the buffer holds it when the check is read.
@@ -311,7 +311,7 @@ pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
 mod tests {
     use super::*;
 
-    /// The host's reading of the kernels' record (`record_bad` in ptx/indexing.cu writes it; the GPU tests check
+    /// The host's reading of the kernels' record (`record_bad` in src/ops/indexing/indexing.cu writes it; the GPU tests check
     /// the two together): position high, value low, signed for i32/i64, saturated i64 values marked inexact.
     #[test]
     fn bad_index_records_decode() {

@@ -1,6 +1,6 @@
 //! Indexing by index tensors: `gather`, `scatter_add`, `index_select`, `embedding` and the `Tensor` /
 //! `Traced` methods built on them (`tensor.rs`, `traced.rs`), and the device side: [`IndexingKernels`], the host
-//! walks `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers (`cuda.rs`, `ptx/indexing.cu`). Every index
+//! walks `Cpu` and `Embedded` share (`host.rs`) and the CUDA launchers (`cuda.rs`, `src/ops/indexing/indexing.cu`). Every index
 //! is checked; a bad one is `Error::IndexOutOfRange` naming the op, the axis, the index and the size.
 
 #[cfg(feature = "cuda")]

@@ -1,4 +1,4 @@
-//! The family's CUDA kernel: the tiled GEMM of `ptx/matmul.cu` (tensor cores for f16/bf16 where the GPU has
+//! The family's CUDA kernel: the tiled GEMM of `src/ops/matmul/matmul.cu` (tensor cores for f16/bf16 where the GPU has
 //! them), launched through the device's `gemm` plumbing, which the convolutions share.
 
 use super::MatmulKernels;

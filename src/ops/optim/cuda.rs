@@ -1,4 +1,4 @@
-//! The family's CUDA kernel: `adam_step_{dtype}` from `ptx/optim.cu`, one thread per few parameters.
+//! The family's CUDA kernel: `adam_step_{dtype}` from `src/ops/optim/optim.cu`, one thread per few parameters.
 
 use super::{AdamStep, OptimKernels};
 use crate::device::cuda::kernels::sizes::*;

@@ -1,6 +1,6 @@
 //! Fused optimizer updates: one pass over a parameter, its moments and its gradient instead of a dozen tensor ops
 //! (each a pass and an allocation). The descriptor is [`AdamStep`]; the device side is [`OptimKernels`], one
-//! host body for `Cpu` and `Embedded` (`host.rs`) and `ptx/optim.cu` on CUDA (`cuda.rs`). The optimizers
+//! host body for `Cpu` and `Embedded` (`host.rs`) and `src/ops/optim/optim.cu` on CUDA (`cuda.rs`). The optimizers
 //! themselves are in [`crate::optim`] (with `std`).
 
 #[cfg(feature = "cuda")]

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/pool.cu`): a thread per output for pooling and its indices, a thread per input
+//! The family's CUDA kernels (`src/ops/pool/pool.cu`): a thread per output for pooling and its indices, a thread per input
 //! position for max pooling's gradient.
 
 use super::{Pool, PoolKernels, PoolParams};

@@ -11,7 +11,7 @@
 //! two passes). Global pooling is a reduction; adaptive max pooling (`adaptive.rs`) is built from the same kernel
 //! and from gathers. The family: the windows (`geometry.rs`), the `Tensor` methods (`tensor.rs`), the traced
 //! forms and gradients (`traced.rs`, `grad.rs`), the kernels (`cpu.rs`, `host.rs` for `Embedded`, `cuda.rs`
-//! launching `ptx/pool.cu`).
+//! launching `src/ops/pool/pool.cu`).
 //!
 //! ```
 //! use typed_tensor::prelude::*;

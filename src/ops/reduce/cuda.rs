@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/reduce.cu`): a block per output (or per part of one, when few outputs cover
+//! The family's CUDA kernels (`src/ops/reduce/reduce.cu`): a block per output (or per part of one, when few outputs cover
 //! many elements: the parts' states are merged by a second kernel).
 
 use super::{ReduceKernels, ReduceOp};

@@ -116,7 +116,7 @@ fn lane_fold<A: Accumulator, T: Copy>(
 }
 
 /// The kernel name stem and element-type bound of every reduction: CUDA instantiates `reduce_{stem}_{dtype}` and
-/// `merge_{stem}_{dtype}` for the dtypes meeting the bound (`ptx/reduce.cu`; `tests/cuda_ptx.rs` checks both ways).
+/// `merge_{stem}_{dtype}` for the dtypes meeting the bound (`src/ops/reduce/reduce.cu`; `tests/cuda_ptx.rs` checks both ways).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) const REDUCE_STEMS: &[(&str, Bound)] = &[
     (<Sum as ReduceOp<f32>>::NAME, Bound::WithDType),

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/resample.cu`): a thread per output element forwards, a thread per lane
+//! The family's CUDA kernels (`src/ops/resample/resample.cu`): a thread per output element forwards, a thread per lane
 //! backwards (each lane's gradient is its own, so no two threads add into one element).
 
 use super::{Resample, ResampleKernels};
@@ -90,7 +90,7 @@ unsafe impl ResampleKernels for Cuda {
     }
 }
 
-/// The parameters of both resampling kernels (`ptx/resample.cu`).
+/// The parameters of both resampling kernels (`src/ops/resample/resample.cu`).
 const RESAMPLE_PARAMS: [usize; 10] = [
     COUNT,
     LAYOUT_BYTES,

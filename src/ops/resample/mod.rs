@@ -3,13 +3,13 @@
 //! apply it per axis, the width first, as PyTorch's kernels combine each row before mixing rows: `interpolate`
 //! and `adaptive_avg_pool1d/2d` (`tensor.rs`), their traced forms with the adjoint as gradient (`traced.rs`), the
 //! device trait [`ResampleKernels`] and its kernels (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching
-//! `ptx/resample.cu`).
+//! `src/ops/resample/resample.cu`).
 //!
 //! An output reads only its own taps, as in PyTorch, so a NaN or an infinity reaches only the outputs that read
 //! it: the products by fixed per-axis matrices this replaces multiplied every input by the zeros of the other
 //! outputs' columns (`0 * NaN = NaN`), and one NaN in a 4x4 image gave 64 NaN of a nearest 8x8 resize
 //! (PyTorch: 4). `Resample::taps` is the one definition of which inputs an output reads and how; the host
-//! kernels run it, and `ptx/resample.cu` mirrors it with the same operations in the same order.
+//! kernels run it, and `src/ops/resample/resample.cu` mirrors it with the same operations in the same order.
 
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
@@ -110,7 +110,7 @@ impl Resample {
         }
     }
 
-    /// The op's code and `align_corners` flag as `ptx/resample.cu` takes them.
+    /// The op's code and `align_corners` flag as `src/ops/resample/resample.cu` takes them.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn code(self) -> (u64, u64) {
         match self {

@@ -1,4 +1,4 @@
-//! The family's CUDA kernels (`ptx/scan.cu`): a thread per lane, walking it in order.
+//! The family's CUDA kernels (`src/ops/scan/scan.cu`): a thread per lane, walking it in order.
 
 use super::{Scan, ScanKernels};
 use crate::device::cuda::kernels::sizes::*;

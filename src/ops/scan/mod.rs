@@ -2,7 +2,7 @@
 //! `cumprod`, `cummax`/`cummin` with their indices, `logcumsumexp`). The whole family lives here: the descriptor
 //! and the lane arithmetic every host device runs (this file), the `Tensor` methods (`tensor.rs`), the `Traced`
 //! methods with their backward rules (`traced.rs`), the device trait [`ScanKernels`] and its implementations
-//! (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching `ptx/scan.cu`).
+//! (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching `src/ops/scan/scan.cu`).
 //!
 //! Every element of a lane depends on the ones before it, so a lane is walked in order, in the accumulator type
 //! ([`WithDType::Acc`]: f32 for f16/bf16/f32, f64 for f64, wrapping i64 for integers); lanes run in parallel.

@@ -1,4 +1,4 @@
-//! The family's CUDA kernel (`ptx/sort.cu`): a thread per lane, a merge sort of the lane's positions through a
+//! The family's CUDA kernel (`src/ops/sort/sort.cu`): a thread per lane, a merge sort of the lane's positions through a
 //! scratch buffer of the output's size.
 
 use super::SortKernels;

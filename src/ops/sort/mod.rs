@@ -2,7 +2,7 @@
 //! every lane. The whole family lives here: the order (this file), the `Tensor` methods (`tensor.rs`), the
 //! `Traced` methods (`traced.rs`: values gathered by the order, so their gradient is the gather's), the device
 //! trait [`SortKernels`] and its implementations (`host.rs` for `Cpu` and `Embedded`, `cuda.rs` launching
-//! `ptx/sort.cu`).
+//! `src/ops/sort/sort.cu`).
 //!
 //! The order is PyTorch's with `stable=True`: ascending puts NaN last, descending puts NaN first, and equal
 //! elements (`-0.0` and `0.0` included) keep their input order either way.

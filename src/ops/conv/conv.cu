@@ -1,4 +1,4 @@
-// Convolution helpers over NCHW views (src/ops/conv/host.rs has the semantics; pooling is ptx/pool.cu).
+// Convolution helpers over NCHW views (src/ops/conv/host.rs has the semantics; pooling is src/ops/pool/pool.cu).
 //
 //   im2col_{T}(n, g, lx, x, col)                       col: dense [N, C_in * KH * KW, OH * OW] (then matmul; unfold)
 //   fold_{T}(n, g, lc, col, out)                        col2im: out dense (N, C_in, H, W), each pixel its taps' sum
