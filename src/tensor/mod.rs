@@ -199,6 +199,7 @@ impl<T: WithDType, S: Shape, D: Device> Sink<T, D> for Option<Tensor<T, S, D>> {
         kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Result<()> {
         let shape = S::from_dims(dims).unwrap_or_else(|| output_dims_disagree(op, dims));
+        check_output::<T>(op, dims)?;
         let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
         *self = Some(Tensor::from_storage(shape, storage));
         Ok(())
@@ -248,6 +249,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         op: &'static str,
         kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Result<Self> {
+        // A copy of a broadcast view can be larger than memory can hold; the allocation would abort.
+        check_output::<T>(op, &shape.dims())?;
         let storage = fresh::<T, S, D>(op, shape.numel(), kernel)?;
         Ok(Self::from_storage(shape, storage))
     }
@@ -260,6 +263,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         kernel: &mut Writer<'_, D::Out<T>>,
     ) -> Self {
         if D::SHAPE_FREE {
+            or_panic(check_output::<T>(op, &shape.dims()));
             let storage = fresh_loose_or_panic::<T, D>(op, shape.numel(), kernel);
             return Self::from_storage(shape, D::tighten(storage));
         }

@@ -7,7 +7,9 @@ use crate::common::{assert_close, panic_message, views};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
-use typed_tensor::ops::custom::{CustomOp1, CustomOp1Backward, HostView};
+use typed_tensor::ops::custom::{
+    CustomOp1, CustomOp1Backward, CustomOp2, CustomOp2Backward, HostView,
+};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::Dims;
 
@@ -292,6 +294,8 @@ fn host_only_op_on_each_device<D: Device>() {
 }
 
 device_tests! {
+    forward2_every_dtype => forward2_every_dtype;
+    gradients2_match_finite_differences => gradients2_match_finite_differences;
     forward_every_dtype => forward_every_dtype;
     shape_changing_ops_check_their_output_type => shape_changing_ops_check_their_output_type;
     gradient_matches_finite_differences => gradient_matches_finite_differences;
@@ -299,7 +303,220 @@ device_tests! {
 }
 
 embedded_tests! {
+    forward2_every_dtype => forward2_every_dtype;
     forward_every_dtype => forward_every_dtype;
     shape_changing_ops_check_their_output_type => shape_changing_ops_check_their_output_type;
     host_only_op_on_each_device => host_only_op_on_each_device;
+}
+
+/// `y = a * a + b` for every element type (two inputs of one shape, the default `output_dims`).
+#[derive(Clone, Copy)]
+struct SquareAdd;
+
+impl<T: WithDType> CustomOp2<T> for SquareAdd {
+    fn name(&self) -> &'static str {
+        "square_add"
+    }
+    fn cpu_forward(&self, a: HostView<'_, T>, b: HostView<'_, T>, y: &mut [T]) -> Result<()> {
+        assert_eq!(
+            (a.data.len(), b.data.len()),
+            (y.len(), y.len()),
+            "dense inputs"
+        );
+        for ((y, &a), &b) in y.iter_mut().zip(a.data).zip(b.data) {
+            *y = T::from_f64(a.to_f64() * a.to_f64() + b.to_f64());
+        }
+        Ok(())
+    }
+}
+
+impl<T: FloatDType> CustomOp2Backward<T> for SquareAdd {
+    fn cpu_backward(
+        &self,
+        [a, _, _, dy]: [HostView<'_, T>; 4],
+        da: &mut [T],
+        db: &mut [T],
+    ) -> Result<()> {
+        for (i, &g) in dy.data.iter().enumerate() {
+            da[i] = T::from_f64(2.0 * a.data[i].to_f64() * g.to_f64());
+            db[i] = g;
+        }
+        Ok(())
+    }
+}
+
+fn forward2_on_every_view<T: WithDType, D: Device>() {
+    for (a, b) in views::<T, D>(8, -3.0, 3.0)
+        .into_iter()
+        .zip(views::<T, D>(9, -3.0, 3.0).into_iter().rev())
+    {
+        let y = a.tensor.custom_op2(&b.tensor, SquareAdd);
+        let want: Vec<f64> = a
+            .expected
+            .iter()
+            .zip(&b.expected)
+            .map(|(a, b)| a.to_f64() * a.to_f64() + b.to_f64())
+            .collect();
+        assert_close(&format!("{} with {}", a.kind, b.kind), &y.to_vec(), &want);
+    }
+}
+
+fn forward2_every_dtype<D: Device>() {
+    forward2_on_every_view::<f32, D>();
+    forward2_on_every_view::<f64, D>();
+    forward2_on_every_view::<bf16, D>();
+    forward2_on_every_view::<i32, D>();
+    // Two shapes the default `output_dims` refuses: the op's error, naming both.
+    let a = Tensor::<f32, Rank2<2, 3>, D>::zeros();
+    let b = Tensor::<f32, Rank2<3, 2>, D>::zeros();
+    let e = a.try_custom_op2(&b, SquareAdd).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "square_add: shapes [2, 3] and [3, 2] do not match"
+    );
+}
+
+/// The outer product `(N,) x (M,) -> (N, M)`, counting its backward calls.
+#[derive(Clone, Default)]
+struct Outer(Arc<AtomicUsize>);
+
+impl CustomOp2<f64> for Outer {
+    fn name(&self) -> &'static str {
+        "outer"
+    }
+    fn output_dims(&self, a: &Dims, b: &Dims) -> Result<Dims> {
+        Ok(Dims::from_slice(&[a[0], b[0]]))
+    }
+    fn cpu_forward(&self, a: HostView<'_, f64>, b: HostView<'_, f64>, y: &mut [f64]) -> Result<()> {
+        for (row, &a) in y.chunks_mut(b.data.len()).zip(a.data) {
+            for (y, &b) in row.iter_mut().zip(b.data) {
+                *y = a * b;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CustomOp2Backward<f64> for Outer {
+    fn cpu_backward(
+        &self,
+        [a, b, _, dy]: [HostView<'_, f64>; 4],
+        da: &mut [f64],
+        db: &mut [f64],
+    ) -> Result<()> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        let m = b.data.len();
+        for (i, da) in da.iter_mut().enumerate() {
+            *da = (0..m).map(|j| dy.data[i * m + j] * b.data[j]).sum();
+        }
+        for (j, db) in db.iter_mut().enumerate() {
+            *db = (0..a.data.len())
+                .map(|i| dy.data[i * m + j] * a.data[i])
+                .sum();
+        }
+        Ok(())
+    }
+}
+
+fn gradients2_match_finite_differences<D: Device>() {
+    let a = Var::new(Tensor::<f64, Rank2<2, 3>, D>::from_array([
+        [0.5, -1.0, 2.0],
+        [1.5, 0.25, -0.75],
+    ]));
+    let b = Var::new(Tensor::<f64, Rank2<2, 3>, D>::from_array([
+        [1.0, 2.0, -3.0],
+        [0.1, -0.2, 0.3],
+    ]));
+    let weights = Tensor::<f64, Rank2<2, 3>, D>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    let f = || (a.trace().custom_op2(&b, SquareAdd) * &weights).sum_all();
+    assert!(check_gradient(&a, 1e-6, f).error < 1e-7);
+    assert!(check_gradient(&b, 1e-6, f).error < 1e-7);
+    // A transposed left input (the op sees it dense) and a plain tensor on the right: only the left's gradient.
+    let c = Tensor::<f64, Rank2<3, 2>, D>::from_array([[1., 2.], [3., 4.], [5., 6.]]);
+    let g = a
+        .trace()
+        .t()
+        .custom_op2(&c, SquareAdd)
+        .sum_all()
+        .backward()
+        .get(&a)
+        .to_vec();
+    let want: Vec<f64> = a.value().to_vec().iter().map(|v| 2.0 * v).collect();
+    assert_close("transposed", &g, &want);
+    // One parameter in both places: d/dx (x^2 + x) = 2 x + 1.
+    let g = a
+        .trace()
+        .custom_op2(&a, SquareAdd)
+        .sum_all()
+        .backward()
+        .get(&a)
+        .to_vec();
+    let want: Vec<f64> = a.value().to_vec().iter().map(|v| 2.0 * v + 1.0).collect();
+    assert_close("shared", &g, &want);
+    // Inputs of two shapes, to a third.
+    let (u, v) = (
+        Var::new(Tensor::<f64, Rank1<2>, D>::from_array([1.0, -2.0])),
+        Var::new(Tensor::<f64, Rank1<3>, D>::from_array([0.5, 3.0, -1.0])),
+    );
+    let probe = Tensor::<f64, Rank2<2, 3>, D>::from_array([[1., -1., 2.], [0.5, 3., -2.]]);
+    let f = || {
+        (u.trace()
+            .custom_op2_to::<Rank2<2, 3>, _, _>(&v, Outer::default())
+            * &probe)
+            .sum_all()
+    };
+    assert!(check_gradient(&u, 1e-6, f).error < 1e-7);
+    assert!(check_gradient(&v, 1e-6, f).error < 1e-7);
+}
+
+#[test]
+fn empty_inputs_of_two_input_ops() {
+    // The forward of an empty output runs no kernel; the backward runs once while either gradient has elements.
+    let outer = Outer::default();
+    let u = Var::new(Tensor::<f64, (usize,), Cpu>::zeros_with_shape((0,)));
+    let v = Var::new(
+        Tensor::<f64, (usize,), Cpu>::from_vec_with_shape((3,), vec![1., 2., 3.]).unwrap(),
+    );
+    let y = u
+        .trace()
+        .custom_op2_to::<(usize, usize), _, _>(&v, outer.clone());
+    assert_eq!(y.value().dims().as_slice(), [0, 3]);
+    let grads = y.sum_all().backward();
+    assert_eq!(outer.0.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        (grads.get(&u).to_vec(), grads.get(&v).to_vec()),
+        (vec![], vec![0.0; 3])
+    );
+    // Both empty: no call.
+    let w = Var::new(Tensor::<f64, (usize,), Cpu>::zeros_with_shape((0,)));
+    let grads = w
+        .trace()
+        .custom_op2_to::<(usize, usize), _, _>(&w, outer.clone())
+        .sum_all()
+        .backward();
+    assert_eq!(outer.0.load(Ordering::Relaxed), 1);
+    assert_eq!(grads.get(&w).to_vec(), Vec::<f64>::new());
+}
+
+/// The identity of one or two inputs (the first), for the edge sweeps (edges.rs).
+pub struct Identity;
+
+impl CustomOp1<f32> for Identity {
+    fn name(&self) -> &'static str {
+        "identity"
+    }
+    fn cpu_forward(&self, x: HostView<'_, f32>, y: &mut [f32]) -> Result<()> {
+        y.copy_from_slice(x.data);
+        Ok(())
+    }
+}
+
+impl CustomOp2<f32> for Identity {
+    fn name(&self) -> &'static str {
+        "identity"
+    }
+    fn cpu_forward(&self, x: HostView<'_, f32>, _: HostView<'_, f32>, y: &mut [f32]) -> Result<()> {
+        y.copy_from_slice(x.data);
+        Ok(())
+    }
 }

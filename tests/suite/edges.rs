@@ -250,6 +250,29 @@ fn every_try_form_returns_its_error() {
     let other = Tensor::<f32, R2, Cpu>::zeros_with_shape((3, 3));
     let huge = (1usize << 62, 4usize);
 
+    // Views copied dense, and the custom-op door (which copies strided inputs first).
+    for e in [
+        refused("try_contiguous", || tall.try_contiguous()),
+        refused("try_custom_op", || {
+            tall.try_custom_op(crate::custom::Identity)
+        }),
+        refused("try_custom_op2", || {
+            tall.try_custom_op2(&tall, crate::custom::Identity)
+        }),
+    ] {
+        assert!(
+            matches!(e, Error::ShapeOverflow { .. } | Error::OutOfMemory { .. }),
+            "{e:?}"
+        );
+    }
+
+    // The infallible forms panic with the same error, not the allocator's "capacity overflow".
+    let message = crate::common::panic_message(|| tall.exp());
+    assert!(
+        message.contains("exp: shape [4611686018427387904, 1] is too large"),
+        "{message}"
+    );
+
     // Constructors and views.
     overflow(
         refused("try_full_with_shape", || {

@@ -1,7 +1,9 @@
 //! The family on `Cuda`: the op's own CUDA kernels on device addresses (a zeroed output, so a kernel that skips
 //! an element leaves a zero, never stale memory).
 
-use super::{CudaView, CustomKernels, CustomOp1, CustomOp1Backward, Dense};
+use super::{
+    CudaView, CustomKernels, CustomOp1, CustomOp1Backward, CustomOp2, CustomOp2Backward, Dense,
+};
 use crate::device::cuda::CudaStorage;
 use crate::device::{Cuda, Kernels};
 use crate::dtype::{FloatDType, WithDType};
@@ -56,5 +58,32 @@ impl CustomKernels for Cuda {
             )?;
         }
         Ok(dx)
+    }
+
+    fn custom_forward2<T: WithDType, S: Shape, Op: CustomOp2<T>>(
+        op: &Op,
+        lhs: Dense<'_, CudaStorage<T>>,
+        rhs: Dense<'_, CudaStorage<T>>,
+        out_dims: &Dims,
+    ) -> Result<CudaStorage<T>> {
+        let (out, layout) = output::<T, S>(out_dims)?;
+        if out_dims.numel() > 0 {
+            op.cuda_forward(view(lhs), view(rhs), view((&out, &layout)))?;
+        }
+        Ok(out)
+    }
+
+    fn custom_backward2<T: FloatDType, SA: Shape, SB: Shape, Op: CustomOp2Backward<T>>(
+        op: &Op,
+        views: [Dense<'_, CudaStorage<T>>; 4],
+    ) -> Result<(CudaStorage<T>, CudaStorage<T>)> {
+        let (dims_a, dims_b) = (*views[0].1.dims(), *views[1].1.dims());
+        let (da, la) = output::<T, SA>(&dims_a)?;
+        let (db, lb) = output::<T, SB>(&dims_b)?;
+        if dims_a.numel() + dims_b.numel() > 0 {
+            let [a, b, y, g] = views.map(view);
+            op.cuda_backward([a, b, y, g, view((&da, &la)), view((&db, &lb))])?;
+        }
+        Ok((da, db))
     }
 }

@@ -1,6 +1,6 @@
-//! `Tensor::custom_op` and `Tensor::custom_op_to`: a user's [`CustomOp1`] on a tensor.
+//! `Tensor::custom_op(_to)` and `Tensor::custom_op2(_to)`: a user's [`CustomOp1`] or [`CustomOp2`] on tensors.
 
-use super::CustomOp1;
+use super::{CustomOp1, CustomOp2};
 use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
@@ -85,7 +85,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         &self,
         op: Op,
     ) -> Result<Tensor<T, S2, D>> {
-        self.contiguous().custom_forward(&op)
+        self.try_contiguous()?.custom_forward(&op)
     }
 
     /// The forward of `op` on this tensor, which is contiguous (the traced forms keep the op).
@@ -99,6 +99,87 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             .ok_or_else(|| Error::shape_mismatch(op.name(), wanted::<S2>(&dims), dims))?;
         check_output::<T>(op.name(), &dims)?;
         let storage = D::custom_forward::<T, S2, Op>(op, (x.buffer(), &x.layout()), &dims)?;
+        Ok(Tensor::from_storage(shape, storage))
+    }
+}
+
+impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// A user's op of two inputs (see [`CustomOp2`]) whose output has this tensor's shape: its kernel for this
+    /// device on both tensors' elements (strided views are copied dense first). Panics with the op's error, or
+    /// when its `output_dims` are not this tensor's; see [`Self::try_custom_op2`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::ops::custom::{CustomOp2, HostView};
+    ///
+    /// /// `a` where `a` is larger in magnitude, else `b`.
+    /// struct Larger;
+    /// impl CustomOp2<f32> for Larger {
+    ///     fn name(&self) -> &'static str {
+    ///         "larger"
+    ///     }
+    ///     fn cpu_forward(&self, a: HostView<'_, f32>, b: HostView<'_, f32>, y: &mut [f32]) -> Result<()> {
+    ///         for ((y, a), b) in y.iter_mut().zip(a.data).zip(b.data) {
+    ///             *y = if a.abs() >= b.abs() { *a } else { *b };
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let a = Tensor::<f32, _, Cpu>::from_array([1.0, -4.0]);
+    /// let b = Tensor::<f32, _, Cpu>::from_array([-2.0, 3.0]);
+    /// assert_eq!(a.custom_op2(&b, Larger).to_vec(), [-2.0, -4.0]);
+    /// ```
+    #[track_caller]
+    pub fn custom_op2<S2: Shape, Op: CustomOp2<T>>(&self, rhs: &Tensor<T, S2, D>, op: Op) -> Self {
+        or_panic(self.try_custom_op2(rhs, op))
+    }
+
+    /// [`Self::custom_op2`], returning the op's error, or `Error::ShapeMismatch` when its `output_dims` are not
+    /// this tensor's.
+    pub fn try_custom_op2<S2: Shape, Op: CustomOp2<T>>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+        op: Op,
+    ) -> Result<Self> {
+        self.try_custom_op2_to(rhs, op)
+    }
+
+    /// A user's op of two inputs (see [`CustomOp2`]) whose output has the shape `S3`, which its `output_dims`
+    /// must give; see [`Self::custom_op_to`] for the rules. Panics with the op's error or that mismatch; see
+    /// [`Self::try_custom_op2_to`].
+    #[track_caller]
+    pub fn custom_op2_to<S2: Shape, S3: Shape, Op: CustomOp2<T>>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+        op: Op,
+    ) -> Tensor<T, S3, D> {
+        or_panic(self.try_custom_op2_to(rhs, op))
+    }
+
+    /// [`Self::custom_op2_to`], returning the op's error or the mismatch.
+    pub fn try_custom_op2_to<S2: Shape, S3: Shape, Op: CustomOp2<T>>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+        op: Op,
+    ) -> Result<Tensor<T, S3, D>> {
+        self.try_contiguous()?
+            .custom_forward2(&rhs.try_contiguous()?, &op)
+    }
+
+    /// The forward of `op` on this tensor and `rhs`, both contiguous (the traced forms keep the op).
+    pub(super) fn custom_forward2<S2: Shape, S3: Shape, Op: CustomOp2<T>>(
+        &self,
+        rhs: &Tensor<T, S2, D>,
+        op: &Op,
+    ) -> Result<Tensor<T, S3, D>> {
+        let dims = op.output_dims(&self.dims(), &rhs.dims())?;
+        let shape = S3::from_dims(&dims)
+            .ok_or_else(|| Error::shape_mismatch(op.name(), wanted::<S3>(&dims), dims))?;
+        check_output::<T>(op.name(), &dims)?;
+        let (la, lb) = (self.layout(), rhs.layout());
+        let storage =
+            D::custom_forward2::<T, S3, Op>(op, (self.buffer(), &la), (rhs.buffer(), &lb), &dims)?;
         Ok(Tensor::from_storage(shape, storage))
     }
 }

@@ -1,7 +1,8 @@
-//! `Traced::custom_op` and `Traced::custom_op_to`: a user's op recorded with its [`CustomOp1Backward`] rule.
+//! `Traced::custom_op(_to)` and `Traced::custom_op2(_to)`: a user's op recorded with its backward kernels
+//! ([`CustomOp1Backward`], [`CustomOp2Backward`]).
 
-use super::CustomOp1Backward;
-use crate::autograd::{record_with, Gradients, Slot, Traced};
+use super::{CustomOp1Backward, CustomOp2Backward};
+use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
@@ -70,7 +71,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         &self,
         op: Op,
     ) -> Result<Traced<T, S2, D>> {
-        let x = self.value.contiguous();
+        let x = self.value.try_contiguous()?;
         let op = Arc::new(op);
         let y: Tensor<T, S2, D> = x.custom_forward(&*op)?;
         let captured = (self.slot(), op, x, y.clone());
@@ -104,4 +105,85 @@ fn custom_rule<T: FloatDType, S: Shape, S2: Shape, D: Device, Op: CustomOp1Backw
         ));
         Tensor::<T, S, D>::from_storage(x.shape(), storage)
     })
+}
+
+impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
+    /// [`Tensor::custom_op2`] recorded for `backward()`: both inputs' gradients come from the op's
+    /// [`CustomOp2Backward`] kernel. `rhs` is a traced value, a parameter or a plain tensor (a constant).
+    #[track_caller]
+    pub fn custom_op2<R, Op>(&self, rhs: &R, op: Op) -> Self
+    where
+        R: Traceable<Elem = T, Device = D>,
+        Op: CustomOp2Backward<T>,
+    {
+        or_panic(self.try_custom_op2(rhs, op))
+    }
+
+    /// [`Self::custom_op2`], returning the forward's error (see [`Tensor::try_custom_op2`]).
+    pub fn try_custom_op2<R, Op>(&self, rhs: &R, op: Op) -> Result<Self>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        Op: CustomOp2Backward<T>,
+    {
+        self.try_custom_op2_to(rhs, op)
+    }
+
+    /// [`Tensor::custom_op2_to`] recorded for `backward()` (see [`Self::custom_op2`]).
+    #[track_caller]
+    pub fn custom_op2_to<S3: Shape, R, Op>(&self, rhs: &R, op: Op) -> Traced<T, S3, D>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        Op: CustomOp2Backward<T>,
+    {
+        or_panic(self.try_custom_op2_to(rhs, op))
+    }
+
+    /// [`Self::custom_op2_to`], returning the forward's error (see [`Tensor::try_custom_op2_to`]).
+    pub fn try_custom_op2_to<S3: Shape, R, Op>(&self, rhs: &R, op: Op) -> Result<Traced<T, S3, D>>
+    where
+        R: Traceable<Elem = T, Device = D>,
+        Op: CustomOp2Backward<T>,
+    {
+        let rhs = rhs.traced();
+        let (a, b) = (self.value.try_contiguous()?, rhs.value.try_contiguous()?);
+        let op = Arc::new(op);
+        let y: Tensor<T, S3, D> = a.custom_forward2(&b, &*op)?;
+        let captured = ([self.slot(), rhs.slot()], op, a, b, y.clone());
+        let rule = custom_rule2::<T, S, R::Shape, S3, D, Op>;
+        Ok(record_with(y, &[&self.node, &rhs.node], captured, rule))
+    }
+}
+
+/// What a two-input custom op's node keeps: the inputs' slots, the op, the inputs and the output.
+type Saved2<T, SA, SB, S3, D, Op> = (
+    [Slot; 2],
+    Arc<Op>,
+    Tensor<T, SA, D>,
+    Tensor<T, SB, D>,
+    Tensor<T, S3, D>,
+);
+
+/// Both inputs' gradients from one call of the op's backward kernel (run when either is wanted).
+fn custom_rule2<T, SA, SB, S3, D, Op>(
+    g: Grad<T, D>,
+    ([sa, sb], op, a, b, y): Saved2<T, SA, SB, S3, D, Op>,
+    grads: &mut Gradients,
+) where
+    T: FloatDType,
+    SA: Shape,
+    SB: Shape,
+    S3: Shape,
+    D: Device,
+    Op: CustomOp2Backward<T>,
+{
+    if !sa.wanted() && !sb.wanted() {
+        return;
+    }
+    let g = g.unpadded(y.shape()).contiguous();
+    let layouts = [a.layout(), b.layout(), y.layout(), g.layout()];
+    let buffers = [a.buffer(), b.buffer(), y.buffer(), g.buffer()];
+    let views = core::array::from_fn(|i| (buffers[i], &layouts[i]));
+    let (da, db) = device_ok(D::custom_backward2::<T, SA, SB, Op>(&op, views));
+    sa.give(grads, || Tensor::<T, SA, D>::from_storage(a.shape(), da));
+    sb.give(grads, || Tensor::<T, SB, D>::from_storage(b.shape(), db));
 }

@@ -74,6 +74,29 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         )
     }
 
+    /// [`Self::contiguous`], returning the device's error (a copy of a broadcast view too large to allocate)
+    /// where that panics.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let one = Tensor::<f32, (usize,), Cpu>::full_with_shape((1,), 1.0);
+    /// let view = one.broadcast_with_shape((1usize << 62,)); // free: stride 0
+    /// assert!(view.try_contiguous().is_err()); // 2^64 bytes
+    /// assert_eq!(one.try_contiguous().unwrap().to_vec(), [1.0]);
+    /// ```
+    pub fn try_contiguous(&self) -> Result<Self> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        let src = (self.buffer(), &self.layout());
+        written!(
+            Self::try_written_by,
+            self.shape(),
+            "contiguous",
+            call::copy::<T, D>(src)
+        )
+    }
+
     /// The same elements with another static shape of the same element count (a `const` assertion). Free when the
     /// tensor is contiguous; a strided view is copied first.
     ///
