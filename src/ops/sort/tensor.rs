@@ -15,7 +15,7 @@ use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape};
-use crate::tensor::{call, or_panic, written, Tensor};
+use crate::tensor::{call, device_ok, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
 /// The build-time check of `topk`: `K` fits in a static axis (a runtime-sized one is checked when the op runs).
@@ -160,9 +160,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
+        let indices = self.kthvalue_indices::<Ax>(k)?;
+        Ok((self.take_along::<Ax>(&indices), indices))
+    }
+
+    /// The position of the `k`-th smallest element of each lane along `Ax`, the axis removed ([`Self::kthvalue`]
+    /// without gathering the values: the traced form gathers them through its own rule).
+    pub(crate) fn kthvalue_indices<Ax>(
+        &self,
+        k: usize,
+    ) -> Result<Tensor<u32, <S as ReduceShape<Ax>>::Output, D>>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
         let axis = <S as HasAxis<Ax>>::INDEX;
-        let dims = self.dims();
-        let n = dims[axis];
+        let n = self.dims()[axis];
         if k == 0 || k > n {
             return Err(Error::IndexOutOfRange {
                 op: "kthvalue",
@@ -172,15 +184,28 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             });
         }
         let order = self.argsort_axis(axis, false);
-        // The k-th position of each lane, the axis kept with size 1 for the gather, then dropped.
-        let picked: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<1>>, D> =
-            order.view_as(order.layout().narrow("kthvalue", axis, k - 1, 1)?);
-        let values = self.gather_axis(&picked, axis);
-        // Both have the axis at size 1: dropping it is a view.
-        Ok((
-            values.view_as(values.layout().select("kthvalue", axis, 0)?),
-            picked.view_as(picked.layout().select("kthvalue", axis, 0)?),
+        // The k-th position of each lane, the axis dropped: a view.
+        Ok(order.view_as(
+            order
+                .layout()
+                .narrow("kthvalue", axis, k - 1, 1)?
+                .select("kthvalue", axis, 0)?,
         ))
+    }
+
+    /// The element at `indices` of each lane along `Ax`, the axis removed.
+    pub(crate) fn take_along<Ax>(
+        &self,
+        indices: &Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    ) -> Tensor<T, <S as ReduceShape<Ax>>::Output, D>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        let axis = <S as HasAxis<Ax>>::INDEX;
+        let at: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<1>>, D> =
+            indices.view_as(indices.layout().unsqueeze(axis));
+        let values = self.gather_axis(&at, axis);
+        values.view_as(device_ok(values.layout().select("kthvalue", axis, 0)))
     }
 
     /// The median of each lane along `Ax` and its position, the axis removed (PyTorch's `median(dim)`): for an
@@ -228,24 +253,31 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
+        let indices = self.median_indices::<Ax>()?;
+        Ok((self.take_along::<Ax>(&indices), indices))
+    }
+
+    /// The position of each lane's median along `Ax` ([`Self::try_median`]'s indices): the lower middle element,
+    /// or the lane's first NaN (whose value, gathered, is the NaN the median is).
+    pub(crate) fn median_indices<Ax>(
+        &self,
+    ) -> Result<Tensor<u32, <S as ReduceShape<Ax>>::Output, D>>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
         let () = MedianOfSome::<S, Ax>::OK;
         let axis = <S as HasAxis<Ax>>::INDEX;
         let n = self.dims()[axis];
         if n == 0 {
             return Err(Error::EmptyAxis { op: "median", axis });
         }
-        let (values, indices) = self.kthvalue::<Ax>(n.div_ceil(2))?;
+        let indices = self.kthvalue_indices::<Ax>(n.div_ceil(2))?;
         if !T::DTYPE.is_float() {
-            return Ok((values, indices));
+            return Ok(indices);
         }
         // NaN wins: where a lane has one, its first (argmax of the NaN mask takes the first 1).
         let nan = self.compare_view(crate::ops::CmpOp::Ne, (self.buffer(), &self.layout()));
-        let has_nan = nan.any::<Ax>();
         let first_nan = nan.reduce_axes::<Ax, _>(crate::ops::ArgMax)?;
-        let nans = values.full_like(T::from_f64(f64::NAN));
-        Ok((
-            has_nan.where_cond(&nans, &values),
-            has_nan.where_cond(&first_nan, &indices),
-        ))
+        Ok(nan.any::<Ax>().where_cond(&first_nan, &indices))
     }
 }

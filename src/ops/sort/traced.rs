@@ -83,7 +83,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
-        let (_, indices) = self.value.kthvalue::<Ax>(k)?;
+        let indices = self.value.kthvalue_indices::<Ax>(k)?;
         Ok((self.pick_along::<Ax>(&indices), indices))
     }
 
@@ -114,7 +114,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
-        let (_, indices) = self.value.try_median::<Ax>()?;
+        let indices = self.value.median_indices::<Ax>()?;
         Ok((self.pick_along::<Ax>(&indices), indices))
     }
 
