@@ -79,6 +79,16 @@ impl<T> CudaView<'_, T> {
     }
 }
 
+/// What an op without a CUDA kernel gives on `Cuda` (the default `cuda_forward`/`cuda_backward`).
+#[cfg(feature = "cuda")]
+fn no_cuda_kernel<T: WithDType>(op: &'static str) -> Error {
+    Error::Unsupported {
+        op,
+        dtype: T::DTYPE,
+        device: "cuda",
+    }
+}
+
 /// A dense operand as the family's kernels take it: a buffer and a contiguous layout.
 pub type Dense<'a, B> = (&'a B, &'a Layout);
 

@@ -4,8 +4,6 @@
 use super::CudaView;
 use super::HostView;
 use crate::dtype::{FloatDType, WithDType};
-#[cfg(feature = "cuda")]
-use crate::error::Error;
 use crate::error::Result;
 use crate::shape::Dims;
 
@@ -69,11 +67,7 @@ pub trait CustomOp1<T: WithDType>: Send + Sync + 'static {
     #[cfg(feature = "cuda")]
     fn cuda_forward(&self, input: CudaView<'_, T>, output: CudaView<'_, T>) -> Result<()> {
         let _ = (input, output);
-        Err(Error::Unsupported {
-            op: self.name(),
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        Err(super::no_cuda_kernel::<T>(self.name()))
     }
 }
 
@@ -143,10 +137,6 @@ pub trait CustomOp1Backward<T: FloatDType>: CustomOp1<T> {
         grad_input: CudaView<'_, T>,
     ) -> Result<()> {
         let _ = (input, output, grad_output, grad_input);
-        Err(Error::Unsupported {
-            op: self.name(),
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        Err(super::no_cuda_kernel::<T>(self.name()))
     }
 }

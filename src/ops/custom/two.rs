@@ -80,11 +80,7 @@ pub trait CustomOp2<T: WithDType>: Send + Sync + 'static {
         output: CudaView<'_, T>,
     ) -> Result<()> {
         let _ = (lhs, rhs, output);
-        Err(Error::Unsupported {
-            op: self.name(),
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        Err(super::no_cuda_kernel::<T>(self.name()))
     }
 }
 
@@ -152,10 +148,6 @@ pub trait CustomOp2Backward<T: FloatDType>: CustomOp2<T> {
     #[cfg(feature = "cuda")]
     fn cuda_backward(&self, views: [CudaView<'_, T>; 6]) -> Result<()> {
         let _ = views;
-        Err(Error::Unsupported {
-            op: self.name(),
-            dtype: T::DTYPE,
-            device: "cuda",
-        })
+        Err(super::no_cuda_kernel::<T>(self.name()))
     }
 }

@@ -65,6 +65,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         if self.is_contiguous() {
             return self.clone();
         }
+        // The infallible form allocates through the shape-free path (`written_by`), compiled once per element
+        // type rather than once per shape as `try_contiguous`'s `Result` is.
         let src = (self.buffer(), &self.layout());
         written!(
             Self::written_by,
