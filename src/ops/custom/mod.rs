@@ -1,7 +1,8 @@
 //! The door for ops written outside the crate: a user type implements [`CustomOp1`] (a host kernel, and a CUDA
 //! kernel from the user's own PTX under the `cuda` feature) and, for training, [`CustomOp1Backward`] (the
 //! gradient's kernels); [`Tensor::custom_op`](crate::Tensor::custom_op) and `Traced::custom_op` then run it like a
-//! built-in op, on every device, recorded for `backward()` like any other.
+//! built-in op, on every device, recorded for `backward()` like any other. Ops of two inputs implement
+//! [`CustomOp2`] and [`CustomOp2Backward`] and run through `custom_op2`.
 //!
 //! The kernels see their operands dense and row-major (the call copies a strided view first) and write a
 //! zero-initialised output, so a user kernel needs no `unsafe` on the host. On `Cuda` the op's own launch is the
