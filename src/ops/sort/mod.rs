@@ -7,6 +7,8 @@
 //! The order is PyTorch's with `stable=True`: ascending puts NaN last, descending puts NaN first, and equal
 //! elements (`-0.0` and `0.0` included) keep their input order either way.
 
+#[cfg(feature = "alloc")]
+mod cpu;
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
 mod host;
