@@ -1,6 +1,7 @@
 //! The CUDA device's own services, on a GPU (skipped without one): the caching allocator's books and reuse, and
 //! its refusals (sizes too large to address, allocations larger than the GPU, reads past a buffer); the
-//! process-wide TF32 switch of the f32 products; CUDA graphs (capture, replay, what they refuse and keep).
+//! process-wide TF32 switch of the f32 products; CUDA graphs (capture, replay, what they refuse and keep); the
+//! mistakes a custom op's PTX can make.
 //! One test in its own binary, so no other test allocates while it reads the global statistics, no other
 //! product runs while TF32 is on, and no other thread's work is recorded into a graph.
 #![cfg(feature = "cuda")]
@@ -20,10 +21,36 @@ fn device_services() {
     graphs::a_replayed_training_step_matches_eager_training();
     graphs::replay_reports_bad_indices_and_stale_inputs();
     graphs::captures_refuse_host_work_and_leave_the_device_usable();
+    user_ptx_mistakes_are_errors();
     let end = Cuda::memory_stats().unwrap();
     assert_eq!(
         end.in_graphs, 0,
         "every graph is gone, and its buffers with it"
+    );
+}
+
+/// A custom op's PTX (`PtxKernel`) that does not load, lacks its entry or reuses another module's name gives an
+/// error naming it; an empty launch runs nothing.
+fn user_ptx_mistakes_are_errors() {
+    use typed_tensor::device::cuda::PtxKernel;
+    const EMPTY: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
+    let missing = PtxKernel::new("user_empty", EMPTY, "nothing_here");
+    // SAFETY: nothing is launched: the entry does not exist (or the grid is empty).
+    let e = unsafe { missing.launch("user_op", (1, 1, 1), (32, 1, 1), 0, &[]) }.unwrap_err();
+    assert!(e.to_string().contains("has no entry `nothing_here`"), "{e}");
+    assert!(unsafe { missing.launch("user_op", (0, 1, 1), (32, 1, 1), 0, &[]) }.is_ok());
+    let renamed = PtxKernel::new("user_empty", "\n// another text\n", "nothing_here");
+    let e = unsafe { renamed.launch("user_op", (1, 1, 1), (32, 1, 1), 0, &[]) }.unwrap_err();
+    assert!(e.to_string().contains("two different PTX texts"), "{e}");
+    let nul = PtxKernel::new("user_nul", "\0", "f");
+    let e = unsafe { nul.launch("user_op", (1, 1, 1), (32, 1, 1), 0, &[]) }.unwrap_err();
+    assert!(e.to_string().contains("NUL byte"), "{e}");
+    let broken = PtxKernel::new("user_broken", "not ptx", "f");
+    let e = unsafe { broken.launch("user_op", (1, 1, 1), (32, 1, 1), 0, &[]) }.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cannot load the PTX module `user_broken`"),
+        "{e}"
     );
 }
 

@@ -5,7 +5,8 @@ use super::*;
 
 /// A kernel entry in PTX that a user crate compiled itself (with nvcc in its `build.rs`, say): the module's
 /// name, its PTX text, and the entry's name (an `extern "C" __global__` function). The module is loaded once,
-/// on the first launch of any of its entries, and kept for the process.
+/// on the first launch of any of its entries, and kept for the process; that first launch cannot happen inside
+/// a [`Cuda::capture`] (it is refused there: run the op once before capturing it).
 ///
 /// ```no_run
 /// use typed_tensor::device::cuda::{KernelArg, PtxKernel};
@@ -128,6 +129,15 @@ impl State {
     fn user_kernel(&self, op: &'static str, k: &PtxKernel) -> Result<Kernel> {
         let mut modules = self.user_modules.lock().unwrap_or_else(|e| e.into_inner());
         if !modules.contains_key(k.module) {
+            // Loading is not a stream operation a graph can record; the first launch must come before.
+            refuse_in_capture(
+                op,
+                "loading a user's PTX module (launch the op once before the capture)",
+            )?;
+            if k.ptx.contains('\0') {
+                let message = format!("the PTX text of module `{}` contains a NUL byte", k.module);
+                return Err(cuda_err(op, message));
+            }
             let module = Module::from_ptx(k.ptx, &[]).map_err(|e| {
                 cuda_err(
                     op,
