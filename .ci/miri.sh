@@ -20,5 +20,5 @@ fi
 cargo +nightly miri setup
 # Test names are module paths; these filters select the modules above.
 cargo +nightly miri test --lib -- \
-  layout:: shape::dims:: device::cpu::storage:: ops::matmul::cpu:: device::cpu::pool:: device::host::compiled:: \
+  layout:: shape::dims:: device::cpu::storage:: ops::matmul::cpu:: device::cpu::pool:: ops::compiled:: \
   dtype::plain::

@@ -55,6 +55,18 @@ pub enum DType {
 }
 
 impl DType {
+    /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`
+    /// ([`crate::ops::kernel_name`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// assert_eq!(DType::F32.kernel_name("exp"), "exp_f32");
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn kernel_name(self, stem: &str) -> alloc::string::String {
+        alloc::format!("{stem}_{}", self.as_str())
+    }
+
     /// All dtypes, in the order of this enum.
     pub const ALL: [DType; 9] = [
         DType::U8,

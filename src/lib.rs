@@ -75,6 +75,7 @@ pub use device::Cpu;
 pub use device::Cuda;
 pub use device::Embedded;
 pub use error::{Error, Result};
+pub use ops::Device;
 pub use shape::{Axis, Const};
 pub use tensor::Tensor;
 
@@ -84,9 +85,10 @@ pub mod prelude {
     pub use crate::device::Cpu;
     #[cfg(feature = "cuda")]
     pub use crate::device::Cuda;
-    pub use crate::device::{Device, Embedded};
+    pub use crate::device::Embedded;
     pub use crate::dtype::{DType, FloatDType, IndexDType, IntDType, SignedDType, WithDType};
     pub use crate::error::{Error, Result};
+    pub use crate::ops::Device;
     pub use crate::shape::{
         Axis, Const, ConstShape, Dim, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5, Rank6, Shape,
     };

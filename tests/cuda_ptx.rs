@@ -4,7 +4,8 @@
 #![cfg(feature = "cuda")]
 
 use std::collections::BTreeMap;
-use typed_tensor::device::cuda::kernels::{catalog, PtxModule, PTX_MODULES};
+use typed_tensor::device::cuda::kernels::{PtxModule, PTX_MODULES};
+use typed_tensor::ops::cuda_catalog as catalog;
 
 /// `.entry` name -> parameter sizes in bytes, from PTX text.
 fn entries(ptx: &str) -> BTreeMap<String, Vec<usize>> {

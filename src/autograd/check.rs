@@ -1,7 +1,7 @@
 //! Gradient checking by central finite differences, in f64.
 
 use super::{Traced, Var};
-use crate::device::Device;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use alloc::vec::Vec;

@@ -1,8 +1,8 @@
 //! The graph of recorded ops, the reverse walk, and the gradient store.
 
 use super::var::Var;
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::{Grad, Tensor};
 use alloc::boxed::Box;

@@ -63,8 +63,9 @@ pub use traced::{Traceable, Traced};
 pub use var::Var;
 pub(crate) use var::VarCell;
 
-use crate::device::{Device, Kernels};
+use crate::device::Kernels;
 use crate::layout::ViewOf;
+use crate::ops::Device;
 
 /// Fails the build (when instantiated) for a device whose tensors are dense arrays: see the module docs.
 pub(crate) const fn assert_device<D: Device>() {

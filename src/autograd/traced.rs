@@ -2,8 +2,8 @@
 
 use super::graph::{next_id, run_backward, BackwardFn, Gradients, Node};
 use super::var::Var;
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{HasAxis, Shape, MAX_RANK};
 use crate::tensor::{Grad, Tensor};
 use alloc::boxed::Box;

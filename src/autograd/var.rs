@@ -2,9 +2,9 @@
 
 use super::graph::{next_id, Node};
 use super::traced::Traced;
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::shape::{Dims, Shape};
 use crate::tensor::{or_panic, Grad, Tensor};
 use alloc::sync::Arc;

@@ -1,11 +1,12 @@
 //! Devices: zero-sized types that own a storage type and run the kernels.
 //!
 //! Three of them: [`Cpu`] (heap buffers shared by views, threads, the `gemm` crate), `Cuda` (GPU buffers, PTX
-//! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). [`Device`] is what user
-//! code names (`D: Device` is the only bound a device-generic model needs). Its supertrait [`Kernels`] holds the
-//! storage types, views, construction and the core kernels (copy, cast); every op family under `src/ops/` brings
-//! its own device trait (`ops::ElementwiseKernels`, `ops::ReduceKernels`, ...), implemented there for each
-//! device. Kernels are generic over the element type, read shape-erased buffers through a [`Layout`] and write
+//! kernels) and [`Embedded`] (each tensor a dense array of its static shape, no heap). What user code names is
+//! [`Device`](crate::Device) (`D: Device`, the only bound a device-generic model needs), defined with the op
+//! families it gathers (`ops::Device`), so that this layer imports nothing from them. Its supertrait [`Kernels`]
+//! (here) holds the storage types, views, construction and the core kernels (copy, cast); every op family under
+//! `src/ops/` brings its own device trait (`ops::ElementwiseKernels`, `ops::ReduceKernels`, ...), implemented
+//! there for each device. Kernels are generic over the element type, read shape-erased buffers through a [`Layout`] and write
 //! into a destination buffer the tensor layer allocated (only storage names a shape, for the device whose
 //! storage is sized by it). These traits stay out of the prelude so their method names never show up in a
 //! user's method-not-found errors. Device state (a CUDA context, say) lives in a
@@ -30,11 +31,6 @@ pub use embedded::{ArrayStorage, Embedded};
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
-use crate::ops::{
-    AlongAxisKernels, ConvKernels, CustomKernels, ElementwiseKernels, IndexingKernels, JoinKernels,
-    MatmulKernels, OptimKernels, PoolKernels, ReduceKernels, ResampleKernels, ScanKernels,
-    SortKernels,
-};
 use crate::shape::{Dims, Shape};
 
 #[cfg(feature = "alloc")]
@@ -43,34 +39,6 @@ use alloc::vec::Vec;
 /// Small static tensors: `Cpu` buffers of up to this many bytes live inline in the tensor (no heap), and static
 /// tensors up to this size in host memory (`Cpu`, `Embedded`) skip the kernels for loops of known length.
 pub const INLINE_BYTES: usize = 64;
-
-/// A compute device: a zero-sized type that tensors carry as their `D` parameter. It implements [`Kernels`] (storage
-/// and the core kernels) and the device trait of each op family in `src/ops/` ([`AlongAxisKernels`],
-/// [`ConvKernels`], [`CustomKernels`], [`ElementwiseKernels`], [`IndexingKernels`], [`JoinKernels`], [`MatmulKernels`],
-/// [`OptimKernels`], [`PoolKernels`], [`ReduceKernels`], [`ResampleKernels`], [`ScanKernels`], [`SortKernels`]); user code names only `D: Device`.
-pub trait Device:
-    Kernels
-    + AlongAxisKernels
-    + ConvKernels
-    + CustomKernels
-    + ElementwiseKernels
-    + IndexingKernels
-    + JoinKernels
-    + MatmulKernels
-    + OptimKernels
-    + PoolKernels
-    + ReduceKernels
-    + ResampleKernels
-    + ScanKernels
-    + SortKernels
-    + Copy
-    + Default
-    + core::fmt::Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
 
 /// An elementwise kernel's operand: a buffer read through a layout, or the kernel's own destination (the in-place
 /// forms: `x += y`, `x.unary_assign(op)`).

@@ -2,9 +2,9 @@
 //! [`Embedded`](crate::Embedded) device, written by a generator (a build script, a training binary) and compiled
 //! into the firmware, so that inference needs neither a file system nor a heap.
 
-use crate::device::Device;
 use crate::dtype::{DType, WithDType};
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::shape::ConstShape;
 use crate::tensor::Tensor;
 use core::fmt::{self, Write};

@@ -1,9 +1,9 @@
 //! The safetensors format through the `safetensors` crate.
 
 use crate::autograd::Var;
-use crate::device::Device;
 use crate::dtype::{DType, FloatDType, WithDType};
 use crate::nn::{Buffer, Cell, ParamVisitor, Parameters};
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use ::safetensors::tensor::{Dtype, SafeTensors, TensorView};

@@ -1,8 +1,8 @@
 //! Activation layers: parameter-free [`Module`]s over plain tensors and traced values of any shape.
 
 use super::{layer, Module, Parameters};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 

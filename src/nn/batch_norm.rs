@@ -8,9 +8,9 @@
 
 use super::{join_name, layer, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::{record_with, Gradients, Slot, Traced, Var};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::{
     Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, Dims, ReduceShape, MAX_RANK,
 };

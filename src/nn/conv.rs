@@ -8,8 +8,8 @@
 
 use super::{layer, Module, Parameters};
 use crate::autograd::Var;
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Const, ConstShape, Rank1, Rank2, Rank3, Rank4, Rank5};
 use crate::tensor::{Conv, Tensor};
 

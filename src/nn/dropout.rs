@@ -2,8 +2,8 @@
 
 use super::{layer, Module, Parameters, TrainingFlag};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::ops::{self, CmpOp};
 use crate::shape::Shape;
 use crate::tensor::{Grad, Tensor};

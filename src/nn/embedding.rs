@@ -2,8 +2,8 @@
 
 use super::{Module, Parameters};
 use crate::autograd::{Traced, Var};
-use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
+use crate::ops::Device;
 use crate::shape::{AppendDim, Const, Rank2};
 use crate::tensor::Tensor;
 

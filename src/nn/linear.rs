@@ -2,8 +2,8 @@
 
 use super::{layer, Module, Parameters};
 use crate::autograd::Var;
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Const, Dim, Rank1, Rank2};
 use crate::tensor::Tensor;
 

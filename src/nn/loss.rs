@@ -15,9 +15,9 @@
 //! ```
 
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::{Axis, Const, Dim, Shape};
 use crate::tensor::{Grad, Tensor};
 

@@ -3,8 +3,8 @@
 
 use super::{join_name, layer, Module, ParamVisitor, Parameters};
 use crate::autograd::Var;
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Axis, Const, ConstShape, Dim, Shape};
 use crate::tensor::Tensor;
 

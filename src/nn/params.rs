@@ -3,8 +3,8 @@
 
 use super::state::{Buffer, TrainingFlag};
 use crate::autograd::Var;
-use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
+use crate::ops::Device;
 use crate::shape::Shape;
 use alloc::collections::BTreeMap;
 use alloc::format;

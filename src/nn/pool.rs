@@ -5,8 +5,8 @@
 //! assertion when the model is built (`cargo build`).
 
 use super::{layer, Module, Parameters};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::ops::Interpolation;
 use crate::shape::{Const, Rank1, Rank2, Rank3, Rank4, Rank5};
 use crate::tensor::{Pool2d, PoolGeometry};
@@ -198,7 +198,7 @@ macro_rules! adaptive_pool_layer {
 
 adaptive_pool_layer!(
     /// Adaptive average pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveAvgPool2d((OH, OW))`;
-    /// `AdaptiveAvgPool2d<1, 1>` is global average pooling). See [`Tensor::adaptive_avg_pool2d`].
+    /// `AdaptiveAvgPool2d<1, 1>` is global average pooling). See [`Tensor::adaptive_avg_pool2d`](crate::Tensor::adaptive_avg_pool2d).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -211,7 +211,7 @@ adaptive_pool_layer!(
 );
 adaptive_pool_layer!(
     /// Adaptive max pooling to `OH x OW` whatever the input's size (PyTorch's `AdaptiveMaxPool2d((OH, OW))`;
-    /// `AdaptiveMaxPool2d<1, 1>` is global max pooling). See [`Tensor::adaptive_max_pool2d`].
+    /// `AdaptiveMaxPool2d<1, 1>` is global max pooling). See [`Tensor::adaptive_max_pool2d`](crate::Tensor::adaptive_max_pool2d).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -224,7 +224,7 @@ adaptive_pool_layer!(
 );
 
 /// Resizes images to `OH x OW` (PyTorch's `Upsample(size=(OH, OW), mode=.., align_corners=..)`, which also
-/// shrinks); see [`Tensor::interpolate`]. The default mode is nearest, as in PyTorch.
+/// shrinks); see [`Tensor::interpolate`](crate::Tensor::interpolate). The default mode is nearest, as in PyTorch.
 ///
 /// ```
 /// use typed_tensor::prelude::*;

@@ -3,8 +3,8 @@
 //! ([`super::Parameters::visit_params`]), so a model's mode is set in one call and its buffers are saved and
 //! loaded with its weights, while optimizers, which only implement [`super::ParamVisitor::visit`], skip them.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use alloc::sync::Arc;

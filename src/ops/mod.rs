@@ -1,5 +1,5 @@
 //! The op families, one folder each: the op's descriptor, its `Tensor` and `Traced` methods (forward and backward
-//! side by side), the family's device trait (which [`crate::device::Device`] requires) and its kernel for every
+//! side by side), the family's device trait (which [`crate::ops::Device`] requires) and its kernel for every
 //! device (`cpu.rs`, `host.rs` for `Embedded` and loops both host devices share, `cuda.rs`, launching PTX built from
 //! `<family>.cu` beside it).
 //!
@@ -8,8 +8,11 @@
 //! families' descriptors are re-exported here (`ops::Exp`, `ops::Sum`, `ops::Conv2dParams`, ...).
 
 pub mod along_axis;
+#[cfg(feature = "alloc")] // the `Cpu`'s: `Embedded` keeps its loops inline
+pub(crate) mod compiled;
 pub mod conv;
 pub mod custom;
+mod device;
 pub mod elementwise;
 /// The vectorisable f32 math of the host loops; it lives with the element types (`dtype::fast_math`), whose float
 /// functions use it.
@@ -28,6 +31,9 @@ pub mod view;
 pub use along_axis::{AlongAxis, AlongAxisKernels};
 pub use conv::{Conv2dParams, Conv3dParams, ConvKernels};
 pub use custom::CustomKernels;
+#[cfg(feature = "cuda")]
+pub use device::cuda_catalog;
+pub use device::Device;
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
 pub use join::{JoinKernels, PadMode};
@@ -39,8 +45,9 @@ pub use resample::{Interpolation, Resample, ResampleKernels};
 pub use scan::{Scan, ScanKernels};
 pub use sort::SortKernels;
 
-/// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`.
+/// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`
+/// ([`DType::kernel_name`](crate::dtype::DType::kernel_name)).
 #[cfg(feature = "alloc")]
 pub fn kernel_name(stem: &str, dtype: crate::dtype::DType) -> alloc::string::String {
-    alloc::format!("{stem}_{}", dtype.as_str())
+    dtype.kernel_name(stem)
 }

@@ -3,10 +3,10 @@
 
 use super::{check_grad, step_all, Optimizer, Register, Slot};
 use crate::autograd::{Gradients, Var, VarCell};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
+use crate::ops::Device;
 use crate::ops::{self, AdamStep};
 use crate::shape::Shape;
 use crate::tensor::Grad;

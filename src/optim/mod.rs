@@ -31,10 +31,10 @@ pub use adam::{Adam, AdamConfig, AdamW};
 pub use sgd::{Sgd, SgdConfig};
 
 use crate::autograd::{Gradients, VarCell};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Error;
 use crate::error::Result;
+use crate::ops::Device;
 use crate::shape::{Dims, MAX_RANK};
 use alloc::boxed::Box;
 

@@ -2,11 +2,11 @@
 
 use super::{check_grad, step_all, Optimizer, Register, Slot};
 use crate::autograd::{Gradients, Var, VarCell};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::nn::{ParamVisitor, Parameters};
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Grad;
 use alloc::boxed::Box;

@@ -12,10 +12,11 @@
 //! this module builds one, so holding one is the promise [`super::fresh`] needs to hand a kernel uninitialised
 //! memory: the ops make their outputs (`Tensor::written_by`, `Sink::fill`) without `unsafe`.
 
-use crate::device::{Device, Operand};
+use crate::device::Operand;
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{
     AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, PoolParams, ReduceOp, Resample, Scan, UnaryOp,
 };

@@ -1,10 +1,11 @@
 //! Creating tensors and reading them back as arrays.
 
 use super::{check_output, device_ok, or_panic, Tensor};
-use crate::device::{ArrayStorage, Device, Embedded};
+use crate::device::{ArrayStorage, Embedded};
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Dense;
+use crate::ops::Device;
 use crate::shape::{Const, ConstShape, Dims, Shape};
 
 #[cfg(feature = "alloc")]

@@ -5,9 +5,9 @@
 //! writes the cells straight into the formatter, so an embedded tensor prints to any `core::fmt::Write`.
 
 use super::Tensor;
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{Dims, Shape};
 use core::fmt::{self, Write};
 

@@ -5,9 +5,10 @@
 
 use super::call;
 use super::{device_ok, fresh, Flat, Tensor};
-use crate::device::{Device, Operand};
+use crate::device::Operand;
 use crate::dtype::WithDType;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{self, BinaryOp};
 use crate::shape::{Dims, Shape, MAX_RANK};
 

@@ -49,10 +49,10 @@ pub use crate::ops::pool::{
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, ViewOf};
+use crate::ops::Device;
 use crate::shape::{Dims, Shape, MAX_RANK};
 use call::Writer;
 

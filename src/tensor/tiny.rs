@@ -17,8 +17,9 @@
 //! constant). Other devices, views that are not dense and larger or runtime-sized shapes take the kernels.
 
 use super::Tensor;
-use crate::device::{Device, INLINE_BYTES};
+use crate::device::INLINE_BYTES;
 use crate::dtype::WithDType;
+use crate::ops::Device;
 use crate::shape::{static_numel, BroadcastShapes, Shape, MAX_RANK};
 
 /// One call of an op that has a tiny path: its operands and arguments, and the two ways of computing it. Only

@@ -18,7 +18,7 @@ pub use storage::CpuStorage;
 use elementwise::map_view;
 
 use super::host::elementwise::as_slots;
-use super::{Device, Kernels, Write};
+use super::{Kernels, Write};
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::{Layout, Strided, ViewOf};
@@ -38,8 +38,6 @@ fn out_of_memory<T>(op: &'static str, n: usize) -> crate::error::Error {
 /// The CPU. Zero-sized; tensors on it keep their elements in shared host memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cpu;
-
-impl Device for Cpu {}
 
 // SAFETY: every kernel below initialises its whole output on `Ok` (the host loops write one value per output
 // position; the rest start from `zeroed`), and only `Operand::Out` reads the destination.
@@ -145,5 +143,5 @@ unsafe impl Kernels for Cpu {
         Ok(map_view(buffer, layout, |x| x))
     }
 
-    super::host::kernels::host_kernel_methods!(crate::device::host::compiled);
+    super::host::kernels::host_kernel_methods!(crate::device::host::kernels::cpu_copy);
 }

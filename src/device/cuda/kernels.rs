@@ -3,7 +3,7 @@
 //! The `.cu` files instantiate kernel families with the `FOR_*_DTYPES` macros of `ptx/common.cuh`. Each op family
 //! lists its own kernels beside its launcher (`ops/<family>/cuda.rs`: an `impl KernelSig` of constructors and a
 //! `signatures` function); this file holds the core kernels (fill, copy, cast), the parameter structs the `.cu`
-//! files mirror, and [`catalog`], which gathers every family's list. Launches go through [`KernelSig`] so the
+//! files mirror, and [`core_signatures`]; `ops::cuda_catalog` gathers them with every family's list. Launches go through [`KernelSig`] so the
 //! arguments the Rust side passes are checked against the catalog, and `tests/cuda_ptx.rs` checks the catalog
 //! against the `.entry` signatures of the compiled PTX.
 
@@ -102,31 +102,13 @@ pub struct ConvGeom {
 }
 
 /// The coefficients of one fused Adam step, passed by value; mirrors `struct AdamCoefficients` in
-/// `src/ops/optim/optim.cu` (72 bytes). Built from [`crate::ops::AdamStep`] with the CPU kernel's derived terms.
+/// `src/ops/optim/optim.cu` (72 bytes). Built from the optimizer family's `AdamStep` with the CPU kernel's
+/// derived terms (`ops/optim/cuda.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AdamCoefficients {
     /// `lr_t, beta1, beta2, eps, l2, keep, 1 - beta1, 1 - beta2, 1 / bc2`.
     pub values: [f64; 9],
-}
-
-impl AdamCoefficients {
-    /// The kernel's view of a step.
-    pub fn new(s: &crate::ops::AdamStep) -> Self {
-        AdamCoefficients {
-            values: [
-                s.lr_t,
-                s.beta1,
-                s.beta2,
-                s.eps,
-                s.l2,
-                s.keep,
-                1.0 - s.beta1,
-                1.0 - s.beta2,
-                1.0 / s.bc2,
-            ],
-        }
-    }
 }
 
 /// Size in bytes of a kernel parameter.
@@ -174,7 +156,7 @@ impl KernelSig {
         sizes[..params.len()].copy_from_slice(params);
         KernelSig {
             module,
-            name: crate::ops::kernel_name(stem, dtype),
+            name: dtype.kernel_name(stem),
             sizes,
             count: params.len(),
         }
@@ -193,7 +175,7 @@ impl KernelSig {
     }
     /// `cast_{T}_{U}(n, layout, x, out)`.
     pub fn cast(from: DType, to: DType) -> Self {
-        let stem = crate::ops::kernel_name("cast", from);
+        let stem = from.kernel_name("cast");
         Self::new("copy", &stem, to, &[COUNT, LAYOUT_BYTES, PTR, PTR])
     }
 }
@@ -220,33 +202,12 @@ impl KernelSig {
     }
 }
 
-/// Every kernel the Rust side can launch: the core kernels here, then each family's (its `cuda.rs` lists them).
-pub fn catalog() -> Vec<KernelSig> {
-    use crate::ops::*;
-    let families: [fn(DType, &mut Vec<KernelSig>); 12] = [
-        elementwise::cuda::signatures,
-        join::cuda::signatures,
-        reduce::cuda::signatures,
-        scan::cuda::signatures,
-        sort::cuda::signatures,
-        indexing::cuda::signatures,
-        along_axis::cuda::signatures,
-        matmul::cuda::signatures,
-        conv::cuda::signatures,
-        resample::cuda::signatures,
-        optim::cuda::signatures,
-        pool::cuda::signatures,
-    ];
-    let mut all = Vec::new();
-    for t in DType::ALL {
-        all.push(KernelSig::fill(t));
-        all.push(KernelSig::copy(t));
-        for u in DType::ALL {
-            all.push(KernelSig::cast(t, u));
-        }
-        for family in families {
-            family(t, &mut all);
-        }
+/// The core kernels of element type `t` (fill, copy, cast to every type), for the catalog
+/// ([`crate::ops::cuda_catalog`], which adds every op family's).
+pub fn core_signatures(t: DType, all: &mut Vec<KernelSig>) {
+    all.push(KernelSig::fill(t));
+    all.push(KernelSig::copy(t));
+    for u in DType::ALL {
+        all.push(KernelSig::cast(t, u));
     }
-    all
 }

@@ -12,7 +12,7 @@ mod launch;
 mod ptx_kernel;
 mod storage;
 
-use super::{Device, Kernels, Write};
+use super::{Kernels, Write};
 use crate::dtype::{DType, FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Strided, ViewOf};
@@ -378,8 +378,6 @@ unsafe fn copy_to_host<T: WithDType>(op: &'static str, at: u64, out: &mut [T]) -
         cu::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, at, bytes.len())
     })
 }
-
-impl Device for Cuda {}
 
 /// A fresh buffer of `n` elements that `kernel` writes: for the intermediate buffers of composite kernels.
 pub(crate) fn fresh<T: WithDType>(

@@ -22,6 +22,30 @@ pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>
     map(src, out, |x| x)
 }
 
+/// A copy into dense row-major order, as a function pointer.
+#[cfg(feature = "alloc")]
+type CopyFn<T> = fn((&[T], &Layout), &mut [MaybeUninit<T>]);
+
+/// `f32`'s [`copy`], compiled once in the library: the copy that makes every strided `f32` view dense, which a
+/// model's crate then links instead of compiling again (as `ops::compiled` does for the common ops' loops).
+#[cfg(feature = "alloc")]
+static F32_COPY: CopyFn<f32> = copy::<f32>;
+
+/// The `Cpu`'s copy: [`F32_COPY`] for `f32` (a constant condition, so the other branch is not compiled), the loop
+/// in the caller's crate for the other types.
+#[cfg(feature = "alloc")]
+#[inline]
+pub(crate) fn cpu_copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) {
+    if const { matches!(T::DTYPE, crate::dtype::DType::F32) } {
+        match (&F32_COPY as &dyn core::any::Any).downcast_ref::<CopyFn<T>>() {
+            Some(compiled) => compiled(src, out),
+            None => unreachable!("typed-tensor internal error: f32's tag on another type"),
+        }
+    } else {
+        copy(src, out)
+    }
+}
+
 #[inline]
 pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<U>]) {
     map(src, out, cast_one::<T, U>)
@@ -29,7 +53,7 @@ pub(crate) fn cast<T: WithDType, U: WithDType>(src: (&[T], &Layout), out: &mut [
 
 /// The `Kernels` methods whose body is the same on both devices with host memory (`Buffer<T> = [T]`,
 /// `Out<T> = [MaybeUninit<T>]`): `Cpu` and `Embedded` expand this inside their impls, so each is written once.
-/// The argument names the module whose `copy` the device runs (this one's loop, or `device::host::compiled`'s).
+/// The argument names the `copy` function the device runs ([`copy`], or the CPU's [`cpu_copy`]).
 macro_rules! host_kernel_methods {
     ($($copy:ident)::+) => {
         #[inline]
@@ -37,7 +61,7 @@ macro_rules! host_kernel_methods {
             src: (&[T], &$crate::layout::Layout),
             out: &mut [core::mem::MaybeUninit<T>],
         ) -> $crate::error::Result<()> {
-            $($copy)::+::copy(src, out);
+            $($copy)::+(src, out);
             Ok(())
         }
 

@@ -7,7 +7,5 @@
 //! [`Embedded`]: crate::device::Embedded
 //! [`Layout`]: crate::layout::Layout
 
-#[cfg(feature = "alloc")] // the `Cpu`'s: `Embedded` keeps its loops inline
-pub(crate) mod compiled;
 pub(crate) mod elementwise;
 pub(crate) mod kernels;

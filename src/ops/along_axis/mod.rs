@@ -25,7 +25,7 @@ use crate::layout::Layout;
 use core::ops::Range;
 
 /// The family's kernel, which every device implements (`Cpu` in `cpu.rs`, `Embedded` in `host.rs`, `Cuda` in
-/// `cuda.rs`); [`crate::device::Device`] requires it beside [`Kernels`].
+/// `cuda.rs`); [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

@@ -15,8 +15,9 @@
 //! ```
 
 use super::AlongAxis;
-use crate::device::{Device, INLINE_BYTES};
+use crate::device::INLINE_BYTES;
 use crate::dtype::{Accumulator, FloatDType};
+use crate::ops::Device;
 use crate::shape::{HasAxis, Shape};
 use crate::tensor::tiny::{run, OpCall};
 use crate::tensor::{call, written, Tensor};

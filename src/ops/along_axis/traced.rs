@@ -3,9 +3,9 @@
 //! compiled once per element type and device, whatever the shapes).
 
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::{HasAxis, Shape, MAX_RANK};
 use crate::tensor::Grad;
 

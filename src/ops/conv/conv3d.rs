@@ -7,10 +7,10 @@
 
 use super::geometry::Conv;
 use super::tensor::{convolve_views, Direction};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::{Axis, Rank4, Rank5};
 use crate::tensor::{device_ok, Tensor};
 

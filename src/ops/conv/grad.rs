@@ -7,10 +7,10 @@
 //!
 //! Shapes here are runtime 4-tuples: the typed wrappers in `autograd` relabel the results.
 
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::{Dims, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};

@@ -163,7 +163,7 @@ const fn padded_transposed_out_size(
     ((size - 1) * stride + dilation * (kernel - 1) + 1).saturating_sub(padding)
 }
 
-/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// The family's kernels, which every device implements; [`crate::ops::Device`] requires them beside
 /// [`Kernels`].
 ///
 /// # Safety

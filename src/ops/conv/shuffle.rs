@@ -3,8 +3,8 @@
 //! every device runs it and the gradient is the inverse rearrangement. The factor `R` is named; the other sizes
 //! come from the output type (`_` lets the compiler infer them) and are checked at build time.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
+use crate::ops::Device;
 use crate::shape::{Axis, Rank4, Rank6};
 use crate::tensor::Tensor;
 

@@ -21,10 +21,10 @@ use super::geometry::{
     along_length, fits, fits_hw, output_padding_ok, same_on_both_axes, transposed_fits,
     transposed_fits_hw, ConvGeometry,
 };
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};

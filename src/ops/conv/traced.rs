@@ -4,9 +4,9 @@
 
 use super::grad::Dyn4;
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::{Rank3, Rank4, Shape};
 use crate::tensor::{ConvGeometry, Grad, Tensor};
 

@@ -9,9 +9,9 @@
 //! other taps' zeros). Each is the other's gradient.
 
 use super::geometry::{fits_hw, transposed_fits_hw, ConvGeometry};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::{Rank4, Shape};
 use crate::tensor::{call, written, Tensor};
 

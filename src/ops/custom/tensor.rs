@@ -1,9 +1,9 @@
 //! `Tensor::custom_op(_to)` and `Tensor::custom_op2(_to)`: a user's [`CustomOp1`] or [`CustomOp2`] on tensors.
 
 use super::{CustomOp1, CustomOp2};
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::shape::{Dims, Shape};
 use crate::tensor::{check_output, or_panic, Tensor};
 

@@ -3,9 +3,9 @@
 
 use super::{CustomOp1Backward, CustomOp2Backward};
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::{device_ok, or_panic, Grad, Tensor};
 use alloc::sync::Arc;

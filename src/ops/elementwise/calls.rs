@@ -1,10 +1,10 @@
 //! The elementwise ops' calls: each entry form described as an [`OpCall`] (a tiny path over dense host
 //! elements, and the kernel path), and the shape-free bodies of the broadcasting binary ops and comparisons.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::tiny::{same_static_dims, tiny_numel, OnError, OpCall};

@@ -10,11 +10,11 @@
 
 #[cfg(feature = "std")]
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
 #[cfg(feature = "std")]
 use crate::ops::CmpOp;
+use crate::ops::Device;
 use crate::shape::Shape;
 #[cfg(feature = "std")]
 use crate::tensor::Grad;

@@ -70,7 +70,7 @@ pub(crate) fn where_cond<T: WithDType>(
 }
 
 /// The family's `ElementwiseKernels` impl for a host device, running the loops of `$loops` (this module's, or
-/// `device::host::compiled`'s, which call the library's compiled copies where it has them).
+/// `ops::compiled`'s, which call the library's compiled copies where it has them).
 macro_rules! host_elementwise_kernels {
     ($device:ty, $($loops:ident)::+) => {
         // SAFETY: each loop writes one value per output element, and only `Operand::Out` reads `out` (the
@@ -125,4 +125,4 @@ macro_rules! host_elementwise_kernels {
 // `Embedded` keeps every loop inline: its static shapes fold into straight-line code.
 host_elementwise_kernels!(crate::device::Embedded, self);
 #[cfg(feature = "alloc")]
-host_elementwise_kernels!(crate::device::Cpu, crate::device::host::compiled);
+host_elementwise_kernels!(crate::device::Cpu, crate::ops::compiled);

@@ -20,10 +20,11 @@
 //! ```
 
 use super::calls::{broadcast_layouts, broadcast_pair, Binary, Scalar, Unary};
-use crate::device::{Device, Operand};
+use crate::device::Operand;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::tiny::{run, same_static_dims, tiny_numel, Checked, OpCall, Panics};

@@ -3,10 +3,10 @@
 //! `where` kernel or a comparison over views (a broadcast mask, a stride-0 scalar, an index read once per
 //! class), so every device runs them with its existing kernels; `tril`/`triu` build their mask on the host.
 
-use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::CmpOp;
+use crate::ops::Device;
 use crate::shape::{AppendDim, BroadcastShapes, Const, Dims, Shape, MAX_RANK};
 use crate::tensor::{check_output, or_panic, Tensor};
 
@@ -178,9 +178,9 @@ impl<const C: usize> SomeClasses<C> {
 #[cfg(feature = "std")]
 mod traced {
     use crate::autograd::{record_with, Gradients, Slot, Traced};
-    use crate::device::Device;
     use crate::dtype::FloatDType;
     use crate::ops;
+    use crate::ops::Device;
     use crate::shape::{BroadcastShapes, Shape};
     use crate::tensor::{Grad, Tensor};
 

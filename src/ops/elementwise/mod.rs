@@ -37,7 +37,7 @@ pub trait UnaryOp<T: WithDType>: Copy + Send + Sync + 'static {
         [T::ZERO; 2]
     }
     /// Where the library's compiled host kernels of this op sit in an element type's table (`None`, the
-    /// default: the op's loops are compiled where it is used; see `device::host::compiled`).
+    /// default: the op's loops are compiled where it is used; see `ops::compiled`).
     #[doc(hidden)]
     #[cfg(feature = "alloc")]
     const COMPILED: Option<usize> = None;
@@ -107,7 +107,7 @@ impl CmpOp {
     }
 }
 
-/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// The family's kernels, which every device implements; [`crate::ops::Device`] requires them beside
 /// [`Kernels`]. Binary, compare and where kernels receive operand layouts already broadcast to the output dims.
 ///
 /// # Safety
@@ -153,7 +153,7 @@ macro_rules! binary_ops {
             impl<T: WithDType> BinaryOp<T> for $name {
                 const NAME: &'static str = $stem;
                 #[cfg(feature = "alloc")]
-                const COMPILED: Option<usize> = crate::device::host::compiled::binary_index($stem);
+                const COMPILED: Option<usize> = crate::ops::compiled::binary_index($stem);
                 #[inline(always)]
                 fn apply(&self, $a: T, $b: T) -> T {
                     $body
@@ -191,7 +191,7 @@ macro_rules! float_binary_ops {
             impl<T: crate::dtype::FloatDType> BinaryOp<T> for $name {
                 const NAME: &'static str = $stem;
                 #[cfg(feature = "alloc")]
-                const COMPILED: Option<usize> = crate::device::host::compiled::binary_index($stem);
+                const COMPILED: Option<usize> = crate::ops::compiled::binary_index($stem);
                 #[inline(always)]
                 fn apply(&self, a: T, b: T) -> T {
                     let ($a, $b) = (a.to_f64(), b.to_f64());
@@ -272,7 +272,7 @@ macro_rules! unary_ops {
             impl<T: $bound> UnaryOp<T> for $name {
                 const NAME: &'static str = $stem;
                 #[cfg(feature = "alloc")]
-                const COMPILED: Option<usize> = crate::device::host::compiled::unary_index($stem);
+                const COMPILED: Option<usize> = crate::ops::compiled::unary_index($stem);
                 #[inline(always)]
                 fn apply(&self, $x: T) -> T {
                     $body
@@ -410,7 +410,7 @@ pub struct Affine<T> {
 impl<T: FloatDType> UnaryOp<T> for Affine<T> {
     const NAME: &'static str = "affine";
     #[cfg(feature = "alloc")]
-    const COMPILED: Option<usize> = crate::device::host::compiled::unary_index(Self::NAME);
+    const COMPILED: Option<usize> = crate::ops::compiled::unary_index(Self::NAME);
     #[inline(always)]
     fn apply(&self, x: T) -> T {
         T::from_f64(x.to_f64() * self.mul.to_f64() + self.add.to_f64())
@@ -431,7 +431,7 @@ pub struct Clamp<T> {
 impl<T: WithDType> UnaryOp<T> for Clamp<T> {
     const NAME: &'static str = "clamp";
     #[cfg(feature = "alloc")]
-    const COMPILED: Option<usize> = crate::device::host::compiled::unary_index(Self::NAME);
+    const COMPILED: Option<usize> = crate::ops::compiled::unary_index(Self::NAME);
     #[inline(always)]
     fn apply(&self, x: T) -> T {
         x.max_of(self.lo).min_of(self.hi)

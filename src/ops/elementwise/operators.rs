@@ -1,9 +1,9 @@
 //! `std::ops` for tensors: `+ - * /` between tensors (all four owned/borrowed combinations, same shape or suffix
 //! broadcast) and with scalars on either side, and `-x`.
 
-use crate::device::Device;
 use crate::dtype::{SignedDType, WithDType};
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::Tensor;
 

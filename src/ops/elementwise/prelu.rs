@@ -2,9 +2,9 @@
 //! (axis 1, PyTorch's channel axis). The slopes are read in place through a layout with stride 0 on every other
 //! axis; the forward is a multiply, a comparison and a `where`.
 
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{self, CmpOp};
 use crate::shape::{Axis, Const, HasAxis, Shape, MAX_RANK};
 use crate::tensor::Tensor;

@@ -4,10 +4,10 @@
 //! compile.
 
 use super::calls::{Binary, Compare, Scalar, Select, Unary};
-use crate::device::Device;
 use crate::dtype::{SignedDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::ops::{self, BinaryOp, CmpOp, UnaryOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::tiny::{run, Checked, Panics};

@@ -2,8 +2,8 @@
 //! shape), scalars, and the differentiable unary functions.
 
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::ops::{self, CmpOp};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::{padded_shape, Grad, Padded, Tensor};

@@ -296,7 +296,7 @@ impl KernelSig {
     }
 }
 
-/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+/// The family's kernels of element type `t`, for the catalog (`ops::cuda_catalog`).
 pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
     for index in [DType::U32, DType::I32, DType::I64] {
         all.push(KernelSig::gather(index, t));

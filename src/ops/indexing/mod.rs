@@ -15,7 +15,7 @@ use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 
-/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// The family's kernels, which every device implements; [`crate::ops::Device`] requires them beside
 /// [`Kernels`].
 ///
 /// # Safety

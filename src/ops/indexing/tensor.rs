@@ -19,10 +19,10 @@
 //! assert_eq!(err.to_string(), "index_select: index 3 is out of range for axis 1 of size 3");
 //! ```
 
-use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, Dims, HasAxis, Shape, MAX_RANK};
 use crate::tensor::{call, check_output, or_panic, written, Tensor};
 

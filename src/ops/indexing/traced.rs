@@ -2,10 +2,10 @@
 //! positions it was read from (repeated indices accumulate).
 
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::{FloatDType, IndexDType};
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{AgreeExceptAxis, AppendDim, Dim, HasAxis, Shape, MAX_RANK};
 use crate::tensor::{or_panic, Grad, Tensor};
 

@@ -3,9 +3,9 @@
 //! kernel and the gradient is `index_select`'s (entries read twice get both gradients).
 
 use super::tensor::PadSizes;
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::shape::{Const, HasAxis, Shape};
 use crate::tensor::{or_panic, Tensor};
 

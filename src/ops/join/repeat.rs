@@ -9,10 +9,10 @@
 //! of each output element instead: an index as large as the output, built on the host, and the device's gather
 //! kernel.
 
-use crate::device::Device;
 use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{Dims, HasAxis, Shape, MAX_RANK};
 use crate::tensor::{call, check_output, or_panic, written, Tensor};
 use core::marker::PhantomData;

@@ -19,10 +19,10 @@
 //! assert_eq!(p.to_array()[0], [0., 1., 2., 0., 0.]);
 //! ```
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{
     checked_size_add, concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
     MAX_RANK,

@@ -2,8 +2,8 @@
 //! `flip`, `roll`, `pad`, `split` (each gradient undoes the rearrangement).
 
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{AgreeExceptAxis, Const, HasAxis, InsertAxis, Shape, MAX_RANK};
 use crate::tensor::{padded_shape, Grad, Padded, Tensor};
 

@@ -29,14 +29,14 @@ pub(crate) fn matmul<T: FloatDType>(
     lb: &Layout,
     out: &mut [MaybeUninit<T>],
 ) {
-    if const { crate::device::host::compiled::has_table::<T>() } {
-        (crate::device::host::compiled::table::<T>().matmul)(a, la, b, lb, out)
+    if const { crate::ops::compiled::has_table::<T>() } {
+        (crate::ops::compiled::table::<T>().matmul)(a, la, b, lb, out)
     } else {
         matmul_loop(a, la, b, lb, out)
     }
 }
 
-/// [`matmul`]'s body (`device::host::compiled` holds it compiled for `f32`).
+/// [`matmul`]'s body (`ops::compiled` holds it compiled for `f32`).
 #[inline(always)]
 pub(crate) fn matmul_loop<T: FloatDType>(
     a: &[T],

@@ -18,7 +18,7 @@ use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
 
-/// The family's kernel, which every device implements; [`crate::device::Device`] requires it beside [`Kernels`].
+/// The family's kernel, which every device implements; [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

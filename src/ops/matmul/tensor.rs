@@ -16,10 +16,10 @@
 //! assert_eq!(v.matmul(&v).to_scalar(), 2.0);
 //! ```
 
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{Dims, MatMulShape, Shape};
 use crate::tensor::call::Out;
 use crate::tensor::tiny::{run, Checked, OnError, OpCall, Panics};

@@ -3,8 +3,8 @@
 
 use super::tensor::matmul_backward;
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{MatMulShape, Shape};
 use crate::tensor::Grad;
 

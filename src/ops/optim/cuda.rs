@@ -58,9 +58,28 @@ impl KernelSig {
     }
 }
 
-/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+/// The family's kernels of element type `t`, for the catalog (`ops::cuda_catalog`).
 pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
     if t.is_float() {
         all.push(KernelSig::adam_step(t));
+    }
+}
+
+impl AdamCoefficients {
+    /// The kernel's view of a step.
+    pub fn new(s: &AdamStep) -> Self {
+        AdamCoefficients {
+            values: [
+                s.lr_t,
+                s.beta1,
+                s.beta2,
+                s.eps,
+                s.l2,
+                s.keep,
+                1.0 - s.beta1,
+                1.0 - s.beta2,
+                1.0 / s.bc2,
+            ],
+        }
     }
 }

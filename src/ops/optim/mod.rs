@@ -34,7 +34,7 @@ pub struct AdamStep {
     pub keep: f64,
 }
 
-/// The family's kernel, which every device implements; [`crate::device::Device`] requires it beside [`Kernels`].
+/// The family's kernel, which every device implements; [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

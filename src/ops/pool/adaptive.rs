@@ -10,8 +10,8 @@
 //! the traced form gathers the input at them, so each bin's gradient goes to that one position.
 use super::tensor::{max_with_indices_view, ncl_as_nchw, pool_view};
 use super::{Pool, PoolParams};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Axis, BroadcastShapes, Const, Rank1, Rank2, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 

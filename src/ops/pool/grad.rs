@@ -3,10 +3,10 @@
 //! pooling is a depthwise transposed convolution with a constant kernel. Shapes are runtime 4-tuples.
 
 use super::PoolParams;
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops::conv::grad::Dyn4;
 use crate::ops::Conv2dParams;
+use crate::ops::Device;
 use crate::shape::Shape;
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};

@@ -288,7 +288,7 @@ impl Pool {
     }
 }
 
-/// The family's kernels, which every device implements; [`crate::device::Device`] requires them beside
+/// The family's kernels, which every device implements; [`crate::ops::Device`] requires them beside
 /// [`Kernels`].
 ///
 /// # Safety

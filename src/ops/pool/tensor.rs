@@ -2,9 +2,9 @@
 //! pooling; each runs the device's 2-D pooling kernel.
 
 use super::{Pool, PoolGeometry, PoolParams};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{Dims, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};

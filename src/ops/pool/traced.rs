@@ -5,10 +5,10 @@
 use super::tensor::{check_pool, dense4, max_with_indices_view, ncl_as_nchw};
 use super::{Pool, PoolGeometry, PoolParams};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::conv::grad::Dyn4;
+use crate::ops::Device;
 use crate::shape::ConstShape;
 use crate::shape::{Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;

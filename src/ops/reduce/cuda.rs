@@ -112,7 +112,7 @@ impl KernelSig {
     }
 }
 
-/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+/// The family's kernels of element type `t`, for the catalog (`ops::cuda_catalog`).
 pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
     for (op, bound) in super::REDUCE_STEMS {
         if bound.admits(t) {

@@ -20,7 +20,7 @@ use crate::layout::Layout;
 use crate::shape::MAX_RANK;
 
 /// The family's kernel, which every device implements (`Cpu` in `cpu.rs`, `Embedded` in `host.rs`, `Cuda` in
-/// `cuda.rs`); [`crate::device::Device`] requires it beside [`Kernels`].
+/// `cuda.rs`); [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

@@ -17,9 +17,9 @@
 //! products wrap in the element type. `argmax`/`argmin` give `u32` positions within the reduced axes (flattened
 //! row-major when several axes are reduced), the first one on ties; NaN counts as the largest and the smallest.
 
-use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::ops::{self, ReduceOp};
 use crate::shape::{Dims, ReduceShape, Shape, MAX_RANK};
 use crate::tensor::tiny::{run, OpCall};

@@ -5,8 +5,8 @@
 //! other elements of the lane, with care at zeros.
 
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::ops::{self, CmpOp};
 use crate::shape::{ReduceShape, Shape, MAX_RANK};
 use crate::tensor::{padded_axes, Grad, Tensor};

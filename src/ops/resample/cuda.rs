@@ -117,7 +117,7 @@ impl KernelSig {
     }
 }
 
-/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+/// The family's kernels of element type `t`, for the catalog (`ops::cuda_catalog`).
 pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
     if t.is_float() {
         all.push(KernelSig::resample(t));

@@ -154,7 +154,7 @@ fn cubic_weights(t: f64) -> [f64; 4] {
 }
 
 /// The family's kernels, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
-/// [`crate::device::Device`] requires it beside [`Kernels`].
+/// [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

@@ -2,8 +2,8 @@
 //! and adaptive average pooling, each a resample along the width, then along the height.
 
 use super::{Interpolation, Resample};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Rank3, Rank4, Shape};
 use crate::tensor::{call, written, Tensor};
 

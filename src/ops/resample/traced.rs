@@ -4,8 +4,8 @@
 use super::tensor::{adaptive_sizes, interpolate_sizes};
 use super::{Interpolation, Resample};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
+use crate::ops::Device;
 use crate::shape::{Rank3, Rank4, MAX_RANK};
 use crate::tensor::{padded_shape, Grad};
 

@@ -109,7 +109,7 @@ impl KernelSig {
     }
 }
 
-/// The family's kernels of element type `t`, for the catalog (`kernels::catalog`).
+/// The family's kernels of element type `t`, for the catalog (`ops::cuda_catalog`).
 pub(crate) fn signatures(t: DType, all: &mut Vec<KernelSig>) {
     for op in Scan::ALL {
         if !op.floats_only() || t.is_float() {

@@ -23,7 +23,7 @@ use crate::layout::Layout;
 use crate::ops::reduce::{log_sum_exp_finish, log_sum_exp_merge, max_acc, min_acc};
 
 /// The family's kernels, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
-/// [`crate::device::Device`] requires it beside [`Kernels`]. Each writes a dense output with the input view's dims.
+/// [`crate::ops::Device`] requires it beside [`Kernels`]. Each writes a dense output with the input view's dims.
 ///
 /// # Safety
 ///

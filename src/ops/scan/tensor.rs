@@ -12,8 +12,8 @@
 //! ```
 
 use super::Scan;
-use crate::device::Device;
 use crate::dtype::{FloatDType, WithDType};
+use crate::ops::Device;
 use crate::shape::{HasAxis, Shape};
 use crate::tensor::{call, written, Tensor};
 

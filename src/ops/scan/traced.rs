@@ -3,9 +3,9 @@
 
 use super::Scan;
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::ops;
+use crate::ops::Device;
 use crate::shape::{HasAxis, Shape};
 use crate::tensor::{call, written, Grad, Tensor};
 

@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::layout::Layout;
 
 /// The family's kernel, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
-/// [`crate::device::Device`] requires it beside [`Kernels`].
+/// [`crate::ops::Device`] requires it beside [`Kernels`].
 ///
 /// # Safety
 ///

@@ -11,9 +11,9 @@
 //! assert_eq!(at.to_array(), [[0, 2], [1, 2]]);
 //! ```
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
+use crate::ops::Device;
 use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape};
 use crate::tensor::{call, device_ok, or_panic, written, Tensor};
 use core::marker::PhantomData;

@@ -2,9 +2,9 @@
 //! scatters back to the positions they came from (the gather's rule); the positions have no gradient.
 
 use crate::autograd::Traced;
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
+use crate::ops::Device;
 use crate::shape::{Const, HasAxis, ReduceShape, Shape};
 use crate::tensor::{or_panic, Tensor};
 

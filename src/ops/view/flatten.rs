@@ -3,8 +3,8 @@
 //! type; `_` lets the annotation pick it), checked at build time to be exactly the merge or split asked for, not
 //! any reshape of the same element count. Free on contiguous tensors, like `reshape`.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
+use crate::ops::Device;
 use crate::shape::{numel_static_eq, ConstShape, HasAxis, Shape, MAX_RANK};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;

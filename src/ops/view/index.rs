@@ -1,9 +1,9 @@
 //! `.i(...)` indexing: an integer selects (and drops) an axis, `..` keeps it; tuples index several axes.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{Axis, HasAxis, Shape};
 use crate::tensor::Tensor;
 use core::ops::RangeFull;

@@ -2,10 +2,10 @@
 //!
 //! All but `contiguous` (and `reshape` of a strided view) share the buffer and only rewrite the layout.
 
-use crate::device::Device;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::ops::Device;
 use crate::shape::{
     broadcast_static_ok, is_permutation, narrow_static_ok, numel_static_eq, static_numel, Axis,
     BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes,

@@ -2,9 +2,9 @@
 //! undo the view).
 
 use crate::autograd::{record_with, Gradients, Slot, Traced};
-use crate::device::Device;
 use crate::dtype::FloatDType;
 use crate::error::Result;
+use crate::ops::Device;
 use crate::shape::{
     BroadcastTo, Const, ConstShape, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes, MAX_RANK,
 };

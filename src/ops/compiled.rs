@@ -3,7 +3,8 @@
 //! Release builds share no generic code between crates: every (element type, op) loop a model reaches is compiled
 //! again in the model's crate, with its AVX-512 and AVX2 clones, its strided walks and its thread split. For `f32`
 //! the library compiles the ones nearly every model runs here (add, sub, mul, div, ReLU's gradient, neg, sqr, ReLU,
-//! affine, the comparisons, copy and the CPU matmul), into a table of plain function pointers held by a `static`
+//! affine, the comparisons and the CPU matmul; the core `copy` has its own, in `device::host::kernels`), into a
+//! table of plain function pointers held by a `static`
 //! ([`F32`]). The `Cpu`'s kernel entry asks a constant, whether `T` has a table ([`has_table`]) and the op's place
 //! in the table (`COMPILED`), and then either calls the table's entry (read at run time, so the user's crate links the
 //! library's code) or runs its own loop; the branch not taken is never compiled. Other element types, and ops
@@ -31,8 +32,6 @@ pub(crate) type UnaryFn<T> = fn([T; 2], Operand<'_, [T]>, &mut [MaybeUninit<T>])
 pub(crate) type BinaryFn<T> = fn(Operand<'_, [T]>, (&[T], &Layout), &mut [MaybeUninit<T>]);
 /// A comparison's loop.
 pub(crate) type CompareFn<T> = fn(CmpOp, (&[T], &Layout), (&[T], &Layout), &mut [MaybeUninit<u8>]);
-/// A copy into dense row-major order.
-pub(crate) type CopyFn<T> = fn((&[T], &Layout), &mut [MaybeUninit<T>]);
 /// The CPU's matmul (`[B, M, K] x [B, K, N]`).
 pub(crate) type MatmulFn<T> = fn(&[T], &Layout, &[T], &Layout, &mut [MaybeUninit<T>]);
 
@@ -72,7 +71,6 @@ macro_rules! compiled_tables {
             pub(crate) unary: [UnaryFn<T>; [$(stringify!($u),)* $(stringify!($p)),*].len()],
             pub(crate) binary: [BinaryFn<T>; [$(stringify!($b)),*].len()],
             pub(crate) compare: CompareFn<T>,
-            pub(crate) copy: CopyFn<T>,
             pub(crate) matmul: MatmulFn<T>,
         }
 
@@ -82,7 +80,6 @@ macro_rules! compiled_tables {
                 unary: [$(unary_of::<T, crate::ops::$u>,)* $(unary_of::<T, $p>),*],
                 binary: [$(binary_of::<T, crate::ops::$b>),*],
                 compare: host::compare::<T>,
-                copy: crate::device::host::kernels::copy::<T>,
                 matmul: crate::ops::matmul::cpu::matmul_loop::<T>,
             };
             /// The names of the unary ops in the tables, in table order.
@@ -198,15 +195,6 @@ pub(crate) fn compare<T: WithDType>(
         (table::<T>().compare)(op, lhs, rhs, out)
     } else {
         host::compare(op, lhs, rhs, out)
-    }
-}
-
-#[inline]
-pub(crate) fn copy<T: WithDType>(src: (&[T], &Layout), out: &mut [MaybeUninit<T>]) {
-    if const { has_table::<T>() } {
-        (table::<T>().copy)(src, out)
-    } else {
-        crate::device::host::kernels::copy(src, out)
     }
 }
 
