@@ -56,7 +56,7 @@ pub enum DType {
 
 impl DType {
     /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`
-    /// ([`crate::ops::kernel_name`]).
+    /// (`ops::kernel_name` is the same rule).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
