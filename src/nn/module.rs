@@ -31,225 +31,42 @@ impl<X, M: Module<X> + ?Sized> Module<X> for &M {
     }
 }
 
-// Tuples run their layers in order: `(A, B, C)` is `C(B(A(x)))`. The bounds spell out each intermediate type
-// (written out per arity: a macro cannot build the nested projections without a proc-macro).
-impl<X, M0, M1> Module<X> for (M0, M1)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-{
-    type Output = <M1 as Module<<M0 as Module<X>>::Output>>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        self.1.forward(x)
-    }
+// Tuples run their layers in order: `(A, B, C)` is `C(B(A(x)))`, for 2 to 8 layers. The bounds name each
+// intermediate type, `chain_output!` writing the nested projections (`<B as Module<<A as Module<X>>::Output>>::
+// Output`), so a layer whose input does not fit is reported against that layer.
+
+/// The type of `X` after the layers `$m ..` in order.
+macro_rules! chain_output {
+    ($x:ty;) => { $x };
+    ($x:ty; $m:ident $($rest:ident)*) => { chain_output!(<$m as Module<$x>>::Output; $($rest)*) };
 }
 
-impl<X, M0, M1, M2> Module<X> for (M0, M1, M2)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-{
-    type Output = <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        self.2.forward(x)
-    }
+/// `Module` for the tuple of the layer types listed: each bound on a layer takes the previous layers' output.
+macro_rules! tuple_module {
+    ($($m:ident)+) => { tuple_module!(@bounds [] [] $($m)+); };
+    (@bounds [$($done:ident)*] [$($bounds:tt)*] $m:ident $($rest:ident)*) => {
+        tuple_module!(@bounds [$($done)* $m] [$($bounds)* $m: Module<chain_output!(X; $($done)*)>,] $($rest)*);
+    };
+    (@bounds [$($all:ident)+] [$($bounds:tt)*]) => {
+        impl<X, $($all),+> Module<X> for ($($all,)+)
+        where
+            $($bounds)*
+        {
+            type Output = chain_output!(X; $($all)+);
+            #[allow(non_snake_case)] // the layers are bound to their type parameters' names
+            fn forward(&self, x: X) -> Self::Output {
+                let ($($all,)+) = self;
+                $(let x = $all.forward(x);)+
+                x
+            }
+        }
+    };
 }
 
-impl<X, M0, M1, M2, M3> Module<X> for (M0, M1, M2, M3)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-    M3: Module<<M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output>,
-{
-    type Output = <M3 as Module<
-        <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-    >>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        let x = self.2.forward(x);
-        self.3.forward(x)
-    }
-}
-
-impl<X, M0, M1, M2, M3, M4> Module<X> for (M0, M1, M2, M3, M4)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-    M3: Module<<M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output>,
-    M4:
-        Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >,
-{
-    type Output =
-        <M4 as Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        let x = self.2.forward(x);
-        let x = self.3.forward(x);
-        self.4.forward(x)
-    }
-}
-
-impl<X, M0, M1, M2, M3, M4, M5> Module<X> for (M0, M1, M2, M3, M4, M5)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-    M3: Module<<M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output>,
-    M4:
-        Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >,
-    M5: Module<
-        <M4 as Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-{
-    type Output = <M5 as Module<
-        <M4 as Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >>::Output,
-    >>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        let x = self.2.forward(x);
-        let x = self.3.forward(x);
-        let x = self.4.forward(x);
-        self.5.forward(x)
-    }
-}
-
-impl<X, M0, M1, M2, M3, M4, M5, M6> Module<X> for (M0, M1, M2, M3, M4, M5, M6)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-    M3: Module<<M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output>,
-    M4:
-        Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >,
-    M5: Module<
-        <M4 as Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-    M6: Module<
-        <M5 as Module<
-            <M4 as Module<
-                <M3 as Module<
-                    <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-                >>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-{
-    type Output = <M6 as Module<
-        <M5 as Module<
-            <M4 as Module<
-                <M3 as Module<
-                    <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-                >>::Output,
-            >>::Output,
-        >>::Output,
-    >>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        let x = self.2.forward(x);
-        let x = self.3.forward(x);
-        let x = self.4.forward(x);
-        let x = self.5.forward(x);
-        self.6.forward(x)
-    }
-}
-
-impl<X, M0, M1, M2, M3, M4, M5, M6, M7> Module<X> for (M0, M1, M2, M3, M4, M5, M6, M7)
-where
-    M0: Module<X>,
-    M1: Module<<M0 as Module<X>>::Output>,
-    M2: Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>,
-    M3: Module<<M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output>,
-    M4:
-        Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >,
-    M5: Module<
-        <M4 as Module<
-            <M3 as Module<
-                <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-    M6: Module<
-        <M5 as Module<
-            <M4 as Module<
-                <M3 as Module<
-                    <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-                >>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-    M7: Module<
-        <M6 as Module<
-            <M5 as Module<
-                <M4 as Module<
-                    <M3 as Module<
-                        <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-                    >>::Output,
-                >>::Output,
-            >>::Output,
-        >>::Output,
-    >,
-{
-    type Output = <M7 as Module<
-        <M6 as Module<
-            <M5 as Module<
-                <M4 as Module<
-                    <M3 as Module<
-                        <M2 as Module<<M1 as Module<<M0 as Module<X>>::Output>>::Output>>::Output,
-                    >>::Output,
-                >>::Output,
-            >>::Output,
-        >>::Output,
-    >>::Output;
-    fn forward(&self, x: X) -> Self::Output {
-        let x = self.0.forward(x);
-        let x = self.1.forward(x);
-        let x = self.2.forward(x);
-        let x = self.3.forward(x);
-        let x = self.4.forward(x);
-        let x = self.5.forward(x);
-        let x = self.6.forward(x);
-        self.7.forward(x)
-    }
-}
+tuple_module!(M0 M1);
+tuple_module!(M0 M1 M2);
+tuple_module!(M0 M1 M2 M3);
+tuple_module!(M0 M1 M2 M3 M4);
+tuple_module!(M0 M1 M2 M3 M4 M5);
+tuple_module!(M0 M1 M2 M3 M4 M5 M6);
+tuple_module!(M0 M1 M2 M3 M4 M5 M6 M7);
