@@ -65,16 +65,16 @@ fn main() {
     // Without TYPED_TENSOR_PTX_CACHE the modules are kept in OUT_DIR, so that a rerun with the same inputs copies.
     let cache_dir = std::env::var_os("TYPED_TENSOR_PTX_CACHE")
         .map_or_else(|| out_dir.join("ptx-cache"), PathBuf::from);
-    let cache = Some(Cache {
+    let cache = Cache {
         dir: cache_dir,
         inputs: inputs_hash(&nvcc, &sources),
-    });
+    };
     let sources: Vec<&PathBuf> = sources.iter().filter(|p| is_cuda_source(p)).collect();
     // One thread per module: nvcc and ptxas are single-threaded, and the SASS takes most of the build's time.
     let table: Vec<String> = std::thread::scope(|scope| {
         let jobs: Vec<_> = sources
             .iter()
-            .map(|src| scope.spawn(|| compile(&nvcc, ptx_dir, src, &out_dir, cache.as_ref())))
+            .map(|src| scope.spawn(|| compile(&nvcc, ptx_dir, src, &out_dir, &cache)))
             .collect();
         jobs.into_iter()
             .map(|j| j.join().expect("a module's compilation panicked"))
@@ -143,28 +143,19 @@ fn inputs_hash(nvcc: &str, files: &[PathBuf]) -> u64 {
 
 /// Compiles one `.cu` file to `{stem}.ptx` and `{stem}.fatbin` in `out_dir` (or copies them from `cache`, and
 /// keeps them there after compiling); returns its line of the module table.
-fn compile(
-    nvcc: &str,
-    ptx_dir: &Path,
-    src: &Path,
-    out_dir: &Path,
-    cache: Option<&Cache>,
-) -> String {
+fn compile(nvcc: &str, ptx_dir: &Path, src: &Path, out_dir: &Path, cache: &Cache) -> String {
     let stem = src.file_stem().expect("a .cu file has a stem");
     let name = stem.to_str().expect("a .cu file name is UTF-8");
     let ptx = out_dir.join(stem).with_extension("ptx");
     let fatbin = out_dir.join(stem).with_extension("fatbin");
     let text = std::fs::read_to_string(src).expect("readable .cu file");
-    let kept = cache.map(|c| c.paths(name));
-    let copied = kept.as_ref().is_some_and(|[kp, kf]| {
-        std::fs::copy(kp, &ptx).is_ok() && std::fs::copy(kf, &fatbin).is_ok()
-    });
+    let [kept_ptx, kept_fatbin] = cache.paths(name);
+    let copied =
+        std::fs::copy(&kept_ptx, &ptx).is_ok() && std::fs::copy(&kept_fatbin, &fatbin).is_ok();
     if !copied {
         nvcc_module(nvcc, ptx_dir, src, &text, [&ptx, &fatbin]);
-        if let Some([kp, kf]) = &kept {
-            keep(&ptx, kp);
-            keep(&fatbin, kf);
-        }
+        keep(&ptx, &kept_ptx);
+        keep(&fatbin, &kept_fatbin);
     }
     format!(
         "    PtxModule {{ name: {name:?}, ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/{name}.ptx\")), \

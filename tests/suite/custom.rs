@@ -165,6 +165,18 @@ fn empty_and_empty_but_huge_inputs_run_no_kernel() {
         .t()
         .custom_op(NeverCalled);
     assert_eq!(z.to_vec(), Vec::<f32>::new());
+    // Two inputs, both empty but huge.
+    let y2 = x.custom_op2(&x, NeverCalled);
+    assert_eq!(y2.dims().as_slice(), [0, 1 << 40]);
+}
+
+impl CustomOp2<f32> for NeverCalled {
+    fn name(&self) -> &'static str {
+        "never_called"
+    }
+    fn cpu_forward(&self, _: HostView<'_, f32>, _: HostView<'_, f32>, _: &mut [f32]) -> Result<()> {
+        panic!("a kernel ran on an empty output");
+    }
 }
 
 /// An op whose kernels fail: negative inputs are refused by the forward, and its backward always fails.
@@ -511,6 +523,31 @@ impl CustomOp1<f32> for Identity {
     }
 }
 
+impl CustomOp1Backward<f32> for Identity {
+    fn cpu_backward(
+        &self,
+        _: HostView<'_, f32>,
+        _: HostView<'_, f32>,
+        dy: HostView<'_, f32>,
+        dx: &mut [f32],
+    ) -> Result<()> {
+        dx.copy_from_slice(dy.data);
+        Ok(())
+    }
+}
+
+impl CustomOp2Backward<f32> for Identity {
+    fn cpu_backward(
+        &self,
+        [_, _, _, dy]: [HostView<'_, f32>; 4],
+        da: &mut [f32],
+        _: &mut [f32],
+    ) -> Result<()> {
+        da.copy_from_slice(dy.data);
+        Ok(())
+    }
+}
+
 impl CustomOp2<f32> for Identity {
     fn name(&self) -> &'static str {
         "identity"
@@ -518,5 +555,32 @@ impl CustomOp2<f32> for Identity {
     fn cpu_forward(&self, x: HostView<'_, f32>, _: HostView<'_, f32>, y: &mut [f32]) -> Result<()> {
         y.copy_from_slice(x.data);
         Ok(())
+    }
+}
+
+/// An op whose output, `(2^62, 4)` elements, is too large to allocate (edges.rs): its kernel never runs.
+pub struct Huge;
+
+impl CustomOp1<f32> for Huge {
+    fn name(&self) -> &'static str {
+        "huge"
+    }
+    fn output_dims(&self, _: &Dims) -> Result<Dims> {
+        Ok(Dims::from_slice(&[1 << 62, 4]))
+    }
+    fn cpu_forward(&self, _: HostView<'_, f32>, _: &mut [f32]) -> Result<()> {
+        panic!("a kernel ran for an output that cannot exist");
+    }
+}
+
+impl CustomOp2<f32> for Huge {
+    fn name(&self) -> &'static str {
+        "huge"
+    }
+    fn output_dims(&self, _: &Dims, _: &Dims) -> Result<Dims> {
+        Ok(Dims::from_slice(&[1 << 62, 4]))
+    }
+    fn cpu_forward(&self, _: HostView<'_, f32>, _: HostView<'_, f32>, _: &mut [f32]) -> Result<()> {
+        panic!("a kernel ran for an output that cannot exist");
     }
 }

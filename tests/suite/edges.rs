@@ -265,6 +265,35 @@ fn every_try_form_returns_its_error() {
             "{e:?}"
         );
     }
+    // The traced forms copy their inputs the same way.
+    let traced = typed_tensor::autograd::Traced::constant(tall.clone());
+    for e in [
+        refused("Traced::try_custom_op", || {
+            traced.try_custom_op(crate::custom::Identity)
+        }),
+        refused("Traced::try_custom_op2", || {
+            traced.try_custom_op2(&traced, crate::custom::Identity)
+        }),
+    ] {
+        assert!(
+            matches!(e, Error::ShapeOverflow { .. } | Error::OutOfMemory { .. }),
+            "{e:?}"
+        );
+    }
+
+    // An op whose output dims are too large to allocate: its `try_` forms return the overflow, naming the op.
+    overflow(
+        refused("try_custom_op_to", || {
+            small.try_custom_op_to::<R2, _>(crate::custom::Huge)
+        }),
+        "huge",
+    );
+    overflow(
+        refused("try_custom_op2_to", || {
+            small.try_custom_op2_to::<_, R2, _>(&small, crate::custom::Huge)
+        }),
+        "huge",
+    );
 
     // The infallible forms panic with the same error, not the allocator's "capacity overflow".
     let message = crate::common::panic_message(|| tall.exp());

@@ -144,11 +144,8 @@ pub trait CustomKernels: Kernels {
         op: &Op,
         views: [Dense<'_, Self::Buffer<T>>; 4],
     ) -> Result<(Self::Storage<T, SA>, Self::Storage<T, SB>)> {
-        let mut host = [None; 4];
-        for (h, v) in host.iter_mut().zip(views) {
-            *h = Some(host_view::<T, Self>(op.name(), v)?);
-        }
-        let host = host.map(|h| h.expect("filled above"));
+        let [a, b, y, g] = views.map(|v| host_view::<T, Self>(op.name(), v));
+        let host = [a?, b?, y?, g?];
         let (na, nb) = (host[0].data.len(), host[1].data.len());
         // One kernel call writes both gradients, unless both are empty.
         let mut kernel =

@@ -93,12 +93,9 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         &self,
         op: &Op,
     ) -> Result<Tensor<T, S2, D>> {
-        let x = self;
-        let dims = op.output_dims(&x.dims())?;
-        let shape = S2::from_dims(&dims)
-            .ok_or_else(|| Error::shape_mismatch(op.name(), wanted::<S2>(&dims), dims))?;
-        check_output::<T>(op.name(), &dims)?;
-        let storage = D::custom_forward::<T, S2, Op>(op, (x.buffer(), &x.layout()), &dims)?;
+        let dims = op.output_dims(&self.dims())?;
+        let shape = output_shape::<T, S2>(op.name(), &dims)?;
+        let storage = D::custom_forward::<T, S2, Op>(op, (self.buffer(), &self.layout()), &dims)?;
         Ok(Tensor::from_storage(shape, storage))
     }
 }
@@ -174,14 +171,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         op: &Op,
     ) -> Result<Tensor<T, S3, D>> {
         let dims = op.output_dims(&self.dims(), &rhs.dims())?;
-        let shape = S3::from_dims(&dims)
-            .ok_or_else(|| Error::shape_mismatch(op.name(), wanted::<S3>(&dims), dims))?;
-        check_output::<T>(op.name(), &dims)?;
+        let shape = output_shape::<T, S3>(op.name(), &dims)?;
         let (la, lb) = (self.layout(), rhs.layout());
         let storage =
             D::custom_forward2::<T, S3, Op>(op, (self.buffer(), &la), (rhs.buffer(), &lb), &dims)?;
         Ok(Tensor::from_storage(shape, storage))
     }
+}
+
+/// The output type's shape of the dims an op's `output_dims` gave: `Error::ShapeMismatch` when they do not fit
+/// `S2`, `Error::ShapeOverflow` when they are too large to allocate.
+fn output_shape<T: WithDType, S2: Shape>(op: &'static str, dims: &Dims) -> Result<S2> {
+    let shape =
+        S2::from_dims(dims).ok_or_else(|| Error::shape_mismatch(op, wanted::<S2>(dims), *dims))?;
+    check_output::<T>(op, dims)?;
+    Ok(shape)
 }
 
 /// The dims of `S2` for an error: its static dims, and where it has a runtime-sized one the op's `found` value at

@@ -163,7 +163,8 @@ type Saved2<T, SA, SB, S3, D, Op> = (
     Tensor<T, S3, D>,
 );
 
-/// Both inputs' gradients from one call of the op's backward kernel (run when either is wanted).
+/// Both inputs' gradients from one call of the op's backward kernel (the node exists only when either is
+/// wanted).
 fn custom_rule2<T, SA, SB, S3, D, Op>(
     g: Grad<T, D>,
     ([sa, sb], op, a, b, y): Saved2<T, SA, SB, S3, D, Op>,
@@ -176,9 +177,6 @@ fn custom_rule2<T, SA, SB, S3, D, Op>(
     D: Device,
     Op: CustomOp2Backward<T>,
 {
-    if !sa.wanted() && !sb.wanted() {
-        return;
-    }
     let g = g.unpadded(y.shape()).contiguous();
     let layouts = [a.layout(), b.layout(), y.layout(), g.layout()];
     let buffers = [a.buffer(), b.buffer(), y.buffer(), g.buffer()];
