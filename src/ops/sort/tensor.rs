@@ -202,10 +202,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
         let axis = <S as HasAxis<Ax>>::INDEX;
-        let at: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<1>>, D> =
-            indices.view_as(indices.layout().unsqueeze(axis));
-        let values = self.gather_axis(&at, axis);
+        let values = self.gather_axis(&Self::with_axis_kept::<Ax>(indices), axis);
         values.view_as(device_ok(values.layout().select("kthvalue", axis, 0)))
+    }
+
+    /// `indices` (one position per lane along `Ax`, the axis removed) with the axis back at size 1, as the gathers
+    /// take them (a view): what the values of kthvalue and median, plain and traced, are gathered by.
+    pub(crate) fn with_axis_kept<Ax>(
+        indices: &Tensor<u32, <S as ReduceShape<Ax>>::Output, D>,
+    ) -> Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<1>>, D>
+    where
+        S: HasAxis<Ax> + ReduceShape<Ax>,
+    {
+        indices.view_as(indices.layout().unsqueeze(<S as HasAxis<Ax>>::INDEX))
     }
 
     /// The median of each lane along `Ax` and its position, the axis removed (PyTorch's `median(dim)`): for an

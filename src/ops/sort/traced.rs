@@ -127,11 +127,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         S: HasAxis<Ax> + ReduceShape<Ax>,
     {
         // The positions with the axis kept at size 1, as the gather takes them, then the axis dropped.
-        let mut dims = self.value.dims();
-        dims.as_mut_slice()[<S as HasAxis<Ax>>::INDEX] = 1;
-        let kept = <<S as HasAxis<Ax>>::Replaced<Const<1>> as Shape>::from_dims(&dims)
-            .expect("typed-tensor internal error: a size-1 axis fits its own shape type");
-        let at = or_panic(indices.try_reshape_with_shape(kept));
+        let at = Tensor::<T, S, D>::with_axis_kept::<Ax>(indices);
         self.gather_along(&at, self.padded_axis::<Ax>())
             .reshape_with_shape(indices.shape())
     }
