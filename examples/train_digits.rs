@@ -17,7 +17,7 @@
 
 use std::io::Read;
 use std::time::{Duration, Instant};
-use typed_tensor::autograd::Traced;
+use typed_tensor::autograd::{AutogradDevice, Traced};
 use typed_tensor::nn::{
     join_name, layer, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ParamVisitor,
     Parameters, ReLU,
@@ -264,13 +264,13 @@ pub fn cuda_graph_recorder(
 }
 
 /// Trains the model `config.arch` names on device `D`.
-pub fn train<D: Device>(config: &Config) -> Report {
+pub fn train<D: AutogradDevice>(config: &Config) -> Report {
     train_with::<D>(config, None)
 }
 
 /// [`train`], with each step's forward and backward pass recorded once by `recorder` (after one eager step) and
 /// replayed, when given.
-pub fn train_with<D: Device>(config: &Config, recorder: Option<Recorder<D>>) -> Report {
+pub fn train_with<D: AutogradDevice>(config: &Config, recorder: Option<Recorder<D>>) -> Report {
     match config.arch {
         Arch::Mlp => {
             let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
@@ -301,13 +301,13 @@ pub fn train_with<D: Device>(config: &Config, recorder: Option<Recorder<D>>) -> 
 }
 
 /// Trains the MLP on device `D` (whatever `config.arch` says) and hands it back with the report.
-pub fn train_mlp<D: Device>(config: &Config) -> (Mlp<D>, Report) {
+pub fn train_mlp<D: AutogradDevice>(config: &Config) -> (Mlp<D>, Report) {
     let model: Mlp<D> = (Linear::new(config.seed), ReLU, Linear::new(config.seed + 1));
     let report = train_model(&model, config, None);
     (model, report)
 }
 
-fn train_model<D: Device, M: Classifier<D>>(
+fn train_model<D: AutogradDevice, M: Classifier<D>>(
     model: &M,
     config: &Config,
     recorder: Option<Recorder<D>>,

@@ -81,6 +81,8 @@ pub use tensor::Tensor;
 
 /// Everything a model file needs: `use typed_tensor::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "std")]
+    pub use crate::autograd::AutogradDevice;
     #[cfg(feature = "alloc")]
     pub use crate::device::Cpu;
     #[cfg(feature = "cuda")]

@@ -44,7 +44,7 @@
 //! Devices: `Cpu` and `Cuda`. Some backward rules hold intermediates whose shapes the types do not name (the
 //! sums of a gradient over broadcast axes, say), which only a device whose storage does not depend on the shape
 //! can hold; the [`Embedded`](crate::Embedded) device, whose tensors are arrays of their static shape, is for
-//! inference, and tracing one of its tensors fails the build with that message.
+//! inference, and tracing one of its tensors is refused at `cargo check` ([`AutogradDevice`]).
 //!
 //! Memory: a graph lives as long as some `Traced` value of it does; `backward` frees each node's captured
 //! tensors as it goes. To let an optimizer update a parameter in place (no reallocation), drop the traced
@@ -63,12 +63,30 @@ pub use traced::{Traceable, Traced};
 pub use var::Var;
 pub(crate) use var::VarCell;
 
-use crate::device::Kernels;
-use crate::layout::ViewOf;
 use crate::ops::Device;
 
-/// Fails the build (when instantiated) for a device whose tensors are dense arrays: see the module docs.
+/// A device autograd runs on: one whose tensors share shape-free buffers (`Cpu`, `Cuda`). [`Var::new`] and
+/// [`Traced::constant`], where every traced value starts, require it, so tracing an
+/// [`Embedded`](crate::Embedded) tensor is an error at `cargo check`.
+#[diagnostic::on_unimplemented(
+    message = "autograd runs on devices whose tensors share buffers (Cpu, Cuda); `{Self}` is for inference",
+    label = "not a device autograd runs on",
+    note = "train on `Cpu` (or `Cuda`), then give the trained parameters to the same model on `Embedded`"
+)]
+pub trait AutogradDevice: Device {}
+
+#[diagnostic::do_not_recommend]
+impl AutogradDevice for crate::Cpu {}
+#[cfg(feature = "cuda")]
+#[diagnostic::do_not_recommend]
+impl AutogradDevice for crate::Cuda {}
+
+/// Fails the build (when instantiated) for a device whose tensors are dense arrays: the check of the entry
+/// points that code generic over any [`Device`] reaches (the layers' constructors, traced ops' constants), where
+/// an [`AutogradDevice`] bound would spread to every caller.
 pub(crate) const fn assert_device<D: Device>() {
+    use crate::device::Kernels;
+    use crate::layout::ViewOf;
     assert!(
         !<<D as Kernels>::View<()> as ViewOf<()>>::DENSE,
         "autograd runs on devices whose tensors share buffers (Cpu, Cuda): the Embedded device is for inference"

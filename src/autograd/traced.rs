@@ -139,7 +139,15 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// A value no gradient flows to (a model input, a label).
-    pub fn constant(value: Tensor<T, S, D>) -> Self {
+    pub fn constant(value: Tensor<T, S, D>) -> Self
+    where
+        D: super::AutogradDevice,
+    {
+        Self::constant_of(value)
+    }
+
+    /// [`Self::constant`] for code generic over any device (traced ops, layers): checked at build time.
+    pub(crate) fn constant_of(value: Tensor<T, S, D>) -> Self {
         const { super::assert_device::<D>() };
         Traced::from_node(value, Node::constant())
     }
@@ -161,7 +169,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// The same value as a constant: gradients stop here.
     pub fn detach(&self) -> Self {
-        Traced::constant(self.value.clone())
+        Traced::constant_of(self.value.clone())
     }
 
     /// True when gradients flow through this value (it depends on some [`Var`]).
@@ -260,7 +268,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traceable for Tensor<T, S, D> {
     type Shape = S;
     type Device = D;
     fn traced(&self) -> Traced<T, S, D> {
-        Traced::constant(self.clone())
+        Traced::constant_of(self.clone())
     }
 }
 

@@ -130,7 +130,15 @@ impl<T: FloatDType, S: Shape, D: Device> core::fmt::Debug for Var<T, S, D> {
 
 impl<T: FloatDType, S: Shape, D: Device> Var<T, S, D> {
     /// A new parameter holding `value`.
-    pub fn new(value: Tensor<T, S, D>) -> Self {
+    pub fn new(value: Tensor<T, S, D>) -> Self
+    where
+        D: super::AutogradDevice,
+    {
+        Self::create(value)
+    }
+
+    /// [`Self::new`] for code generic over any device (the layers' constructors): checked at build time.
+    pub(crate) fn create(value: Tensor<T, S, D>) -> Self {
         const { super::assert_device::<D>() };
         Var {
             cell: VarCell::new(value.padded(), value.dims()),

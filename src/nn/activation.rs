@@ -112,7 +112,7 @@ impl<T: FloatDType, const C: usize, D: Device> PReLU<T, C, D> {
     /// Every slope 0.25 (PyTorch's default).
     pub fn new() -> Self {
         PReLU {
-            weight: crate::autograd::Var::new(Tensor::full(T::from_f64(0.25))),
+            weight: crate::autograd::Var::create(Tensor::full(T::from_f64(0.25))),
         }
     }
 }

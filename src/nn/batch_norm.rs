@@ -6,6 +6,7 @@
 //! sqrt(var + eps)` and `shift = bias - mean * scale` per channel, read through a view that repeats each
 //! channel's value over the other axes (stride 0), so the passes over the data walk it in its own order.
 
+use super::norm_kind::{AnyRank, Spatial, TakesInput};
 use super::{join_name, layer, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::{record_with, Gradients, Slot, Traced, Var};
 use crate::dtype::FloatDType;
@@ -15,6 +16,7 @@ use crate::shape::{
     Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, Dims, ReduceShape, MAX_RANK,
 };
 use crate::tensor::{or_panic, padded_axes, padded_shape, Grad, Padded, Tensor};
+use core::marker::PhantomData;
 
 /// One value per channel.
 type PerChannel<T, const C: usize, D> = Tensor<T, (Const<C>,), D>;
@@ -83,7 +85,7 @@ pub struct RunningStats<T: FloatDType, const C: usize, D: Device> {
 /// bn.eval();
 /// let _ = bn.forward(x); // running statistics
 /// ```
-pub struct BatchNorm<T: FloatDType, const C: usize, D: Device> {
+pub struct BatchNorm<T: FloatDType, const C: usize, D: Device, K = AnyRank> {
     /// `(C,)`, multiplies the normalised value (absent without `affine`).
     pub weight: Option<Var<T, (Const<C>,), D>>,
     /// `(C,)`, added last (absent without `affine`).
@@ -92,20 +94,23 @@ pub struct BatchNorm<T: FloatDType, const C: usize, D: Device> {
     pub running: Option<RunningStats<T, C, D>>,
     config: BatchNormConfig,
     training: TrainingFlag,
+    kind: PhantomData<K>,
 }
 
-/// [`BatchNorm`] for `(N, C)` and `(N, C, L)` inputs: one type serves every rank; the names are PyTorch's.
-pub type BatchNorm1d<T, const C: usize, D> = BatchNorm<T, C, D>;
-/// [`BatchNorm`] for `(N, C, H, W)` inputs.
-pub type BatchNorm2d<T, const C: usize, D> = BatchNorm<T, C, D>;
+/// [`BatchNorm`] for `(N, C)` and `(N, C, L)` inputs (PyTorch's `BatchNorm1d`); another rank is a build error.
+pub type BatchNorm1d<T, const C: usize, D> = BatchNorm<T, C, D, Spatial<1>>;
+/// [`BatchNorm`] for `(N, C, H, W)` inputs (PyTorch's `BatchNorm2d`).
+pub type BatchNorm2d<T, const C: usize, D> = BatchNorm<T, C, D, Spatial<2>>;
+/// [`BatchNorm`] for `(N, C, D, H, W)` inputs (PyTorch's `BatchNorm3d`).
+pub type BatchNorm3d<T, const C: usize, D> = BatchNorm<T, C, D, Spatial<3>>;
 
-impl<T: FloatDType, const C: usize, D: Device> Default for BatchNorm<T, C, D> {
+impl<T: FloatDType, const C: usize, D: Device, K> Default for BatchNorm<T, C, D, K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
+impl<T: FloatDType, const C: usize, D: Device, K> BatchNorm<T, C, D, K> {
     /// PyTorch's defaults: `eps` 1e-5, momentum 0.1, affine, running statistics tracked, training mode.
     pub fn new() -> Self {
         Self::with_config(BatchNormConfig::default())
@@ -131,8 +136,8 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         );
         let affine = config.affine;
         BatchNorm {
-            weight: affine.then(|| Var::new(Tensor::ones())),
-            bias: affine.then(|| Var::new(Tensor::zeros())),
+            weight: affine.then(|| Var::create(Tensor::ones())),
+            bias: affine.then(|| Var::create(Tensor::zeros())),
             running: config.track_running_stats.then(|| RunningStats {
                 mean: Buffer::new(Tensor::zeros()),
                 var: Buffer::new(Tensor::ones()),
@@ -140,6 +145,7 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
             }),
             config,
             training: TrainingFlag::default(),
+            kind: PhantomData,
         }
     }
 
@@ -222,7 +228,8 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         let training = self.training.get();
         let shape = x.shape();
         if let Some((mean, var)) = self.running_for(training) {
-            let (scale, shift) = self.scale_shift(Traced::constant(mean), Traced::constant(var));
+            let (scale, shift) =
+                self.scale_shift(Traced::constant_of(mean), Traced::constant_of(var));
             let spread =
                 |v: Traced<T, (Const<C>,), D>| v.reshape::<Col>().broadcast_with_shape(shape);
             return &(&x * &spread(scale)) + &spread(shift);
@@ -237,7 +244,7 @@ impl<T: FloatDType, const C: usize, D: Device> BatchNorm<T, C, D> {
         // The rule's parents: the parameters, or constants standing in for absent ones.
         let param = |p: &Option<Var<T, (Const<C>,), D>>, default: fn() -> PerChannel<T, C, D>| {
             p.as_ref()
-                .map_or_else(|| Traced::constant(default()), |p| p.trace())
+                .map_or_else(|| Traced::constant_of(default()), |p| p.trace())
         };
         let (weight, bias) = (
             param(&self.weight, Tensor::ones),
@@ -402,7 +409,7 @@ impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Tensor<T, (Co
 /// training, or evaluation with the graph recorded ([`BatchNorm::forward_traced`]). `Ax` are the axes other than
 /// the channels', `Col` is `(C, 1, ..)`.
 trait BatchNormInput<T: FloatDType, const C: usize, D: Device, Ax, Col>: Sized {
-    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self;
+    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self;
 }
 
 impl<T: FloatDType, const C: usize, D: Device, S, Ax, Col> BatchNormInput<T, C, D, Ax, Col>
@@ -412,7 +419,7 @@ where
     Col: ConstShape + BroadcastTo<S>,
 {
     #[track_caller]
-    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self {
+    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
         layer.forward_tensor::<S, Ax, Col>(self)
     }
 }
@@ -424,7 +431,7 @@ where
     Col: ConstShape + BroadcastTo<S>,
 {
     #[track_caller]
-    fn batch_norm(self, layer: &BatchNorm<T, C, D>) -> Self {
+    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
         layer.forward_traced::<S, Ax, Col>(self)
     }
 }
@@ -433,8 +440,8 @@ where
 macro_rules! batch_norm_inputs {
     ($(($($d:ident),*) => $shape:ty, $axes:ty, $col:ty;)*) => {$(
         #[layer]
-        impl<T: FloatDType, const C: usize, D: Device, $($d: Dim),*> Module<Value<T, $shape, D>>
-            for BatchNorm<T, C, D>
+        impl<T: FloatDType, const C: usize, D: Device, K: TakesInput<$shape, C>, $($d: Dim),*>
+            Module<Value<T, $shape, D>> for BatchNorm<T, C, D, K>
         {
             type Output = Value<T, $shape, D>;
             #[track_caller]
@@ -449,9 +456,11 @@ batch_norm_inputs! {
     (B) => (B, Const<C>), Axis<0>, (Const<C>,);
     (B, L) => (B, Const<C>, L), (Axis<0>, Axis<2>), (Const<C>, Const<1>);
     (B, H, W) => (B, Const<C>, H, W), (Axis<0>, Axis<2>, Axis<3>), (Const<C>, Const<1>, Const<1>);
+    (B, Z, H, W) => (B, Const<C>, Z, H, W), (Axis<0>, Axis<2>, Axis<3>, Axis<4>),
+        (Const<C>, Const<1>, Const<1>, Const<1>);
 }
 
-impl<T: FloatDType, const C: usize, D: Device> Parameters for BatchNorm<T, C, D> {
+impl<T: FloatDType, const C: usize, D: Device, K> Parameters for BatchNorm<T, C, D, K> {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
         super::norm::visit_affine(&self.weight, &self.bias, prefix, visitor);
         if let Some(stats) = &self.running {

@@ -101,8 +101,8 @@ impl<
         let channels = if O::TRANSPOSED { C_OUT } else { C_IN };
         let bound = 1.0 / ((channels * K.pow(O::AXES as u32)) as f64).sqrt();
         ConvNd {
-            weight: Var::new(uniform(seed, bound)),
-            bias: Var::new(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
+            weight: Var::create(uniform(seed, bound)),
+            bias: Var::create(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
         }
     }
 }

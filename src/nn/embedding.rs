@@ -29,7 +29,7 @@ impl<T: FloatDType, const V: usize, const E: usize, D: Device> Embedding<T, V, E
     /// Standard normal entries from `seed` (PyTorch's default).
     pub fn new(seed: u64) -> Self {
         Embedding {
-            weight: Var::new(Tensor::randn(seed)),
+            weight: Var::create(Tensor::randn(seed)),
         }
     }
 

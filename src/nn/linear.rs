@@ -40,8 +40,8 @@ impl<T: FloatDType, const I: usize, const O: usize, D: Device> Linear<T, I, O, D
     /// A layer with the given weight `(O, I)` and bias `(O,)`.
     pub fn from_tensors(weight: Tensor<T, Rank2<O, I>, D>, bias: Tensor<T, Rank1<O>, D>) -> Self {
         Linear {
-            weight: Var::new(weight),
-            bias: Var::new(bias),
+            weight: Var::create(weight),
+            bias: Var::create(bias),
         }
     }
 }

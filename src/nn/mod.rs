@@ -32,6 +32,7 @@ mod linear;
 pub mod loss;
 mod module;
 mod norm;
+mod norm_kind;
 mod params;
 mod pool;
 mod state;
@@ -40,7 +41,9 @@ pub use activation::{
     GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
-pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormConfig, RunningStats};
+pub use batch_norm::{
+    BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, BatchNormConfig, RunningStats,
+};
 pub use conv::{
     Conv1d, Conv2d, Conv3d, ConvNd, ConvOutput, ConvTranspose1d, ConvTranspose2d, Transposed,
 };
@@ -51,6 +54,7 @@ pub use module::Module;
 pub use norm::{
     GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
 };
+pub use norm_kind::{AnyRank, Spatial, TakesInput};
 #[cfg(feature = "safetensors")]
 pub(crate) use params::Cell;
 pub use params::{join_name, Mode, ParamVisitor, Parameters};

@@ -1,12 +1,14 @@
 //! Per-sample normalisation layers: layer norm with a learned weight and bias, RMS norm with a learned weight,
 //! group norm and instance norm (statistics over groups of channels of one sample; no running statistics).
 
+use super::norm_kind::{AnyRank, Spatial, TakesInput};
 use super::{join_name, layer, Module, ParamVisitor, Parameters};
 use crate::autograd::Var;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::{Axis, Const, ConstShape, Dim, Shape};
 use crate::tensor::Tensor;
+use core::marker::PhantomData;
 
 /// `(x - mean) / sqrt(var + eps) * weight + bias` over the trailing axes of shape `S` (PyTorch's
 /// `LayerNorm(normalized_shape)`, its parameters named `weight` and `bias`, of shape `S`; the weight starts at
@@ -51,8 +53,8 @@ impl<T: FloatDType, S: ConstShape, D: Device> LayerNormOver<T, S, D> {
     /// Weight 1, bias 0, `eps` added to the variance.
     pub fn new(eps: f64) -> Self {
         LayerNormOver {
-            weight: Var::new(Tensor::ones()),
-            bias: Var::new(Tensor::zeros()),
+            weight: Var::create(Tensor::ones()),
+            bias: Var::create(Tensor::zeros()),
             eps,
         }
     }
@@ -135,7 +137,7 @@ impl<T: FloatDType, const N: usize, D: Device> RMSNorm<T, N, D> {
     /// Weight 1, `eps` added to the mean square.
     pub fn new(eps: f64) -> Self {
         RMSNorm {
-            weight: Var::new(Tensor::ones()),
+            weight: Var::create(Tensor::ones()),
             eps,
         }
     }
@@ -165,13 +167,13 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (
 /// `groups` groups, each group (its channels and every position after them) normalised as one row of a
 /// `(samples * groups, group size)` view, then the per-channel affine map on axis 1 (`$col` is `(C, 1, ..)`).
 macro_rules! group_norm_inputs {
-    ($layer:ident $consts:tt, $groups:expr; $($dims:tt => $shape:ty, $col:ty;)*) => {$(
-        group_norm_inputs!(@one $layer $consts, $groups, $dims, $shape, $col);
+    ($layer:ident $consts:tt $kind:tt, $groups:expr; $($dims:tt => $shape:ty, $col:ty;)*) => {$(
+        group_norm_inputs!(@one $layer $consts $kind, $groups, $dims, $shape, $col);
     )*};
-    (@one $layer:ident [$($c:ident),*], $groups:expr, ($($d:ident),*), $shape:ty, $col:ty) => {
+    (@one $layer:ident [$($c:ident),*] [$($k:ident)?], $groups:expr, ($($d:ident),*), $shape:ty, $col:ty) => {
         #[layer]
-        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($d: Dim),*> Module<Value<T, $shape, D>>
-            for $layer<T, $($c,)* D>
+        impl<T: FloatDType, $(const $c: usize,)* D: Device, $($k: TakesInput<$shape, C>,)? $($d: Dim),*>
+            Module<Value<T, $shape, D>> for $layer<T, $($c,)* D $(, $k)?>
         {
             type Output = Value<T, $shape, D>;
             #[track_caller]
@@ -241,8 +243,8 @@ impl<T: FloatDType, const G: usize, const C: usize, D: Device> GroupNorm<T, G, C
     pub fn with_options(eps: f64, affine: bool) -> Self {
         let () = Self::GROUPS_DIVIDE_CHANNELS;
         GroupNorm {
-            weight: affine.then(|| Var::new(Tensor::ones())),
-            bias: affine.then(|| Var::new(Tensor::zeros())),
+            weight: affine.then(|| Var::create(Tensor::ones())),
+            bias: affine.then(|| Var::create(Tensor::zeros())),
             eps,
         }
     }
@@ -255,7 +257,7 @@ impl<T: FloatDType, const G: usize, const C: usize, D: Device> Default for Group
 }
 
 group_norm_inputs! {
-    GroupNorm [G, C], G;
+    GroupNorm [G, C] [], G;
     (B) => (B, Const<C>), (Const<C>,);
     (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
     (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
@@ -275,21 +277,23 @@ group_norm_inputs! {
 /// assert!(per_plane.mean::<Axis<1>>().to_vec().iter().all(|m| m.abs() < 1e-5));
 /// ```
 #[derive(Parameters)]
-pub struct InstanceNorm<T: FloatDType, const C: usize, D: Device> {
+pub struct InstanceNorm<T: FloatDType, const C: usize, D: Device, K = AnyRank> {
     /// `(C,)`, multiplies the normalised value (only with `affine`); starts at 1.
     pub weight: Option<Var<T, (Const<C>,), D>>,
     /// `(C,)`, added last (only with `affine`); starts at 0.
     pub bias: Option<Var<T, (Const<C>,), D>>,
     #[parameters(skip)]
     eps: f64,
+    #[parameters(skip)]
+    kind: PhantomData<K>,
 }
 
-/// [`InstanceNorm`] for `(N, C, L)` inputs (PyTorch's name).
-pub type InstanceNorm1d<T, const C: usize, D> = InstanceNorm<T, C, D>;
-/// [`InstanceNorm`] for `(N, C, H, W)` inputs (PyTorch's name).
-pub type InstanceNorm2d<T, const C: usize, D> = InstanceNorm<T, C, D>;
+/// [`InstanceNorm`] for `(N, C, L)` inputs (PyTorch's `InstanceNorm1d`); another rank is a build error.
+pub type InstanceNorm1d<T, const C: usize, D> = InstanceNorm<T, C, D, Spatial<1>>;
+/// [`InstanceNorm`] for `(N, C, H, W)` inputs (PyTorch's `InstanceNorm2d`).
+pub type InstanceNorm2d<T, const C: usize, D> = InstanceNorm<T, C, D, Spatial<2>>;
 
-impl<T: FloatDType, const C: usize, D: Device> InstanceNorm<T, C, D> {
+impl<T: FloatDType, const C: usize, D: Device, K> InstanceNorm<T, C, D, K> {
     /// PyTorch's defaults: `eps` 1e-5, no affine parameters.
     pub fn new() -> Self {
         Self::with_options(1e-5, false)
@@ -298,21 +302,22 @@ impl<T: FloatDType, const C: usize, D: Device> InstanceNorm<T, C, D> {
     /// `eps` added to the variance; `affine` gives the layer a `weight` and `bias` per channel.
     pub fn with_options(eps: f64, affine: bool) -> Self {
         InstanceNorm {
-            weight: affine.then(|| Var::new(Tensor::ones())),
-            bias: affine.then(|| Var::new(Tensor::zeros())),
+            weight: affine.then(|| Var::create(Tensor::ones())),
+            bias: affine.then(|| Var::create(Tensor::zeros())),
             eps,
+            kind: PhantomData,
         }
     }
 }
 
-impl<T: FloatDType, const C: usize, D: Device> Default for InstanceNorm<T, C, D> {
+impl<T: FloatDType, const C: usize, D: Device, K> Default for InstanceNorm<T, C, D, K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
 group_norm_inputs! {
-    InstanceNorm [C], C;
+    InstanceNorm [C] [K], C;
     (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
     (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
 }

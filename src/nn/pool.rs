@@ -8,8 +8,9 @@ use super::{layer, Module, Parameters};
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::ops::Interpolation;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{Const, Rank1, Rank2, Rank3, Rank4, Rank5};
-use crate::tensor::{Pool2d, PoolGeometry};
+use crate::tensor::{AvgPoolGeometry, Pool2d, PoolGeometry};
 
 macro_rules! pool_layer {
     ($(#[$m:meta])* $name:ident => $method:ident) => {
@@ -59,13 +60,13 @@ pool_layer!(
 /// `Module` for a window-generic pooling layer: one impl per rank (1-D on `(N, C, L)`, 2-D on `(N, C, H, W)`, 3-D
 /// on `(N, C, D, H, W)`), each for tensors and traced values alike (`#[layer]`).
 macro_rules! window_pool_layer {
-    ($name:ident, $p1:ident, $p2:ident, $p3:ident) => {
-        window_pool_layer!(@kinds $name, $p1, PoolGeometry<1>, Rank1<OL>, Rank3<N, C, L>, Rank3<N, C, OL>,
+    ($name:ident, $geometry:ident, $p1:ident, $p2:ident, $p3:ident) => {
+        window_pool_layer!(@kinds $name, $p1, $geometry<1>, Rank1<OL>, Rank3<N, C, L>, Rank3<N, C, OL>,
             [const OL: usize, const N: usize, const C: usize, const L: usize]);
-        window_pool_layer!(@kinds $name, $p2, PoolGeometry<2>, Rank2<OH, OW>, Rank4<N, C, H, W>,
+        window_pool_layer!(@kinds $name, $p2, $geometry<2>, Rank2<OH, OW>, Rank4<N, C, H, W>,
             Rank4<N, C, OH, OW>,
             [const OH: usize, const OW: usize, const N: usize, const C: usize, const H: usize, const W: usize]);
-        window_pool_layer!(@kinds $name, $p3, PoolGeometry<3>, Rank3<OD, OH, OW>, Rank5<N, C, DP, H, W>,
+        window_pool_layer!(@kinds $name, $p3, $geometry<3>, Rank3<OD, OH, OW>, Rank5<N, C, DP, H, W>,
             Rank5<N, C, OD, OH, OW>,
             [const OD: usize, const OH: usize, const OW: usize, const N: usize, const C: usize,
              const DP: usize, const H: usize, const W: usize]);
@@ -166,8 +167,8 @@ impl<G, O: PoolOutput<G>> AvgPool<G, O> {
     }
 }
 
-window_pool_layer!(MaxPool, max_pool1d, max_pool2d, max_pool3d);
-window_pool_layer!(AvgPool, avg_pool1d, avg_pool2d, avg_pool3d);
+window_pool_layer!(MaxPool, PoolGeometry, max_pool1d, max_pool2d, max_pool3d);
+window_pool_layer!(AvgPool, AvgPoolGeometry, avg_pool1d, avg_pool2d, avg_pool3d);
 
 macro_rules! adaptive_pool_layer {
     ($(#[$m:meta])* $name:ident => $method:ident) => {
@@ -290,11 +291,14 @@ impl<
     type Output = Value<T, (Const<N>, Const<OUT>), D>;
     fn forward(&self, x: Value<T, Rank4<N, C, H, W>, D>) -> Self::Output {
         const {
-            assert!(
-                OUT == C * H * W,
-                "Flatten<OUT>: OUT must be C * H * W of the (N, C, H, W) input"
+            size_check::output_is(
+                "Flatten",
+                "width C·H·W",
+                &[n(C), t("·"), n(H), t("·"), n(W)],
+                C * H * W,
+                OUT,
             )
         };
-        x.reshape()
+        x.reshape_with_shape(Default::default()) // checked above, so a mistake is one error
     }
 }

@@ -257,6 +257,11 @@ pub trait Shape: Copy + Debug + PartialEq + Send + Sync + 'static {
 }
 
 /// A shape whose every dim is a `Const`: its size is a compile-time fact and its [`Shape::Array`] holds a tensor.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a runtime-sized dim (`usize`), and this needs every dim a `Const`",
+    label = "a shape with a runtime-sized dim",
+    note = "a target with runtime-sized dims is given as a value, to the op's `try_..._with_shape` form; the `Embedded` device holds static shapes only"
+)]
 pub trait ConstShape: Shape + Default {
     /// Number of elements.
     const NUMEL: usize;
@@ -338,6 +343,7 @@ macro_rules! shape_impls {
             }
             type Array<T: Plain> = shape_impls!(@array T; $($d)*);
         }
+        #[diagnostic::do_not_recommend]
         impl<$(const $n: usize),*> ConstShape for ($(Const<$n>,)*) {
             const NUMEL: usize = 1 $(* $n)*;
             const SHAPE: Self = ($(Const::<$n>,)*);

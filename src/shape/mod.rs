@@ -5,10 +5,13 @@
 //! `Dim<i>` lives in how the macros build rank N from rank N-1), relations as traits with diagnostic attributes,
 //! and `const` assertions for the arithmetic types cannot express. See `tests/ui/` for every rule in action.
 
+mod bounds;
 mod dims;
 mod reduce;
 mod relations;
+pub(crate) mod size_check;
 
+pub use bounds::*;
 pub use dims::*;
 pub use reduce::*;
 pub use relations::*;

@@ -335,6 +335,38 @@ broadcast_impls!(A B C D);
 broadcast_impls!(A B C D E);
 broadcast_impls!(A B C D E F);
 
+/// `Rhs` broadcasts onto `Self` and the result keeps `Self`'s shape, as an in-place op (`+=`, `add_assign`)
+/// needs: `Rhs` is `Self` or a suffix of it.
+#[diagnostic::on_unimplemented(
+    message = "an in-place op keeps the left operand's shape `{Self}`, and `{Rhs}` does not broadcast onto it",
+    label = "the right operand must be `{Self}` or end it",
+    note = "`a += b` writes into `a`: only `b` may be broadcast; to grow `a`, write `let a = &a + &b;`"
+)]
+pub trait AssignShapes<Rhs: Shape>: BroadcastShapes<Rhs, Output = Self> {}
+
+macro_rules! assign_suffix_impls {
+    ([$($all:ident)*] []) => {};
+    ([$($all:ident)*] [$head:ident $($tail:ident)*]) => {
+        #[diagnostic::do_not_recommend]
+        impl<$($all: Dim),*> AssignShapes<($($tail,)*)> for ($($all,)*) {}
+        assign_suffix_impls!([$($all)*] [$($tail)*]);
+    };
+}
+macro_rules! assign_impls {
+    ($($d:ident)*) => {
+        #[diagnostic::do_not_recommend]
+        impl<$($d: Dim),*> AssignShapes<($($d,)*)> for ($($d,)*) {}
+        assign_suffix_impls!([$($d)*] [$($d)*]);
+    };
+}
+assign_impls!();
+assign_impls!(A);
+assign_impls!(A B);
+assign_impls!(A B C);
+assign_impls!(A B C D);
+assign_impls!(A B C D E);
+assign_impls!(A B C D E F);
+
 /// `Self` can be broadcast to `Dst` explicitly: `Dst` has at least as many axes. That each right-aligned dim
 /// of `Self` equals `Dst`'s or is 1 is a `const` assertion for static dims and a run-time check otherwise.
 #[diagnostic::on_unimplemented(

@@ -68,7 +68,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 }
 
 /// [`Grad::over`] on a device without shape-free storage: autograd's entry points refuse such devices at build
-/// time (`autograd::assert_device`), so no program reaches this.
+/// time (`autograd::AutogradDevice`), so no program reaches this.
 #[cold]
 #[inline(never)]
 fn autograd_unsupported(device: &'static str) -> ! {

@@ -41,11 +41,11 @@ pub(crate) mod tiny;
 
 pub use crate::ops::conv::{
     conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, AsymmetricPadding3d,
-    Conv, Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, OutputPadding,
+    Conv, Conv1dGeometry, Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, OutputPadding,
 };
 pub use crate::ops::pool::{
-    CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d, Pool2d, Pool2dAxes,
-    Pool3d, Pool3dAxes, PoolGeometry,
+    AvgPoolGeometry, CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d,
+    Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry,
 };
 pub use crate::ops::view::{IndexItem, IndexOp};
 

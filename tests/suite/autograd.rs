@@ -25,7 +25,7 @@ fn check<S: Shape, D: Device>(what: &str, x: &Var<f64, S, D>, f: impl Fn() -> Tr
 }
 
 /// A parameter of uniform values in [lo, hi).
-fn param<S: ConstShape + BroadcastShapes<S, Output = S>, D: Device>(
+fn param<S: ConstShape + BroadcastShapes<S, Output = S>, D: AutogradDevice>(
     seed: u64,
     lo: f64,
     hi: f64,
@@ -36,7 +36,7 @@ fn param<S: ConstShape + BroadcastShapes<S, Output = S>, D: Device>(
 
 type M = Rank2<3, 4>;
 
-fn unary_ops<D: Device>() {
+fn unary_ops<D: AutogradDevice>() {
     type Case<D> = (
         &'static str,
         fn(&Traced<f64, M, D>) -> Traced<f64, M, D>,
@@ -112,7 +112,7 @@ fn unary_ops<D: Device>() {
     }
 }
 
-fn binary_ops<D: Device>() {
+fn binary_ops<D: AutogradDevice>() {
     type Bin<D> = fn(&Traced<f64, M, D>, &Traced<f64, Rank1<4>, D>) -> Traced<f64, M, D>;
     let cases: [(&str, Bin<D>); 6] = [
         ("add", |a, b| a + b),
@@ -162,7 +162,7 @@ fn binary_ops<D: Device>() {
     check("x * x", &x, || weighted(&x.trace() * &x.trace()));
 }
 
-fn matmuls<D: Device>() {
+fn matmuls<D: AutogradDevice>() {
     // (M, K) x (K, N), with a transposed rhs view.
     let a = param::<Rank2<3, 5>, D>(50, -1.0, 1.0);
     let b = param::<Rank2<4, 5>, D>(51, -1.0, 1.0);
@@ -250,7 +250,7 @@ fn matmuls<D: Device>() {
     assert!(g.get(&b).is_contiguous() && g.get(&a).is_contiguous());
 }
 
-fn reductions<D: Device>() {
+fn reductions<D: AutogradDevice>() {
     let x = param::<Rank3<2, 3, 4>, D>(60, -2.0, 2.0);
     check("sum axis 1", &x, || weighted(x.trace().sum::<Axis<1>>()));
     check("sum axes 0, 2", &x, || {
@@ -351,7 +351,7 @@ fn reductions<D: Device>() {
     });
 }
 
-fn views_and_lanes<D: Device>() {
+fn views_and_lanes<D: AutogradDevice>() {
     let x = param::<Rank3<2, 3, 4>, D>(70, -2.0, 2.0);
     check("reshape", &x, || {
         weighted(x.trace().reshape::<Rank2<4, 6>>())
@@ -385,7 +385,7 @@ fn views_and_lanes<D: Device>() {
     });
 }
 
-fn scans<D: Device>() {
+fn scans<D: AutogradDevice>() {
     let x = param::<Rank3<2, 3, 4>, D>(91, -2.0, 2.0);
     check("cumsum", &x, || weighted(x.trace().cumsum::<Axis<1>>()));
     check("cumsum of a transposed view", &x, || {
@@ -419,7 +419,7 @@ fn scans<D: Device>() {
     assert_eq!(grads.get(&x).to_array(), [1.0, 8.0, 0.0]);
 }
 
-fn masking<D: Device>() {
+fn masking<D: AutogradDevice>() {
     let x = param::<Rank3<2, 3, 4>, D>(95, -2.0, 2.0);
     let mask = Tensor::<u8, Rank1<4>, D>::from_array([1, 0, 0, 1]);
     check("masked_fill", &x, || {
@@ -474,7 +474,7 @@ fn masking<D: Device>() {
     });
 }
 
-fn joins_casts_and_norms<D: Device>() {
+fn joins_casts_and_norms<D: AutogradDevice>() {
     let x = param::<Rank2<3, 4>, D>(100, -2.0, 2.0);
     let y = param::<Rank2<3, 2>, D>(101, -2.0, 2.0);
     check("cat: first", &x, || {
@@ -589,7 +589,7 @@ fn joins_casts_and_norms<D: Device>() {
     });
 }
 
-fn convolutions<D: Device>() {
+fn convolutions<D: AutogradDevice>() {
     use typed_tensor::tensor::{Conv, ConvGeometry, Pool2d};
     // Stride 1, padding 1.
     let x = param::<Rank4<2, 3, 5, 5>, D>(110, -1.0, 1.0);
@@ -748,7 +748,7 @@ fn convolutions<D: Device>() {
     });
 }
 
-fn rearrangements<D: Device>() {
+fn rearrangements<D: AutogradDevice>() {
     let x = param::<Rank2<3, 4>, D>(120, -2.0, 2.0);
     check("flip", &x, || weighted(x.trace().flip::<Axis<1>>()));
     check("roll", &x, || weighted(x.trace().roll::<Axis<1>>(-3)));
@@ -791,7 +791,7 @@ fn rearrangements<D: Device>() {
     });
 }
 
-fn indexing<D: Device>() {
+fn indexing<D: AutogradDevice>() {
     let x = param::<Rank2<4, 3>, D>(80, -2.0, 2.0);
     // Repeated indices accumulate.
     let rows = Tensor::<u32, _, D>::from_array([3, 0, 3, 1, 3]);
@@ -834,7 +834,7 @@ fn indexing<D: Device>() {
 
 /// Cross entropy's gradient in dtype `T` with labels of type `I` (a strided column view), against the definition
 /// `(softmax(x) - one_hot(label)) g` in f64 from the logits as rounded to `T`, within `tol` (relative).
-fn cross_entropy_gradient_in<T: FloatDType, I: IndexDType, D: Device>(tol: f64) {
+fn cross_entropy_gradient_in<T: FloatDType, I: IndexDType, D: AutogradDevice>(tol: f64) {
     let logits: Tensor<f64, Rank2<3, 4>, D> = random::<f64, Rank2<3, 4>, D>(94).affine(6.0, -3.0);
     let x = Var::new(logits.to_dtype::<T>());
     let table = Tensor::<i64, _, D>::from_array([[9, 3], [9, 0], [9, 2]]).to_dtype::<I>();
@@ -877,7 +877,7 @@ fn cross_entropy_gradient_in<T: FloatDType, I: IndexDType, D: Device>(tol: f64) 
     }
 }
 
-fn losses<D: Device>() {
+fn losses<D: AutogradDevice>() {
     const B: usize = 4;
     const C: usize = 5;
     let logits = param::<Rank2<B, C>, D>(90, -3.0, 3.0);
@@ -961,7 +961,7 @@ fn losses<D: Device>() {
 }
 
 /// candle's example: y = x^2 + 5x + 4 at x = [3, 1, 4] gives dy/dx = 2x + 5 = [11, 7, 13].
-fn known_values<D: Device>() {
+fn known_values<D: AutogradDevice>() {
     let x = Var::new(Tensor::<f32, _, D>::from_array([3., 1., 4.]));
     let xt = x.trace();
     let y = &(&xt * &xt) + &(&xt * 5.0) + 4.0;
@@ -984,7 +984,7 @@ fn known_values<D: Device>() {
     assert!(g.to_vec().iter().all(|v| v.abs() < 1e-12), "{g}");
 }
 
-fn bookkeeping<D: Device>() {
+fn bookkeeping<D: AutogradDevice>() {
     let w = Var::new(Tensor::<f32, Rank1<2>, D>::from_array([1., 2.]));
     let unused = Var::new(Tensor::<f32, Rank1<2>, D>::ones());
     // Two traces of one parameter (weight tying) accumulate into one gradient; a constant gets none.

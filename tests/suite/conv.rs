@@ -356,7 +356,7 @@ fn window_taps(
 
 /// Max pooling large enough that the CPU splits planes across cores, with windows whole and clipped: the values
 /// and the gradient (each window's goes to its first maximum in (row, column) order) against naive loops.
-fn large_max_pool<T: FloatDType, D: Device>() {
+fn large_max_pool<T: FloatDType, D: AutogradDevice>() {
     const HW: usize = 32;
     let x: Tensor<T, Rank4<4, 32, HW, HW>, D> = random(41);
     let gy: Tensor<T, Rank4<4, 32, 16, 16>, D> = random(42);
@@ -568,7 +568,7 @@ fn transposed_and_upsample<T: FloatDType, D: Device>() {
 /// Both gradients of conv2d through autograd, on batches large enough that the CPU runs images on separate
 /// threads: stride 1 (the input gradient is the padded transposed convolution), and stride 2 with groups, whose
 /// last input row and column the forward pass never reads (the gradient is cropped and zero-extended).
-fn conv_gradients<T: FloatDType, D: Device>() {
+fn conv_gradients<T: FloatDType, D: AutogradDevice>() {
     let x: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(31);
     let w: Tensor<T, Rank4<16, 16, 3, 3>, D> = random(32);
     let gy: Tensor<T, Rank4<4, 16, 12, 12>, D> = random(33);
@@ -1228,7 +1228,7 @@ fn transposed_1d<T: FloatDType, D: Device>() {
     );
 }
 
-fn every_dtype<D: Device>() {
+fn every_dtype<D: AutogradDevice>() {
     large_max_pool::<f32, D>();
     large_max_pool::<f64, D>();
     large_max_pool::<f16, D>();

@@ -233,7 +233,7 @@ fn kernel_errors_come_back_from_the_try_forms() {
     assert!(panic_message(|| loss.backward()).contains("refuses: no gradient today"));
 }
 
-fn gradient_matches_finite_differences<D: Device>() {
+fn gradient_matches_finite_differences<D: AutogradDevice>() {
     let x = Var::new(Tensor::<f64, Rank2<2, 3>, D>::from_array([
         [0.5, -1.0, 2.0],
         [1.5, 0.25, -0.75],
@@ -430,7 +430,7 @@ impl CustomOp2Backward<f64> for Outer {
     }
 }
 
-fn gradients2_match_finite_differences<D: Device>() {
+fn gradients2_match_finite_differences<D: AutogradDevice>() {
     let a = Var::new(Tensor::<f64, Rank2<2, 3>, D>::from_array([
         [0.5, -1.0, 2.0],
         [1.5, 0.25, -0.75],

@@ -5,7 +5,7 @@
 use crate::common::*;
 use typed_tensor::ops::{self, Exp, Neg};
 use typed_tensor::prelude::*;
-use typed_tensor::shape::BroadcastShapes;
+use typed_tensor::shape::AssignShapes;
 
 type AssignFn<T, S, D> = fn(&mut Tensor<T, S, D>, &Tensor<T, S, D>);
 type BinFn<T, S, D> = fn(&Tensor<T, S, D>, &Tensor<T, S, D>) -> Tensor<T, S, D>;
@@ -19,8 +19,7 @@ type Case<T, S, D> = (
 );
 
 /// The four arithmetic ops in each form, for tensors of shape `S`.
-fn arithmetic<T: WithDType, S: Shape + BroadcastShapes<S, Output = S>, D: Device>(
-) -> [Case<T, S, D>; 4] {
+fn arithmetic<T: WithDType, S: AssignShapes<S>, D: Device>() -> [Case<T, S, D>; 4] {
     [
         (
             "add",

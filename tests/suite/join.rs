@@ -331,6 +331,33 @@ fn pad_modes_for<T: WithDType, D: Device>() {
             T::DTYPE
         );
     }
+    // The modes given as types (checked at build time) pad as their values do, at the longest sides each
+    // allows on the 4 columns: reflect 3, circular 4, replicate any.
+    use typed_tensor::ops::{Circular, Reflect, Replicate};
+    let by_value: Tensor<T, Rank2<3, 10>, D> = x.pad_mode::<Axis<1>, 3, 3, 10>(PadMode::Reflect);
+    let by_type: Tensor<T, Rank2<3, 10>, D> = x.pad_mode::<Axis<1>, 3, 3, 10>(Reflect);
+    assert_eq!(
+        by_type.to_vec(),
+        by_value.to_vec(),
+        "Reflect [{}]",
+        T::DTYPE
+    );
+    let by_value: Tensor<T, Rank2<3, 12>, D> = x.pad_mode::<Axis<1>, 4, 4, 12>(PadMode::Circular);
+    let by_type: Tensor<T, Rank2<3, 12>, D> = x.pad_mode::<Axis<1>, 4, 4, 12>(Circular);
+    assert_eq!(
+        by_type.to_vec(),
+        by_value.to_vec(),
+        "Circular [{}]",
+        T::DTYPE
+    );
+    let by_value: Tensor<T, Rank2<9, 4>, D> = x.pad_mode::<Axis<0>, 5, 1, 9>(PadMode::Replicate);
+    let by_type = x.try_pad_mode::<Axis<0>, 5, 1, 9>(Replicate).unwrap();
+    assert_eq!(
+        by_type.to_vec(),
+        by_value.to_vec(),
+        "Replicate [{}]",
+        T::DTYPE
+    );
     let p: Tensor<T, Rank2<3, 6>, D> = x.pad_value::<Axis<1>, 1, 1, 6>(T::from_f64(7.0));
     let want: Vec<f64> = (0..18)
         .map(|k| match k % 6 {

@@ -265,7 +265,7 @@ fn issue_cases<D: Device>() {
 type Loss<'a, D> = &'a dyn Fn(&Traced<f32, In, D>) -> Traced<f32, (), D>;
 
 /// The gradients keep the same locality: a NaN in one output's gradient reaches only the inputs that output read.
-fn gradients<D: Device>() {
+fn gradients<D: AutogradDevice>() {
     let x = Var::new(random::<f32, In, D>(3));
     let local = |what: &str, o: usize, f: Loss<D>, reads: &dyn Fn(usize) -> bool| {
         let g = f(&x.trace()).backward().get(&x).to_vec();

@@ -41,7 +41,7 @@ fn cnn<D: Device>() -> Cnn<D> {
     )
 }
 
-fn layers_match_functional_ops<D: Device>() {
+fn layers_match_functional_ops<D: AutogradDevice>() {
     let x: Tensor<f64, Rank4<2, 1, 8, 8>, D> = random(1);
     let conv = Conv2d::<f64, 1, 4, 3, 8, 8, D, 1, 1>::new(5);
     let y = conv.forward(x.clone());
@@ -91,7 +91,7 @@ fn layers_match_functional_ops<D: Device>() {
     assert_eq!(emb.lookup(&ids).into_value().to_vec(), rows);
 }
 
-fn parameter_gradients_match_finite_differences<D: Device>() {
+fn parameter_gradients_match_finite_differences<D: AutogradDevice>() {
     let model = cnn::<D>();
     let x: Tensor<f64, Rank4<2, 1, 8, 8>, D> = random(7);
     let labels = Tensor::<u32, _, D>::from_array([2, 0]);
@@ -128,7 +128,7 @@ fn parameter_gradients_match_finite_differences<D: Device>() {
 
 /// Conv1d, ConvTranspose2d and ConvTranspose1d are their functional ops plus a bias per output channel, plain and traced; their
 /// parameters get gradients; the initial weights are in PyTorch's bounds.
-fn conv1d_and_conv_transpose2d_layers<D: Device>() {
+fn conv1d_and_conv_transpose2d_layers<D: AutogradDevice>() {
     use typed_tensor::nn::{Conv1d, ConvTranspose2d};
     let conv = Conv1d::<f64, 2, 3, 3, 5, D, 2, 1>::new(1);
     let x: Tensor<f64, Rank3<4, 2, 10>, D> = random(20);
@@ -224,7 +224,7 @@ fn conv1d_and_conv_transpose2d_layers<D: Device>() {
 
 /// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
 /// weights are in PyTorch's bounds; its parameters are named as in PyTorch.
-fn conv3d_layer<D: Device>() {
+fn conv3d_layer<D: AutogradDevice>() {
     use typed_tensor::nn::Conv3d;
     let conv = Conv3d::<f64, 2, 3, 3, 2, 3, 2, D, 2, 1>::new(3);
     let x: Tensor<f64, Rank5<2, 2, 4, 5, 4>, D> = random(24);
@@ -258,7 +258,7 @@ fn conv3d_layer<D: Device>() {
 
 /// The window-generic pool layers are the functional pools with their window, in 1-D, 2-D and 3-D, plain and
 /// traced (the gradient is the functional one), inside a tuple model whose output sizes are checked at build time.
-fn window_pool_layers<D: Device>() {
+fn window_pool_layers<D: AutogradDevice>() {
     use typed_tensor::nn::{AvgPool, MaxPool};
     use typed_tensor::tensor::{Pool1d, Pool2dAxes, Pool3d, PoolGeometry};
     // 2-D: 3x2 windows, stride (2, 1), padding (1, 0), ceil mode; then an average leaving out the padding.
@@ -361,13 +361,13 @@ fn dropout_masks_and_scales_while_training_only() {
 
 /// The activation layers apply their functions with PyTorch's default parameters (or the ones given), on plain
 /// and traced values alike.
-fn activation_layers_are_their_functions<D: Device>() {
+fn activation_layers_are_their_functions<D: AutogradDevice>() {
     use typed_tensor::nn::{
         GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, Softplus,
         Softsign, CELU, ELU, SELU,
     };
     let x: Tensor<f64, Rank2<3, 5>, D> = random(9);
-    fn same<M, D: Device>(
+    fn same<M, D: AutogradDevice>(
         name: &str,
         layer: M,
         x: &Tensor<f64, Rank2<3, 5>, D>,

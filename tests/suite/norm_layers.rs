@@ -71,7 +71,7 @@ fn strided_input<T: FloatDType, D: Device>(
 
 /// BatchNorm2d in training mode: the batch's statistics, the running ones blended with momentum 0.1 (unbiased
 /// variance), `num_batches_tracked` counted; in evaluation mode and on plain tensors, the running statistics.
-fn batch_norm_2d_modes<T: FloatDType, D: Device>() {
+fn batch_norm_2d_modes<T: FloatDType, D: AutogradDevice>() {
     const DIMS: [usize; 3] = [4, 3, 10];
     let bn = BatchNorm2d::<T, 3, D>::new();
     let w = [0.5, -1.25, 2.0];
@@ -138,7 +138,7 @@ fn batch_norm_2d_modes<T: FloatDType, D: Device>() {
 }
 
 /// `(N, C)` and `(N, C, L)` inputs, contiguous and strided.
-fn batch_norm_1d_ranks<T: FloatDType, D: Device>() {
+fn batch_norm_1d_ranks<T: FloatDType, D: AutogradDevice>() {
     let tol = norm_tol::<T>();
     let ones = [1.0; 5];
     let zeros = [0.0; 5];
@@ -209,7 +209,7 @@ fn set_param<T: FloatDType, D: Device, const C: usize>(
 
 /// GroupNorm: groups of `C / G` channels per sample, over every rank it takes, plain and traced alike; the
 /// input a strided view.
-fn group_norm_values<T: FloatDType, D: Device>() {
+fn group_norm_values<T: FloatDType, D: AutogradDevice>() {
     let tol = norm_tol::<T>();
     let gn = GroupNorm::<T, 2, 6, D>::new();
     let (w, b) = (
@@ -259,7 +259,7 @@ fn group_norm_values<T: FloatDType, D: Device>() {
 }
 
 /// InstanceNorm: each (sample, channel) plane on its own, no parameters by default.
-fn instance_norm_values<T: FloatDType, D: Device>() {
+fn instance_norm_values<T: FloatDType, D: AutogradDevice>() {
     let tol = norm_tol::<T>();
     let norm = InstanceNorm2d::<T, 3, D>::new();
     let x: Tensor<T, Rank4<2, 3, 3, 2>, D> =
@@ -296,7 +296,7 @@ fn instance_norm_values<T: FloatDType, D: Device>() {
 
 /// LayerNorm over two and three trailing axes: each sample's block normalised as a whole, then the
 /// elementwise weight and bias of the block's shape.
-fn layer_norm_over_values<T: FloatDType, D: Device>() {
+fn layer_norm_over_values<T: FloatDType, D: AutogradDevice>() {
     let tol = norm_tol::<T>();
     let norm = LayerNormOver::<T, Rank2<3, 4>, D>::new(1e-5);
     let w: Vec<f64> = (0..12).map(|i| 0.5 + i as f64 * 0.1).collect();
@@ -359,22 +359,22 @@ device_tests! {
     batch_norm_1d_ranks_f64 => batch_norm_1d_ranks_f64;
 }
 
-fn group_norm_values_f32<D: Device>() {
+fn group_norm_values_f32<D: AutogradDevice>() {
     group_norm_values::<f32, D>()
 }
-fn group_norm_values_bf16<D: Device>() {
+fn group_norm_values_bf16<D: AutogradDevice>() {
     group_norm_values::<bf16, D>()
 }
-fn instance_norm_values_f64<D: Device>() {
+fn instance_norm_values_f64<D: AutogradDevice>() {
     instance_norm_values::<f64, D>()
 }
-fn instance_norm_values_f16<D: Device>() {
+fn instance_norm_values_f16<D: AutogradDevice>() {
     instance_norm_values::<f16, D>()
 }
-fn layer_norm_over_values_f32<D: Device>() {
+fn layer_norm_over_values_f32<D: AutogradDevice>() {
     layer_norm_over_values::<f32, D>()
 }
-fn layer_norm_over_values_f64<D: Device>() {
+fn layer_norm_over_values_f64<D: AutogradDevice>() {
     layer_norm_over_values::<f64, D>()
 }
 
@@ -419,22 +419,22 @@ fn group_statistics_gradients_match_finite_differences() {
     assert_eq!(all.params, ["0.weight", "0.bias", "2.weight", "2.bias"]);
 }
 
-fn batch_norm_2d_modes_f32<D: Device>() {
+fn batch_norm_2d_modes_f32<D: AutogradDevice>() {
     batch_norm_2d_modes::<f32, D>()
 }
-fn batch_norm_2d_modes_f64<D: Device>() {
+fn batch_norm_2d_modes_f64<D: AutogradDevice>() {
     batch_norm_2d_modes::<f64, D>()
 }
-fn batch_norm_2d_modes_bf16<D: Device>() {
+fn batch_norm_2d_modes_bf16<D: AutogradDevice>() {
     batch_norm_2d_modes::<bf16, D>()
 }
-fn batch_norm_1d_ranks_f32<D: Device>() {
+fn batch_norm_1d_ranks_f32<D: AutogradDevice>() {
     batch_norm_1d_ranks::<f32, D>()
 }
-fn batch_norm_1d_ranks_f16<D: Device>() {
+fn batch_norm_1d_ranks_f16<D: AutogradDevice>() {
     batch_norm_1d_ranks::<f16, D>()
 }
-fn batch_norm_1d_ranks_f64<D: Device>() {
+fn batch_norm_1d_ranks_f64<D: AutogradDevice>() {
     batch_norm_1d_ranks::<f64, D>()
 }
 
@@ -746,10 +746,56 @@ fn buffers_round_trip_through_safetensors() {
     );
 }
 
-/// One type serves `BatchNorm1d` and `BatchNorm2d`; a channel count that differs from the input's does not
-/// compile (tests/ui/batch_norm_wrong_channels.rs).
+/// The kinds PyTorch names take the ranks PyTorch lets them (another rank does not compile:
+/// tests/ui/fail/batch_norm2d_of_a_matrix.rs); the generic `BatchNorm<T, C, D>` takes every rank.
 #[test]
-fn batch_norm_aliases_are_one_type() {
-    let _: BatchNorm<f32, 3, Cpu> = BatchNorm1d::<f32, 3, Cpu>::new();
-    let _: BatchNorm<f32, 3, Cpu> = BatchNorm2d::<f32, 3, Cpu>::default();
+fn batch_norm_kinds_take_their_ranks() {
+    let generic = BatchNorm::<f64, 3, Cpu>::new();
+    let _ = generic.forward(random::<f64, Rank2<4, 3>, Cpu>(1));
+    let _ = generic.forward(random::<f64, Rank4<2, 3, 2, 2>, Cpu>(2));
+    let _ = BatchNorm1d::<f64, 3, Cpu>::new().forward(random::<f64, Rank3<2, 3, 4>, Cpu>(3));
+    let _ = BatchNorm2d::<f64, 3, Cpu>::new().forward(random::<f64, Rank4<2, 3, 2, 2>, Cpu>(4));
+}
+
+/// BatchNorm3d on `(N, C, D, H, W)`: the batch's statistics per channel over the batch and the three spatial
+/// axes, against the naive loop, in training and then evaluation (running statistics); its gradients by finite
+/// differences.
+#[test]
+fn batch_norm_3d_values_and_gradients() {
+    use typed_tensor::nn::BatchNorm3d;
+    const DIMS: [usize; 3] = [2, 3, 2 * 3 * 2];
+    let bn = BatchNorm3d::<f64, 3, Cpu>::new();
+    let (w, b) = ([0.5, -1.5, 2.0], [0.1, 0.2, 0.3]);
+    bn.weight.as_ref().unwrap().set(Tensor::from_array(w));
+    bn.bias.as_ref().unwrap().set(Tensor::from_array(b));
+    // A strided view: the (2, 2, 3, 2, 3) buffer with the channels moved to axis 1.
+    let src: Tensor<f64, Rank5<2, 2, 3, 2, 3>, Cpu> = random::<f64, _, Cpu>(50).affine(2.0, 0.5);
+    let x = src.permute::<(Axis<0>, Axis<4>, Axis<1>, Axis<2>, Axis<3>)>();
+    let xs = x.to_vec();
+    let stats = channel_stats(&xs, DIMS);
+    let y = bn.forward(Traced::constant(x.clone())).into_value();
+    assert_within(
+        "batch norm 3d, training",
+        &y.to_vec(),
+        &normalised(&xs, DIMS, &stats, (&w, &b), 1e-5),
+        1e-11,
+    );
+    let n = (DIMS[0] * DIMS[2]) as f64;
+    let running: Vec<(f64, f64)> = stats
+        .iter()
+        .map(|(m, v)| (0.1 * m, 0.9 + 0.1 * v * n / (n - 1.0)))
+        .collect();
+    bn.eval();
+    let y = bn.forward(x.clone());
+    assert_within(
+        "batch norm 3d, evaluation",
+        &y.to_vec(),
+        &normalised(&xs, DIMS, &running, (&w, &b), 1e-5),
+        1e-11,
+    );
+    bn.train();
+    let v = Var::new(x.contiguous());
+    let probe: Tensor<f64, Rank5<2, 3, 2, 3, 2>, Cpu> = random(51);
+    let check = check_gradient(&v, 1e-5, || (bn.forward(v.trace()) * &probe).sum_all());
+    assert!(check.error < 1e-7, "batch norm 3d, input: {check:?}");
 }

@@ -145,7 +145,7 @@ fn updates_match_reference_rules() {
 /// Adam's bias correction counts optimizer steps: one gradient set per step. Fused (the device kernel writes the
 /// unshared buffers in place) and composed from tensor ops (another handle shares the parameter during each step,
 /// so the kernel declines): both follow the reference, on every device.
-fn adam_rules_follow_the_reference<D: Device>() {
+fn adam_rules_follow_the_reference<D: AutogradDevice>() {
     let adam = AdamConfig {
         lr: 0.05,
         ..Default::default()
@@ -196,7 +196,7 @@ fn adam_rules_follow_the_reference<D: Device>() {
 /// A weight two layers share (a language model's tied embedding and output head) is one parameter: its gradient
 /// sums both uses, and every optimizer steps it once, exactly as it steps one untied weight with that gradient
 /// (it was stepped twice: SGD with lr 0.1 and gradient 2 moved it from 1 to 0.6).
-fn tied_weights_step_once<D: Device>() {
+fn tied_weights_step_once<D: AutogradDevice>() {
     let config = AdamConfig {
         lr: 0.1,
         weight_decay: 0.5,

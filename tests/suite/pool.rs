@@ -7,7 +7,9 @@ use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
-use typed_tensor::tensor::{Pool1d, Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry};
+use typed_tensor::tensor::{
+    AvgPoolGeometry, Pool1d, Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry,
+};
 
 /// A pooling window per axis, as PyTorch's arguments.
 #[derive(Clone)]
@@ -194,7 +196,7 @@ fn case_2d<
     const W: usize,
     const OH: usize,
     const OW: usize,
-    G: PoolGeometry<2>,
+    G: AvgPoolGeometry<2>,
 >(
     what: &str,
     x: &Tensor<T, Rank4<N, C, H, W>, D>,
@@ -662,7 +664,7 @@ fn grad_check<S: Shape, D: Device>(
     assert!(worst.error < 1e-6, "{what}: {worst:?}");
 }
 
-fn gradients<D: Device>() {
+fn gradients<D: AutogradDevice>() {
     let x = Var::new(random::<f64, Rank4<2, 3, 7, 6>, D>(6));
     grad_check("avg_pool2d 2/2/0 ceil (clipped divisors)", &x, || {
         let y: Traced<f64, Rank4<2, 3, 4, 3>, D> =
@@ -752,7 +754,7 @@ fn gradients<D: Device>() {
 /// Max pooling's gradient goes to each window's first maximum (its index), as in PyTorch: on inputs full of ties
 /// (small integers), with overlapping and padded windows, in 1-D, 2-D and 3-D, the gradient is the output
 /// gradient summed at the indices `max_pool*_with_indices` gives; a NaN window sends it to its first NaN.
-fn max_gradient_to_the_first_maximum<D: Device>() {
+fn max_gradient_to_the_first_maximum<D: AutogradDevice>() {
     fn expected(at: &[u32], gy: &[f64], planes: usize, plane: usize) -> Vec<f64> {
         let per = at.len() / planes;
         let mut dx = vec![0.0; planes * plane];
@@ -865,7 +867,7 @@ fn max_gradient_to_the_first_maximum<D: Device>() {
     );
 }
 
-fn all<D: Device>() {
+fn all<D: AutogradDevice>() {
     every_dtype::<D>();
     gradients::<D>();
     max_gradient_to_the_first_maximum::<D>();

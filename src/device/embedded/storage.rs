@@ -1,6 +1,7 @@
 //! [`ArrayStorage`]: an embedded tensor's elements, in the nested array of its static shape, held by value.
 
 use crate::dtype::WithDType;
+use crate::shape::size_check::{self, of, t};
 use crate::shape::{static_numel, Shape};
 use core::fmt;
 
@@ -66,12 +67,7 @@ impl<T: WithDType, S: Shape> ArrayStorage<T, S> {
     /// device fails the build here.
     #[inline(always)]
     pub(super) fn zeroed() -> Self {
-        const {
-            assert!(
-                static_numel(S::STATIC_DIMS).is_some(),
-                "the Embedded device holds tensors of static shapes only: every dim must be a Const"
-            )
-        };
+        const { runtime_dims_refused::<S>() };
         ArrayStorage {
             array: crate::dtype::zeroed(),
         }
@@ -89,5 +85,21 @@ impl<T: WithDType, S: Shape> core::ops::Deref for ArrayStorage<T, S> {
 impl<T: WithDType, S: Shape> fmt::Debug for ArrayStorage<T, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// Panics, showing the shape, unless every dim of `S` is static: an array type holds only those.
+const fn runtime_dims_refused<S: Shape>() {
+    if static_numel(S::STATIC_DIMS).is_none() {
+        let (dims, rank) = of::<S>();
+        size_check::concat_panic(&[
+            &[t(
+                "the Embedded device holds tensors of static shapes only, and ",
+            )],
+            &size_check::shape(dims, rank),
+            &[t(
+                " has a runtime-sized dim (`usize`): give every dim as a `Const`",
+            )],
+        ]);
     }
 }

@@ -11,6 +11,7 @@ use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
+use crate::shape::size_check::{self, Window};
 use crate::shape::{Axis, Rank4, Rank5};
 use crate::tensor::{device_ok, Tensor};
 
@@ -54,31 +55,18 @@ impl Conv3dParams {
         }
     }
 
-    /// Whether `out` is the output size of every axis over an input of `input` with a kernel of `kernel`, both
-    /// paddings counted.
-    const fn fits(&self, input: [usize; 3], kernel: [usize; 3], out: [usize; 3]) -> bool {
-        let mut axis = 0;
-        while axis < 3 {
-            match super::padded_out_size(
-                input[axis],
-                kernel[axis],
-                self.stride[axis],
-                self.padding[axis] + self.padding_end[axis],
-                self.dilation[axis],
-            ) {
-                Some(o) if o == out[axis] => {}
-                _ => return false,
-            }
-            axis += 1;
+    /// Axis `axis` (0: depth, 1: height, 2: width) of these windows over an input of `size` with a kernel of
+    /// `kernel`, for the build-time checks.
+    const fn window(&self, axis: usize, size: usize, kernel: usize) -> Window {
+        Window {
+            size,
+            kernel,
+            stride: self.stride[axis],
+            before: self.padding[axis],
+            after: self.padding_end[axis],
+            dilation: self.dilation[axis],
+            ceil: false,
         }
-        true
-    }
-
-    /// Whether each axis is padded alike on both sides.
-    const fn symmetric(&self) -> bool {
-        self.padding[0] == self.padding_end[0]
-            && self.padding[1] == self.padding_end[1]
-            && self.padding[2] == self.padding_end[2]
     }
 }
 
@@ -253,21 +241,10 @@ impl<
     ) -> Tensor<T, Rank5<N, C_OUT, OD, OH, OW>, D> {
         const {
             let p = G::PARAMS_3D;
-            assert!(
-                p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
-                "conv3d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
-            );
-            if p.symmetric() {
-                assert!(
-                    p.fits([DP, H, W], [KD, KH, KW], [OD, OH, OW]),
-                    "conv3d: the output's depth, height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
-                );
-            } else {
-                assert!(
-                    p.fits([DP, H, W], [KD, KH, KW], [OD, OH, OW]),
-                    "conv3d: the output's depth, height and width must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
-                );
-            }
+            size_check::conv_channels("conv3d", false, p.groups, C, C_IN_G, C_OUT);
+            size_check::window_out("conv3d", "depth", p.window(0, DP, KD), OD);
+            size_check::window_out("conv3d", "height", p.window(1, H, KH), OH);
+            size_check::window_out("conv3d", "width", p.window(2, W, KW), OW);
         };
         let p = G::PARAMS_3D;
         let (lx, lw) = (self.layout(), weight.layout());

@@ -3,6 +3,7 @@
 //! convolution's output padding), and the output-size arithmetic the `const` assertions check.
 
 use crate::ops::Conv2dParams;
+use crate::shape::size_check::{self, t, Window};
 
 /// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
 #[derive(Clone, Copy, Debug, Default)]
@@ -123,6 +124,34 @@ impl<
     };
 }
 
+/// A geometry a 1-D convolution can take: the same on both axes, since the length reads the width's part
+/// ([`Conv`], a [`Conv2dAxes`] with equal axes, refined by [`ConvGeometry::asymmetric_padding`] with the same
+/// `BEGIN, END` twice or [`ConvGeometry::output_padding`] with the same value twice).
+#[diagnostic::on_unimplemented(
+    message = "a 1-D convolution needs a geometry that is the same on both axes; `{Self}` is not",
+    label = "its height and width parts differ",
+    note = "use a `Conv`; asymmetric padding as `.asymmetric_padding::<BEGIN, END, BEGIN, END>()`, output padding as `.output_padding::<P, P>()`"
+)]
+pub trait Conv1dGeometry: ConvGeometry {}
+
+#[diagnostic::do_not_recommend]
+impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
+    Conv1dGeometry for Conv<STRIDE, PADDING, DILATION, GROUPS>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<const S: usize, const P: usize, const D: usize, const GROUPS: usize> Conv1dGeometry
+    for Conv2dAxes<S, S, P, P, D, D, GROUPS>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<G: Conv1dGeometry, const BEGIN: usize, const END: usize> Conv1dGeometry
+    for AsymmetricPadding<G, BEGIN, END, BEGIN, END>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<G: Conv1dGeometry, const P: usize> Conv1dGeometry for OutputPadding<G, P, P> {}
+
 /// The `[before, after]` zero padding that makes a convolution's output `ceil(size / stride)` long (ONNX's
 /// `auto_pad = SAME_UPPER`, TensorFlow's `padding="SAME"`): `(ceil(size / stride) - 1) stride + dilation (kernel
 /// - 1) + 1 - size` zeros in all, the odd one after. For [`ConvGeometry::asymmetric_padding`], as a `const`
@@ -153,14 +182,6 @@ impl<G: ConvGeometry, const OPH: usize, const OPW: usize> ConvGeometry
         output_padding: [OPH, OPW],
         ..G::PARAMS
     };
-}
-
-/// Whether every output padding is smaller than its axis' stride or dilation (PyTorch's rule). Below the stride,
-/// the convolution this one inverts maps the padded output size back to the input size; at or above it (below
-/// the dilation) that convolution is longer, and the gradients drop or zero its extra positions.
-pub(super) const fn output_padding_ok(p: &Conv2dParams) -> bool {
-    let [oph, opw] = p.output_padding;
-    (oph < p.stride[0] || oph < p.dilation[0]) && (opw < p.stride[1] || opw < p.dilation[1])
 }
 
 impl<const STRIDE: usize, const PADDING: usize, const DILATION: usize, const GROUPS: usize>
@@ -232,18 +253,14 @@ pub const fn conv_transpose_out_size(
     padding: usize,
     dilation: usize,
 ) -> usize {
-    assert!(
-        transposed_fits(
-            size,
-            kernel,
-            stride,
-            padding,
-            dilation,
-            Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
-        ),
-        "conv_transpose_out_size: the output would be empty"
-    );
-    Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation)
+    let window = Window {
+        dilation,
+        ..Window::new(size, kernel, stride, padding)
+    };
+    match window.transposed_out() {
+        Some(out) => out,
+        None => panic!("conv_transpose_out_size: the output would be empty"),
+    }
 }
 
 /// The parameters of a 1-D convolution (the width axis of a geometry the same on both axes) as those of the
@@ -259,81 +276,12 @@ pub(super) const fn along_length(p: Conv2dParams) -> Conv2dParams {
     }
 }
 
-/// Whether a geometry is the same on both axes, as a 1-D convolution's must be (it reads the width's).
-pub(super) const fn same_on_both_axes(p: &Conv2dParams) -> bool {
-    p.stride[0] == p.stride[1]
-        && p.padding[0] == p.padding[1]
-        && p.padding_end[0] == p.padding_end[1]
-        && p.dilation[0] == p.dilation[1]
-        && p.output_padding[0] == p.output_padding[1]
-}
-
-/// The output size the shape promises equals the window arithmetic (usable in `const` assertions).
-pub(super) const fn fits(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    out: usize,
-) -> bool {
-    match Conv2dParams::out_size(size, kernel, stride, padding, dilation) {
-        Some(o) => o == out,
-        None => false,
+/// Panics unless a forward convolution's geometry has no output padding (it belongs to transposed ones).
+pub(super) const fn no_output_padding(op: &str, p: &Conv2dParams) {
+    if p.output_padding[0] != 0 || p.output_padding[1] != 0 {
+        size_check::fail(
+            op,
+            &[t("output_padding applies to transposed convolutions only")],
+        );
     }
-}
-
-/// The output height and width the shape promises equal the window arithmetic of `p`, both paddings counted.
-pub(super) const fn fits_hw(
-    p: &Conv2dParams,
-    input: [usize; 2],
-    kernel: [usize; 2],
-    out: [usize; 2],
-) -> bool {
-    let mut axis = 0;
-    while axis < 2 {
-        match p.axis_out_size(axis, input[axis], kernel[axis]) {
-            Some(o) if o == out[axis] => {}
-            _ => return false,
-        }
-        axis += 1;
-    }
-    true
-}
-
-/// The transposed convolution's output height and width (output padding left out) equal the window arithmetic
-/// of `p`, both paddings counted.
-pub(super) const fn transposed_fits_hw(
-    p: &Conv2dParams,
-    input: [usize; 2],
-    kernel: [usize; 2],
-    out: [usize; 2],
-) -> bool {
-    let mut axis = 0;
-    while axis < 2 {
-        if input[axis] == 0
-            || kernel[axis] == 0
-            || out[axis] == 0
-            || p.axis_transposed_out_size(axis, input[axis], kernel[axis]) != out[axis]
-        {
-            return false;
-        }
-        axis += 1;
-    }
-    true
-}
-
-/// The transposed-convolution output size equals the window arithmetic.
-pub(super) const fn transposed_fits(
-    size: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    out: usize,
-) -> bool {
-    size > 0
-        && kernel > 0
-        && out > 0
-        && Conv2dParams::transposed_out_size(size, kernel, stride, padding, dilation) == out
 }

@@ -24,14 +24,15 @@ mod unfold;
 
 pub use conv3d::{AsymmetricPadding3d, Conv3dAxes, Conv3dGeometry, Conv3dParams};
 pub use geometry::{
-    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, Conv, Conv2dAxes,
-    ConvGeometry, OutputPadding,
+    conv_out_size, conv_transpose_out_size, same_padding, AsymmetricPadding, Conv, Conv1dGeometry,
+    Conv2dAxes, ConvGeometry, OutputPadding,
 };
 
 use crate::device::Kernels;
 use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::shape::size_check::Window;
 
 /// Hyper-parameters of a 2-D convolution or pooling window, shape-erased for the kernels (the tensor API takes
 /// them as const generics and checks the output size at build time).
@@ -123,6 +124,20 @@ impl Conv2dParams {
             self.padding[axis] + self.padding_end[axis],
             self.dilation[axis],
         )
+    }
+
+    /// Spatial `axis` (0: height, 1: width) of these windows over an input of `size` with a kernel of
+    /// `kernel`, for the build-time checks.
+    pub(crate) const fn window(&self, axis: usize, size: usize, kernel: usize) -> Window {
+        Window {
+            size,
+            kernel,
+            stride: self.stride[axis],
+            before: self.padding[axis],
+            after: self.padding_end[axis],
+            dilation: self.dilation[axis],
+            ceil: false,
+        }
     }
 
     /// Whether each axis is padded alike on both sides.

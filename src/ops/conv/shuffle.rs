@@ -5,6 +5,7 @@
 
 use crate::dtype::WithDType;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{Axis, Rank4, Rank6};
 use crate::tensor::Tensor;
 
@@ -13,9 +14,58 @@ type Shuffle = (Axis<0>, Axis<1>, Axis<4>, Axis<2>, Axis<5>, Axis<3>);
 /// `(N, C, H, R, W, R) -> (N, C, R, R, H, W)`: the unshuffle's.
 type Unshuffle = (Axis<0>, Axis<1>, Axis<3>, Axis<5>, Axis<2>, Axis<4>);
 
-/// The sizes of a shuffle of `(N, C_IN, H, W)` into `(N, C_OUT, OH, OW)` by `R` agree.
-const fn shuffle_fits(r: usize, [c_in, h, w]: [usize; 3], [c_out, oh, ow]: [usize; 3]) -> bool {
-    r > 0 && c_in == c_out * r * r && oh == h * r && ow == w * r
+/// The build-time rule of a shuffle (`shuffle`) of `(N, C, H, W)` into `(N, CO, OH, OW)` by `R`, or of an
+/// unshuffle: `C = CO R^2` and `OH = H R` (shuffle), `CO = C R^2` and `H = OH R` (unshuffle). The reshapes
+/// that follow use runtime-checked forms, so a mistake is reported once, here.
+const fn check_shuffle(
+    op: &str,
+    shuffle: bool,
+    r: usize,
+    [c, h, w]: [usize; 3],
+    [co, oh, ow]: [usize; 3],
+) {
+    if r == 0 {
+        size_check::fail(op, &[t("R must be at least 1")]);
+    }
+    if shuffle {
+        if c % (r * r) != 0 {
+            size_check::fail(
+                op,
+                &[
+                    t("the input's "),
+                    n(c),
+                    t(" channels are not a multiple of R² = "),
+                    n(r * r),
+                ],
+            );
+        }
+        size_check::output_is(
+            op,
+            "channels",
+            &[n(c), t(" / "), n(r), t("²")],
+            c / (r * r),
+            co,
+        );
+        size_check::output_is(op, "height", &[n(h), t("·"), n(r)], h * r, oh);
+        size_check::output_is(op, "width", &[n(w), t("·"), n(r)], w * r, ow);
+    } else {
+        if h % r != 0 || w % r != 0 {
+            size_check::fail(
+                op,
+                &[
+                    t("the input's height "),
+                    n(h),
+                    t(" and width "),
+                    n(w),
+                    t(" must be multiples of R = "),
+                    n(r),
+                ],
+            );
+        }
+        size_check::output_is(op, "channels", &[n(c), t("·"), n(r), t("²")], c * r * r, co);
+        size_check::output_is(op, "height", &[n(h), t(" / "), n(r)], h / r, oh);
+        size_check::output_is(op, "width", &[n(w), t(" / "), n(r)], w / r, ow);
+    }
 }
 
 impl<T: WithDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
@@ -35,15 +85,10 @@ impl<T: WithDType, const N: usize, const C: usize, const H: usize, const W: usiz
     pub fn pixel_shuffle<const R: usize, const CO: usize, const OH: usize, const OW: usize>(
         &self,
     ) -> Tensor<T, Rank4<N, CO, OH, OW>, D> {
-        const {
-            assert!(
-                shuffle_fits(R, [C, H, W], [CO, OH, OW]),
-                "pixel_shuffle: the output must be (N, C / R^2, H R, W R)"
-            )
-        };
-        self.reshape::<Rank6<N, CO, R, R, H, W>>()
+        const { check_shuffle("pixel_shuffle", true, R, [C, H, W], [CO, OH, OW]) };
+        self.reshape_with_shape(Rank6::<N, CO, R, R, H, W>::default())
             .permute::<Shuffle>()
-            .reshape()
+            .reshape_with_shape(Default::default())
     }
 
     /// `(N, C, H, W) -> (N, C * R * R, H / R, W / R)`: the inverse of [`Self::pixel_shuffle`] (PyTorch's
@@ -51,15 +96,10 @@ impl<T: WithDType, const N: usize, const C: usize, const H: usize, const W: usiz
     pub fn pixel_unshuffle<const R: usize, const CO: usize, const OH: usize, const OW: usize>(
         &self,
     ) -> Tensor<T, Rank4<N, CO, OH, OW>, D> {
-        const {
-            assert!(
-                shuffle_fits(R, [CO, OH, OW], [C, H, W]),
-                "pixel_unshuffle: the output must be (N, C R^2, H / R, W / R)"
-            )
-        };
-        self.reshape::<Rank6<N, C, OH, R, OW, R>>()
+        const { check_shuffle("pixel_unshuffle", false, R, [C, H, W], [CO, OH, OW]) };
+        self.reshape_with_shape(Rank6::<N, C, OH, R, OW, R>::default())
             .permute::<Unshuffle>()
-            .reshape()
+            .reshape_with_shape(Default::default())
     }
 }
 
@@ -82,15 +122,10 @@ mod traced {
         pub fn pixel_shuffle<const R: usize, const CO: usize, const OH: usize, const OW: usize>(
             &self,
         ) -> Traced<T, Rank4<N, CO, OH, OW>, D> {
-            const {
-                assert!(
-                    shuffle_fits(R, [C, H, W], [CO, OH, OW]),
-                    "pixel_shuffle: the output must be (N, C / R^2, H R, W R)"
-                )
-            };
-            self.reshape::<Rank6<N, CO, R, R, H, W>>()
+            const { check_shuffle("pixel_shuffle", true, R, [C, H, W], [CO, OH, OW]) };
+            self.reshape_with_shape(Rank6::<N, CO, R, R, H, W>::default())
                 .permute::<Shuffle>()
-                .reshape()
+                .reshape_with_shape(Default::default())
         }
 
         /// See [`Tensor::pixel_unshuffle`]; the gradient is shuffled back.
@@ -102,15 +137,10 @@ mod traced {
         >(
             &self,
         ) -> Traced<T, Rank4<N, CO, OH, OW>, D> {
-            const {
-                assert!(
-                    shuffle_fits(R, [CO, OH, OW], [C, H, W]),
-                    "pixel_unshuffle: the output must be (N, C R^2, H / R, W / R)"
-                )
-            };
-            self.reshape::<Rank6<N, C, OH, R, OW, R>>()
+            const { check_shuffle("pixel_unshuffle", false, R, [C, H, W], [CO, OH, OW]) };
+            self.reshape_with_shape(Rank6::<N, C, OH, R, OW, R>::default())
                 .permute::<Unshuffle>()
-                .reshape()
+                .reshape_with_shape(Default::default())
         }
     }
 }

@@ -17,14 +17,12 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
-use super::geometry::{
-    along_length, fits, fits_hw, output_padding_ok, same_on_both_axes, transposed_fits,
-    transposed_fits_hw, ConvGeometry,
-};
+use super::geometry::{along_length, no_output_padding, Conv1dGeometry, ConvGeometry};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{ConstShape, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
@@ -95,26 +93,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
         const {
             let p = G::PARAMS;
-            assert!(
-                p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
-                "conv2d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
-            );
-            if p.symmetric() {
-                assert!(
-                    fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH)
-                        && fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW),
-                    "conv2d: the output's height and width must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1"
-                );
-            } else {
-                assert!(
-                    fits_hw(&p, [H, W], [KH, KW], [OH, OW]),
-                    "conv2d: the output's height and width must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
-                );
-            }
-            assert!(
-                p.output_padding[0] == 0 && p.output_padding[1] == 0,
-                "conv2d: output_padding applies to transposed convolutions only"
-            );
+            size_check::conv_channels("conv2d", false, p.groups, C, C_IN_G, C_OUT);
+            size_check::window_out("conv2d", "height", p.window(0, H, KH), OH);
+            size_check::window_out("conv2d", "width", p.window(1, W, KW), OW);
+            no_output_padding("conv2d", &p);
         };
         convolve("conv2d", self, weight, G::PARAMS, Direction::Forward)
     }
@@ -138,31 +120,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
         const {
             let p = G::PARAMS;
-            assert!(
-                p.groups > 0 && C % p.groups == 0 && C_OUT == C_OUT_G * p.groups,
-                "conv_transpose2d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
-            );
+            size_check::conv_channels("conv_transpose2d", true, p.groups, C, C_OUT_G, C_OUT);
             let [oph, opw] = p.output_padding;
-            if p.symmetric() {
-                assert!(
-                    OH >= oph
-                        && OW >= opw
-                        && transposed_fits(H, KH, p.stride[0], p.padding[0], p.dilation[0], OH - oph)
-                        && transposed_fits(W, KW, p.stride[1], p.padding[1], p.dilation[1], OW - opw),
-                    "conv_transpose2d: the output's height and width must be (size - 1) stride - 2 padding + dilation (kernel - 1) + 1 + output_padding"
-                );
-            } else {
-                assert!(
-                    OH >= oph
-                        && OW >= opw
-                        && transposed_fits_hw(&p, [H, W], [KH, KW], [OH - oph, OW - opw]),
-                    "conv_transpose2d: the output's height and width must be (size - 1) stride - padding before - padding after + dilation (kernel - 1) + 1 + output_padding"
-                );
-            }
-            assert!(
-                output_padding_ok(&p),
-                "conv_transpose2d: each output padding must be smaller than its axis' stride or dilation"
-            );
+            size_check::transposed_out("conv_transpose2d", "height", p.window(0, H, KH), oph, OH);
+            size_check::transposed_out("conv_transpose2d", "width", p.window(1, W, KW), opw, OW);
         };
         convolve(
             "conv_transpose2d",
@@ -179,10 +140,26 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
         const {
-            assert!(
-                H > 0 && W > 0 && OH % H == 0 && OW % W == 0 && OH / H == OW / W && OH >= H,
-                "upsample_nearest2d: the output must be the input scaled by one integer factor"
-            );
+            if !(H > 0 && W > 0 && OH % H == 0 && OW % W == 0 && OH / H == OW / W && OH >= H) {
+                size_check::fail(
+                    "upsample_nearest2d",
+                    &[
+                        t("the output ("),
+                        n(OH),
+                        t(", "),
+                        n(OW),
+                        t(") must be the input ("),
+                        n(H),
+                        t(", "),
+                        n(W),
+                        t(") scaled by one integer factor, as ("),
+                        n(2 * H),
+                        t(", "),
+                        n(2 * W),
+                        t(")"),
+                    ],
+                );
+            }
         };
         let f = OH / H;
         let parts = self.view_parts();
@@ -228,7 +205,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const C_IN_G: usize,
         const K: usize,
         const OL: usize,
-        G: ConvGeometry,
+        G: Conv1dGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank3<C_OUT, C_IN_G, K>, D>,
@@ -236,22 +213,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
         const {
             let p = G::PARAMS;
-            assert!(
-                p.groups > 0 && C == C_IN_G * p.groups && C_OUT % p.groups == 0,
-                "conv1d: the weight needs C / GROUPS input channels and a multiple of GROUPS output channels"
-            );
-            assert!(
-                same_on_both_axes(&p),
-                "conv1d: the geometry must be the same on both axes (a Conv; asymmetric padding as <BEGIN, END, BEGIN, END>)"
-            );
-            assert!(
-                fits_hw(&along_length(p), [1, L], [1, K], [1, OL]),
-                "conv1d: the output length must be (length + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1"
-            );
-            assert!(
-                p.output_padding[1] == 0,
-                "conv1d: output_padding applies to transposed convolutions only"
-            );
+            size_check::conv_channels("conv1d", false, p.groups, C, C_IN_G, C_OUT);
+            size_check::window_out("conv1d", "length", p.window(1, L, K), OL);
+            no_output_padding("conv1d", &p);
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
@@ -286,7 +250,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const K: usize,
         const C_OUT: usize,
         const OL: usize,
-        G: ConvGeometry,
+        G: Conv1dGeometry,
     >(
         &self,
         weight: &Tensor<T, Rank3<C, C_OUT_G, K>, D>,
@@ -294,23 +258,9 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
         const {
             let p = G::PARAMS;
-            assert!(
-                p.groups > 0 && C % p.groups == 0 && C_OUT == C_OUT_G * p.groups,
-                "conv_transpose1d: C must be a multiple of GROUPS and C_OUT = the weight's second dim * GROUPS"
-            );
-            assert!(
-                same_on_both_axes(&p),
-                "conv_transpose1d: the geometry must be the same on both axes (a Conv; asymmetric padding as <BEGIN, END, BEGIN, END>)"
-            );
+            size_check::conv_channels("conv_transpose1d", true, p.groups, C, C_OUT_G, C_OUT);
             let op = p.output_padding[1];
-            assert!(
-                OL >= op && transposed_fits_hw(&along_length(p), [1, L], [1, K], [1, OL - op]),
-                "conv_transpose1d: the output length must be (length - 1) stride - padding before - padding after + dilation (kernel - 1) + 1 + output_padding"
-            );
-            assert!(
-                output_padding_ok(&along_length(p)),
-                "conv_transpose1d: the output padding must be smaller than the stride or the dilation"
-            );
+            size_check::transposed_out("conv_transpose1d", "length", p.window(1, L, K), op, OL);
         };
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();

@@ -191,7 +191,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const C_IN_G: usize,
         const K: usize,
         const OL: usize,
-        G: ConvGeometry,
+        G: super::Conv1dGeometry,
         R: Traceable<Elem = T, Shape = Rank3<C_OUT, C_IN_G, K>, Device = D>,
     >(
         &self,
@@ -210,7 +210,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         const K: usize,
         const C_OUT: usize,
         const OL: usize,
-        G: ConvGeometry,
+        G: super::Conv1dGeometry,
         R: Traceable<Elem = T, Shape = Rank3<C, C_OUT_G, K>, Device = D>,
     >(
         &self,

@@ -8,10 +8,11 @@
 //! pixel alone, as in PyTorch's `col2im` (the one-hot depthwise convolutions these replace multiplied it by the
 //! other taps' zeros). Each is the other's gradient.
 
-use super::geometry::{fits_hw, transposed_fits_hw, ConvGeometry};
+use super::geometry::ConvGeometry;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{Rank4, Shape};
 use crate::tensor::{call, written, Tensor};
 
@@ -137,18 +138,21 @@ const fn check_unfold<
 >(
     p: Conv2dParams,
 ) {
-    assert!(
-        p.groups == 1,
-        "unfold/fold: the geometry's groups must be 1"
+    if p.groups != 1 {
+        size_check::fail(
+            "unfold/fold",
+            &[t("the geometry's groups must be 1, not "), n(p.groups)],
+        );
+    }
+    size_check::output_is(
+        "unfold/fold",
+        "the columns' channels",
+        &[t("C·KH·KW = "), n(C), t("·"), n(KH), t("·"), n(KW)],
+        C * KH * KW,
+        CK,
     );
-    assert!(
-        CK == C * KH * KW,
-        "unfold/fold: the columns must have C KH KW channels"
-    );
-    assert!(
-        fits_hw(&p, [H, W], [KH, KW], [OH, OW]),
-        "unfold/fold: the grid must be (size + padding before + padding after - dilation (kernel - 1) - 1) / stride + 1 per axis"
-    );
+    size_check::window_out("unfold/fold", "grid height", p.window(0, H, KH), OH);
+    size_check::window_out("unfold/fold", "grid width", p.window(1, W, KW), OW);
 }
 
 /// fold's extra rule: the image is exactly what the windows cover (no rows or columns left over by the stride).
@@ -162,10 +166,9 @@ const fn check_fold<
 >(
     p: Conv2dParams,
 ) {
-    assert!(
-        transposed_fits_hw(&p, [OH, OW], [KH, KW], [H, W]),
-        "fold: the image must be exactly covered by the windows: (grid - 1) stride - padding before - padding after + dilation (kernel - 1) + 1"
-    );
+    // The image the windows cover is the transposed window over the grid.
+    size_check::transposed_out("fold", "image height", p.window(0, OH, KH), 0, H);
+    size_check::transposed_out("fold", "image width", p.window(1, OW, KW), 0, W);
 }
 
 #[cfg(feature = "std")]

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::Device;
 use crate::ops::{self, BinaryOp, UnaryOp};
-use crate::shape::{BroadcastShapes, Shape};
+use crate::shape::{AssignShapes, BroadcastShapes, Shape};
 use crate::tensor::tiny::{run, same_static_dims, tiny_numel, Checked, OpCall, Panics};
 use crate::tensor::{device_ok, Tensor};
 
@@ -50,7 +50,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     #[track_caller]
     pub fn binary_assign<S2: Shape, Op: BinaryOp<T>>(&mut self, op: Op, rhs: &Tensor<T, S2, D>)
     where
-        S: BroadcastShapes<S2, Output = S>,
+        S: AssignShapes<S2>,
     {
         device_ok(self.try_binary_assign(op, rhs))
     }
@@ -63,7 +63,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         rhs: &Tensor<T, S2, D>,
     ) -> Result<()>
     where
-        S: BroadcastShapes<S2, Output = S>,
+        S: AssignShapes<S2>,
     {
         run(BinaryAssign { op, x: self, rhs })
     }
@@ -464,7 +464,7 @@ binary_into_methods!(
 // `+=` and friends, with a tensor (borrowed or owned, suffix-broadcast onto the left shape) or a scalar.
 macro_rules! assign_ops {
     ($($tr:ident $method:ident $op:ident),*) => {$(
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2, Output = S>, S2: Shape, D: Device>
+        impl<T: WithDType, S: AssignShapes<S2>, S2: Shape, D: Device>
             core::ops::$tr<&Tensor<T, S2, D>> for Tensor<T, S, D>
         {
             #[track_caller]
@@ -472,7 +472,7 @@ macro_rules! assign_ops {
                 self.binary_assign(ops::$op, rhs)
             }
         }
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2, Output = S>, S2: Shape, D: Device>
+        impl<T: WithDType, S: AssignShapes<S2>, S2: Shape, D: Device>
             core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
         {
             #[track_caller]

@@ -7,7 +7,7 @@ use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::CmpOp;
 use crate::ops::Device;
-use crate::shape::{AppendDim, BroadcastShapes, Const, Dims, Shape, MAX_RANK};
+use crate::shape::{AppendDim, BroadcastShapes, Const, Dims, Matrices, Shape, MAX_RANK};
 use crate::tensor::{check_output, or_panic, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -45,15 +45,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(x.triu(1).to_array(), [[0, 1, 1], [0, 0, 1], [0, 0, 0]]);
     /// ```
     #[track_caller]
-    pub fn tril(&self, diagonal: i64) -> Self {
-        let () = AtLeastTwoAxes::<S>::OK;
+    pub fn tril(&self, diagonal: i64) -> Self
+    where
+        S: Matrices,
+    {
         self.triangle("tril", move |i, j| j - i <= diagonal)
     }
 
     /// The upper triangle over the last two axes (PyTorch's `triu`): elements with `j - i >= diagonal` kept.
     #[track_caller]
-    pub fn triu(&self, diagonal: i64) -> Self {
-        let () = AtLeastTwoAxes::<S>::OK;
+    pub fn triu(&self, diagonal: i64) -> Self
+    where
+        S: Matrices,
+    {
         self.triangle("triu", move |i, j| j - i >= diagonal)
     }
 
@@ -75,15 +79,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
             (D::buffer(&zero), &lz),
         )
     }
-}
-
-/// The build-time check of `tril`/`triu`: a triangle needs two axes.
-struct AtLeastTwoAxes<S>(core::marker::PhantomData<S>);
-impl<S: Shape> AtLeastTwoAxes<S> {
-    const OK: () = assert!(
-        S::RANK >= 2,
-        "tril and triu need a tensor of rank 2 or more (a matrix or a batch of them)"
-    );
 }
 
 impl<S: Shape, D: Device> Tensor<u8, S, D> {
@@ -228,7 +223,10 @@ mod traced {
 
         /// The lower triangle over the last two axes (see [`Tensor::tril`]); the gradient is `g`'s.
         #[track_caller]
-        pub fn tril(&self, diagonal: i64) -> Self {
+        pub fn tril(&self, diagonal: i64) -> Self
+        where
+            S: crate::shape::Matrices,
+        {
             let captured = (self.slot(), true, diagonal);
             record_with(
                 self.value.tril(diagonal),
@@ -240,7 +238,10 @@ mod traced {
 
         /// The upper triangle over the last two axes (see [`Tensor::triu`]); the gradient is `g`'s.
         #[track_caller]
-        pub fn triu(&self, diagonal: i64) -> Self {
+        pub fn triu(&self, diagonal: i64) -> Self
+        where
+            S: crate::shape::Matrices,
+        {
             let captured = (self.slot(), false, diagonal);
             record_with(
                 self.value.triu(diagonal),

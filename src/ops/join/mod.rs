@@ -12,7 +12,7 @@ mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
-pub use pad::PadMode;
+pub use pad::{Circular, PadMode, PadModeArg, Reflect, Replicate};
 
 use crate::device::Kernels;
 use crate::dtype::WithDType;

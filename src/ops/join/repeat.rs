@@ -13,7 +13,8 @@ use crate::dtype::{IndexDType, WithDType};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::Device;
-use crate::shape::{Dims, HasAxis, Shape, MAX_RANK};
+use crate::shape::size_check::{self, n, of, t, PanicVal, StaticShape};
+use crate::shape::{ConstShape, Dims, HasAxis, Shape, MAX_RANK};
 use crate::tensor::{call, check_output, or_panic, written, Tensor};
 use core::marker::PhantomData;
 
@@ -114,62 +115,65 @@ fn repeat_pairs(
 /// The build-time check of `tile`: equal ranks, and each static target dim a multiple of the static input dim.
 struct TileFits<S, Dst>(PhantomData<(S, Dst)>);
 impl<S: Shape, Dst: Shape> TileFits<S, Dst> {
-    const OK: () = assert!(
-        multiples(
-            S::STATIC_DIMS,
-            S::RANK,
-            Dst::STATIC_DIMS,
-            Dst::RANK,
-            usize::MAX
-        ),
-        "tile: the target shape must have the input's rank, each dim a multiple of the input's"
-    );
-}
-
-/// The build-time check that the typed forms' target is all static: `Dst::default()` gives a runtime-sized dim
-/// 0, which is a multiple of anything, so `tile::<(usize, Const<4>)>()` returned an empty tensor.
-struct StaticTarget<Dst>(PhantomData<Dst>);
-impl<Dst: Shape> StaticTarget<Dst> {
-    const TILE: () = assert!(
-        Dst::IS_STATIC,
-        "tile: the target shape has runtime-sized dims: give it as a value, `try_tile_with_shape(shape)`"
-    );
-    const INTERLEAVE: () = assert!(
-        Dst::IS_STATIC,
-        "repeat_interleave: the target shape has runtime-sized dims: give it as a value, `try_repeat_interleave_with_shape::<Ax, _>(shape)`"
-    );
+    const OK: () = multiples("tile", of::<S>(), of::<Dst>(), None);
 }
 
 /// The build-time check of `repeat_interleave`: like `tile`'s, and the dims off the axis equal.
 struct InterleaveFits<S, Ax, Dst>(PhantomData<(S, Ax, Dst)>);
 impl<S: HasAxis<Ax>, Ax, Dst: Shape> InterleaveFits<S, Ax, Dst> {
-    const OK: () = assert!(
-        multiples(S::STATIC_DIMS, S::RANK, Dst::STATIC_DIMS, Dst::RANK, <S as HasAxis<Ax>>::INDEX),
-        "repeat_interleave: the target shape must equal the input's except along the axis, where it is a multiple"
+    const OK: () = multiples(
+        "repeat_interleave",
+        of::<S>(),
+        of::<Dst>(),
+        Some(<S as HasAxis<Ax>>::INDEX),
     );
 }
 
+/// The panic of [`multiples`]: `why` the target is not a repeat of the input.
+const fn not_a_repeat(op: &str, (src, dst): (StaticShape, StaticShape), why: &[PanicVal<'_>]) -> ! {
+    size_check::concat_panic(&[
+        &[t(op), t(": the target ")],
+        &size_check::shape(dst.0, dst.1),
+        &[t(" does not repeat the input ")],
+        &size_check::shape(src.0, src.1),
+        why,
+    ])
+}
+
+/// Panics unless the target `dst` has the input's rank and each static dim a multiple of the input's; with an
+/// `axis` (`repeat_interleave`), the dims off it equal.
 const fn multiples(
-    src: [Option<usize>; MAX_RANK],
-    rank: usize,
-    dst: [Option<usize>; MAX_RANK],
-    dst_rank: usize,
-    axis: usize,
-) -> bool {
+    op: &str,
+    (src, rank): StaticShape,
+    (dst, dst_rank): StaticShape,
+    axis: Option<usize>,
+) {
+    let shapes = ((src, rank), (dst, dst_rank));
     if rank != dst_rank {
-        return false;
+        not_a_repeat(op, shapes, &[t(": the ranks differ")]);
     }
     let mut ax = 0;
     while ax < rank {
         if let (Some(s), Some(d)) = (src[ax], dst[ax]) {
             let multiple = if s == 0 { d == 0 } else { d % s == 0 };
-            if !multiple || (axis != usize::MAX && ax != axis && s != d) {
-                return false;
+            let off_axis = matches!(axis, Some(a) if a != ax);
+            if off_axis && s != d {
+                not_a_repeat(op, shapes, &[t(": axis "), n(ax), t(" must stay "), n(s)]);
+            }
+            if !multiple {
+                let why = [
+                    t(": axis "),
+                    n(ax),
+                    t(" has "),
+                    n(d),
+                    t(", not a multiple of "),
+                    n(s),
+                ];
+                not_a_repeat(op, shapes, &why);
             }
         }
         ax += 1;
     }
-    true
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
@@ -246,7 +250,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The tensor laid out again along each axis to fill `Dst` (PyTorch's `x.repeat(r0, r1, ..)` and `tile`): each
     /// target dim is a multiple of this tensor's, checked at build time. `Dst`'s dims must be static (a
-    /// `const` assertion); a target with runtime-sized dims is given as a value to
+    /// [`ConstShape`] bound); a target with runtime-sized dims is given as a value to
     /// [`Self::try_tile_with_shape`].
     ///
     /// ```
@@ -256,9 +260,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(t.to_array(), [[1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4]]);
     /// ```
     #[track_caller]
-    pub fn tile<Dst: Shape + Default>(&self) -> Tensor<T, Dst, D> {
+    pub fn tile<Dst: ConstShape>(&self) -> Tensor<T, Dst, D> {
         let () = TileFits::<S, Dst>::OK;
-        let () = StaticTarget::<Dst>::TILE;
         or_panic(self.try_tile_with_shape(Dst::default()))
     }
 
@@ -284,7 +287,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// Each element repeated in place along `Ax` to fill `Dst` (PyTorch's `repeat_interleave(r, dim)`): `Dst` is
-    /// this shape with the axis a multiple of its size. `Dst`'s dims must be static (a `const` assertion); see
+    /// this shape with the axis a multiple of its size. `Dst`'s dims must be static (a [`ConstShape`] bound); see
     /// [`Self::try_repeat_interleave_with_shape`] for a target with runtime-sized dims.
     ///
     /// ```
@@ -294,12 +297,11 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(r.to_array(), [[1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4]]);
     /// ```
     #[track_caller]
-    pub fn repeat_interleave<Ax, Dst: Shape + Default>(&self) -> Tensor<T, Dst, D>
+    pub fn repeat_interleave<Ax, Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
     where
         S: HasAxis<Ax>,
     {
         let () = InterleaveFits::<S, Ax, Dst>::OK;
-        let () = StaticTarget::<Dst>::INTERLEAVE;
         or_panic(self.try_repeat_interleave_with_shape::<Ax, Dst>(Dst::default()))
     }
 
@@ -403,9 +405,8 @@ mod traced {
     impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         /// The value tiled to `Dst` (see [`Tensor::tile`]); the gradient sums over the copies.
         #[track_caller]
-        pub fn tile<Dst: Shape + Default>(&self) -> Traced<T, Dst, D> {
+        pub fn tile<Dst: ConstShape>(&self) -> Traced<T, Dst, D> {
             let () = TileFits::<S, Dst>::OK;
-            let () = StaticTarget::<Dst>::TILE;
             or_panic(self.try_tile_with_shape(Dst::default()))
         }
 
@@ -420,12 +421,11 @@ mod traced {
         /// Each element repeated along `Ax` to fill `Dst` (see [`Tensor::repeat_interleave`]); the gradient sums
         /// over the copies.
         #[track_caller]
-        pub fn repeat_interleave<Ax, Dst: Shape + Default>(&self) -> Traced<T, Dst, D>
+        pub fn repeat_interleave<Ax, Dst: ConstShape>(&self) -> Traced<T, Dst, D>
         where
             S: HasAxis<Ax>,
         {
             let () = InterleaveFits::<S, Ax, Dst>::OK;
-            let () = StaticTarget::<Dst>::INTERLEAVE;
             or_panic(self.try_repeat_interleave_with_shape::<Ax, Dst>(Dst::default()))
         }
 

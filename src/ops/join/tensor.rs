@@ -23,9 +23,9 @@ use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{
-    checked_size_add, concat_static_ok, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape,
-    MAX_RANK,
+    checked_size_add, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape, MAX_RANK,
 };
 use crate::tensor::{call, written};
 use crate::tensor::{check_output, device_ok, or_panic, Tensor};
@@ -45,25 +45,37 @@ type Pieces<T, S, Ax, D, const LEN: usize, const N: usize> =
 /// name it, so a failing check is reported once, at the user's call.
 struct CatSizes<S, S2, Ax, const OUT: usize>(PhantomData<(S, S2, Ax)>);
 impl<S: AgreeExceptAxis<S2, Ax>, S2: Shape, Ax, const OUT: usize> CatSizes<S, S2, Ax, OUT> {
-    const OK: () = assert!(
-        concat_static_ok(
-            S::STATIC_DIMS[S::INDEX],
-            S2::STATIC_DIMS[S::INDEX],
-            Some(OUT)
-        ),
-        "cat: OUT must be the sum of the two sizes along the axis"
-    );
+    const OK: () = if let (Some(a), Some(b)) = (S::STATIC_DIMS[S::INDEX], S2::STATIC_DIMS[S::INDEX])
+    {
+        size_check::output_is(
+            "cat",
+            "size along the axis",
+            &[n(a), t(" + "), n(b)],
+            a + b,
+            OUT,
+        );
+    };
 }
 
 struct SplitTiles<S, Ax, const LEN: usize, const N: usize>(PhantomData<(S, Ax)>);
 impl<S: HasAxis<Ax>, Ax, const LEN: usize, const N: usize> SplitTiles<S, Ax, LEN, N> {
-    const OK: () = assert!(
-        match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
-            Some(d) => LEN * N == d,
-            None => true,
-        },
-        "split: LEN * N must equal the size of the axis"
-    );
+    const OK: () = if let Some(size) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE
+        && LEN * N != size
+    {
+        size_check::fail(
+            "split",
+            &[
+                t("LEN · N = "),
+                n(LEN),
+                t(" · "),
+                n(N),
+                t(" = "),
+                n(LEN * N),
+                t(" must equal the size of the axis, "),
+                n(size),
+            ],
+        );
+    };
 }
 
 pub(super) struct PadSizes<S, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
@@ -72,15 +84,25 @@ pub(super) struct PadSizes<S, Ax, const BEFORE: usize, const AFTER: usize, const
 impl<S: HasAxis<Ax>, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>
     PadSizes<S, Ax, BEFORE, AFTER, OUT>
 {
-    pub(super) const OK: () = assert!(
-        BEFORE + AFTER <= OUT
-            && concat_static_ok(
-                <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
-                Some(BEFORE + AFTER),
-                Some(OUT)
-            ),
-        "pad: OUT must be BEFORE + the size of the axis + AFTER"
-    );
+    pub(super) const OK: () = if let Some(size) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
+        size_check::output_is(
+            "pad",
+            "size along the axis",
+            &[n(BEFORE), t(" + "), n(size), t(" + "), n(AFTER)],
+            BEFORE + size + AFTER,
+            OUT,
+        );
+    } else if BEFORE + AFTER > OUT {
+        size_check::fail(
+            "pad",
+            &[
+                t("OUT = "),
+                n(OUT),
+                t(" is less than BEFORE + AFTER = "),
+                n(BEFORE + AFTER),
+            ],
+        );
+    };
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {

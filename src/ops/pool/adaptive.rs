@@ -12,6 +12,7 @@ use super::tensor::{max_with_indices_view, ncl_as_nchw, pool_view};
 use super::{Pool, PoolParams};
 use crate::dtype::FloatDType;
 use crate::ops::Device;
+use crate::shape::size_check;
 use crate::shape::{Axis, BroadcastShapes, Const, Rank1, Rank2, Rank3, Rank4, Shape};
 use crate::tensor::Tensor;
 
@@ -162,10 +163,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
 struct AdaptiveSizes<const H: usize, const W: usize, const OH: usize, const OW: usize>;
 
 impl<const H: usize, const W: usize, const OH: usize, const OW: usize> AdaptiveSizes<H, W, OH, OW> {
-    const OK: () = assert!(
-        OH > 0 && OW > 0 && H > 0 && W > 0,
-        "adaptive_max_pool: the input and output sizes must be at least 1"
-    );
+    const OK: () = size_check::nonzero_sizes("adaptive_max_pool", [H, W], [OH, OW]);
 }
 
 /// The one 2-D window of an adaptive pooling of `input` to `out` when both output sizes divide the input's: the

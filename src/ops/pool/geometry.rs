@@ -220,3 +220,54 @@ impl<G: PoolGeometry<3>, const DD: usize, const DH: usize, const DW: usize> Pool
         ..G::PARAMS
     };
 }
+
+/// A window average pooling can take: one without dilation, as in PyTorch (every geometry, refined by
+/// `.ceil_mode()` or `.exclude_padding()`, or by a dilation of 1).
+#[diagnostic::on_unimplemented(
+    message = "average pooling has no dilation (as in PyTorch); `{Self}` is dilated",
+    label = "a dilated window",
+    note = "drop the `.dilation::<..>()` refinement, or use max pooling, which takes one"
+)]
+pub trait AvgPoolGeometry<const A: usize>: PoolGeometry<A> {}
+
+#[diagnostic::do_not_recommend]
+impl<const K: usize, const S: usize, const P: usize> AvgPoolGeometry<1> for Pool1d<K, S, P> {}
+#[diagnostic::do_not_recommend]
+impl<const K: usize, const S: usize, const P: usize> AvgPoolGeometry<2> for Pool2d<K, S, P> {}
+#[diagnostic::do_not_recommend]
+impl<const K: usize, const S: usize, const P: usize> AvgPoolGeometry<3> for Pool3d<K, S, P> {}
+#[diagnostic::do_not_recommend]
+impl<
+        const KH: usize,
+        const KW: usize,
+        const SH: usize,
+        const SW: usize,
+        const PH: usize,
+        const PW: usize,
+    > AvgPoolGeometry<2> for Pool2dAxes<KH, KW, SH, SW, PH, PW>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<
+        const KD: usize,
+        const KH: usize,
+        const KW: usize,
+        const SD: usize,
+        const SH: usize,
+        const SW: usize,
+        const PD: usize,
+        const PH: usize,
+        const PW: usize,
+    > AvgPoolGeometry<3> for Pool3dAxes<KD, KH, KW, SD, SH, SW, PD, PH, PW>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<const A: usize, G: AvgPoolGeometry<A>> AvgPoolGeometry<A> for CeilMode<G> {}
+#[diagnostic::do_not_recommend]
+impl<const A: usize, G: AvgPoolGeometry<A>> AvgPoolGeometry<A> for ExcludePadding<G> {}
+#[diagnostic::do_not_recommend]
+impl<const A: usize, G: AvgPoolGeometry<A>> AvgPoolGeometry<A> for Dilation<G, 1> {}
+#[diagnostic::do_not_recommend]
+impl<G: AvgPoolGeometry<2>> AvgPoolGeometry<2> for DilationAxes<G, 1, 1> {}
+#[diagnostic::do_not_recommend]
+impl<G: AvgPoolGeometry<3>> AvgPoolGeometry<3> for DilationAxes3d<G, 1, 1, 1> {}

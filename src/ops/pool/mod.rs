@@ -45,8 +45,8 @@ mod tensor;
 mod traced;
 
 pub use geometry::{
-    CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d, Pool2d, Pool2dAxes,
-    Pool3d, Pool3dAxes, PoolGeometry,
+    AvgPoolGeometry, CeilMode, Dilation, DilationAxes, DilationAxes3d, ExcludePadding, Pool1d,
+    Pool2d, Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry,
 };
 
 use crate::device::Kernels;
@@ -54,6 +54,7 @@ use crate::dtype::FloatDType;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
+use crate::shape::size_check::{self, n, t, Window};
 
 /// A pooling window per spatial axis (`A` axes: 1, 2 or 3), shape-erased for the kernels; the tensor API builds
 /// it from a [`PoolGeometry`] type and checks the output size against it at build time. Kernels see `A = 2`:
@@ -101,23 +102,62 @@ impl<const A: usize> PoolParams<A> {
         dilation: usize,
         ceil_mode: bool,
     ) -> Option<usize> {
-        if kernel == 0 || stride == 0 || dilation == 0 {
-            return None;
+        Window {
+            size,
+            kernel,
+            stride,
+            before: padding,
+            after: padding,
+            dilation,
+            ceil: ceil_mode,
         }
-        let span = dilation * (kernel - 1) + 1;
-        if size + 2 * padding < span {
-            return None;
+        .out()
+    }
+
+    /// Axis `axis` of this window over an input of `size`.
+    const fn axis_window(&self, axis: usize, size: usize) -> Window {
+        Window {
+            size,
+            kernel: self.kernel[axis],
+            stride: self.stride[axis],
+            before: self.padding[axis],
+            after: self.padding[axis],
+            dilation: self.dilation[axis],
+            ceil: self.ceil_mode,
         }
-        let room = size + 2 * padding - span;
-        let mut out = if ceil_mode {
-            room.div_ceil(stride)
-        } else {
-            room / stride
-        } + 1;
-        if ceil_mode && (out - 1) * stride >= size + padding {
-            out -= 1;
+    }
+
+    /// The build-time rules of a pooling call named `op` (its `const` block): every window well formed with
+    /// its padding at most half its span (PyTorch's rule), and `out` the window arithmetic's output over
+    /// `input`. Panics with the numbers. (An average's window has no dilation: [`AvgPoolGeometry`].)
+    pub(crate) const fn check(&self, op: &str, input: [usize; A], out: [usize; A]) {
+        let mut i = 0;
+        while i < A {
+            let axis = match (A, i) {
+                (1, _) => "length",
+                (3, 0) => "depth",
+                (2, 0) | (3, 1) => "height",
+                _ => "width",
+            };
+            let w = self.axis_window(i, input[i]);
+            let span = self.dilation[i] * self.kernel[i].saturating_sub(1) + 1;
+            if self.kernel[i] > 0 && 2 * self.padding[i] > span {
+                size_check::fail(
+                    op,
+                    &[
+                        t("the "),
+                        t(axis),
+                        t(" padding "),
+                        n(self.padding[i]),
+                        t(" is more than half the window's span "),
+                        n(span),
+                        t(" (PyTorch's rule)"),
+                    ],
+                );
+            }
+            size_check::window_out(op, axis, w, out[i]);
+            i += 1;
         }
-        Some(out)
     }
 
     /// Whether the window is well formed: positive kernel, stride and dilation, and padding at most half the

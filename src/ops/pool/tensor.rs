@@ -1,7 +1,7 @@
 //! The family's `Tensor` methods: max and average pooling over 1, 2 and 3 axes, with indices, and global
 //! pooling; each runs the device's 2-D pooling kernel.
 
-use super::{Pool, PoolGeometry, PoolParams};
+use super::{AvgPoolGeometry, Pool, PoolGeometry, PoolParams};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Device;
@@ -9,31 +9,11 @@ use crate::shape::{Dims, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
 
-/// The `const` checks of a pooling call: a well-formed window, no dilation in an average, and output sizes
+/// The `const` checks of a pooling call: a well-formed window and output sizes
 /// that match the window arithmetic; `$op` names the call in the messages.
 macro_rules! check_pool {
-    ($op:literal, $pool:expr, $p:expr, $input:expr, $out:expr) => {
-        const {
-            let p = $p;
-            assert!(
-                p.is_valid(),
-                concat!(
-                    $op,
-                    ": kernel, stride and dilation must be positive and the padding at most half the dilated kernel"
-                )
-            );
-            assert!(
-                matches!($pool, Pool::Max) || p.undilated(),
-                concat!($op, ": average pooling has no dilation (as in PyTorch)")
-            );
-            assert!(
-                p.fits($input, $out),
-                concat!(
-                    $op,
-                    ": each output size must be (size + 2 padding - dilation (kernel - 1) - 1) / stride + 1, rounded up in ceil mode"
-                )
-            );
-        }
+    ($op:literal, $p:expr, $input:expr, $out:expr) => {
+        const { $p.check($op, $input, $out) }
     };
 }
 #[cfg(feature = "std")] // the traced forms check their windows too
@@ -127,17 +107,17 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _window: G,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("max_pool2d", Pool::Max, G::PARAMS, [H, W], [OH, OW]);
+        check_pool!("max_pool2d", G::PARAMS, [H, W], [OH, OW]);
         pool_view(self, &self.layout(), Pool::Max, G::PARAMS)
     }
 
     /// Average pooling of `(N, C, H, W)` (PyTorch's `avg_pool2d`): padding counts as zeros in the divisor unless
     /// the window is [`PoolGeometry::exclude_padding`].
-    pub fn avg_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+    pub fn avg_pool2d<const OH: usize, const OW: usize, G: AvgPoolGeometry<2>>(
         &self,
         _window: G,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("avg_pool2d", Pool::Avg, G::PARAMS, [H, W], [OH, OW]);
+        check_pool!("avg_pool2d", G::PARAMS, [H, W], [OH, OW]);
         pool_view(self, &self.layout(), Pool::Avg, G::PARAMS)
     }
 
@@ -160,13 +140,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         Tensor<T, Rank4<N, C, OH, OW>, D>,
         Tensor<u32, Rank4<N, C, OH, OW>, D>,
     ) {
-        check_pool!(
-            "max_pool2d_with_indices",
-            Pool::Max,
-            G::PARAMS,
-            [H, W],
-            [OH, OW]
-        );
+        check_pool!("max_pool2d_with_indices", G::PARAMS, [H, W], [OH, OW]);
         max_with_indices_view(self, &self.layout(), G::PARAMS)
     }
 
@@ -197,7 +171,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         _window: G,
     ) -> Tensor<T, Rank3<N, C, OL>, D> {
-        check_pool!("max_pool1d", Pool::Max, G::PARAMS, [L], [OL]);
+        check_pool!("max_pool1d", G::PARAMS, [L], [OL]);
         pool_view(
             self,
             &ncl_as_nchw(&self.layout()),
@@ -207,11 +181,11 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
     }
 
     /// Average pooling of `(N, C, L)` (PyTorch's `avg_pool1d`), with a [`Pool1d`](super::Pool1d) window.
-    pub fn avg_pool1d<const OL: usize, G: PoolGeometry<1>>(
+    pub fn avg_pool1d<const OL: usize, G: AvgPoolGeometry<1>>(
         &self,
         _window: G,
     ) -> Tensor<T, Rank3<N, C, OL>, D> {
-        check_pool!("avg_pool1d", Pool::Avg, G::PARAMS, [L], [OL]);
+        check_pool!("avg_pool1d", G::PARAMS, [L], [OL]);
         pool_view(
             self,
             &ncl_as_nchw(&self.layout()),
@@ -229,7 +203,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         Tensor<T, Rank3<N, C, OL>, D>,
         Tensor<u32, Rank3<N, C, OL>, D>,
     ) {
-        check_pool!("max_pool1d_with_indices", Pool::Max, G::PARAMS, [L], [OL]);
+        check_pool!("max_pool1d_with_indices", G::PARAMS, [L], [OL]);
         max_with_indices_view(self, &ncl_as_nchw(&self.layout()), G::PARAMS.as_2d())
     }
 }
@@ -258,17 +232,17 @@ impl<
         &self,
         _window: G,
     ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("max_pool3d", Pool::Max, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        check_pool!("max_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
         self.pool3d_passes::<OD, OH, OW>(Pool::Max, G::PARAMS).1
     }
 
     /// Average pooling of `(N, C, D, H, W)` (PyTorch's `avg_pool3d`), with a [`Pool3d`](super::Pool3d) window.
     #[allow(clippy::type_complexity)]
-    pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+    pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: AvgPoolGeometry<3>>(
         &self,
         _window: G,
     ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("avg_pool3d", Pool::Avg, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        check_pool!("avg_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
         self.pool3d_passes::<OD, OH, OW>(Pool::Avg, G::PARAMS).1
     }
 
@@ -298,7 +272,6 @@ impl<
     ) {
         check_pool!(
             "max_pool3d_with_indices",
-            Pool::Max,
             G::PARAMS,
             [DP, H, W],
             [OD, OH, OW]

@@ -3,7 +3,7 @@
 //! each output's gradient divided by its divisor, spread over its window).
 
 use super::tensor::{check_pool, dense4, max_with_indices_view, ncl_as_nchw};
-use super::{Pool, PoolGeometry, PoolParams};
+use super::{AvgPoolGeometry, Pool, PoolGeometry, PoolParams};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
@@ -134,12 +134,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _window: G,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("max_pool2d", Pool::Max, G::PARAMS, [H, W], [OH, OW]);
+        check_pool!("max_pool2d", G::PARAMS, [H, W], [OH, OW]);
         traced_max_pool(self, G::PARAMS)
     }
 
     /// Average pooling (see [`Tensor::avg_pool2d`]).
-    pub fn avg_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
+    pub fn avg_pool2d<const OH: usize, const OW: usize, G: AvgPoolGeometry<2>>(
         &self,
         window: G,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
@@ -166,12 +166,12 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         _window: G,
     ) -> Traced<T, Rank3<N, C, OL>, D> {
-        check_pool!("max_pool1d", Pool::Max, G::PARAMS, [L], [OL]);
+        check_pool!("max_pool1d", G::PARAMS, [L], [OL]);
         traced_max_pool(self, G::PARAMS.as_2d())
     }
 
     /// Average pooling (see [`Tensor::avg_pool1d`]).
-    pub fn avg_pool1d<const OL: usize, G: PoolGeometry<1>>(
+    pub fn avg_pool1d<const OL: usize, G: AvgPoolGeometry<1>>(
         &self,
         window: G,
     ) -> Traced<T, Rank3<N, C, OL>, D> {
@@ -197,17 +197,17 @@ impl<
         &self,
         _window: G,
     ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("max_pool3d", Pool::Max, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        check_pool!("max_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
         self.pool3d(Pool::Max, G::PARAMS)
     }
 
     /// Average pooling (see [`Tensor::avg_pool3d`]).
     #[allow(clippy::type_complexity)]
-    pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: PoolGeometry<3>>(
+    pub fn avg_pool3d<const OD: usize, const OH: usize, const OW: usize, G: AvgPoolGeometry<3>>(
         &self,
         _window: G,
     ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("avg_pool3d", Pool::Avg, G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        check_pool!("avg_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
         self.pool3d(Pool::Avg, G::PARAMS)
     }
 

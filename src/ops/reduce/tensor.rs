@@ -21,6 +21,7 @@ use crate::dtype::{FloatDType, WithDType};
 use crate::error::{Error, Result};
 use crate::ops::Device;
 use crate::ops::{self, ReduceOp};
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{Dims, ReduceShape, Shape, MAX_RANK};
 use crate::tensor::tiny::{run, OpCall};
 use crate::tensor::{call, or_panic, written, Tensor};
@@ -30,28 +31,33 @@ use core::marker::PhantomData;
 /// static axis of size 0; a runtime-sized one is checked when the op runs (`Error::EmptyAxis`).
 struct NonEmpty<T, S, Op>(PhantomData<(T, S, Op)>);
 impl<T: WithDType, S: Shape, Op: ReduceOp<T>> NonEmpty<T, S, Op> {
-    const OK_ALL: () = assert!(
-        !Op::NEEDS_ELEMENTS || Self::ok(&[true; MAX_RANK]),
-        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
-    );
+    const OK_ALL: () = Self::check(&[true; MAX_RANK]);
 
-    const fn ok(reduced: &[bool; MAX_RANK]) -> bool {
+    /// Panics, naming the axis, when a `reduced` axis has static size 0 and the op needs elements.
+    const fn check(reduced: &[bool; MAX_RANK]) {
+        if !Op::NEEDS_ELEMENTS {
+            return;
+        }
         let mut ax = 0;
         while ax < S::RANK {
             if reduced[ax] && matches!(S::STATIC_DIMS[ax], Some(0)) {
-                return false;
+                size_check::concat_panic(&[
+                    &[
+                        t("max, min, argmax and argmin need at least one element: axis "),
+                        n(ax),
+                        t(" of "),
+                    ],
+                    &size_check::shape(S::STATIC_DIMS, S::RANK),
+                    &[t(" has size 0")],
+                ]);
             }
             ax += 1;
         }
-        true
     }
 }
 struct NonEmptyAxes<T, S, Axes, Op>(PhantomData<(T, S, Axes, Op)>);
 impl<T: WithDType, S: ReduceShape<Axes>, Axes, Op: ReduceOp<T>> NonEmptyAxes<T, S, Axes, Op> {
-    const OK: () = assert!(
-        !Op::NEEDS_ELEMENTS || NonEmpty::<T, S, Op>::ok(&S::REDUCED),
-        "max, min, argmax and argmin need at least one element: a reduced axis has size 0"
-    );
+    const OK: () = NonEmpty::<T, S, Op>::check(&S::REDUCED);
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {

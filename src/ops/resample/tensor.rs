@@ -119,16 +119,10 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
 
 /// `interpolate`'s build-time rule: every size at least 1.
 pub(super) const fn interpolate_sizes(h: usize, w: usize, oh: usize, ow: usize) {
-    assert!(
-        oh > 0 && ow > 0 && h > 0 && w > 0,
-        "interpolate: the input and output sizes must be at least 1"
-    );
+    crate::shape::size_check::nonzero_sizes("interpolate", [h, w], [oh, ow]);
 }
 
 /// Adaptive average pooling's build-time rule: every size at least 1 (an empty bin has no mean).
 pub(super) const fn adaptive_sizes(h: usize, w: usize, oh: usize, ow: usize) {
-    assert!(
-        oh > 0 && ow > 0 && h > 0 && w > 0,
-        "adaptive_avg_pool: the input and output sizes must be at least 1"
-    );
+    crate::shape::size_check::nonzero_sizes("adaptive_avg_pool", [h, w], [oh, ow]);
 }

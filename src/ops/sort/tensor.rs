@@ -14,6 +14,7 @@
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, t};
 use crate::shape::{Const, Dim, HasAxis, ReduceShape, Shape};
 use crate::tensor::{call, device_ok, or_panic, written, Tensor};
 use core::marker::PhantomData;
@@ -21,22 +22,36 @@ use core::marker::PhantomData;
 /// The build-time check of `topk`: `K` fits in a static axis (a runtime-sized one is checked when the op runs).
 struct TopkFits<S, Ax, const K: usize>(PhantomData<(S, Ax)>);
 impl<S: HasAxis<Ax>, Ax, const K: usize> TopkFits<S, Ax, K> {
-    const OK: () = assert!(
-        match <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
-            Some(n) => K <= n,
-            None => true,
-        },
-        "topk: K is larger than the axis it picks from"
-    );
+    const OK: () = if let Some(size) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE
+        && K > size
+    {
+        size_check::fail(
+            "topk",
+            &[
+                t("K = "),
+                n(K),
+                t(" is larger than axis "),
+                n(<S as HasAxis<Ax>>::INDEX),
+                t(", of size "),
+                n(size),
+            ],
+        );
+    };
 }
 
 /// The build-time check of `median`: a static axis is not empty (a runtime-sized one is checked when it runs).
 struct MedianOfSome<S, Ax>(PhantomData<(S, Ax)>);
 impl<S: HasAxis<Ax>, Ax> MedianOfSome<S, Ax> {
-    const OK: () = assert!(
-        !matches!(<<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE, Some(0)),
-        "median: the axis has size 0, and an empty lane has no median"
-    );
+    const OK: () = if let Some(0) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE {
+        size_check::fail(
+            "median",
+            &[
+                t("axis "),
+                n(<S as HasAxis<Ax>>::INDEX),
+                t(" has size 0, and an empty lane has no median"),
+            ],
+        );
+    };
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {

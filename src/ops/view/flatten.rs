@@ -5,6 +5,7 @@
 
 use crate::dtype::WithDType;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, of, t, PanicVal, StaticShape};
 use crate::shape::{numel_static_eq, ConstShape, HasAxis, Shape, MAX_RANK};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
@@ -22,13 +23,11 @@ const fn product(dims: [Option<usize>; MAX_RANK], from: usize, to: usize) -> Opt
     Some(p)
 }
 
-/// Whether `merged` (of rank `merged_rank`) is `split` (of rank `split_rank`) with axes `start..=end` of `split`
-/// merged into axis `start` of `merged`.
+/// Whether `merged` is `split` with axes `start..=end` of `split` merged into axis `start` of `merged` (static
+/// dims compared; a runtime one passes).
 const fn merges(
-    split: [Option<usize>; MAX_RANK],
-    split_rank: usize,
-    merged: [Option<usize>; MAX_RANK],
-    merged_rank: usize,
+    (split, split_rank): StaticShape,
+    (merged, merged_rank): StaticShape,
     start: usize,
     end: usize,
 ) -> bool {
@@ -52,36 +51,68 @@ const fn merges(
     numel_static_eq(product(split, start, end + 1), merged[start])
 }
 
+/// Panics, showing both shapes, unless `merged` is `split` with axes `start..=end` merged (`flatten`, whose
+/// input is `split`) or split back (`unflatten`, whose input is `merged`).
+const fn check_merge(
+    flatten: bool,
+    split: StaticShape,
+    merged: StaticShape,
+    start: usize,
+    end: usize,
+) {
+    if merges(split, merged, start, end) {
+        return;
+    }
+    let op = if flatten { "flatten" } else { "unflatten" };
+    let (input, output) = if flatten {
+        (split, merged)
+    } else {
+        (merged, split)
+    };
+    let what: &[PanicVal<'_>] = if flatten {
+        &[
+            t(": merging axes "),
+            n(start),
+            t("..="),
+            n(end),
+            t(" of the input "),
+        ]
+    } else {
+        &[t(": splitting axis "), n(start), t(" of the input ")]
+    };
+    size_check::concat_panic(&[
+        &[t(op)],
+        what,
+        &size_check::shape(input.0, input.1),
+        &[t(" cannot give the output type ")],
+        &size_check::shape(output.0, output.1),
+        &[t(
+            " (the merged dim is the product of the axes it replaces)",
+        )],
+    ]);
+}
+
 struct FlattenFits<S, Start, End, Dst>(PhantomData<(S, Start, End, Dst)>);
 impl<S: HasAxis<Start> + HasAxis<End>, Start, End, Dst: ConstShape>
     FlattenFits<S, Start, End, Dst>
 {
-    const OK: () = assert!(
-        merges(
-            S::STATIC_DIMS,
-            S::RANK,
-            Dst::STATIC_DIMS,
-            Dst::RANK,
-            <S as HasAxis<Start>>::INDEX,
-            <S as HasAxis<End>>::INDEX
-        ),
-        "flatten: the result must be the input with axes Start..=End merged into one of their product"
+    const OK: () = check_merge(
+        true,
+        of::<S>(),
+        of::<Dst>(),
+        <S as HasAxis<Start>>::INDEX,
+        <S as HasAxis<End>>::INDEX,
     );
 }
 
 struct UnflattenFits<S, Ax, Dst>(PhantomData<(S, Ax, Dst)>);
 impl<S: HasAxis<Ax>, Ax, Dst: ConstShape> UnflattenFits<S, Ax, Dst> {
-    const OK: () = assert!(
-        Dst::RANK >= S::RANK
-            && merges(
-                Dst::STATIC_DIMS,
-                Dst::RANK,
-                S::STATIC_DIMS,
-                S::RANK,
-                <S as HasAxis<Ax>>::INDEX,
-                <S as HasAxis<Ax>>::INDEX + Dst::RANK - S::RANK
-            ),
-        "unflatten: the result must be the input with axis Ax split into dims of the same product"
+    const OK: () = check_merge(
+        false,
+        of::<Dst>(),
+        of::<S>(),
+        <S as HasAxis<Ax>>::INDEX,
+        (<S as HasAxis<Ax>>::INDEX + Dst::RANK).saturating_sub(S::RANK),
     );
 }
 

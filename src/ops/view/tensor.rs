@@ -6,9 +6,10 @@ use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::Device;
+use crate::shape::size_check::{self, n, of, t};
 use crate::shape::{
-    broadcast_static_ok, is_permutation, narrow_static_ok, numel_static_eq, static_numel, Axis,
-    BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo, Shape, SwapAxes,
+    narrow_static_ok, Axis, BroadcastTo, Const, ConstShape, Dim, HasAxis, InsertAxis, PermuteTo,
+    Shape, SwapAxes, UnitDim,
 };
 use crate::tensor::{call, written};
 use crate::tensor::{or_panic, Tensor};
@@ -18,36 +19,41 @@ use core::marker::PhantomData;
 /// name it, so a failing check is reported once, at the user's call.
 pub(crate) struct SameNumel<S, S2>(PhantomData<(S, S2)>);
 impl<S: Shape, S2: ConstShape> SameNumel<S, S2> {
-    pub(crate) const OK: () = assert!(
-        numel_static_eq(static_numel(S::STATIC_DIMS), Some(S2::NUMEL)),
-        "reshape: the target shape has a different number of elements"
-    );
+    pub(crate) const OK: () = size_check::same_numel("reshape", of::<S>(), of::<S2>());
 }
 
 struct NarrowFits<S, Ax, const START: usize, const LEN: usize>(PhantomData<(S, Ax)>);
 impl<S: HasAxis<Ax>, Ax, const START: usize, const LEN: usize> NarrowFits<S, Ax, START, LEN> {
-    const OK: () = assert!(
-        narrow_static_ok(<<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE, START, LEN),
-        "narrow: START + LEN runs past the end of the axis"
-    );
+    const OK: () = {
+        let size = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE;
+        if let Some(size) = size
+            && !narrow_static_ok(Some(size), START, LEN)
+        {
+            size_check::fail(
+                "narrow",
+                &[
+                    t("START + LEN = "),
+                    n(START),
+                    t(" + "),
+                    n(LEN),
+                    t(" = "),
+                    n(START + LEN),
+                    t(" runs past the end of axis "),
+                    n(<S as HasAxis<Ax>>::INDEX),
+                    t(", of size "),
+                    n(size),
+                ],
+            );
+        }
+    };
 }
 
 struct BroadcastFits<S, Dst>(PhantomData<(S, Dst)>);
 impl<S: BroadcastTo<Dst>, Dst: Shape> BroadcastFits<S, Dst> {
-    const OK: () = assert!(
-        broadcast_static_ok(S::STATIC_DIMS, S::RANK, Dst::STATIC_DIMS, Dst::RANK),
-        "broadcast: each dim must equal the target's or be 1"
-    );
-}
-
-struct UnitAxis<S, Ax>(PhantomData<(S, Ax)>);
-impl<S: HasAxis<Ax>, Ax> UnitAxis<S, Ax> {
-    const OK: () = assert!(
-        matches!(
-            <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE,
-            Some(1) | None
-        ),
-        "squeeze: the axis must have size 1"
+    const OK: () = size_check::broadcast(
+        "broadcast",
+        (S::STATIC_DIMS, S::RANK),
+        (Dst::STATIC_DIMS, Dst::RANK),
     );
 }
 
@@ -196,12 +202,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: PermuteTo<Axes>,
     {
-        const {
-            assert!(
-                is_permutation(<S as PermuteTo<Axes>>::PERM, S::RANK),
-                "permute: every axis must appear exactly once"
-            )
-        };
+        const { size_check::permutation("permute", <S as PermuteTo<Axes>>::PERM, S::RANK) };
         let layout = self.layout().permute(&S::PERM[..S::RANK]);
         self.view_as(layout)
     }
@@ -301,14 +302,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Ok(Tensor::from_view(dst, layout, self.storage()))
     }
 
-    /// Removes axis `Ax`, which must have size 1 (a `const` assertion for static dims; a runtime-sized axis
+    /// Removes axis `Ax`, which must have size 1 (a bound, [`UnitDim`], for static dims; a runtime-sized axis
     /// panics, see [`Self::try_squeeze`]).
     #[track_caller]
     pub fn squeeze<Ax>(&self) -> Tensor<T, <S as HasAxis<Ax>>::Removed, D>
     where
         S: HasAxis<Ax>,
+        <S as HasAxis<Ax>>::Dim: UnitDim,
     {
-        let () = UnitAxis::<S, Ax>::OK;
         or_panic(self.squeeze_checked::<Ax>())
     }
 
@@ -316,8 +317,8 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     pub fn try_squeeze<Ax>(&self) -> Result<Tensor<T, <S as HasAxis<Ax>>::Removed, D>>
     where
         S: HasAxis<Ax>,
+        <S as HasAxis<Ax>>::Dim: UnitDim,
     {
-        let () = UnitAxis::<S, Ax>::OK;
         self.squeeze_checked::<Ax>()
     }
 

@@ -163,6 +163,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     pub fn squeeze<Ax>(&self) -> Traced<T, <S as HasAxis<Ax>>::Removed, D>
     where
         S: HasAxis<Ax>,
+        <S as HasAxis<Ax>>::Dim: crate::shape::UnitDim,
     {
         self.relabelled(self.value.squeeze::<Ax>())
     }
