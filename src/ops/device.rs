@@ -41,6 +41,30 @@ pub trait Device:
 {
 }
 
+/// `Self` is the device `D`: the bound of the operators between two tensors (`&a + &b`), written so that tensors
+/// on two devices give one error naming both instead of a list of the operators' impls.
+#[diagnostic::on_unimplemented(
+    message = "tensors on `{Self}` and on `{D}` do not mix",
+    label = "this operand is on `{Self}`, the other on `{D}`",
+    note = "move one first: `.to_device::<{D}>()`"
+)]
+pub trait SameDevice<D: Device>: Device {
+    /// The tensor, as a tensor on `D` (itself).
+    fn same<T: crate::dtype::WithDType, S: crate::shape::Shape>(
+        t: &crate::Tensor<T, S, Self>,
+    ) -> &crate::Tensor<T, S, D>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<D: Device> SameDevice<D> for D {
+    #[inline(always)]
+    fn same<T: crate::dtype::WithDType, S: crate::shape::Shape>(
+        t: &crate::Tensor<T, S, D>,
+    ) -> &crate::Tensor<T, S, D> {
+        t
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl Device for Cpu {}
 #[cfg(feature = "cuda")]

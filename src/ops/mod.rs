@@ -33,7 +33,7 @@ pub use conv::{Conv2dParams, Conv3dParams, ConvKernels};
 pub use custom::CustomKernels;
 #[cfg(feature = "cuda")]
 pub use device::cuda_catalog;
-pub use device::Device;
+pub use device::{Device, SameDevice};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
 pub use join::{Circular, JoinKernels, PadMode, PadModeArg, Reflect, Replicate};

@@ -3,48 +3,68 @@
 
 use crate::dtype::{SignedDType, WithDType};
 use crate::ops;
-use crate::ops::Device;
+use crate::ops::{Device, SameDevice};
 use crate::shape::{BroadcastShapes, Shape};
 use crate::tensor::Tensor;
 
 // `std::ops` for tensors: all four owned/borrowed combinations, same shape or suffix broadcast.
 macro_rules! tensor_binop {
     ($tr:ident, $method:ident, $op:ident) => {
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
-            core::ops::$tr<&Tensor<T, S2, D>> for &Tensor<T, S, D>
+        impl<
+                T: WithDType,
+                S: Shape + BroadcastShapes<S2>,
+                S2: Shape,
+                D: Device,
+                D2: SameDevice<D>,
+            > core::ops::$tr<&Tensor<T, S2, D2>> for &Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
-            fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
-                self.binary(ops::$op, rhs)
+            fn $method(self, rhs: &Tensor<T, S2, D2>) -> Self::Output {
+                self.binary(ops::$op, D2::same(rhs))
             }
         }
         // An owned left operand lends its buffer to the result where it can (`binary_owned`).
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
-            core::ops::$tr<Tensor<T, S2, D>> for Tensor<T, S, D>
+        impl<
+                T: WithDType,
+                S: Shape + BroadcastShapes<S2>,
+                S2: Shape,
+                D: Device,
+                D2: SameDevice<D>,
+            > core::ops::$tr<Tensor<T, S2, D2>> for Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
-            fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
-                self.binary_owned(ops::$op, &rhs)
+            fn $method(self, rhs: Tensor<T, S2, D2>) -> Self::Output {
+                self.binary_owned(ops::$op, D2::same(&rhs))
             }
         }
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
-            core::ops::$tr<&Tensor<T, S2, D>> for Tensor<T, S, D>
+        impl<
+                T: WithDType,
+                S: Shape + BroadcastShapes<S2>,
+                S2: Shape,
+                D: Device,
+                D2: SameDevice<D>,
+            > core::ops::$tr<&Tensor<T, S2, D2>> for Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
-            fn $method(self, rhs: &Tensor<T, S2, D>) -> Self::Output {
-                self.binary_owned(ops::$op, rhs)
+            fn $method(self, rhs: &Tensor<T, S2, D2>) -> Self::Output {
+                self.binary_owned(ops::$op, D2::same(rhs))
             }
         }
-        impl<T: WithDType, S: Shape + BroadcastShapes<S2>, S2: Shape, D: Device>
-            core::ops::$tr<Tensor<T, S2, D>> for &Tensor<T, S, D>
+        impl<
+                T: WithDType,
+                S: Shape + BroadcastShapes<S2>,
+                S2: Shape,
+                D: Device,
+                D2: SameDevice<D>,
+            > core::ops::$tr<Tensor<T, S2, D2>> for &Tensor<T, S, D>
         {
             type Output = Tensor<T, <S as BroadcastShapes<S2>>::Output, D>;
             #[track_caller]
-            fn $method(self, rhs: Tensor<T, S2, D>) -> Self::Output {
-                self.binary(ops::$op, &rhs)
+            fn $method(self, rhs: Tensor<T, S2, D2>) -> Self::Output {
+                self.binary(ops::$op, D2::same(&rhs))
             }
         }
     };
