@@ -18,8 +18,8 @@
 //!
 //! The architecture reads top-down: [`shape`] (dims and shape relations), [`dtype`] (element types),
 //! [`tensor`] (the typed API), [`ops`] (the op vocabulary), [`device`] (kernels: CPU, CUDA, embedded), [`layout`]
-//! (shape-erased strides under every view). The shape rules are documented by the compile-fail programs in
-//! `tests/ui/`.
+//! (shape-erased strides under every view). Every shape rule is shown, with the compiler's error, in the gallery
+//! [`shape_errors`].
 //!
 //! ## Features
 //! - no features: `#![no_std]` without a heap: shapes, dtypes, layouts, the op vocabulary, and the
@@ -65,6 +65,7 @@ pub mod ops;
 #[cfg(feature = "std")]
 pub mod optim;
 pub mod shape;
+pub mod shape_errors;
 pub mod tensor;
 
 // Re-exported at the root so that compiler errors name them briefly: rustc prints `{Self}` in trait-error

@@ -19,3 +19,25 @@ fn shape_rules() {
     #[cfg(feature = "cuda")]
     t.compile_fail("tests/ui/cuda/*.rs");
 }
+
+/// Every program of the gallery is shown in the API docs (`typed_tensor::shape_errors`), and the docs show no
+/// program that is not there.
+#[test]
+fn every_case_is_in_the_docs() {
+    let mut on_disk: Vec<String> = std::fs::read_dir("tests/ui/fail")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut shown: Vec<String> = typed_tensor::shape_errors::CASES
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    shown.sort();
+    assert_eq!(
+        shown, on_disk,
+        "src/shape_errors.rs lists the tests/ui/fail programs"
+    );
+}

@@ -77,6 +77,28 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     Tensor<T, Rank4<N, C, H, W>, D>
 {
     /// 2-D convolution (cross-correlation, as in PyTorch) with a `(C_OUT, C / GROUPS, KH, KW)` weight.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Conv;
+    /// let x = Tensor::<f32, Rank4<1, 3, 8, 8>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank4<4, 3, 3, 3>, Cpu>::ones();
+    /// // (8 + 2·1 - 3) / 1 + 1 = 8: padding 1 keeps the size.
+    /// let y: Tensor<f32, Rank4<1, 4, 8, 8>, Cpu> = x.conv2d(&w, Conv::<1, 1, 1, 1>);
+    /// assert_eq!(y.to_array()[0][0][1][1], 27.); // a full 3x3x3 window of ones
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Conv;
+    /// let x = Tensor::<f32, Rank4<1, 3, 8, 8>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank4<4, 3, 3, 3>, Cpu>::ones();
+    /// // Without padding the output is (8 - 3) / 1 + 1 = 6: "conv2d: output height (8 + 2·0 − 3) / 1 + 1 = 6, but
+    /// // the output type says 8".
+    /// let y: Tensor<f32, Rank4<1, 4, 8, 8>, Cpu> = x.conv2d(&w, Conv::<1, 0, 1, 1>);
+    /// ```
     #[allow(clippy::type_complexity)]
     pub fn conv2d<
         const C_OUT: usize,
@@ -104,6 +126,27 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     /// Transposed 2-D convolution (PyTorch's `conv_transpose2d`) with a `(C, C_OUT / GROUPS, KH, KW)` weight:
     /// `OH = (H - 1) STRIDE - 2 PADDING + DILATION (KH - 1) + 1 + OUTPUT_PADDING` (output padding through
     /// [`ConvGeometry::output_padding`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Conv;
+    /// let x = Tensor::<f32, Rank4<1, 2, 4, 4>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank4<2, 3, 2, 2>, Cpu>::ones(); // (C, C_OUT, KH, KW)
+    /// // (4 - 1)·2 - 2·0 + (2 - 1) + 1 = 8: stride 2 doubles the size.
+    /// let y: Tensor<f32, Rank4<1, 3, 8, 8>, Cpu> = x.conv_transpose2d(&w, Conv::<2, 0, 1, 1>);
+    /// assert_eq!(y.to_array()[0][0][0][0], 2.); // one tap from each input channel
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Conv;
+    /// let x = Tensor::<f32, Rank4<1, 2, 4, 4>, Cpu>::ones();
+    /// let w = Tensor::<f32, Rank4<2, 3, 2, 2>, Cpu>::ones();
+    /// // Stride 2 doubles 4 to 8, not 9.
+    /// let y: Tensor<f32, Rank4<1, 3, 9, 9>, Cpu> = x.conv_transpose2d(&w, Conv::<2, 0, 1, 1>);
+    /// ```
     #[allow(clippy::type_complexity)]
     pub fn conv_transpose2d<
         const C_OUT_G: usize,

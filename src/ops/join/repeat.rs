@@ -259,6 +259,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let t: Tensor<i64, Rank2<2, 6>, Cpu> = x.tile();
     /// assert_eq!(t.to_array(), [[1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4]]);
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::join_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<i64, Rank2<2, 3>, Cpu>::zeros();
+    /// let t: Tensor<i64, Rank2<4, 8>, Cpu> = x.tile(); // 8 is not a multiple of 3
+    /// ```
     #[track_caller]
     pub fn tile<Dst: ConstShape>(&self) -> Tensor<T, Dst, D> {
         let () = TileFits::<S, Dst>::OK;

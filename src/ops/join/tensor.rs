@@ -108,6 +108,24 @@ impl<S: HasAxis<Ax>, Ax, const BEFORE: usize, const AFTER: usize, const OUT: usi
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `self` then `other` along `Ax`; `OUT` is the joined size (a `const` assertion for static dims). Panics
     /// when runtime-sized dims disagree; see [`Self::try_cat`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, _, Cpu>::from_array([[1., 2.], [3., 4.]]);
+    /// let b = Tensor::<f32, _, Cpu>::from_array([[5.], [6.]]);
+    /// let c: Tensor<f32, Rank2<2, 3>, Cpu> = a.cat::<Axis<1>, 3, _>(&b);
+    /// assert_eq!(c.to_array(), [[1., 2., 5.], [3., 4., 6.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::join_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, Rank2<2, 2>, Cpu>::zeros();
+    /// let b = Tensor::<f32, Rank2<2, 1>, Cpu>::zeros();
+    /// // "cat: size along the axis 2 + 1 = 3, but the output type says 4".
+    /// let c = a.cat::<Axis<1>, 4, _>(&b);
+    /// ```
     #[track_caller]
     pub fn cat<Ax, const OUT: usize, S2: Shape>(
         &self,
@@ -226,6 +244,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// `N` consecutive views of `LEN` entries along `Ax` (no copy); `LEN * N` must cover the axis exactly (a
     /// `const` assertion for a static axis; a runtime-sized one panics, see [`Self::try_split`]). This is both
     /// PyTorch's `split(LEN)` and its `chunk(N)`, with both counts in the type.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank1<6>, Cpu> = Tensor::arange();
+    /// let [x, y, z] = a.split::<Axis<0>, 2, 3>();
+    /// assert_eq!((x.to_array(), y.to_array(), z.to_array()), ([0., 1.], [2., 3.], [4., 5.]));
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::join_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank1<5>, Cpu> = Tensor::arange();
+    /// let [x, y] = a.split::<Axis<0>, 2, 2>(); // 2 · 2 does not cover 5
+    /// ```
     #[doc(alias = "chunk")]
     #[track_caller]
     pub fn split<Ax, const LEN: usize, const N: usize>(&self) -> Pieces<T, S, Ax, D, LEN, N>

@@ -168,6 +168,23 @@ pub(crate) fn matmul_views<T: FloatDType, D: Device>(
 impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The matrix product; the output shape comes from [`MatMulShape`]. Panics if runtime-sized (`usize`)
     /// inner or batch dims disagree; see [`Self::try_matmul`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, _, Cpu>::from_array([[1., 2.], [3., 4.]]);
+    /// let b = Tensor::<f32, _, Cpu>::from_array([[1.], [1.]]);
+    /// let c: Tensor<f32, Rank2<2, 1>, Cpu> = a.matmul(&b);
+    /// assert_eq!(c.to_array(), [[3.], [7.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::matmul_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let a = Tensor::<f32, Rank2<2, 3>, Cpu>::zeros();
+    /// let b = Tensor::<f32, Rank2<2, 1>, Cpu>::zeros();
+    /// let c = a.matmul(&b); // inner dims 3 and 2
+    /// ```
     #[inline]
     #[track_caller]
     pub fn matmul<S2: Shape>(

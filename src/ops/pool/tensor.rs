@@ -103,6 +103,24 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
 {
     /// Max pooling of `(N, C, H, W)` (PyTorch's `max_pool2d`): each output is its window's largest element
     /// (padding never wins; the first NaN of a window wins).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool2d;
+    /// let x: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = Tensor::arange();
+    /// let y: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+    /// assert_eq!(y.to_array()[0][0], [[5., 7.], [13., 15.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool2d;
+    /// let x: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = Tensor::arange();
+    /// // 2x2 windows with stride 2 give (4 - 2) / 2 + 1 = 2 per axis, not 3.
+    /// let y: Tensor<f32, Rank4<1, 1, 3, 3>, Cpu> = x.max_pool2d(Pool2d::<2, 2, 0>);
+    /// ```
     pub fn max_pool2d<const OH: usize, const OW: usize, G: PoolGeometry<2>>(
         &self,
         _window: G,
@@ -113,6 +131,24 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
 
     /// Average pooling of `(N, C, H, W)` (PyTorch's `avg_pool2d`): padding counts as zeros in the divisor unless
     /// the window is [`PoolGeometry::exclude_padding`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::Pool2d;
+    /// let x: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = Tensor::arange();
+    /// let y: Tensor<f32, Rank4<1, 1, 1, 1>, Cpu> = x.avg_pool2d(Pool2d::<2, 2, 0>);
+    /// assert_eq!(y.to_array()[0][0], [[1.5]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::tensor::{Pool2d, PoolGeometry};
+    /// let x: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = Tensor::arange();
+    /// // Average pooling has no dilation, as in PyTorch (max pooling has).
+    /// let y: Tensor<f32, Rank4<1, 1, 2, 2>, Cpu> = x.avg_pool2d(Pool2d::<2, 1, 0>.dilation::<2>());
+    /// ```
     pub fn avg_pool2d<const OH: usize, const OW: usize, G: AvgPoolGeometry<2>>(
         &self,
         _window: G,

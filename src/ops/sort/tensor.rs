@@ -89,6 +89,21 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// positions (PyTorch's `topk` with `sorted=True`; ties go to the lower position, NaN counts as the largest).
     /// `K` is in the type: the result's axis has size `K`, and a `K` past a static axis fails the build; past a
     /// runtime-sized one it panics (see [`Self::try_topk`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[3., 1., 4., 1., 5.]]);
+    /// let (values, indices) = x.topk::<Axis<1>, 2>(true);
+    /// assert_eq!((values.to_array(), indices.to_array()), ([[5., 4.]], [[4, 2]]));
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::reduction_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank2<1, 5>, Cpu>::zeros();
+    /// let (values, indices) = x.topk::<Axis<1>, 6>(true); // 6 of 5
+    /// ```
     #[track_caller]
     #[allow(clippy::type_complexity)]
     pub fn topk<Ax, const K: usize>(

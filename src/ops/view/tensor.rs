@@ -114,6 +114,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let b: Tensor<f32, Rank3<3, 1, 2>, Cpu> = a.reshape();
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::zeros();
+    /// // 6 elements cannot become 8: "reshape: the input [2, 3] has 6 elements, the target [2, 4] has 8".
+    /// let b: Tensor<f32, Rank2<2, 4>, Cpu> = a.reshape();
+    /// ```
     #[track_caller]
     pub fn reshape<S2: ConstShape>(&self) -> Tensor<T, S2, D> {
         let () = SameNumel::<S, S2>::OK;
@@ -216,6 +225,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let b: Tensor<f32, Rank2<2, 2>, Cpu> = a.narrow::<Axis<1>, 3, 2>();
     /// assert_eq!(b.to_array(), [[3., 4.], [8., 9.]]);
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank2<2, 5>, Cpu> = Tensor::arange();
+    /// // START + LEN = 4 + 2 runs past the 5 columns.
+    /// let b: Tensor<f32, Rank2<2, 2>, Cpu> = a.narrow::<Axis<1>, 4, 2>();
+    /// ```
     #[track_caller]
     pub fn narrow<Ax, const START: usize, const LEN: usize>(
         &self,
@@ -256,6 +274,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let col = Tensor::<f32, _, Cpu>::from_array([[1.], [2.]]);   // (2, 1)
     /// let b: Tensor<f32, Rank3<2, 2, 3>, Cpu> = col.broadcast();
     /// assert_eq!(b.to_array()[1], [[1., 1., 1.], [2., 2., 2.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank1<4>, Cpu> = Tensor::zeros();
+    /// // Broadcasting aligns on the right: 4 is neither the target's 3 nor 1.
+    /// let b: Tensor<f32, Rank2<2, 3>, Cpu> = a.broadcast();
     /// ```
     #[track_caller]
     pub fn broadcast<Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
@@ -304,6 +331,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// Removes axis `Ax`, which must have size 1 (a bound, [`UnitDim`], for static dims; a runtime-sized axis
     /// panics, see [`Self::try_squeeze`]).
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::zeros();
+    /// let b = a.squeeze::<Axis<0>>(); // axis 0 has size 2, not 1
+    /// ```
     #[track_caller]
     pub fn squeeze<Ax>(&self) -> Tensor<T, <S as HasAxis<Ax>>::Removed, D>
     where
