@@ -1,5 +1,6 @@
-//! Loss functions on traced values. Each gives the loss per sample (or per element); reduce it with
-//! `mean_all()` or `sum_all()` before `backward()`.
+//! Loss functions, on traced values for training and on plain tensors for evaluation (the same values, no graph).
+//! Each gives the loss per sample (or per element); reduce it with `mean_all()` or `sum_all()` (before
+//! `backward()` when traced).
 //!
 //! ```
 //! use typed_tensor::prelude::*;
@@ -21,18 +22,54 @@ use crate::ops::Device;
 use crate::shape::{Axis, Const, Dim, Shape};
 use crate::tensor::{Grad, Tensor};
 
+impl<T: FloatDType, B: Dim, C: Dim, D: Device> Tensor<T, (B, C), D> {
+    /// Cross entropy of `(batch, classes)` logits against integer class labels, per sample, for evaluation (the
+    /// value of [`Traced::cross_entropy`], without a graph). A label past the classes panics with the op, the
+    /// index and the size.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let logits = Tensor::<f32, _, Cpu>::from_array([[0.0, 0.0, 0.0], [9.0, 0.0, 0.0]]);
+    /// let loss = logits.cross_entropy(&Tensor::<u32, _, Cpu>::from_array([1, 0]));
+    /// assert!((loss.to_vec()[0] - 3f32.ln()).abs() < 1e-6); // uniform over 3 classes
+    /// ```
+    #[track_caller]
+    pub fn cross_entropy<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Tensor<T, (B,), D> {
+        self.cross_entropy_parts(labels).0
+    }
+
+    /// The loss, the log-probabilities and the labels as a column: what the traced form's rule keeps.
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    fn cross_entropy_parts<I: IndexDType>(
+        &self,
+        labels: &Tensor<I, (B,), D>,
+    ) -> (Tensor<T, (B,), D>, Self, Tensor<I, (B, Const<1>), D>) {
+        let log_probs = self.log_softmax::<Axis<1>>();
+        let column = labels.unsqueeze::<Axis<1>>();
+        let picked: Tensor<T, (B, Const<1>), D> = log_probs.gather::<Axis<1>, I, _>(&column);
+        (-picked.squeeze::<Axis<1>>(), log_probs, column)
+    }
+
+    /// Negative log-likelihood of `(batch, classes)` log-probabilities against integer labels, per sample:
+    /// `-log_probs[label]` (the value of [`Traced::nll`]).
+    #[track_caller]
+    pub fn nll<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Tensor<T, (B,), D> {
+        let picked: Tensor<T, (B, Const<1>), D> =
+            self.gather::<Axis<1>, I, _>(&labels.unsqueeze::<Axis<1>>());
+        -picked.squeeze::<Axis<1>>()
+    }
+}
+
 impl<T: FloatDType, B: Dim, C: Dim, D: Device> Traced<T, (B, C), D> {
     /// Cross entropy of `(batch, classes)` logits against integer class labels, per sample:
     /// `-log_softmax(logits)[label]` (max-shifted, stable for large logits). A label past the classes panics
-    /// with the op, the index and the size.
+    /// with the op, the index and the size. [`Tensor::cross_entropy`] gives the value without a graph.
     #[track_caller]
     pub fn cross_entropy<I: IndexDType>(&self, labels: &Tensor<I, (B,), D>) -> Traced<T, (B,), D> {
         // The value of `log_softmax().nll()`, recorded as one op: its gradient is one kernel where the composed
         // rules of log-softmax, gather and negation take eight.
-        let log_probs = self.value.log_softmax::<Axis<1>>();
-        let column = labels.unsqueeze::<Axis<1>>();
-        let picked: Tensor<T, (B, Const<1>), D> = log_probs.gather::<Axis<1>, I, _>(&column);
-        let value = -picked.squeeze::<Axis<1>>();
+        let (value, log_probs, column) = self.value.cross_entropy_parts(labels);
         let captured = (self.slot(), log_probs.padded(), column.padded());
         record_with(
             value,
@@ -93,9 +130,39 @@ fn bce_rule<T: FloatDType, D: Device>(
     );
 }
 
+impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Squared error per element, `(self - target)^2`, for evaluation (the value of [`Traced::mse`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let p = Tensor::<f32, _, Cpu>::from_array([1.0, 2.0]);
+    /// assert_eq!(p.mse(&Tensor::from_array([0.0, 4.0])).to_array(), [1.0, 4.0]);
+    /// ```
+    pub fn mse(&self, target: &Self) -> Self {
+        self.zip_same(ops::Sub, target).sqr()
+    }
+
+    /// Binary cross entropy of logits against targets in [0, 1], per element, for evaluation (the value of
+    /// [`Traced::bce_with_logits`]): `max(x, 0) - x y + ln(1 + e^-|x|)`, stable for large logits.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f64, _, Cpu>::from_array([0.0, 100.0]);
+    /// let loss = x.bce_with_logits(&Tensor::from_array([1.0, 1.0])).to_array();
+    /// assert!((loss[0] - 2f64.ln()).abs() < 1e-12 && loss[1] < 1e-40);
+    /// ```
+    pub fn bce_with_logits(&self, targets: &Self) -> Self {
+        let (x, y) = (self, targets);
+        let softplus = x.abs().unary(ops::Neg).exp().affine(1.0, 1.0).ln();
+        x.relu()
+            .zip_same(ops::Sub, &x.zip_same(ops::Mul, y))
+            .zip_same(ops::Add, &softplus)
+    }
+}
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Squared error per element, `(self - target)^2`; `target` is a traced value, a parameter or a plain
-    /// tensor of the same shape.
+    /// tensor of the same shape. [`Tensor::mse`] gives the value without a graph.
     pub fn mse<R: Traceable<Elem = T, Shape = S, Device = D>>(&self, target: &R) -> Self {
         let target = target.traced();
         let diff = self.value.zip_same(ops::Sub, &target.value);
@@ -111,6 +178,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Binary cross entropy of logits against targets in [0, 1], per element, computed stably as
     /// `max(x, 0) - x y + ln(1 + e^-|x|)`; gradient `sigmoid(x) - y` for the logits and `-x` for the targets,
     /// which may be a traced value or a parameter (soft targets trained on, as in distillation) or a plain tensor.
+    /// [`Tensor::bce_with_logits`] gives the value without a graph.
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -125,13 +193,11 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         targets: &R,
     ) -> Self {
         let targets = targets.traced();
-        let (x, y) = (&self.value, &targets.value);
-        let softplus = x.abs().unary(ops::Neg).exp().affine(1.0, 1.0).ln();
-        let value = x
-            .relu()
-            .zip_same(ops::Sub, &x.zip_same(ops::Mul, y))
-            .zip_same(ops::Add, &softplus);
-        let captured = ([self.slot(), targets.slot()], [x.padded(), y.padded()]);
+        let value = self.value.bce_with_logits(&targets.value);
+        let captured = (
+            [self.slot(), targets.slot()],
+            [self.value.padded(), targets.value.padded()],
+        );
         record_with(
             value,
             &[&self.node, &targets.node],

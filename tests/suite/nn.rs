@@ -401,6 +401,88 @@ fn activation_layers_are_their_functions<D: AutogradDevice>() {
     same("Hardtanh", Hardtanh::default(), &x, x.hardtanh(-1.0, 1.0));
 }
 
+/// The losses on plain tensors (evaluation) against the naive formulas and the traced forms' values: logits read
+/// through a transpose, f32 and f64, a NaN logit that stays in its row, large logits, an empty batch.
+fn plain_losses_match_the_traced_ones<D: AutogradDevice>() {
+    fn for_type<T: FloatDType, D: AutogradDevice>(tol: f64) {
+        let cols: Tensor<T, Rank2<3, 4>, D> = random::<T, _, D>(1).affine(4.0, 0.0);
+        let logits = cols.t(); // (4, 3), strided
+        let labels = Tensor::<u32, _, D>::from_array([2, 0, 1, 2]);
+        let (v, lab) = (to_f64s(&logits.to_vec()), labels.to_vec());
+        let want: Vec<f64> = (0..4)
+            .map(|b| {
+                let row = &v[b * 3..b * 3 + 3];
+                row.iter().map(|x| x.exp()).sum::<f64>().ln() - row[lab[b] as usize]
+            })
+            .collect();
+        let plain = logits.cross_entropy(&labels);
+        assert_within("cross_entropy", &to_f64s(&plain.to_vec()), &want, tol);
+        let traced = Traced::constant(logits.clone()).cross_entropy(&labels);
+        assert_eq!(
+            plain.to_vec(),
+            traced.into_value().to_vec(),
+            "cross_entropy, plain and traced"
+        );
+        let log_probs = logits.log_softmax::<Axis<1>>();
+        assert_eq!(
+            log_probs.nll(&labels).to_vec(),
+            Traced::constant(log_probs.clone())
+                .nll(&labels)
+                .into_value()
+                .to_vec(),
+            "nll"
+        );
+        let target: Tensor<T, Rank2<4, 3>, D> = random(2);
+        let want: Vec<f64> = v
+            .iter()
+            .zip(to_f64s(&target.to_vec()))
+            .map(|(p, t)| (p - t) * (p - t))
+            .collect();
+        assert_within("mse", &to_f64s(&logits.mse(&target).to_vec()), &want, tol);
+        assert_eq!(
+            logits.mse(&target).to_vec(),
+            Traced::constant(logits.clone())
+                .mse(&target)
+                .into_value()
+                .to_vec()
+        );
+        let probs = target.affine(0.5, 0.5); // in [0, 1]
+        let want: Vec<f64> = v
+            .iter()
+            .zip(to_f64s(&probs.to_vec()))
+            .map(|(x, y)| x.max(0.0) - x * y + (1.0 + (-x.abs()).exp()).ln())
+            .collect();
+        let bce = logits.bce_with_logits(&probs);
+        assert_within("bce_with_logits", &to_f64s(&bce.to_vec()), &want, tol);
+        assert_eq!(
+            bce.to_vec(),
+            Traced::constant(logits.clone())
+                .bce_with_logits(&probs)
+                .into_value()
+                .to_vec()
+        );
+    }
+    for_type::<f64, D>(1e-12);
+    for_type::<f32, D>(1e-5);
+    // A NaN logit makes its row's loss NaN and no other; logits of 1e4 stay finite (max-shifted).
+    let x = Tensor::<f32, _, D>::from_array([[f32::NAN, 0.0], [1e4, -1e4]]);
+    let loss = x
+        .cross_entropy(&Tensor::<u32, _, D>::from_array([1, 0]))
+        .to_vec();
+    assert!(loss[0].is_nan() && loss[1] == 0.0, "{loss:?}");
+    let huge = Tensor::<f32, _, D>::from_array([1e4f32, -1e4])
+        .bce_with_logits(&Tensor::from_array([1.0, 0.0]));
+    assert_eq!(huge.to_vec(), [0.0, 0.0]);
+    // An empty batch has an empty loss.
+    let none = Tensor::<f32, (usize, Const<3>), D>::zeros_with_shape((0, Const));
+    let labels = Tensor::<u32, (usize,), D>::zeros_with_shape((0,));
+    assert_eq!(none.cross_entropy(&labels).to_vec(), Vec::<f32>::new());
+}
+
+fn to_f64s<T: WithDType>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
 // The layers on every device (`#[layer]` writes each for both kinds of value): each against its functional op,
 // plain and traced, and its parameters' gradients.
 device_tests! {
@@ -410,4 +492,5 @@ device_tests! {
     conv1d_and_conv_transpose2d_layers => conv1d_and_conv_transpose2d_layers;
     conv3d_layer => conv3d_layer;
     window_pool_layers => window_pool_layers;
+    plain_losses_match_the_traced_ones => plain_losses_match_the_traced_ones;
 }
