@@ -80,10 +80,25 @@ pub use ops::Device;
 pub use shape::{Axis, Const};
 pub use tensor::Tensor;
 
-/// Everything a model file needs: `use typed_tensor::prelude::*;`.
 pub mod prelude {
+    //! Everything a model file needs, `use typed_tensor::prelude::*;`: the tensor, shapes, dtypes and devices,
+    //! the geometries convolutions and poolings take with their refinement traits (`.asymmetric_padding()`,
+    //! `.ceil_mode()`), padding modes, and, with `std`, autograd's `Var` and `Traced` and `nn::Module`. The layers are in
+    //! [`nn::prelude`](crate::nn::prelude).
+    //!
+    //! ```
+    //! use typed_tensor::prelude::*; // nothing else
+    //! let x = Tensor::<f32, Rank4<1, 1, 5, 5>, Cpu>::ones();
+    //! let w = Var::new(Tensor::<f32, Rank4<1, 1, 2, 2>, Cpu>::ones());
+    //! // ONNX-style padding (one row and column after), then 2x2 pooling that keeps the partial window.
+    //! let y: Traced<f32, Rank4<1, 1, 5, 5>, Cpu> =
+    //!     Traced::constant(x).conv2d(&w, Conv::<1, 0, 1, 1>.asymmetric_padding::<0, 1, 0, 1>());
+    //! let p: Traced<f32, Rank4<1, 1, 3, 3>, Cpu> = y.max_pool2d(Pool2d::<2, 2, 0>.ceil_mode());
+    //! let grads = p.sum_all().backward();
+    //! assert_eq!(grads.get(&w).dims().to_vec(), [1, 1, 2, 2]);
+    //! ```
     #[cfg(feature = "std")]
-    pub use crate::autograd::AutogradDevice;
+    pub use crate::autograd::{AutogradDevice, Traced, Var};
     #[cfg(feature = "alloc")]
     pub use crate::device::Cpu;
     #[cfg(feature = "cuda")]
@@ -91,10 +106,15 @@ pub mod prelude {
     pub use crate::device::Embedded;
     pub use crate::dtype::{DType, FloatDType, IndexDType, IntDType, SignedDType, WithDType};
     pub use crate::error::{Error, Result};
-    pub use crate::ops::Device;
+    #[cfg(feature = "std")]
+    pub use crate::nn::Module;
+    pub use crate::ops::{Device, PadMode};
     pub use crate::shape::{
         Axis, Const, ConstShape, Dim, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5, Rank6, Shape,
     };
-    pub use crate::tensor::{IndexOp, Tensor};
+    pub use crate::tensor::{
+        Conv, Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, IndexOp, Pool1d, Pool2d,
+        Pool2dAxes, Pool3d, Pool3dAxes, PoolGeometry, Tensor,
+    };
     pub use half::{bf16, f16};
 }

@@ -64,6 +64,31 @@ pub use pool::{
 };
 pub use state::{Buffer, TrainingFlag};
 
+/// The layers, the traits a model's code names, and the losses' module, for `use typed_tensor::nn::prelude::*;`
+/// beside the crate's prelude.
+///
+/// ```
+/// use typed_tensor::nn::prelude::*;
+/// use typed_tensor::prelude::*;
+/// // A 3x3 convolution with padding 1 keeps 6x6; 2x2 max pooling halves it.
+/// let model = (Conv2d::<f32, 1, 4, 3, 6, 6, Cpu, 1, 1>::new(0), ReLU, MaxPool2d::<2, 2, 0, 3, 3>);
+/// let x = Tensor::<f32, Rank4<2, 1, 6, 6>, Cpu>::zeros();
+/// let y: Tensor<f32, Rank4<2, 4, 3, 3>, Cpu> = model.forward(x);
+/// # assert_eq!(y.dims().to_vec(), [2, 4, 3, 3]);
+/// ```
+pub mod prelude {
+    pub use super::loss;
+    pub use super::{
+        AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, BatchNorm, BatchNorm1d,
+        BatchNorm2d, BatchNorm3d, BatchNormConfig, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
+        ConvTranspose2d, Dropout, Embedding, Flatten, GeLU, GeLUErf, GroupNorm, Hardsigmoid,
+        Hardswish, Hardtanh, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm,
+        LayerNormOver, LeakyReLU, Linear, LogSigmoid, MaxPool, MaxPool2d, Mish, Module, PReLU,
+        Parameters, RMSNorm, ReLU, ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, Upsample, CELU,
+        ELU, SELU,
+    };
+}
+
 /// Writes a layer's [`Module`] impl once for both kinds of value it runs on: put `#[layer]` on an
 /// `impl Module<Value<T, S, D>> for MyLayer` block, and it is compiled twice, with every `Value` read as
 /// [`Tensor`](crate::Tensor) (inference: nothing is recorded) and as [`Traced`](crate::autograd::Traced)
