@@ -40,7 +40,8 @@ gallery! {
     /// Elementwise ops: shapes that broadcast (equal, or one a suffix of the other), in-place ops that keep
     /// the left shape, element types and devices that match.
     elementwise_rules: [
-        add_mismatched_shapes, broadcast_not_a_suffix, broadcast_incompatible, broadcast_to_fewer_axes,
+        add_mismatched_shapes, broadcast_not_a_suffix, broadcast_incompatible, broadcast_of_a_traced_value,
+        broadcast_to_fewer_axes,
         add_assign_mismatched_shapes, add_assign_grows_lhs, where_cond_needs_a_u8_mask, mixing_dtypes,
         scalar_of_another_dtype, exp_on_integers, neg_on_unsigned, mixing_cpu_and_embedded,
     ];

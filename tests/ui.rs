@@ -1,6 +1,8 @@
 //! The compile-fail gallery: every shape rule, shown by a program that must not compile, with the exact error
 //! (`tests/ui/fail/*.stderr`). The passing case makes trybuild run `cargo build`, which is what the rules checked
 //! by `const` assertions need. Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test ui`.
+//! A new case is listed in `src/shape_errors.rs` (the gallery in the API docs, which includes its `.stderr`: create
+//! the file empty first, so the crate builds, then overwrite it).
 
 //!
 //! With the `cuda` feature the gallery checks the CUDA-only cases instead of the device-independent ones, which the

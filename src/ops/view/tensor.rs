@@ -48,13 +48,9 @@ impl<S: HasAxis<Ax>, Ax, const START: usize, const LEN: usize> NarrowFits<S, Ax,
     };
 }
 
-struct BroadcastFits<S, Dst>(PhantomData<(S, Dst)>);
+pub(crate) struct BroadcastFits<S, Dst>(PhantomData<(S, Dst)>);
 impl<S: BroadcastTo<Dst>, Dst: Shape> BroadcastFits<S, Dst> {
-    const OK: () = size_check::broadcast(
-        "broadcast",
-        (S::STATIC_DIMS, S::RANK),
-        (Dst::STATIC_DIMS, Dst::RANK),
-    );
+    pub(crate) const OK: () = size_check::broadcast("broadcast", of::<S>(), of::<Dst>());
 }
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {

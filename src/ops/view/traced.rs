@@ -132,6 +132,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: BroadcastTo<Dst>,
     {
+        let () = crate::ops::view::tensor::BroadcastFits::<S, Dst>::OK;
         self.broadcast_with_shape(Dst::default())
     }
 
