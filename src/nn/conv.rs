@@ -105,6 +105,21 @@ impl<
             bias: Var::create(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
         }
     }
+
+    /// Every parameter zero: the layer to load a checkpoint into (`io::load`), which needs no seed.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Conv2d;
+    /// let conv = Conv2d::<f32, 3, 8, 3, 30, 30, Cpu>::zeros();
+    /// assert!(conv.weight.value().to_vec().iter().all(|&w| w == 0.0));
+    /// ```
+    pub fn zeros() -> Self {
+        ConvNd {
+            weight: Var::create(Tensor::zeros()),
+            bias: Var::create(Tensor::zeros()),
+        }
+    }
 }
 
 /// A tensor uniform in `(-bound, bound)`.

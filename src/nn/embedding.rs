@@ -33,6 +33,13 @@ impl<T: FloatDType, const V: usize, const E: usize, D: Device> Embedding<T, V, E
         }
     }
 
+    /// Every entry zero: the table to load a checkpoint into (`io::load`), which needs no seed.
+    pub fn zeros() -> Self {
+        Embedding {
+            weight: Var::create(Tensor::zeros()),
+        }
+    }
+
     /// The rows named by `ids`, traced (the table's gradient is the scatter-add of the rows' gradients).
     #[track_caller]
     pub fn lookup<I: IndexDType, S: AppendDim>(

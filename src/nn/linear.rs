@@ -37,6 +37,18 @@ impl<T: FloatDType, const I: usize, const O: usize, D: Device> Linear<T, I, O, D
         )
     }
 
+    /// Every parameter zero: the layer to load a checkpoint into (`io::load`), which needs no seed.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Linear;
+    /// let layer = Linear::<f32, 3, 2, Cpu>::zeros();
+    /// assert_eq!(layer.forward(Tensor::<f32, Rank2<1, 3>, Cpu>::ones()).to_array(), [[0., 0.]]);
+    /// ```
+    pub fn zeros() -> Self {
+        Self::from_tensors(Tensor::zeros(), Tensor::zeros())
+    }
+
     /// A layer with the given weight `(O, I)` and bias `(O,)`.
     pub fn from_tensors(weight: Tensor<T, Rank2<O, I>, D>, bias: Tensor<T, Rank1<O>, D>) -> Self {
         Linear {

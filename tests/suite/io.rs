@@ -51,6 +51,24 @@ fn round_trip_through_a_file() {
     assert_eq!(fresh.4.bias.value().to_vec(), model.4.bias.value().to_vec());
 }
 
+/// A model built with `zeros()` (no seed) is all zeros until a checkpoint is loaded into it, and then computes
+/// what the saved model does; the same for an embedding table.
+#[test]
+fn zeros_models_load_checkpoints() {
+    use typed_tensor::nn::{Embedding, Module};
+    let model = cnn(3);
+    let blank: Cnn = (Conv2d::zeros(), ReLU, MaxPool2d, Flatten, Linear::zeros());
+    let x = Tensor::<f32, Rank4<2, 1, 4, 4>, Cpu>::randn(4);
+    assert!(blank.forward(x.clone()).to_vec().iter().all(|&v| v == 0.0));
+    from_bytes(&blank, &to_bytes(&model).unwrap()).unwrap();
+    assert_eq!(blank.forward(x.clone()).to_vec(), model.forward(x).to_vec());
+    let table = Embedding::<f32, 5, 3, Cpu>::new(7);
+    let empty = Embedding::<f32, 5, 3, Cpu>::zeros();
+    assert!(empty.weight.value().to_vec().iter().all(|&v| v == 0.0));
+    from_bytes(&empty, &to_bytes(&table).unwrap()).unwrap();
+    assert_eq!(empty.weight.value().to_vec(), table.weight.value().to_vec());
+}
+
 #[test]
 fn every_float_dtype_round_trips_bit_exactly() {
     let params = (
