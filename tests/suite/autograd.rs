@@ -51,6 +51,7 @@ fn unary_ops<D: AutogradDevice>() {
         ("sqr", |x| x.sqr(), (-2.0, 2.0)),
         ("exp", |x| x.exp(), (-2.0, 2.0)),
         ("ln", |x| x.ln(), (0.2, 3.0)),
+        ("log", |x| x.log(), (0.2, 3.0)),
         ("sqrt", |x| x.sqrt(), (0.2, 3.0)),
         ("recip", |x| x.recip(), (0.5, 3.0)),
         ("sin", |x| x.sin(), (-3.0, 3.0)),
@@ -372,6 +373,13 @@ fn views_and_lanes<D: AutogradDevice>() {
     check("broadcast", &r, || {
         weighted(r.trace().broadcast::<Rank3<2, 3, 4>>())
     });
+    check("expand", &r, || {
+        weighted(r.trace().expand::<Rank3<2, 3, 4>>())
+    });
+    assert_eq!(
+        r.value().expand::<Rank3<2, 3, 4>>().to_vec(),
+        r.value().broadcast::<Rank3<2, 3, 4>>().to_vec()
+    );
     check("softmax", &x, || weighted(x.trace().softmax::<Axis<1>>()));
     check("log_softmax", &x, || {
         weighted(x.trace().log_softmax::<Axis<2>>())

@@ -61,6 +61,7 @@ fn float_unary_cases<T: FloatDType, D: Device>() -> Vec<UnaryCase<T, D>> {
         ("sqr", |t| t.sqr(), |x| x * x, (-4.0, 4.0)),
         ("exp", |t| t.exp(), f64::exp, (-5.0, 5.0)),
         ("ln", |t| t.ln(), f64::ln, (0.05, 20.0)),
+        ("log", |t| t.log(), f64::ln, (0.05, 20.0)),
         ("sqrt", |t| t.sqrt(), f64::sqrt, (0.0, 20.0)),
         ("recip", |t| t.recip(), |x| 1.0 / x, (0.25, 8.0)),
         ("sin", |t| t.sin(), f64::sin, (-6.0, 6.0)),

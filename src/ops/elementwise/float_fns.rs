@@ -105,6 +105,8 @@ float_fns! {
     exp() => ops::Exp, output |g, y| g.zip_same(ops::Mul, y);
     /// Natural logarithm.
     ln() => ops::Ln, input |g, x| g.zip_same(ops::Div, x);
+    /// Natural logarithm under PyTorch's name (`torch.log`): the same op as [`Tensor::ln`].
+    log() => ops::Ln, input |g, x| g.zip_same(ops::Div, x);
     /// Square root.
     sqrt() => ops::Sqrt, output |g, y| g.zip_same(ops::Div, &y.affine(2.0, 0.0));
     /// `1 / x`.

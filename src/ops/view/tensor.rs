@@ -289,6 +289,24 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         or_panic(self.broadcast_checked(Dst::default()))
     }
 
+    /// [`Self::broadcast`] under PyTorch's name (`expand`): new leading axes and size-1 axes stretched to `Dst`,
+    /// a view.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let col = Tensor::<f32, _, Cpu>::from_array([[1.], [2.]]); // (2, 1)
+    /// let m: Tensor<f32, Rank3<3, 2, 4>, Cpu> = col.expand();
+    /// assert_eq!(m.to_array()[2][1], [2.; 4]);
+    /// ```
+    #[track_caller]
+    pub fn expand<Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
+    where
+        S: BroadcastTo<Dst>,
+    {
+        let () = BroadcastFits::<S, Dst>::OK;
+        self.broadcast()
+    }
+
     /// [`Self::broadcast`] to a shape with runtime dims (checked at run time: panics when a dim is neither the
     /// target's nor 1; see [`Self::try_broadcast_with_shape`]).
     #[track_caller]

@@ -136,6 +136,16 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         self.broadcast_with_shape(Dst::default())
     }
 
+    /// [`Self::broadcast`] under PyTorch's name (`expand`); the gradient is summed back.
+    #[track_caller]
+    pub fn expand<Dst: ConstShape>(&self) -> Traced<T, Dst, D>
+    where
+        S: BroadcastTo<Dst>,
+    {
+        let () = crate::ops::view::tensor::BroadcastFits::<S, Dst>::OK;
+        self.broadcast()
+    }
+
     /// [`Self::broadcast`] to a shape with runtime dims (checked at run time: panics when a dim is neither the
     /// target's nor 1, as [`Tensor::broadcast_with_shape`]).
     #[track_caller]
