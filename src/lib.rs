@@ -16,6 +16,9 @@
 //! println!("{c}");
 //! ```
 //!
+//! New here? The [`guide`] goes chapter by chapter: a first model, static and runtime dims, training, saving
+//! and loading, inference without a heap, CUDA.
+//!
 //! The architecture reads top-down: [`shape`] (dims and shape relations), [`dtype`] (element types),
 //! [`tensor`] (the typed API), [`ops`] (the op vocabulary), [`device`] (kernels: CPU, CUDA, embedded), [`layout`]
 //! (shape-erased strides under every view). Every shape rule is shown, with the compiler's error, in the gallery
@@ -57,6 +60,7 @@ pub mod autograd;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod guide;
 pub mod io;
 pub mod layout;
 #[cfg(feature = "std")]
