@@ -78,7 +78,7 @@ gallery! {
     ];
     /// Layers and models: each layer's input shape, the widths of consecutive layers, the layer macros.
     layer_rules: [
-        conv_layer_wrong_output_size, flatten_wrong_width, pool_layer_wrong_window_rank,
+        conv_layer_wrong_output_size, conv_layer_groups_wrong_channels, flatten_wrong_width, pool_layer_wrong_window_rank,
         batch_norm_wrong_channels, batch_norm2d_of_a_matrix, instance_norm1d_of_an_image,
         group_norm_groups_do_not_divide, model_layer_widths_disagree, layer_without_value,
         derive_parameters_misused,

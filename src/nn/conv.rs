@@ -2,9 +2,10 @@
 //! direction are a type parameter: [`Conv1d`], [`Conv2d`], [`Conv3d`], [`ConvTranspose1d`] and
 //! [`ConvTranspose2d`] are its aliases.
 //!
-//! Stable Rust cannot compute an output size like `(H + 2 P - K) / S + 1` in a type, so these layers name their
-//! output size (`OL`, `OH x OW`, `OD x OH x OW`) as const parameters; the input size is inferred from the input
-//! type and checked against them by a `const` assertion when the model is built (`cargo build`).
+//! Stable Rust cannot compute an output size like `(H + 2 P - D (K - 1) - 1) / S + 1` in a type, so these layers
+//! name their output size (`OL`, `OH x OW`, `OD x OH x OW`) as const parameters, and, with groups, the weight's
+//! channels per group; the input size is inferred from the input type and checked against them when the model
+//! is built (`cargo build`), the message naming the number to write.
 
 use super::{layer, Module, Parameters};
 use crate::autograd::Var;
@@ -21,9 +22,10 @@ pub trait ConvOutput: Copy + Default + Send + Sync + 'static {
     const AXES: usize;
     /// Whether the layer is a transposed convolution (its weight is `(C_IN, C_OUT, K, ..)`).
     const TRANSPOSED: bool;
-    /// The weight's shape: `(C_OUT, C_IN, K, ..)` with one `K` per spatial axis, or `(C_IN, C_OUT, K, ..)` for a
-    /// transposed convolution (PyTorch's layouts).
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize>: ConstShape;
+    /// The weight's shape, PyTorch's layouts: `(C_OUT, CG, K, ..)` with one `K` per spatial axis, or
+    /// `(C_IN, CG, K, ..)` for a transposed convolution, where `CG` is the channels per group on the other side
+    /// (`C_IN / GROUPS`, or `C_OUT / GROUPS` when transposed).
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize>: ConstShape;
 }
 
 /// The output sizes `O` of a transposed convolution layer ([`ConvTranspose1d`], [`ConvTranspose2d`]).
@@ -33,39 +35,56 @@ pub struct Transposed<O>(core::marker::PhantomData<O>);
 impl<const OL: usize> ConvOutput for Rank1<OL> {
     const AXES: usize = 1;
     const TRANSPOSED: bool = false;
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank3<C_OUT, C_IN, K>;
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize> =
+        Rank3<C_OUT, CG, K>;
 }
 
 impl<const OH: usize, const OW: usize> ConvOutput for Rank2<OH, OW> {
     const AXES: usize = 2;
     const TRANSPOSED: bool = false;
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank4<C_OUT, C_IN, K, K>;
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize> =
+        Rank4<C_OUT, CG, K, K>;
 }
 
 impl<const OD: usize, const OH: usize, const OW: usize> ConvOutput for Rank3<OD, OH, OW> {
     const AXES: usize = 3;
     const TRANSPOSED: bool = false;
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> =
-        Rank5<C_OUT, C_IN, K, K, K>;
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize> =
+        Rank5<C_OUT, CG, K, K, K>;
 }
 
 impl<const OL: usize> ConvOutput for Transposed<Rank1<OL>> {
     const AXES: usize = 1;
     const TRANSPOSED: bool = true;
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank3<C_IN, C_OUT, K>;
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize> =
+        Rank3<C_IN, CG, K>;
 }
 
 impl<const OH: usize, const OW: usize> ConvOutput for Transposed<Rank2<OH, OW>> {
     const AXES: usize = 2;
     const TRANSPOSED: bool = true;
-    type Weight<const C_IN: usize, const C_OUT: usize, const K: usize> = Rank4<C_IN, C_OUT, K, K>;
+    type Weight<const C_IN: usize, const C_OUT: usize, const CG: usize, const K: usize> =
+        Rank4<C_IN, CG, K, K>;
 }
 
 /// A convolution layer, `C_IN -> C_OUT` channels, a kernel of `K` along every spatial axis, output spatial sizes
-/// `O` (see [`ConvOutput`]), stride `STRIDE` and padding `PADDING` on every axis, with a bias per output channel.
-/// Name it by its aliases, PyTorch's names: [`Conv1d`], [`Conv2d`], [`Conv3d`], [`ConvTranspose1d`],
-/// [`ConvTranspose2d`]. Per-axis geometry, dilation and groups are available through the functional ops
-/// ([`Tensor::conv2d`] and its siblings).
+/// `O` (see [`ConvOutput`]), stride `STRIDE`, padding `PADDING` and dilation `DILATION` on every axis, `GROUPS`
+/// channel groups, with a bias per output channel. Name it by its aliases, PyTorch's names: [`Conv1d`],
+/// [`Conv2d`], [`Conv3d`], [`ConvTranspose1d`], [`ConvTranspose2d`]. With groups, `CG` is the weight's second
+/// dim, the channels per group (`C_IN / GROUPS`; `C_OUT / GROUPS` when transposed): stable Rust cannot divide
+/// in a type, so it is named, and checked when the model is built. Per-axis geometry is available through the
+/// functional ops ([`Tensor::conv2d`] and its siblings).
+///
+/// ```
+/// use typed_tensor::nn::prelude::*;
+/// use typed_tensor::prelude::*;
+/// // MobileNet's depthwise 3x3 (groups = channels, one input channel per group) and a dilated 3x3.
+/// let depthwise = Conv2d::<f32, 8, 8, 3, 16, 16, Cpu, 1, 1, 1, 8, 1>::new(0);
+/// let dilated = Conv2d::<f32, 8, 4, 3, 16, 16, Cpu, 1, 2, 2>::new(1); // padding 2, dilation 2: 16x16 stays
+/// assert_eq!(depthwise.weight.value().dims().to_vec(), [8, 1, 3, 3]); // PyTorch's shape
+/// let x = Tensor::<f32, Rank4<1, 8, 16, 16>, Cpu>::randn(2);
+/// let y: Tensor<f32, Rank4<1, 4, 16, 16>, Cpu> = dilated.forward(depthwise.forward(x));
+/// ```
 #[derive(Parameters)]
 pub struct ConvNd<
     T: FloatDType,
@@ -76,9 +95,12 @@ pub struct ConvNd<
     D: Device,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_IN,
 > {
-    /// `(C_OUT, C_IN, K, ..)`, or `(C_IN, C_OUT, K, ..)` for a transposed convolution.
-    pub weight: Var<T, O::Weight<C_IN, C_OUT, K>, D>,
+    /// `(C_OUT, CG, K, ..)`, or `(C_IN, CG, K, ..)` for a transposed convolution (`CG` the channels per group).
+    pub weight: Var<T, O::Weight<C_IN, C_OUT, CG, K>, D>,
     /// `(C_OUT,)`, added to every position.
     pub bias: Var<T, (Const<C_OUT>,), D>,
 }
@@ -92,14 +114,16 @@ impl<
         D: Device,
         const STRIDE: usize,
         const PADDING: usize,
-    > ConvNd<T, C_IN, C_OUT, K, O, D, STRIDE, PADDING>
+        const DILATION: usize,
+        const GROUPS: usize,
+        const CG: usize,
+    > ConvNd<T, C_IN, C_OUT, K, O, D, STRIDE, PADDING, DILATION, GROUPS, CG>
 {
-    /// Weights and bias uniform in `(-1/sqrt(fan_in), 1/sqrt(fan_in))` (PyTorch's default): `fan_in` is
-    /// `C_IN K^d` for `d` spatial axes, and `C_OUT K^d` for a transposed convolution (the weight's second dim
-    /// times the kernel's size, as PyTorch counts it).
+    /// Weights and bias uniform in `(-1/sqrt(fan_in), 1/sqrt(fan_in))` (PyTorch's default): `fan_in` is the
+    /// weight's second dim times the kernel's size, `CG K^d` for `d` spatial axes (`C_IN K^d` without groups;
+    /// `C_OUT K^d` for a transposed convolution), as PyTorch counts it.
     pub fn new(seed: u64) -> Self {
-        let channels = if O::TRANSPOSED { C_OUT } else { C_IN };
-        let bound = 1.0 / ((channels * K.pow(O::AXES as u32)) as f64).sqrt();
+        let bound = 1.0 / ((CG * K.pow(O::AXES as u32)) as f64).sqrt();
         ConvNd {
             weight: Var::create(uniform(seed, bound)),
             bias: Var::create(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
@@ -128,8 +152,8 @@ fn uniform<T: FloatDType, S: ConstShape, D: Device>(seed: u64, bound: f64) -> Te
 }
 
 /// 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL`, with a bias per output channel
-/// (PyTorch's `Conv1d`; weight `(C_OUT, C_IN, K)`). Dilation and groups are available through the functional
-/// [`Tensor::conv1d`].
+/// (PyTorch's `Conv1d`; weight `(C_OUT, C_IN, K)`, or `(C_OUT, CG, K)` with `GROUPS` groups of `CG` input
+/// channels; see [`ConvNd`]).
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -147,11 +171,15 @@ pub type Conv1d<
     D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> = ConvNd<T, C_IN, C_OUT, K, Rank1<OL>, D, STRIDE, PADDING>;
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_IN,
+> = ConvNd<T, C_IN, C_OUT, K, Rank1<OL>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
 
 /// 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW`, with a bias per output channel
-/// (PyTorch's `Conv2d`; weight `(C_OUT, C_IN, K, K)`). Dilation and groups are available through the functional
-/// [`Tensor::conv2d`].
+/// (PyTorch's `Conv2d(C_IN, C_OUT, K, stride, padding, dilation, groups)`; weight `(C_OUT, C_IN, K, K)`, or
+/// `(C_OUT, CG, K, K)` with `GROUPS` groups of `CG` input channels; see [`ConvNd`]). Per-axis geometry is
+/// available through the functional [`Tensor::conv2d`].
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -170,11 +198,14 @@ pub type Conv2d<
     D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> = ConvNd<T, C_IN, C_OUT, K, Rank2<OH, OW>, D, STRIDE, PADDING>;
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_IN,
+> = ConvNd<T, C_IN, C_OUT, K, Rank2<OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
 
 /// 3-D convolution, `C_IN -> C_OUT` channels, `K x K x K` kernel, output `OD x OH x OW`, with a bias per output
-/// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`). Per-axis geometry, dilation and groups are
-/// available through the functional [`Tensor::conv3d`].
+/// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`, or `(C_OUT, CG, K, K, K)` with groups; see
+/// [`ConvNd`]). Per-axis geometry is available through the functional [`Tensor::conv3d`].
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -195,12 +226,15 @@ pub type Conv3d<
     D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> = ConvNd<T, C_IN, C_OUT, K, Rank3<OD, OH, OW>, D, STRIDE, PADDING>;
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_IN,
+> = ConvNd<T, C_IN, C_OUT, K, Rank3<OD, OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
 
 /// Transposed 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL` (PyTorch's
 /// `ConvTranspose1d`; weight `(C_IN, C_OUT, K)`, output length `(L - 1) STRIDE - 2 PADDING + K`, checked at
-/// build time), with a bias per output channel. Dilation and groups are available through the functional
-/// [`Tensor::conv_transpose1d`].
+/// build time), with a bias per output channel; with `GROUPS` groups the weight is `(C_IN, CG, K)`, `CG` the
+/// output channels per group (see [`ConvNd`]).
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -218,12 +252,15 @@ pub type ConvTranspose1d<
     D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank1<OL>>, D, STRIDE, PADDING>;
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_OUT,
+> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank1<OL>>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
 
 /// Transposed 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW` (PyTorch's
 /// `ConvTranspose2d`; weight `(C_IN, C_OUT, K, K)`, output size `(H - 1) STRIDE - 2 PADDING + K`, checked at
-/// build time), with a bias per output channel. Dilation and groups are available through the functional
-/// [`Tensor::conv_transpose2d`].
+/// build time), with a bias per output channel; with `GROUPS` groups the weight is `(C_IN, CG, K, K)`, `CG` the
+/// output channels per group (see [`ConvNd`]).
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -242,7 +279,10 @@ pub type ConvTranspose2d<
     D,
     const STRIDE: usize = 1,
     const PADDING: usize = 0,
-> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank2<OH, OW>>, D, STRIDE, PADDING>;
+    const DILATION: usize = 1,
+    const GROUPS: usize = 1,
+    const CG: usize = C_OUT,
+> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank2<OH, OW>>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
 
 /// `Module` for one rank and direction of [`ConvNd`]: the functional op `$op` on the input, then the bias,
 /// reshaped to `$bias` (channels, then a 1 per spatial axis), broadcast over the output (for tensors and traced
@@ -259,13 +299,18 @@ macro_rules! conv_module {
                 D: Device,
                 const STRIDE: usize,
                 const PADDING: usize,
+                const DILATION: usize,
+                const GROUPS: usize,
+                const CG: usize,
                 const N: usize,
                 $($consts)*
-            > Module<Value<T, $x, D>> for ConvNd<T, C_IN, C_OUT, K, $out, D, STRIDE, PADDING>
+            > Module<Value<T, $x, D>>
+            for ConvNd<T, C_IN, C_OUT, K, $out, D, STRIDE, PADDING, DILATION, GROUPS, CG>
         {
             type Output = Value<T, $y, D>;
             fn forward(&self, x: Value<T, $x, D>) -> Self::Output {
-                let y: Self::Output = x.$op(&Value::from(&self.weight), Conv::<STRIDE, PADDING, 1, 1>);
+                let conv = Conv::<STRIDE, PADDING, DILATION, GROUPS>;
+                let y: Self::Output = x.$op(&Value::from(&self.weight), conv);
                 y + &Value::from(&self.bias).reshape::<$bias>().broadcast::<$y>()
             }
         }

@@ -69,6 +69,26 @@ fn zeros_models_load_checkpoints() {
     assert_eq!(empty.weight.value().to_vec(), table.weight.value().to_vec());
 }
 
+/// A depthwise layer's weight has PyTorch's shape `(C, 1, K, K)`: it round-trips, and a dense `(C, C, K, K)`
+/// checkpoint is refused, naming the shapes.
+#[test]
+fn grouped_conv_weights_have_pytorchs_shape() {
+    type Depthwise = Conv2d<f32, 4, 4, 3, 8, 8, Cpu, 1, 1, 1, 4, 1>;
+    let trained = Depthwise::new(1);
+    let fresh = Depthwise::zeros();
+    from_bytes(&fresh, &to_bytes(&trained).unwrap()).unwrap();
+    assert_eq!(
+        fresh.weight.value().to_vec(),
+        trained.weight.value().to_vec()
+    );
+    let dense = Conv2d::<f32, 4, 4, 3, 8, 8, Cpu, 1, 1>::new(2);
+    let err = from_bytes(&fresh, &to_bytes(&dense).unwrap()).unwrap_err();
+    assert!(
+        err.to_string().contains("[4, 4, 3, 3]") && err.to_string().contains("[4, 1, 3, 3]"),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_float_dtype_round_trips_bit_exactly() {
     let params = (

@@ -222,6 +222,83 @@ fn conv1d_and_conv_transpose2d_layers<D: AutogradDevice>() {
     assert!(check_gradient(&up1.bias, 1e-5, loss).error < 1e-7);
 }
 
+/// Conv layers with PyTorch's `dilation` and `groups`: each is its functional op with the same geometry plus the
+/// bias, plain and traced; the weight has PyTorch's grouped shape (`CG` channels per group) and fan-in
+/// (`CG K^d`); the parameters get gradients.
+fn grouped_and_dilated_conv_layers<D: AutogradDevice>() {
+    use typed_tensor::nn::{Conv1d, ConvTranspose2d};
+    fn with_bias<const C: usize>(plain: Vec<f64>, bias: Vec<f64>, per_channel: usize) -> Vec<f64> {
+        plain
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v + bias[(k / per_channel) % C])
+            .collect()
+    }
+    // 4 -> 6 channels in 2 groups of 2, 3x3 dilated by 2, padding 2: 7x7 stays.
+    let conv = Conv2d::<f64, 4, 6, 3, 7, 7, D, 1, 2, 2, 2, 2>::new(5);
+    assert_eq!(conv.weight.value().dims().as_slice(), [6, 2, 3, 3]);
+    let bound = 1.0 / 18f64.sqrt();
+    assert!(conv.weight.value().to_vec().iter().all(|w| w.abs() < bound));
+    let x: Tensor<f64, Rank4<2, 4, 7, 7>, D> = random(30);
+    let plain: Tensor<f64, Rank4<2, 6, 7, 7>, D> =
+        x.conv2d(&conv.weight.value(), Conv::<1, 2, 2, 2>);
+    let want = with_bias::<6>(plain.to_vec(), conv.bias.value().to_vec(), 49);
+    assert_within(
+        "grouped dilated conv2d layer",
+        &conv.forward(x.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let traced = conv.forward(Traced::constant(x.clone())).into_value();
+    assert_within(
+        "grouped dilated conv2d layer, traced",
+        &traced.to_vec(),
+        &want,
+        1e-12,
+    );
+    let probe: Tensor<f64, Rank4<2, 6, 7, 7>, D> = random(31);
+    let loss = || (conv.forward(Traced::constant(x.clone())) * &probe).sum_all();
+    assert!(check_gradient(&conv.weight, 1e-5, loss).error < 1e-7);
+    assert!(check_gradient(&conv.bias, 1e-5, loss).error < 1e-7);
+
+    // Depthwise transposed: 4 groups of one channel, weight (C_IN, C_OUT / GROUPS, K, K) = (4, 1, 2, 2), 3x3 -> 6x6.
+    let up = ConvTranspose2d::<f64, 4, 4, 2, 6, 6, D, 2, 0, 1, 4, 1>::new(6);
+    assert_eq!(up.weight.value().dims().as_slice(), [4, 1, 2, 2]);
+    assert!(up.weight.value().to_vec().iter().all(|w| w.abs() < 0.5)); // fan-in 1 · 2 · 2
+    let z: Tensor<f64, Rank4<1, 4, 3, 3>, D> = random(32);
+    let plain: Tensor<f64, Rank4<1, 4, 6, 6>, D> =
+        z.conv_transpose2d(&up.weight.value(), Conv::<2, 0, 1, 4>);
+    let want = with_bias::<4>(plain.to_vec(), up.bias.value().to_vec(), 36);
+    assert_within(
+        "depthwise conv_transpose2d layer",
+        &up.forward(z.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let probe: Tensor<f64, Rank4<1, 4, 6, 6>, D> = random(33);
+    let loss = || (up.forward(Traced::constant(z.clone())) * &probe).sum_all();
+    assert!(check_gradient(&up.weight, 1e-5, loss).error < 1e-7);
+
+    // Dilated 1-D: kernel 3 dilated by 2 and padding 2 keep the length 6.
+    let seq = Conv1d::<f64, 2, 2, 3, 6, D, 1, 2, 2>::new(7);
+    let s: Tensor<f64, Rank3<3, 2, 6>, D> = random(34);
+    let plain: Tensor<f64, Rank3<3, 2, 6>, D> = s.conv1d(&seq.weight.value(), Conv::<1, 2, 2, 1>);
+    let want = with_bias::<2>(plain.to_vec(), seq.bias.value().to_vec(), 6);
+    assert_within(
+        "dilated conv1d layer",
+        &seq.forward(s.clone()).to_vec(),
+        &want,
+        1e-12,
+    );
+    let traced = seq.forward(Traced::constant(s)).into_value();
+    assert_within(
+        "dilated conv1d layer, traced",
+        &traced.to_vec(),
+        &want,
+        1e-12,
+    );
+}
+
 /// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
 /// weights are in PyTorch's bounds; its parameters are named as in PyTorch.
 fn conv3d_layer<D: AutogradDevice>() {
@@ -491,6 +568,7 @@ device_tests! {
     parameter_gradients_match_finite_differences => parameter_gradients_match_finite_differences;
     conv1d_and_conv_transpose2d_layers => conv1d_and_conv_transpose2d_layers;
     conv3d_layer => conv3d_layer;
+    grouped_and_dilated_conv_layers => grouped_and_dilated_conv_layers;
     window_pool_layers => window_pool_layers;
     plain_losses_match_the_traced_ones => plain_losses_match_the_traced_ones;
 }
