@@ -7,11 +7,11 @@
 //! channels per group; the input size is inferred from the input type and checked against them when the model
 //! is built (`cargo build`), the message naming the number to write.
 
-use super::{layer, Module, Parameters};
+use super::{layer, BiasKind, Module, Parameters, WithBias};
 use crate::autograd::Var;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
-use crate::shape::{Const, ConstShape, Rank1, Rank2, Rank3, Rank4, Rank5};
+use crate::shape::{ConstShape, Rank1, Rank2, Rank3, Rank4, Rank5};
 use crate::tensor::{Conv, Tensor};
 
 /// The spatial part of a [`ConvNd`] layer's type: its output's spatial sizes (`Rank1<OL>`, `Rank2<OH, OW>`,
@@ -98,11 +98,13 @@ pub struct ConvNd<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_IN,
+    B: BiasKind = WithBias,
 > {
     /// `(C_OUT, CG, K, ..)`, or `(C_IN, CG, K, ..)` for a transposed convolution (`CG` the channels per group).
     pub weight: Var<T, O::Weight<C_IN, C_OUT, CG, K>, D>,
-    /// `(C_OUT,)`, added to every position.
-    pub bias: Var<T, (Const<C_OUT>,), D>,
+    /// `(C_OUT,)`, added to every position, or `()` without a bias ([`NoBias`](super::NoBias), PyTorch's
+    /// `bias=False`).
+    pub bias: B::Param<T, C_OUT, D>,
 }
 
 impl<
@@ -117,7 +119,8 @@ impl<
         const DILATION: usize,
         const GROUPS: usize,
         const CG: usize,
-    > ConvNd<T, C_IN, C_OUT, K, O, D, STRIDE, PADDING, DILATION, GROUPS, CG>
+        B: BiasKind,
+    > ConvNd<T, C_IN, C_OUT, K, O, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>
 {
     /// Weights and bias uniform in `(-1/sqrt(fan_in), 1/sqrt(fan_in))` (PyTorch's default): `fan_in` is the
     /// weight's second dim times the kernel's size, `CG K^d` for `d` spatial axes (`C_IN K^d` without groups;
@@ -126,7 +129,7 @@ impl<
         let bound = 1.0 / ((CG * K.pow(O::AXES as u32)) as f64).sqrt();
         ConvNd {
             weight: Var::create(uniform(seed, bound)),
-            bias: Var::create(uniform(seed.wrapping_add(0x9e37_79b9), bound)),
+            bias: B::make(|| uniform(seed.wrapping_add(0x9e37_79b9), bound)),
         }
     }
 
@@ -141,7 +144,7 @@ impl<
     pub fn zeros() -> Self {
         ConvNd {
             weight: Var::create(Tensor::zeros()),
-            bias: Var::create(Tensor::zeros()),
+            bias: B::make(Tensor::zeros),
         }
     }
 }
@@ -174,7 +177,8 @@ pub type Conv1d<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_IN,
-> = ConvNd<T, C_IN, C_OUT, K, Rank1<OL>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
+    B = WithBias,
+> = ConvNd<T, C_IN, C_OUT, K, Rank1<OL>, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>;
 
 /// 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW`, with a bias per output channel
 /// (PyTorch's `Conv2d(C_IN, C_OUT, K, stride, padding, dilation, groups)`; weight `(C_OUT, C_IN, K, K)`, or
@@ -201,7 +205,8 @@ pub type Conv2d<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_IN,
-> = ConvNd<T, C_IN, C_OUT, K, Rank2<OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
+    B = WithBias,
+> = ConvNd<T, C_IN, C_OUT, K, Rank2<OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>;
 
 /// 3-D convolution, `C_IN -> C_OUT` channels, `K x K x K` kernel, output `OD x OH x OW`, with a bias per output
 /// channel (PyTorch's `Conv3d`; weight `(C_OUT, C_IN, K, K, K)`, or `(C_OUT, CG, K, K, K)` with groups; see
@@ -229,7 +234,8 @@ pub type Conv3d<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_IN,
-> = ConvNd<T, C_IN, C_OUT, K, Rank3<OD, OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
+    B = WithBias,
+> = ConvNd<T, C_IN, C_OUT, K, Rank3<OD, OH, OW>, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>;
 
 /// Transposed 1-D convolution, `C_IN -> C_OUT` channels, kernel `K`, output length `OL` (PyTorch's
 /// `ConvTranspose1d`; weight `(C_IN, C_OUT, K)`, output length `(L - 1) STRIDE - 2 PADDING + K`, checked at
@@ -255,7 +261,8 @@ pub type ConvTranspose1d<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_OUT,
-> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank1<OL>>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
+    B = WithBias,
+> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank1<OL>>, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>;
 
 /// Transposed 2-D convolution, `C_IN -> C_OUT` channels, `K x K` kernel, output `OH x OW` (PyTorch's
 /// `ConvTranspose2d`; weight `(C_IN, C_OUT, K, K)`, output size `(H - 1) STRIDE - 2 PADDING + K`, checked at
@@ -282,7 +289,21 @@ pub type ConvTranspose2d<
     const DILATION: usize = 1,
     const GROUPS: usize = 1,
     const CG: usize = C_OUT,
-> = ConvNd<T, C_IN, C_OUT, K, Transposed<Rank2<OH, OW>>, D, STRIDE, PADDING, DILATION, GROUPS, CG>;
+    B = WithBias,
+> = ConvNd<
+    T,
+    C_IN,
+    C_OUT,
+    K,
+    Transposed<Rank2<OH, OW>>,
+    D,
+    STRIDE,
+    PADDING,
+    DILATION,
+    GROUPS,
+    CG,
+    B,
+>;
 
 /// `Module` for one rank and direction of [`ConvNd`]: the functional op `$op` on the input, then the bias,
 /// reshaped to `$bias` (channels, then a 1 per spatial axis), broadcast over the output (for tensors and traced
@@ -302,16 +323,20 @@ macro_rules! conv_module {
                 const DILATION: usize,
                 const GROUPS: usize,
                 const CG: usize,
+                B: BiasKind,
                 const N: usize,
                 $($consts)*
             > Module<Value<T, $x, D>>
-            for ConvNd<T, C_IN, C_OUT, K, $out, D, STRIDE, PADDING, DILATION, GROUPS, CG>
+            for ConvNd<T, C_IN, C_OUT, K, $out, D, STRIDE, PADDING, DILATION, GROUPS, CG, B>
         {
             type Output = Value<T, $y, D>;
             fn forward(&self, x: Value<T, $x, D>) -> Self::Output {
                 let conv = Conv::<STRIDE, PADDING, DILATION, GROUPS>;
                 let y: Self::Output = x.$op(&Value::from(&self.weight), conv);
-                y + &Value::from(&self.bias).reshape::<$bias>().broadcast::<$y>()
+                match B::var(&self.bias) {
+                    Some(b) => y + &Value::from(b).reshape::<$bias>().broadcast::<$y>(),
+                    None => y,
+                }
             }
         }
     };

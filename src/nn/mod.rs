@@ -25,6 +25,7 @@
 
 mod activation;
 mod batch_norm;
+mod bias;
 mod conv;
 mod dropout;
 mod embedding;
@@ -44,6 +45,7 @@ pub use activation::{
 pub use batch_norm::{
     BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, BatchNormConfig, RunningStats,
 };
+pub use bias::{BiasKind, NoBias, WithBias};
 pub use conv::{
     Conv1d, Conv2d, Conv3d, ConvNd, ConvOutput, ConvTranspose1d, ConvTranspose2d, Transposed,
 };

@@ -89,6 +89,30 @@ fn grouped_conv_weights_have_pytorchs_shape() {
     );
 }
 
+/// A layer without a bias saves and loads its weight alone, as PyTorch's `bias=False` layers do; a file with a
+/// bias does not load into it, and a file without one does not load into a layer that has one.
+#[test]
+fn layers_without_bias_round_trip() {
+    use typed_tensor::nn::NoBias;
+    let trained = Linear::<f32, 3, 2, Cpu, NoBias>::new(1);
+    let bytes = to_bytes(&trained).unwrap();
+    let fresh = Linear::<f32, 3, 2, Cpu, NoBias>::zeros();
+    from_bytes(&fresh, &bytes).unwrap();
+    assert_eq!(
+        fresh.weight.value().to_vec(),
+        trained.weight.value().to_vec()
+    );
+    let with_bias = Linear::<f32, 3, 2, Cpu>::zeros();
+    let err = from_bytes(&with_bias, &bytes).unwrap_err().to_string();
+    assert!(err.contains("bias"), "{err}");
+    let err = from_bytes(
+        &fresh,
+        &to_bytes(&Linear::<f32, 3, 2, Cpu>::new(2)).unwrap(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("bias"), "{err}");
+}
+
 #[test]
 fn every_float_dtype_round_trips_bit_exactly() {
     let params = (

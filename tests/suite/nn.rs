@@ -299,6 +299,50 @@ fn grouped_and_dilated_conv_layers<D: AutogradDevice>() {
     );
 }
 
+/// Layers without a bias (PyTorch's `bias=False`): the functional op alone, plain and traced, gradients for the
+/// weight, and only `weight` among the parameters.
+fn layers_without_bias<D: AutogradDevice>() {
+    use typed_tensor::nn::{ConvTranspose1d, NoBias};
+    let proj = Linear::<f64, 4, 3, D, NoBias>::new(1);
+    let x: Tensor<f64, Rank2<5, 4>, D> = random(40);
+    let want = x.matmul(&proj.weight.value().t()).to_vec();
+    assert_eq!(proj.forward(x.clone()).to_vec(), want);
+    assert_eq!(
+        proj.forward(Traced::constant(x.clone()))
+            .into_value()
+            .to_vec(),
+        want
+    );
+    let bound = 0.5; // 1 / sqrt(4)
+    assert!(proj.weight.value().to_vec().iter().all(|w| w.abs() < bound));
+    let probe: Tensor<f64, Rank2<5, 3>, D> = random(41);
+    let loss = || (proj.forward(Traced::constant(x.clone())) * &probe).sum_all();
+    assert!(check_gradient(&proj.weight, 1e-5, loss).error < 1e-7);
+
+    let conv = Conv2d::<f64, 2, 3, 3, 4, 4, D, 1, 1, 1, 1, 2, NoBias>::new(2);
+    let img: Tensor<f64, Rank4<1, 2, 4, 4>, D> = random(42);
+    let want: Tensor<f64, Rank4<1, 3, 4, 4>, D> =
+        img.conv2d(&conv.weight.value(), Conv::<1, 1, 1, 1>);
+    let want = want.to_vec();
+    assert_eq!(conv.forward(img.clone()).to_vec(), want);
+    assert_eq!(
+        conv.forward(Traced::constant(img.clone()))
+            .into_value()
+            .to_vec(),
+        want
+    );
+    let up = ConvTranspose1d::<f64, 2, 2, 2, 6, D, 2, 0, 1, 1, 2, NoBias>::zeros();
+    assert!(up
+        .forward(random::<f64, Rank3<1, 2, 3>, D>(43))
+        .to_vec()
+        .iter()
+        .all(|&v| v == 0.0));
+
+    let mut names = Names(Vec::new());
+    (proj, conv, up).visit_params("", &mut names);
+    assert_eq!(names.0, ["0.weight", "1.weight", "2.weight"]);
+}
+
 /// Conv3d is conv3d plus a bias per output channel, plain and traced; its parameters get gradients; the initial
 /// weights are in PyTorch's bounds; its parameters are named as in PyTorch.
 fn conv3d_layer<D: AutogradDevice>() {
@@ -569,6 +613,7 @@ device_tests! {
     conv1d_and_conv_transpose2d_layers => conv1d_and_conv_transpose2d_layers;
     conv3d_layer => conv3d_layer;
     grouped_and_dilated_conv_layers => grouped_and_dilated_conv_layers;
+    layers_without_bias => layers_without_bias;
     window_pool_layers => window_pool_layers;
     plain_losses_match_the_traced_ones => plain_losses_match_the_traced_ones;
 }
