@@ -71,7 +71,7 @@ gallery! {
     matmul_rules: [matmul_inner_dim_mismatch, matmul_batch_mismatch];
     /// Convolution, pooling and resampling: PyTorch's output-size rules, channels and groups, geometries.
     conv_rules: [
-        conv2d_wrong_output_size, conv2d_channel_mismatch, conv_asymmetric_padding_wrong_output,
+        conv2d_wrong_output_size, conv2d_of_a_traced_value, conv2d_channel_mismatch, conv_asymmetric_padding_wrong_output,
         conv1d_geometry_per_axis, conv3d_wrong_output_size, conv3d_asymmetric_padding_wrong_output,
         conv_transpose_output_padding_too_large, unfold_wrong_columns, pixel_shuffle_wrong_channels,
         avg_pool_dilated, pool_ceil_mode_wrong_output, upsample_not_an_integer_scale, interpolate_to_nothing,

@@ -5,14 +5,14 @@
 //! `Embedded`) and no device needs a kernel of its own; the gradients are sums of the conv2d gradients over the
 //! same pairs of slices.
 
-use super::geometry::Conv;
+use super::geometry::{static_dims, Conv};
 use super::tensor::{convolve_views, Direction};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
 use crate::shape::size_check::{self, Window};
-use crate::shape::{Axis, Rank4, Rank5};
+use crate::shape::{Axis, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::{device_ok, Tensor};
 
 /// Hyper-parameters of a 3-D convolution, per spatial axis (depth, height, width), shape-erased for the backward
@@ -68,6 +68,26 @@ impl Conv3dParams {
             ceil: false,
         }
     }
+}
+
+/// The build-time rules of [`Tensor::conv3d`] on an input `X` with a weight `Wt` into output sizes `O`: channels
+/// and groups, each spatial output size. An associated `const`, named by the tensor method and its traced twin,
+/// so a mistake is one error at the user's call.
+pub(crate) struct Conv3dFits<G, X, Wt, O>(core::marker::PhantomData<(G, X, Wt, O)>);
+
+impl<G: Conv3dGeometry, X: Shape, Wt: Shape, O: Shape> Conv3dFits<G, X, Wt, O> {
+    pub(crate) const OK: () = {
+        let (x, w, o) = (static_dims::<X>(), static_dims::<Wt>(), static_dims::<O>());
+        let p = G::PARAMS_3D;
+        size_check::conv_channels("conv3d", false, p.groups, x[1], w[1], w[0]);
+        let names = ["depth", "height", "width"];
+        let mut axis = 0;
+        while axis < 3 {
+            let window = p.window(axis, x[axis + 2], w[axis + 2]);
+            size_check::window_out("conv3d", names[axis], window, o[axis]);
+            axis += 1;
+        }
+    };
 }
 
 /// What [`Tensor::conv3d`] takes as its hyper-parameters: [`Conv`] (the same on every axis) or [`Conv3dAxes`]
@@ -239,13 +259,8 @@ impl<
         weight: &Tensor<T, Rank5<C_OUT, C_IN_G, KD, KH, KW>, D>,
         _params: G,
     ) -> Tensor<T, Rank5<N, C_OUT, OD, OH, OW>, D> {
-        const {
-            let p = G::PARAMS_3D;
-            size_check::conv_channels("conv3d", false, p.groups, C, C_IN_G, C_OUT);
-            size_check::window_out("conv3d", "depth", p.window(0, DP, KD), OD);
-            size_check::window_out("conv3d", "height", p.window(1, H, KH), OH);
-            size_check::window_out("conv3d", "width", p.window(2, W, KW), OW);
-        };
+        #[rustfmt::skip]
+        let () = Conv3dFits::<G, Rank5<N, C, DP, H, W>, Rank5<C_OUT, C_IN_G, KD, KH, KW>, Rank3<OD, OH, OW>>::OK;
         let p = G::PARAMS_3D;
         let (lx, lw) = (self.layout(), weight.layout());
         let slices: [Tensor<T, Rank4<N, C_OUT, OH, OW>, D>; OD] = core::array::from_fn(|od| {
@@ -401,6 +416,8 @@ mod traced {
             weight: &R,
             conv: G,
         ) -> Traced<T, Rank5<N, C_OUT, OD, OH, OW>, D> {
+            #[rustfmt::skip]
+            let () = Conv3dFits::<G, Rank5<N, C, DP, H, W>, Rank5<C_OUT, C_IN_G, KD, KH, KW>, Rank3<OD, OH, OW>>::OK;
             let weight = weight.traced();
             let value = self.value.conv3d(&weight.value, conv);
             let captured = (

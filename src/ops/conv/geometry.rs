@@ -4,6 +4,8 @@
 
 use crate::ops::Conv2dParams;
 use crate::shape::size_check::{self, t, Window};
+use crate::shape::{Shape, MAX_RANK};
+use core::marker::PhantomData;
 
 /// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
 #[derive(Clone, Copy, Debug, Default)]
@@ -284,4 +286,63 @@ pub(super) const fn no_output_padding(op: &str, p: &Conv2dParams) {
             &[t("output_padding applies to transposed convolutions only")],
         );
     }
+}
+
+/// The build-time rules of a 1-D or 2-D convolution (transposed when `TRANSPOSED`) of an input of shape `X` by a
+/// weight of shape `Wt` into an output of shape `Y`, with geometry `G`: channels and groups, each spatial output
+/// size, output padding. An associated `const`, named by the tensor method and by its traced twin alike, so a
+/// mistake is one error and its last note names the user's call whichever they made. Its uses are kept on one
+/// line (`#[rustfmt::skip]`): a failing check's error quotes the use.
+pub(crate) struct ConvFits<G, X, Wt, Y, const TRANSPOSED: bool>(PhantomData<(G, X, Wt, Y)>);
+
+impl<G: ConvGeometry, X: Shape, Wt: Shape, Y: Shape, const TRANSPOSED: bool>
+    ConvFits<G, X, Wt, Y, TRANSPOSED>
+{
+    pub(crate) const OK: () = {
+        let (x, w, y) = (static_dims::<X>(), static_dims::<Wt>(), static_dims::<Y>());
+        let p = G::PARAMS;
+        let one_d = X::RANK == 3;
+        let op = match (one_d, TRANSPOSED) {
+            (false, false) => "conv2d",
+            (false, true) => "conv_transpose2d",
+            (true, false) => "conv1d",
+            (true, true) => "conv_transpose1d",
+        };
+        // Forward weights are (C_OUT, C_IN / G, ..), transposed ones (C_IN, C_OUT / G, ..).
+        size_check::conv_channels(op, TRANSPOSED, p.groups, x[1], w[1], y[1]);
+        // A 1-D convolution is the width part of the 2-D one: its length is axis 2, the geometry's axis 1.
+        let axes: &[(usize, usize, &str)] = if one_d {
+            &[(2, 1, "length")]
+        } else {
+            &[(2, 0, "height"), (3, 1, "width")]
+        };
+        let mut i = 0;
+        while i < axes.len() {
+            let (dim, geometry_axis, name) = axes[i];
+            let window = p.window(geometry_axis, x[dim], w[dim]);
+            if TRANSPOSED {
+                let extra = p.output_padding[geometry_axis];
+                size_check::transposed_out(op, name, window, extra, y[dim]);
+            } else {
+                size_check::window_out(op, name, window, y[dim]);
+            }
+            i += 1;
+        }
+        if !TRANSPOSED {
+            no_output_padding(op, &p);
+        }
+    };
+}
+
+/// The dims of a static shape (every conv operand's), 0 for a runtime dim (none reaches a conv check).
+pub(super) const fn static_dims<S: Shape>() -> [usize; MAX_RANK] {
+    let mut out = [0; MAX_RANK];
+    let mut i = 0;
+    while i < S::RANK {
+        if let Some(d) = S::STATIC_DIMS[i] {
+            out[i] = d;
+        }
+        i += 1;
+    }
+    out
 }

@@ -17,7 +17,7 @@
 //! assert_eq!(s.to_array()[0][0], [4., 24.]);
 //! ```
 
-use super::geometry::{along_length, no_output_padding, Conv1dGeometry, ConvGeometry};
+use super::geometry::{along_length, Conv1dGeometry, ConvFits, ConvGeometry};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
@@ -113,13 +113,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         weight: &Tensor<T, Rank4<C_OUT, C_IN_G, KH, KW>, D>,
         _params: G,
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
-        const {
-            let p = G::PARAMS;
-            size_check::conv_channels("conv2d", false, p.groups, C, C_IN_G, C_OUT);
-            size_check::window_out("conv2d", "height", p.window(0, H, KH), OH);
-            size_check::window_out("conv2d", "width", p.window(1, W, KW), OW);
-            no_output_padding("conv2d", &p);
-        };
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank4<N, C, H, W>, Rank4<C_OUT, C_IN_G, KH, KW>, Rank4<N, C_OUT, OH, OW>, false>::OK;
         convolve("conv2d", self, weight, G::PARAMS, Direction::Forward)
     }
 
@@ -161,13 +156,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         weight: &Tensor<T, Rank4<C, C_OUT_G, KH, KW>, D>,
         _params: G,
     ) -> Tensor<T, Rank4<N, C_OUT, OH, OW>, D> {
-        const {
-            let p = G::PARAMS;
-            size_check::conv_channels("conv_transpose2d", true, p.groups, C, C_OUT_G, C_OUT);
-            let [oph, opw] = p.output_padding;
-            size_check::transposed_out("conv_transpose2d", "height", p.window(0, H, KH), oph, OH);
-            size_check::transposed_out("conv_transpose2d", "width", p.window(1, W, KW), opw, OW);
-        };
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank4<N, C, H, W>, Rank4<C, C_OUT_G, KH, KW>, Rank4<N, C_OUT, OH, OW>, true>::OK;
         convolve(
             "conv_transpose2d",
             self,
@@ -254,12 +244,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         weight: &Tensor<T, Rank3<C_OUT, C_IN_G, K>, D>,
         _params: G,
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
-        const {
-            let p = G::PARAMS;
-            size_check::conv_channels("conv1d", false, p.groups, C, C_IN_G, C_OUT);
-            size_check::window_out("conv1d", "length", p.window(1, L, K), OL);
-            no_output_padding("conv1d", &p);
-        };
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank3<N, C, L>, Rank3<C_OUT, C_IN_G, K>, Rank3<N, C_OUT, OL>, false>::OK;
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
         convolve(
@@ -299,12 +285,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         weight: &Tensor<T, Rank3<C, C_OUT_G, K>, D>,
         _params: G,
     ) -> Tensor<T, Rank3<N, C_OUT, OL>, D> {
-        const {
-            let p = G::PARAMS;
-            size_check::conv_channels("conv_transpose1d", true, p.groups, C, C_OUT_G, C_OUT);
-            let op = p.output_padding[1];
-            size_check::transposed_out("conv_transpose1d", "length", p.window(1, L, K), op, OL);
-        };
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank3<N, C, L>, Rank3<C, C_OUT_G, K>, Rank3<N, C_OUT, OL>, true>::OK;
         let x = self.unsqueeze::<crate::shape::Axis<2>>();
         let w = weight.unsqueeze::<crate::shape::Axis<2>>();
         convolve(

@@ -2,6 +2,7 @@
 //! kernels). The backward rules are `fn`s over padded values, which they view as the runtime NCHW tensors the
 //! gradient kernels take: each is compiled once per element type and device, whatever the layer's sizes.
 
+use super::geometry::ConvFits;
 use super::grad::Dyn4;
 use crate::autograd::{record_with, Gradients, Slot, Traceable, Traced};
 use crate::dtype::FloatDType;
@@ -132,6 +133,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         weight: &R,
         conv: G,
     ) -> Traced<T, Rank4<N, C_OUT, OH, OW>, D> {
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank4<N, C, H, W>, Rank4<C_OUT, C_IN_G, KH, KW>, Rank4<N, C_OUT, OH, OW>, false>::OK;
         let weight = weight.traced();
         let value = self.value.conv2d(&weight.value, conv);
         let p = G::PARAMS;
@@ -156,6 +159,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         weight: &R,
         conv: G,
     ) -> Traced<T, Rank4<N, C_OUT, OH, OW>, D> {
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank4<N, C, H, W>, Rank4<C, C_OUT_G, KH, KW>, Rank4<N, C_OUT, OH, OW>, true>::OK;
         let weight = weight.traced();
         let value = self.value.conv_transpose2d(&weight.value, conv);
         let p = G::PARAMS;
@@ -198,6 +203,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         weight: &R,
         conv: G,
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank3<N, C, L>, Rank3<C_OUT, C_IN_G, K>, Rank3<N, C_OUT, OL>, false>::OK;
         let weight = weight.traced();
         let value = self.value.conv1d(&weight.value, conv);
         let p = super::geometry::along_length(G::PARAMS);
@@ -217,6 +224,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         weight: &R,
         conv: G,
     ) -> Traced<T, Rank3<N, C_OUT, OL>, D> {
+        #[rustfmt::skip]
+        let () = ConvFits::<G, Rank3<N, C, L>, Rank3<C, C_OUT_G, K>, Rank3<N, C_OUT, OL>, true>::OK;
         let weight = weight.traced();
         let value = self.value.conv_transpose1d(&weight.value, conv);
         let p = super::geometry::along_length(G::PARAMS);
