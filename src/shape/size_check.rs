@@ -47,16 +47,23 @@ pub struct Window {
 }
 
 impl Window {
-    /// A window with the same padding on both sides, no dilation, rounded down.
-    pub const fn new(size: usize, kernel: usize, stride: usize, padding: usize) -> Self {
+    /// One axis of a geometry: its `[before, after]` padding, dilation and rounding.
+    pub const fn along(
+        size: usize,
+        kernel: usize,
+        stride: usize,
+        [before, after]: [usize; 2],
+        dilation: usize,
+        ceil: bool,
+    ) -> Self {
         Window {
             size,
             kernel,
             stride,
-            before: padding,
-            after: padding,
-            dilation: 1,
-            ceil: false,
+            before,
+            after,
+            dilation,
+            ceil,
         }
     }
 

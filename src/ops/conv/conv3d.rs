@@ -58,15 +58,15 @@ impl Conv3dParams {
     /// Axis `axis` (0: depth, 1: height, 2: width) of these windows over an input of `size` with a kernel of
     /// `kernel`, for the build-time checks.
     const fn window(&self, axis: usize, size: usize, kernel: usize) -> Window {
-        Window {
+        let padding = [self.padding[axis], self.padding_end[axis]];
+        Window::along(
             size,
             kernel,
-            stride: self.stride[axis],
-            before: self.padding[axis],
-            after: self.padding_end[axis],
-            dilation: self.dilation[axis],
-            ceil: false,
-        }
+            self.stride[axis],
+            padding,
+            self.dilation[axis],
+            false,
+        )
     }
 }
 

@@ -255,11 +255,8 @@ pub const fn conv_transpose_out_size(
     padding: usize,
     dilation: usize,
 ) -> usize {
-    let window = Window {
-        dilation,
-        ..Window::new(size, kernel, stride, padding)
-    };
-    match window.transposed_out() {
+    match Window::along(size, kernel, stride, [padding, padding], dilation, false).transposed_out()
+    {
         Some(out) => out,
         None => panic!("conv_transpose_out_size: the output would be empty"),
     }

@@ -129,15 +129,15 @@ impl Conv2dParams {
     /// Spatial `axis` (0: height, 1: width) of these windows over an input of `size` with a kernel of
     /// `kernel`, for the build-time checks.
     pub(crate) const fn window(&self, axis: usize, size: usize, kernel: usize) -> Window {
-        Window {
+        let padding = [self.padding[axis], self.padding_end[axis]];
+        Window::along(
             size,
             kernel,
-            stride: self.stride[axis],
-            before: self.padding[axis],
-            after: self.padding_end[axis],
-            dilation: self.dilation[axis],
-            ceil: false,
-        }
+            self.stride[axis],
+            padding,
+            self.dilation[axis],
+            false,
+        )
     }
 
     /// Whether each axis is padded alike on both sides.

@@ -102,29 +102,28 @@ impl<const A: usize> PoolParams<A> {
         dilation: usize,
         ceil_mode: bool,
     ) -> Option<usize> {
-        Window {
+        Window::along(
             size,
             kernel,
             stride,
-            before: padding,
-            after: padding,
+            [padding, padding],
             dilation,
-            ceil: ceil_mode,
-        }
+            ceil_mode,
+        )
         .out()
     }
 
     /// Axis `axis` of this window over an input of `size`.
     const fn axis_window(&self, axis: usize, size: usize) -> Window {
-        Window {
+        let (kernel, stride, padding) = (self.kernel[axis], self.stride[axis], self.padding[axis]);
+        Window::along(
             size,
-            kernel: self.kernel[axis],
-            stride: self.stride[axis],
-            before: self.padding[axis],
-            after: self.padding[axis],
-            dilation: self.dilation[axis],
-            ceil: self.ceil_mode,
-        }
+            kernel,
+            stride,
+            [padding, padding],
+            self.dilation[axis],
+            self.ceil_mode,
+        )
     }
 
     /// The build-time rules of a pooling call named `op` (its `const` block): every window well formed with
