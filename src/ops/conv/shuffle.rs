@@ -82,6 +82,15 @@ impl<T: WithDType, const N: usize, const C: usize, const H: usize, const W: usiz
     /// let back: Tensor<f32, Rank4<1, 4, 1, 1>, Cpu> = y.pixel_unshuffle::<2, _, _, _>();
     /// assert_eq!(back.to_vec(), x.to_vec());
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x: Tensor<f32, Rank4<1, 6, 2, 2>, Cpu> = Tensor::zeros();
+    /// // 6 channels cannot make 2x2 blocks (R² = 4).
+    /// let y: Tensor<f32, Rank4<1, 1, 4, 4>, Cpu> = x.pixel_shuffle::<2, _, _, _>();
+    /// ```
     pub fn pixel_shuffle<const R: usize, const CO: usize, const OH: usize, const OW: usize>(
         &self,
     ) -> Tensor<T, Rank4<N, CO, OH, OW>, D> {

@@ -70,6 +70,15 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     /// assert_eq!(cols.to_array()[0][0], [[0., 1.], [3., 4.]]); // tap (0, 0) of each 2x2 window
     /// assert_eq!(cols.to_array()[0][3], [[4., 5.], [7., 8.]]); // tap (1, 1)
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::conv_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x: Tensor<f32, Rank4<1, 2, 3, 3>, Cpu> = Tensor::arange();
+    /// // 2 channels of 2x2 patches are 2·2·2 = 8 columns, not 4.
+    /// let cols: Tensor<f32, Rank4<1, 4, 2, 2>, Cpu> = x.unfold::<2, 2, _, _, _, _>(Conv::<1, 0, 1, 1>);
+    /// ```
     pub fn unfold<
         const KH: usize,
         const KW: usize,

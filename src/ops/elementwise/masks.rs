@@ -116,6 +116,14 @@ impl<I: IndexDType, S: AppendDim, D: Device> Tensor<I, S, D> {
     /// let targets: Tensor<f32, Rank2<2, 3>, Cpu> = labels.one_hot::<3, f32>();
     /// assert_eq!(targets.to_array(), [[0., 0., 1.], [1., 0., 0.]]);
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::indexing_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let labels = Tensor::<u32, _, Cpu>::from_array([2, 0]);
+    /// let none: Tensor<f32, Rank2<2, 0>, Cpu> = labels.one_hot::<0, f32>(); // no class to be one of
+    /// ```
     #[track_caller]
     pub fn one_hot<const C: usize, U: WithDType>(&self) -> Tensor<U, S::Output<Const<C>>, D> {
         let () = SomeClasses::<C>::OK;

@@ -104,6 +104,22 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// [`Self::try_index_select`], panicking with the error's message on a bad index.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    /// let picked = x.index_select::<Axis<1>, u32, _>(&Tensor::from_array([2, 0, 2]));
+    /// assert_eq!(picked.to_array(), [[3., 1., 3.], [6., 4., 6.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::indexing_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank2<2, 3>, Cpu>::zeros();
+    /// let idx = Tensor::<f32, _, Cpu>::from_array([2., 0.]);
+    /// let picked = x.index_select::<Axis<1>, f32, _>(&idx); // indices are integers (IndexDType)
+    /// ```
     #[track_caller]
     pub fn index_select<Ax, I: IndexDType, N: Dim>(
         &self,
@@ -155,6 +171,22 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// [`Self::try_gather`], panicking with the error's message on a bad index.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    /// let idx = Tensor::<u32, _, Cpu>::from_array([[2], [0]]);
+    /// assert_eq!(x.gather::<Axis<1>, u32, _>(&idx).to_array(), [[3.], [4.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::indexing_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank2<2, 3>, Cpu>::zeros();
+    /// let idx = Tensor::<u32, Rank2<3, 1>, Cpu>::zeros();
+    /// let g = x.gather::<Axis<1>, u32, _>(&idx); // off the axis the shapes must agree: 3 rows, not 2
+    /// ```
     #[track_caller]
     pub fn gather<Ax, I: IndexDType, S2: Shape>(
         &self,

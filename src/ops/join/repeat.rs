@@ -304,6 +304,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let r: Tensor<i64, Rank2<2, 6>, Cpu> = x.repeat_interleave::<Axis<1>, _>();
     /// assert_eq!(r.to_array(), [[1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4]]);
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::join_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<i64, Rank2<2, 2>, Cpu>::zeros();
+    /// // Off the repeated axis the shape stays: 2 rows, not 3.
+    /// let r: Tensor<i64, Rank2<3, 6>, Cpu> = x.repeat_interleave::<Axis<1>, _>();
+    /// ```
     #[track_caller]
     pub fn repeat_interleave<Ax, Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
     where

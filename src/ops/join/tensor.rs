@@ -388,6 +388,20 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// `BEFORE` zeros, the tensor, `AFTER` zeros along `Ax`; `OUT` is the padded size (a `const` assertion for a
     /// static axis; a runtime-sized one panics, see [`Self::try_pad`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([1., 2.]);
+    /// assert_eq!(x.pad::<Axis<0>, 1, 2, 5>().to_array(), [0., 1., 2., 0., 0.]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::join_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank1<2>, Cpu>::zeros();
+    /// let p = x.pad::<Axis<0>, 1, 2, 6>(); // 1 + 2 + 2 = 5, not 6
+    /// ```
     #[track_caller]
     pub fn pad<Ax, const BEFORE: usize, const AFTER: usize, const OUT: usize>(
         &self,

@@ -46,6 +46,20 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// Running sums along `Ax` (PyTorch's `cumsum`): element `i` is the sum of elements `0..=i` of its lane,
     /// accumulated in order in [`WithDType::Acc`] (f32 for f16/bf16, wrapping for integers, which keep their
     /// type: `u8` sums wrap at 256).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    /// assert_eq!(x.cumsum::<Axis<1>>().to_array(), [[1., 3., 6.], [4., 9., 15.]]);
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::reduction_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank2<2, 3>, Cpu>::zeros();
+    /// let c = x.cumsum::<Axis<2>>(); // a rank-2 shape has no Axis<2>
+    /// ```
     pub fn cumsum<Ax>(&self) -> Self
     where
         S: HasAxis<Ax>,

@@ -128,6 +128,15 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let back: Tensor<f32, Rank4<2, 3, 4, 5>, Cpu> = z.unflatten::<Axis<1>, _>();
     /// assert_eq!((y.to_vec(), back.to_vec()), (x.to_vec(), x.to_vec()));
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let x: Tensor<f32, Rank4<2, 3, 4, 5>, Cpu> = Tensor::zeros();
+    /// // Axes 1..=2 merge into 3·4 = 12, not 15.
+    /// let y: Tensor<f32, Rank3<2, 15, 5>, Cpu> = x.flatten::<Axis<1>, Axis<2>, _>();
+    /// ```
     #[track_caller]
     pub fn flatten<Start, End, Dst: ConstShape>(&self) -> Tensor<T, Dst, D>
     where

@@ -186,6 +186,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let a: Tensor<f32, Rank3<2, 3, 4>, Cpu> = Tensor::zeros();
     /// let b: Tensor<f32, Rank3<4, 3, 2>, Cpu> = a.transpose::<Axis<0>, Axis<2>>();
     /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank2<2, 3>, Cpu> = Tensor::zeros();
+    /// let b = a.transpose::<Axis<0>, Axis<2>>(); // a rank-2 shape has no Axis<2>
+    /// ```
     pub fn transpose<I, J>(&self) -> Tensor<T, <S as SwapAxes<I, J>>::Output, D>
     where
         S: SwapAxes<I, J>,
@@ -202,6 +210,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// use typed_tensor::prelude::*;
     /// let a: Tensor<f32, Rank3<2, 3, 4>, Cpu> = Tensor::zeros();
     /// let b: Tensor<f32, Rank3<4, 2, 3>, Cpu> = a.permute::<(Axis<2>, Axis<0>, Axis<1>)>();
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank3<2, 3, 4>, Cpu> = Tensor::zeros();
+    /// let b = a.permute::<(Axis<0>, Axis<0>, Axis<1>)>(); // axis 0 twice, axis 2 never
     /// ```
     pub fn permute<Axes>(&self) -> Tensor<T, <S as PermuteTo<Axes>>::Output, D>
     where
@@ -395,6 +411,14 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let a: Tensor<f32, Rank1<3>, Cpu> = Tensor::zeros();
     /// let b: Tensor<f32, Rank2<1, 3>, Cpu> = a.unsqueeze::<Axis<0>>();
     /// let c: Tensor<f32, Rank2<3, 1>, Cpu> = a.unsqueeze::<Axis<1>>();
+    /// ```
+    ///
+    /// A shape mistake does not compile (more in [`crate::shape_errors::view_rules`]):
+    ///
+    /// ```compile_fail,E0277
+    /// use typed_tensor::prelude::*;
+    /// let a: Tensor<f32, Rank1<3>, Cpu> = Tensor::zeros();
+    /// let b = a.unsqueeze::<Axis<2>>(); // a new axis goes at 0 or 1 of a rank-1 shape
     /// ```
     pub fn unsqueeze<Ax>(&self) -> Tensor<T, <S as InsertAxis<Ax>>::Output<Const<1>>, D>
     where
