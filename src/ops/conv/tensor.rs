@@ -73,6 +73,36 @@ pub(super) fn convolve_views<T: FloatDType, D: Device, SO: ConstShape>(
     }
 }
 
+/// The build-time rule of `upsample_nearest2d` from `(H, W)` to `(OH, OW)`: one integer factor on both axes. An
+/// associated `const`, named by the tensor method and its traced twin, so a mistake is one error at the user's
+/// call.
+pub(super) struct UpsampleFits<const H: usize, const W: usize, const OH: usize, const OW: usize>;
+
+impl<const H: usize, const W: usize, const OH: usize, const OW: usize> UpsampleFits<H, W, OH, OW> {
+    pub(super) const OK: () =
+        if !(H > 0 && W > 0 && OH % H == 0 && OW % W == 0 && OH / H == OW / W && OH >= H) {
+            let (oh, ow, h, w) = (n(OH), n(OW), n(H), n(W));
+            let why = [
+                t("the output ("),
+                oh,
+                t(", "),
+                ow,
+                t(") must be the input ("),
+                h,
+                t(", "),
+                w,
+            ];
+            let example = [
+                t(") scaled by one integer factor, as ("),
+                n(2 * H),
+                t(", "),
+                n(2 * W),
+                t(")"),
+            ];
+            size_check::concat_panic(&[&[t("upsample_nearest2d: ")], &why, &example]);
+        };
+}
+
 impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usize, D: Device>
     Tensor<T, Rank4<N, C, H, W>, D>
 {
@@ -172,28 +202,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
         &self,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        const {
-            if !(H > 0 && W > 0 && OH % H == 0 && OW % W == 0 && OH / H == OW / W && OH >= H) {
-                size_check::fail(
-                    "upsample_nearest2d",
-                    &[
-                        t("the output ("),
-                        n(OH),
-                        t(", "),
-                        n(OW),
-                        t(") must be the input ("),
-                        n(H),
-                        t(", "),
-                        n(W),
-                        t(") scaled by one integer factor, as ("),
-                        n(2 * H),
-                        t(", "),
-                        n(2 * W),
-                        t(")"),
-                    ],
-                );
-            }
-        };
+        let () = UpsampleFits::<H, W, OH, OW>::OK;
         let f = OH / H;
         let parts = self.view_parts();
         let s = parts.as_ref();

@@ -176,6 +176,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
     pub fn upsample_nearest2d<const OH: usize, const OW: usize>(
         &self,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+        let () = super::tensor::UpsampleFits::<H, W, OH, OW>::OK;
         let captured = (self.slot(), (N, C, H, W), OH / H);
         record_with(
             self.value.upsample_nearest2d::<OH, OW>(),

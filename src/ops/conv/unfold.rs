@@ -8,7 +8,7 @@
 //! pixel alone, as in PyTorch's `col2im` (the one-hot depthwise convolutions these replace multiplied it by the
 //! other taps' zeros). Each is the other's gradient.
 
-use super::geometry::ConvGeometry;
+use super::geometry::{static_dims, ConvGeometry};
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
@@ -90,7 +90,8 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _geometry: G,
     ) -> Tensor<T, Rank4<N, CK, OH, OW>, D> {
-        const { check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS) };
+        #[rustfmt::skip]
+        let () = UnfoldFits::<G, Rank4<N, C, H, W>, Rank4<N, CK, OH, OW>, KH, KW, false>::OK;
         self.unfold_into(Default::default(), [KH, KW], G::PARAMS)
     }
 }
@@ -126,58 +127,50 @@ impl<
         &self,
         _geometry: G,
     ) -> Tensor<T, Rank4<N, C, H, W>, D> {
-        const {
-            check_unfold::<C, H, W, KH, KW, CK, OH, OW>(G::PARAMS);
-            check_fold::<H, W, KH, KW, OH, OW>(G::PARAMS);
-        };
+        #[rustfmt::skip]
+        let () = UnfoldFits::<G, Rank4<N, C, H, W>, Rank4<N, CK, OH, OW>, KH, KW, true>::OK;
         self.fold_into(Default::default(), [KH, KW], G::PARAMS)
     }
 }
 
-/// The build-time rules of unfold: groups 1, `CK = C KH KW`, and `(OH, OW)` the window arithmetic's.
-const fn check_unfold<
-    const C: usize,
-    const H: usize,
-    const W: usize,
-    const KH: usize,
-    const KW: usize,
-    const CK: usize,
-    const OH: usize,
-    const OW: usize,
->(
-    p: Conv2dParams,
-) {
-    if p.groups != 1 {
-        size_check::fail(
-            "unfold/fold",
-            &[t("the geometry's groups must be 1, not "), n(p.groups)],
-        );
-    }
-    size_check::output_is(
-        "unfold/fold",
-        "the columns' channels",
-        &[t("C·KH·KW = "), n(C), t("·"), n(KH), t("·"), n(KW)],
-        C * KH * KW,
-        CK,
-    );
-    size_check::window_out("unfold/fold", "grid height", p.window(0, H, KH), OH);
-    size_check::window_out("unfold/fold", "grid width", p.window(1, W, KW), OW);
-}
+/// The build-time rules of unfold between an image of shape `Img` `(N, C, H, W)` and columns of shape `Cols`
+/// `(N, CK, OH, OW)` for `KH x KW` windows placed by `G`: groups 1, `CK = C KH KW`, `(OH, OW)` the window
+/// arithmetic's, and for `fold` (`FOLD`) the image exactly what the windows cover (no rows or columns left over
+/// by the stride). An associated `const` named by the tensor methods and their traced twins alike, so a mistake
+/// is one error at the user's call; its uses are one line each (`#[rustfmt::skip]`).
+pub(super) struct UnfoldFits<G, Img, Cols, const KH: usize, const KW: usize, const FOLD: bool>(
+    core::marker::PhantomData<(G, Img, Cols)>,
+);
 
-/// fold's extra rule: the image is exactly what the windows cover (no rows or columns left over by the stride).
-const fn check_fold<
-    const H: usize,
-    const W: usize,
-    const KH: usize,
-    const KW: usize,
-    const OH: usize,
-    const OW: usize,
->(
-    p: Conv2dParams,
-) {
-    // The image the windows cover is the transposed window over the grid.
-    size_check::transposed_out("fold", "image height", p.window(0, OH, KH), 0, H);
-    size_check::transposed_out("fold", "image width", p.window(1, OW, KW), 0, W);
+impl<
+        G: ConvGeometry,
+        Img: Shape,
+        Cols: Shape,
+        const KH: usize,
+        const KW: usize,
+        const FOLD: bool,
+    > UnfoldFits<G, Img, Cols, KH, KW, FOLD>
+{
+    pub(super) const OK: () = {
+        let p = G::PARAMS;
+        let ([_, c, h, w, ..], [_, ck, oh, ow, ..]) = (static_dims::<Img>(), static_dims::<Cols>());
+        if p.groups != 1 {
+            size_check::fail(
+                "unfold/fold",
+                &[t("the geometry's groups must be 1, not "), n(p.groups)],
+            );
+        }
+        let rule = [t("C·KH·KW = "), n(c), t("·"), n(KH), t("·"), n(KW)];
+        let (what, expected) = ("the columns' channels", c * KH * KW);
+        size_check::output_is("unfold/fold", what, &rule, expected, ck);
+        size_check::window_out("unfold/fold", "grid height", p.window(0, h, KH), oh);
+        size_check::window_out("unfold/fold", "grid width", p.window(1, w, KW), ow);
+        if FOLD {
+            // The image the windows cover is the transposed window over the grid.
+            size_check::transposed_out("fold", "image height", p.window(0, oh, KH), 0, h);
+            size_check::transposed_out("fold", "image width", p.window(1, ow, KW), 0, w);
+        }
+    };
 }
 
 #[cfg(feature = "std")]
@@ -236,6 +229,8 @@ mod traced {
             &self,
             geometry: G,
         ) -> Traced<T, Rank4<N, CK, OH, OW>, D> {
+            #[rustfmt::skip]
+            let () = UnfoldFits::<G, Rank4<N, C, H, W>, Rank4<N, CK, OH, OW>, KH, KW, false>::OK;
             let value = self.value().unfold::<KH, KW, CK, OH, OW, G>(geometry);
             let captured = (self.slot(), [KH, KW], G::PARAMS, [H, W]);
             record_with(value, &[&self.node], captured, unfold_rule::<T, D>)
@@ -263,6 +258,8 @@ mod traced {
             &self,
             geometry: G,
         ) -> Traced<T, Rank4<N, C, H, W>, D> {
+            #[rustfmt::skip]
+            let () = UnfoldFits::<G, Rank4<N, C, H, W>, Rank4<N, CK, OH, OW>, KH, KW, true>::OK;
             let value = self.value().fold::<KH, KW, C, H, W, G>(geometry);
             let captured = (self.slot(), [KH, KW], G::PARAMS, [OH, OW]);
             record_with(value, &[&self.node], captured, fold_rule::<T, D>)
