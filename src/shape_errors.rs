@@ -74,7 +74,7 @@ gallery! {
         conv2d_wrong_output_size, conv2d_of_a_traced_value, conv2d_channel_mismatch, conv_asymmetric_padding_wrong_output,
         conv1d_geometry_per_axis, conv3d_wrong_output_size, conv3d_asymmetric_padding_wrong_output,
         conv_transpose_output_padding_too_large, unfold_wrong_columns, pixel_shuffle_wrong_channels,
-        avg_pool_dilated, pool_ceil_mode_wrong_output, upsample_not_an_integer_scale, interpolate_to_nothing,
+        avg_pool_dilated, avg_pool_of_a_traced_value, pool_ceil_mode_wrong_output, upsample_not_an_integer_scale, interpolate_to_nothing,
     ];
     /// Layers and models: each layer's input shape, the widths of consecutive layers, the layer macros.
     layer_rules: [

@@ -5,19 +5,44 @@ use super::{AvgPoolGeometry, Pool, PoolGeometry, PoolParams};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Device;
-use crate::shape::{Dims, Rank3, Rank4, Rank5, Shape};
+use crate::shape::{Dims, Rank1, Rank2, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
+use core::marker::PhantomData;
 
-/// The `const` checks of a pooling call: a well-formed window and output sizes
-/// that match the window arithmetic; `$op` names the call in the messages.
-macro_rules! check_pool {
-    ($op:literal, $p:expr, $input:expr, $out:expr) => {
-        const { $p.check($op, $input, $out) }
+/// The build-time rules of a pooling over `A` axes (max when `MAX`) of an input whose pooled dims are `In` into
+/// `Out` with window `G` (see [`PoolParams::check`]). An associated `const` named by the tensor methods and
+/// their traced twins alike, so a mistake is one error at the user's call.
+pub(super) struct PoolFits<G, In, Out, const A: usize, const MAX: bool>(PhantomData<(G, In, Out)>);
+
+impl<G: PoolGeometry<A>, In: Shape, Out: Shape, const A: usize, const MAX: bool>
+    PoolFits<G, In, Out, A, MAX>
+{
+    pub(super) const OK: () = {
+        let op = match (MAX, A) {
+            (true, 1) => "max_pool1d",
+            (true, 2) => "max_pool2d",
+            (true, _) => "max_pool3d",
+            (false, 1) => "avg_pool1d",
+            (false, 2) => "avg_pool2d",
+            (false, _) => "avg_pool3d",
+        };
+        G::PARAMS.check(op, sizes::<In, A>(), sizes::<Out, A>())
     };
 }
-#[cfg(feature = "std")] // the traced forms check their windows too
-pub(super) use check_pool;
+
+/// The first `A` static dims of `S` (a pooling's input or output sizes).
+const fn sizes<S: Shape, const A: usize>() -> [usize; A] {
+    let mut out = [0; A];
+    let mut i = 0;
+    while i < A {
+        if let Some(d) = S::STATIC_DIMS[i] {
+            out[i] = d;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// The 2-D pooling kernel over `view` (a rank-4 reading of `x`'s buffer) into a fresh tensor of the output type.
 pub(super) fn pool_view<T: FloatDType, D: Device, S: Shape, SO: crate::shape::ConstShape>(
@@ -125,7 +150,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _window: G,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("max_pool2d", G::PARAMS, [H, W], [OH, OW]);
+        let () = PoolFits::<G, Rank2<H, W>, Rank2<OH, OW>, 2, true>::OK;
         pool_view(self, &self.layout(), Pool::Max, G::PARAMS)
     }
 
@@ -153,7 +178,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _window: G,
     ) -> Tensor<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("avg_pool2d", G::PARAMS, [H, W], [OH, OW]);
+        let () = PoolFits::<G, Rank2<H, W>, Rank2<OH, OW>, 2, false>::OK;
         pool_view(self, &self.layout(), Pool::Avg, G::PARAMS)
     }
 
@@ -176,7 +201,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         Tensor<T, Rank4<N, C, OH, OW>, D>,
         Tensor<u32, Rank4<N, C, OH, OW>, D>,
     ) {
-        check_pool!("max_pool2d_with_indices", G::PARAMS, [H, W], [OH, OW]);
+        let () = PoolFits::<G, Rank2<H, W>, Rank2<OH, OW>, 2, true>::OK;
         max_with_indices_view(self, &self.layout(), G::PARAMS)
     }
 
@@ -207,7 +232,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         _window: G,
     ) -> Tensor<T, Rank3<N, C, OL>, D> {
-        check_pool!("max_pool1d", G::PARAMS, [L], [OL]);
+        let () = PoolFits::<G, Rank1<L>, Rank1<OL>, 1, true>::OK;
         pool_view(
             self,
             &ncl_as_nchw(&self.layout()),
@@ -221,7 +246,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         _window: G,
     ) -> Tensor<T, Rank3<N, C, OL>, D> {
-        check_pool!("avg_pool1d", G::PARAMS, [L], [OL]);
+        let () = PoolFits::<G, Rank1<L>, Rank1<OL>, 1, false>::OK;
         pool_view(
             self,
             &ncl_as_nchw(&self.layout()),
@@ -239,7 +264,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         Tensor<T, Rank3<N, C, OL>, D>,
         Tensor<u32, Rank3<N, C, OL>, D>,
     ) {
-        check_pool!("max_pool1d_with_indices", G::PARAMS, [L], [OL]);
+        let () = PoolFits::<G, Rank1<L>, Rank1<OL>, 1, true>::OK;
         max_with_indices_view(self, &ncl_as_nchw(&self.layout()), G::PARAMS.as_2d())
     }
 }
@@ -268,7 +293,7 @@ impl<
         &self,
         _window: G,
     ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("max_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        let () = PoolFits::<G, Rank3<DP, H, W>, Rank3<OD, OH, OW>, 3, true>::OK;
         self.pool3d_passes::<OD, OH, OW>(Pool::Max, G::PARAMS).1
     }
 
@@ -278,7 +303,7 @@ impl<
         &self,
         _window: G,
     ) -> Tensor<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("avg_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        let () = PoolFits::<G, Rank3<DP, H, W>, Rank3<OD, OH, OW>, 3, false>::OK;
         self.pool3d_passes::<OD, OH, OW>(Pool::Avg, G::PARAMS).1
     }
 
@@ -306,12 +331,7 @@ impl<
         Tensor<T, Rank5<N, C, OD, OH, OW>, D>,
         Tensor<u32, Rank5<N, C, OD, OH, OW>, D>,
     ) {
-        check_pool!(
-            "max_pool3d_with_indices",
-            G::PARAMS,
-            [DP, H, W],
-            [OD, OH, OW]
-        );
+        let () = PoolFits::<G, Rank3<DP, H, W>, Rank3<OD, OH, OW>, 3, true>::OK;
         // The two passes, each with its indices: the plane pass gives `row * W + column` within each depth
         // slice, the depth pass `depth * OH OW + position` within the (D, OH OW) columns. The first max in
         // (depth, row, column) order is the first slice holding the window's max, then its first position there.

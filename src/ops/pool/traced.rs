@@ -2,7 +2,7 @@
 //! its first maximum, whose index the forward pass kept, through the device's `max_pool2d_backward`; average:
 //! each output's gradient divided by its divisor, spread over its window).
 
-use super::tensor::{check_pool, dense4, max_with_indices_view, ncl_as_nchw};
+use super::tensor::{dense4, max_with_indices_view, ncl_as_nchw, PoolFits};
 use super::{AvgPoolGeometry, Pool, PoolGeometry, PoolParams};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::dtype::FloatDType;
@@ -10,7 +10,7 @@ use crate::layout::Layout;
 use crate::ops::conv::grad::Dyn4;
 use crate::ops::Device;
 use crate::shape::ConstShape;
-use crate::shape::{Rank3, Rank4, Rank5, Shape};
+use crate::shape::{Rank1, Rank2, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{padded_shape, Grad, Padded};
 
@@ -134,7 +134,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         _window: G,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
-        check_pool!("max_pool2d", G::PARAMS, [H, W], [OH, OW]);
+        let () = PoolFits::<G, Rank2<H, W>, Rank2<OH, OW>, 2, true>::OK;
         traced_max_pool(self, G::PARAMS)
     }
 
@@ -143,6 +143,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const H: usize, const W: usi
         &self,
         window: G,
     ) -> Traced<T, Rank4<N, C, OH, OW>, D> {
+        let () = PoolFits::<G, Rank2<H, W>, Rank2<OH, OW>, 2, false>::OK;
         let y = self.value.avg_pool2d(window);
         record_avg(self, y, &self.value.layout(), Images::Planes, G::PARAMS)
     }
@@ -166,7 +167,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         _window: G,
     ) -> Traced<T, Rank3<N, C, OL>, D> {
-        check_pool!("max_pool1d", G::PARAMS, [L], [OL]);
+        let () = PoolFits::<G, Rank1<L>, Rank1<OL>, 1, true>::OK;
         traced_max_pool(self, G::PARAMS.as_2d())
     }
 
@@ -175,6 +176,7 @@ impl<T: FloatDType, const N: usize, const C: usize, const L: usize, D: Device>
         &self,
         window: G,
     ) -> Traced<T, Rank3<N, C, OL>, D> {
+        let () = PoolFits::<G, Rank1<L>, Rank1<OL>, 1, false>::OK;
         let y = self.value.avg_pool1d(window);
         let view = ncl_as_nchw(&self.value.layout());
         record_avg(self, y, &view, Images::Rows, G::PARAMS.as_2d())
@@ -197,7 +199,7 @@ impl<
         &self,
         _window: G,
     ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("max_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        let () = PoolFits::<G, Rank3<DP, H, W>, Rank3<OD, OH, OW>, 3, true>::OK;
         self.pool3d(Pool::Max, G::PARAMS)
     }
 
@@ -207,7 +209,7 @@ impl<
         &self,
         _window: G,
     ) -> Traced<T, Rank5<N, C, OD, OH, OW>, D> {
-        check_pool!("avg_pool3d", G::PARAMS, [DP, H, W], [OD, OH, OW]);
+        let () = PoolFits::<G, Rank3<DP, H, W>, Rank3<OD, OH, OW>, 3, false>::OK;
         self.pool3d(Pool::Avg, G::PARAMS)
     }
 
