@@ -139,7 +139,13 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!(p.mse(&Tensor::from_array([0.0, 4.0])).to_array(), [1.0, 4.0]);
     /// ```
     pub fn mse(&self, target: &Self) -> Self {
-        self.zip_same(ops::Sub, target).sqr()
+        self.mse_parts(target).0
+    }
+
+    /// The squared error and the difference `self - target`, what the traced form's rule keeps.
+    fn mse_parts(&self, target: &Self) -> (Self, Self) {
+        let diff = self.zip_same(ops::Sub, target);
+        (diff.sqr(), diff)
     }
 
     /// Binary cross entropy of logits against targets in [0, 1], per element, for evaluation (the value of
@@ -165,10 +171,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// tensor of the same shape. [`Tensor::mse`] gives the value without a graph.
     pub fn mse<R: Traceable<Elem = T, Shape = S, Device = D>>(&self, target: &R) -> Self {
         let target = target.traced();
-        let diff = self.value.zip_same(ops::Sub, &target.value);
+        let (value, diff) = self.value.mse_parts(&target.value);
         let captured = ([self.slot(), target.slot()], diff.padded());
         record_with(
-            diff.sqr(),
+            value,
             &[&self.node, &target.node],
             captured,
             mse_rule::<T, D>,
