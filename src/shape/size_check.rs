@@ -15,13 +15,26 @@ pub const fn of<S: super::Shape>() -> StaticShape {
     (S::STATIC_DIMS, S::RANK)
 }
 
-/// An integer in a message.
-const fn num(value: usize) -> PanicVal<'static> {
+/// `S`'s dims as sizes, 0 for a runtime dim (the size rules that read them skip or never see one).
+pub const fn static_dims<S: super::Shape>() -> [usize; MAX_RANK] {
+    let mut out = [0; MAX_RANK];
+    let mut i = 0;
+    while i < S::RANK {
+        if let Some(d) = S::STATIC_DIMS[i] {
+            out[i] = d;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// An integer in a message (here and for the callers of [`output_is`], [`fail`] and [`concat_panic`]).
+pub const fn n(value: usize) -> PanicVal<'static> {
     PanicVal::from_usize(value, FmtArg::DISPLAY)
 }
 
 /// Text in a message.
-const fn txt(text: &str) -> PanicVal<'_> {
+pub const fn t(text: &str) -> PanicVal<'_> {
     PanicVal::write_str(text)
 }
 
@@ -114,9 +127,9 @@ impl Window {
     /// The padding as it reads in a formula: `2·P` or `B + A`, behind a sign.
     const fn padding_terms(&self, sign: &'static str) -> [PanicVal<'static>; 4] {
         if self.before == self.after {
-            [txt(sign), txt("2·"), num(self.before), txt("")]
+            [t(sign), t("2·"), n(self.before), t("")]
         } else {
-            [txt(sign), num(self.before), txt(sign), num(self.after)]
+            [t(sign), n(self.before), t(sign), n(self.after)]
         }
     }
 
@@ -124,15 +137,15 @@ impl Window {
     const fn check_well_formed(&self, op: &str, axis: &str) {
         if self.kernel == 0 || self.stride == 0 || self.dilation == 0 {
             let message: &[&[PanicVal<'_>]] = &[&[
-                txt(op),
-                txt(": the "),
-                txt(axis),
-                txt(" window needs a kernel, stride and dilation of at least 1; it has kernel "),
-                num(self.kernel),
-                txt(", stride "),
-                num(self.stride),
-                txt(", dilation "),
-                num(self.dilation),
+                t(op),
+                t(": the "),
+                t(axis),
+                t(" window needs a kernel, stride and dilation of at least 1; it has kernel "),
+                n(self.kernel),
+                t(", stride "),
+                n(self.stride),
+                t(", dilation "),
+                n(self.dilation),
             ]];
             concat_panic(message);
         }
@@ -145,14 +158,14 @@ pub const fn window_out(op: &str, axis: &str, w: Window, out: usize) {
     let padded = w.size + w.before + w.after;
     if padded < w.span() {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the kernel spans "),
-            num(w.span()),
-            txt(" along the "),
-            txt(axis),
-            txt(", more than the padded input's "),
-            num(padded),
-            txt("; no window fits"),
+            t(op),
+            t(": the kernel spans "),
+            n(w.span()),
+            t(" along the "),
+            t(axis),
+            t(", more than the padded input's "),
+            n(padded),
+            t("; no window fits"),
         ]];
         concat_panic(message);
     }
@@ -161,14 +174,14 @@ pub const fn window_out(op: &str, axis: &str, w: Window, out: usize) {
         return;
     }
     let reach = if w.dilation == 1 {
-        [txt(" − "), num(w.kernel), txt(""), txt(""), txt("")]
+        [t(" − "), n(w.kernel), t(""), t(""), t("")]
     } else {
         [
-            txt(" − "),
-            num(w.dilation),
-            txt("·("),
-            num(w.kernel),
-            txt(" − 1) − 1"),
+            t(" − "),
+            n(w.dilation),
+            t("·("),
+            n(w.kernel),
+            t(" − 1) − 1"),
         ]
     };
     let rounded = (padded - w.span()).div_ceil(w.stride) + 1;
@@ -181,17 +194,12 @@ pub const fn window_out(op: &str, axis: &str, w: Window, out: usize) {
         ),
     };
     let message: &[&[PanicVal<'_>]] = &[
-        &[txt(op), txt(": output "), txt(axis), txt(" "), txt(open)],
-        &[num(w.size)],
+        &[t(op), t(": output "), t(axis), t(" "), t(open)],
+        &[n(w.size)],
         &w.padding_terms(" + "),
         &reach,
-        &[txt(") / "), num(w.stride), txt(close)],
-        &[
-            txt(" = "),
-            num(got),
-            txt(", but the output type says "),
-            num(out),
-        ],
+        &[t(") / "), n(w.stride), t(close)],
+        &[t(" = "), n(got), t(", but the output type says "), n(out)],
     ];
     concat_panic(message);
 }
@@ -202,31 +210,31 @@ pub const fn transposed_out(op: &str, axis: &str, w: Window, output_padding: usi
     w.check_well_formed(op, axis);
     if output_padding >= w.stride && output_padding >= w.dilation {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the output padding along the "),
-            txt(axis),
-            txt(" ("),
-            num(output_padding),
-            txt(") must be smaller than the stride ("),
-            num(w.stride),
-            txt(") or the dilation ("),
-            num(w.dilation),
-            txt(")"),
+            t(op),
+            t(": the output padding along the "),
+            t(axis),
+            t(" ("),
+            n(output_padding),
+            t(") must be smaller than the stride ("),
+            n(w.stride),
+            t(") or the dilation ("),
+            n(w.dilation),
+            t(")"),
         ]];
         concat_panic(message);
     }
     let Some(got) = w.transposed_out() else {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the output "),
-            txt(axis),
-            txt(" would be empty: the input's "),
-            num(w.size),
-            txt(" with a kernel spanning "),
-            num(w.span()),
-            txt(" is trimmed by "),
-            num(w.before + w.after),
-            txt(" of padding"),
+            t(op),
+            t(": the output "),
+            t(axis),
+            t(" would be empty: the input's "),
+            n(w.size),
+            t(" with a kernel spanning "),
+            n(w.span()),
+            t(" is trimmed by "),
+            n(w.before + w.after),
+            t(" of padding"),
         ]];
         concat_panic(message);
     };
@@ -235,33 +243,28 @@ pub const fn transposed_out(op: &str, axis: &str, w: Window, output_padding: usi
         return;
     }
     let reach = if w.dilation == 1 {
-        [txt(" + "), num(w.kernel), txt(""), txt(""), txt("")]
+        [t(" + "), n(w.kernel), t(""), t(""), t("")]
     } else {
         [
-            txt(" + "),
-            num(w.dilation),
-            txt("·("),
-            num(w.kernel),
-            txt(" − 1) + 1"),
+            t(" + "),
+            n(w.dilation),
+            t("·("),
+            n(w.kernel),
+            t(" − 1) + 1"),
         ]
     };
     let extra = if output_padding > 0 {
-        [txt(" + "), num(output_padding)]
+        [t(" + "), n(output_padding)]
     } else {
-        [txt(""), txt("")]
+        [t(""), t("")]
     };
     let message: &[&[PanicVal<'_>]] = &[
-        &[txt(op), txt(": output "), txt(axis), txt(" (")],
-        &[num(w.size), txt(" − 1)·"), num(w.stride)],
+        &[t(op), t(": output "), t(axis), t(" (")],
+        &[n(w.size), t(" − 1)·"), n(w.stride)],
         &w.padding_terms(" − "),
         &reach,
         &extra,
-        &[
-            txt(" = "),
-            num(got),
-            txt(", but the output type says "),
-            num(out),
-        ],
+        &[t(" = "), n(got), t(", but the output type says "), n(out)],
     ];
     concat_panic(message);
 }
@@ -278,54 +281,54 @@ pub const fn conv_channels(
     c_out: usize,
 ) {
     if groups == 0 {
-        let message: &[&[PanicVal<'_>]] = &[&[txt(op), txt(": GROUPS must be at least 1")]];
+        let message: &[&[PanicVal<'_>]] = &[&[t(op), t(": GROUPS must be at least 1")]];
         concat_panic(message);
     }
     if !transposed && c_in != weight_channels * groups {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the input has "),
-            num(c_in),
-            txt(" channels, but the weight's second dim "),
-            num(weight_channels),
-            txt(" · GROUPS "),
-            num(groups),
-            txt(" = "),
-            num(weight_channels * groups),
+            t(op),
+            t(": the input has "),
+            n(c_in),
+            t(" channels, but the weight's second dim "),
+            n(weight_channels),
+            t(" · GROUPS "),
+            n(groups),
+            t(" = "),
+            n(weight_channels * groups),
         ]];
         concat_panic(message);
     }
     if !transposed && c_out % groups != 0 {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the weight's "),
-            num(c_out),
-            txt(" output channels are not a multiple of GROUPS = "),
-            num(groups),
+            t(op),
+            t(": the weight's "),
+            n(c_out),
+            t(" output channels are not a multiple of GROUPS = "),
+            n(groups),
         ]];
         concat_panic(message);
     }
     if transposed && c_in % groups != 0 {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": the input's "),
-            num(c_in),
-            txt(" channels are not a multiple of GROUPS = "),
-            num(groups),
+            t(op),
+            t(": the input's "),
+            n(c_in),
+            t(" channels are not a multiple of GROUPS = "),
+            n(groups),
         ]];
         concat_panic(message);
     }
     if transposed && c_out != weight_channels * groups {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": output channels "),
-            num(weight_channels),
-            txt(" per group (the weight's second dim) · "),
-            num(groups),
-            txt(" groups = "),
-            num(weight_channels * groups),
-            txt(", but the output type says "),
-            num(c_out),
+            t(op),
+            t(": output channels "),
+            n(weight_channels),
+            t(" per group (the weight's second dim) · "),
+            n(groups),
+            t(" groups = "),
+            n(weight_channels * groups),
+            t(", but the output type says "),
+            n(c_out),
         ]];
         concat_panic(message);
     }
@@ -336,19 +339,19 @@ pub const fn shape(
     dims: [Option<usize>; MAX_RANK],
     rank: usize,
 ) -> [PanicVal<'static>; 2 * MAX_RANK + 1] {
-    let mut out = [txt(""); 2 * MAX_RANK + 1];
-    out[0] = txt("[");
+    let mut out = [t(""); 2 * MAX_RANK + 1];
+    out[0] = t("[");
     let mut i = 0;
     while i < rank {
         out[2 * i + 1] = match dims[i] {
-            Some(d) => num(d),
-            None => txt("usize"),
+            Some(d) => n(d),
+            None => t("usize"),
         };
-        out[2 * i + 2] = txt(if i + 1 < rank { ", " } else { "]" });
+        out[2 * i + 2] = t(if i + 1 < rank { ", " } else { "]" });
         i += 1;
     }
     if rank == 0 {
-        out[1] = txt("]");
+        out[1] = t("]");
     }
     out
 }
@@ -359,11 +362,11 @@ pub const fn same_numel(op: &str, (from, from_rank): StaticShape, (to, to_rank):
     if !numel_static_eq(a, b) {
         let (Some(a), Some(b)) = (a, b) else { return };
         let message: &[&[PanicVal<'_>]] = &[
-            &[txt(op), txt(": the input ")],
+            &[t(op), t(": the input ")],
             &shape(from, from_rank),
-            &[txt(" has "), num(a), txt(" elements, the target ")],
+            &[t(" has "), n(a), t(" elements, the target ")],
             &shape(to, to_rank),
-            &[txt(" has "), num(b)],
+            &[t(" has "), n(b)],
         ];
         concat_panic(message);
     }
@@ -374,9 +377,9 @@ pub const fn same_numel(op: &str, (from, from_rank): StaticShape, (to, to_rank):
 pub const fn broadcast(op: &str, (src, src_rank): StaticShape, (dst, dst_rank): StaticShape) {
     if src_rank > dst_rank {
         let message: &[&[PanicVal<'_>]] = &[
-            &[txt(op), txt(": the input ")],
+            &[t(op), t(": the input ")],
             &shape(src, src_rank),
-            &[txt(" has more axes than the target ")],
+            &[t(" has more axes than the target ")],
             &shape(dst, dst_rank),
         ];
         concat_panic(message);
@@ -389,18 +392,18 @@ pub const fn broadcast(op: &str, (src, src_rank): StaticShape, (dst, dst_rank): 
             && s != 1
         {
             let message: &[&[PanicVal<'_>]] = &[
-                &[txt(op), txt(": the input ")],
+                &[t(op), t(": the input ")],
                 &shape(src, src_rank),
-                &[txt(" does not broadcast to ")],
+                &[t(" does not broadcast to ")],
                 &shape(dst, dst_rank),
                 &[
-                    txt(": its axis "),
-                    num(a),
-                    txt(" has "),
-                    num(s),
-                    txt(", which must be the target's "),
-                    num(d),
-                    txt(" or 1"),
+                    t(": its axis "),
+                    n(a),
+                    t(" has "),
+                    n(s),
+                    t(", which must be the target's "),
+                    n(d),
+                    t(" or 1"),
                 ],
             ];
             concat_panic(message);
@@ -422,8 +425,8 @@ pub const fn permutation(op: &str, perm: [usize; MAX_RANK], rank: usize) {
     }
     let message: &[&[PanicVal<'_>]] = &[
         &[
-            txt(op),
-            txt(": every axis must appear exactly once; the axes given are "),
+            t(op),
+            t(": every axis must appear exactly once; the axes given are "),
         ],
         &shape(dims, rank),
     ];
@@ -434,15 +437,15 @@ pub const fn permutation(op: &str, perm: [usize; MAX_RANK], rank: usize) {
 pub const fn nonzero_sizes(op: &str, [h, w]: [usize; 2], [oh, ow]: [usize; 2]) {
     if h == 0 || w == 0 || oh == 0 || ow == 0 {
         let message: &[&[PanicVal<'_>]] = &[&[
-            txt(op),
-            txt(": every size must be at least 1; the input is "),
-            num(h),
-            txt("×"),
-            num(w),
-            txt(" and the output "),
-            num(oh),
-            txt("×"),
-            num(ow),
+            t(op),
+            t(": every size must be at least 1; the input is "),
+            n(h),
+            t("×"),
+            n(w),
+            t(" and the output "),
+            n(oh),
+            t("×"),
+            n(ow),
         ]];
         concat_panic(message);
     }
@@ -453,31 +456,21 @@ pub const fn nonzero_sizes(op: &str, [h, w]: [usize; 2], [oh, ow]: [usize; 2]) {
 pub const fn output_is(op: &str, what: &str, rule: &[PanicVal<'_>], expected: usize, found: usize) {
     if expected != found {
         let message: &[&[PanicVal<'_>]] = &[
-            &[txt(op), txt(": "), txt(what), txt(" ")],
+            &[t(op), t(": "), t(what), t(" ")],
             rule,
             &[
-                txt(" = "),
-                num(expected),
-                txt(", but the output type says "),
-                num(found),
+                t(" = "),
+                n(expected),
+                t(", but the output type says "),
+                n(found),
             ],
         ];
         concat_panic(message);
     }
 }
 
-/// A message's pieces, for the callers of [`output_is`] and [`fail`].
-pub const fn n(value: usize) -> PanicVal<'static> {
-    num(value)
-}
-
-/// A message's text, for the callers of [`output_is`] and [`fail`].
-pub const fn t(text: &str) -> PanicVal<'_> {
-    txt(text)
-}
-
 /// Panics with `op: ` and the pieces.
 pub const fn fail(op: &str, parts: &[PanicVal<'_>]) -> ! {
-    let message: &[&[PanicVal<'_>]] = &[&[txt(op), txt(": ")], parts];
+    let message: &[&[PanicVal<'_>]] = &[&[t(op), t(": ")], parts];
     concat_panic(message)
 }

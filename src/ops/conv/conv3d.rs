@@ -5,13 +5,13 @@
 //! `Embedded`) and no device needs a kernel of its own; the gradients are sums of the conv2d gradients over the
 //! same pairs of slices.
 
-use super::geometry::{static_dims, Conv};
+use super::geometry::Conv;
 use super::tensor::{convolve_views, Direction};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
-use crate::shape::size_check::{self, Window};
+use crate::shape::size_check::{self, static_dims, Window};
 use crate::shape::{Axis, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::{device_ok, Tensor};
 

@@ -3,8 +3,8 @@
 //! convolution's output padding), and the output-size arithmetic the `const` assertions check.
 
 use crate::ops::Conv2dParams;
-use crate::shape::size_check::{self, t, Window};
-use crate::shape::{Shape, MAX_RANK};
+use crate::shape::size_check::{self, static_dims, t, Window};
+use crate::shape::Shape;
 use core::marker::PhantomData;
 
 /// Convolution hyper-parameters: stride, zero padding on both sides, dilation, channel groups.
@@ -329,17 +329,4 @@ impl<G: ConvGeometry, X: Shape, Wt: Shape, Y: Shape, const TRANSPOSED: bool>
             no_output_padding(op, &p);
         }
     };
-}
-
-/// The dims of a static shape (every conv operand's), 0 for a runtime dim (none reaches a conv check).
-pub(super) const fn static_dims<S: Shape>() -> [usize; MAX_RANK] {
-    let mut out = [0; MAX_RANK];
-    let mut i = 0;
-    while i < S::RANK {
-        if let Some(d) = S::STATIC_DIMS[i] {
-            out[i] = d;
-        }
-        i += 1;
-    }
-    out
 }

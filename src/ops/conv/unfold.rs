@@ -8,11 +8,11 @@
 //! pixel alone, as in PyTorch's `col2im` (the one-hot depthwise convolutions these replace multiplied it by the
 //! other taps' zeros). Each is the other's gradient.
 
-use super::geometry::{static_dims, ConvGeometry};
+use super::geometry::ConvGeometry;
 use crate::dtype::FloatDType;
 use crate::ops::Conv2dParams;
 use crate::ops::Device;
-use crate::shape::size_check::{self, n, t};
+use crate::shape::size_check::{self, n, static_dims, t};
 use crate::shape::{Rank4, Shape};
 use crate::tensor::{call, written, Tensor};
 

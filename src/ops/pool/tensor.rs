@@ -5,6 +5,7 @@ use super::{AvgPoolGeometry, Pool, PoolGeometry, PoolParams};
 use crate::dtype::FloatDType;
 use crate::layout::Layout;
 use crate::ops::Device;
+use crate::shape::size_check::static_dims;
 use crate::shape::{Dims, Rank1, Rank2, Rank3, Rank4, Rank5, Shape};
 use crate::tensor::Tensor;
 use crate::tensor::{call, written};
@@ -33,12 +34,9 @@ impl<G: PoolGeometry<A>, In: Shape, Out: Shape, const A: usize, const MAX: bool>
 
 /// The first `A` static dims of `S` (a pooling's input or output sizes).
 const fn sizes<S: Shape, const A: usize>() -> [usize; A] {
-    let mut out = [0; A];
-    let mut i = 0;
+    let (all, mut out, mut i) = (static_dims::<S>(), [0; A], 0);
     while i < A {
-        if let Some(d) = S::STATIC_DIMS[i] {
-            out[i] = d;
-        }
+        out[i] = all[i];
         i += 1;
     }
     out
