@@ -1,20 +1,20 @@
 //! Batch normalisation (PyTorch's `BatchNorm1d`/`BatchNorm2d`): per-channel statistics over the batch and every
 //! axis after the channel one, with running estimates for evaluation.
 //!
-//! The layer is composed from existing ops, so its gradient comes from theirs: the statistics are reductions
-//! over every axis but the channel one, and the output is `x * scale + shift` with `scale = weight /
+//! The normalisation is the functional `batch_norm` (`functional.rs`: `x * scale + shift` with `scale = weight /
 //! sqrt(var + eps)` and `shift = bias - mean * scale` per channel, read through a view that repeats each
-//! channel's value over the other axes (stride 0), so the passes over the data walk it in its own order.
+//! channel's value over the other axes, so the passes over the data walk it in its own order). This file holds
+//! the layer (parameters, running statistics, the choice of statistics by mode) and, for traced values with the
+//! batch's statistics, the one recorded op with its fused backward rule.
 
+use super::functional::PerChannel as PerChannelOf;
 use super::norm_kind::{AnyRank, Spatial, TakesInput};
 use super::{join_name, layer, Buffer, Module, ParamVisitor, Parameters, TrainingFlag};
 use crate::autograd::{record_with, Gradients, Slot, Traced, Var};
 use crate::dtype::FloatDType;
 use crate::ops;
 use crate::ops::Device;
-use crate::shape::{
-    Axis, BroadcastShapes, BroadcastTo, Const, ConstShape, Dim, Dims, ReduceShape, MAX_RANK,
-};
+use crate::shape::{ChannelsFirst, Const, Dim, Dims, MAX_RANK};
 use crate::tensor::{or_panic, padded_axes, padded_shape, Grad, Padded, Tensor};
 use core::marker::PhantomData;
 
@@ -184,106 +184,101 @@ impl<T: FloatDType, const C: usize, D: Device, K> BatchNorm<T, C, D, K> {
         stats.var.update_in_place(|r| blend(r, unbiased));
     }
 
-    /// The per-channel `(scale, shift)` for a normalisation with `mean` and `var`.
-    fn scale_shift<M>(&self, mean: M, var: M) -> (M, M)
-    where
-        M: Affine<T, C, D>,
-    {
-        self.scale_shift_rstd(mean, self.rstd(var))
-    }
-
-    /// `1 / sqrt(var + eps)`.
-    fn rstd<M: Affine<T, C, D>>(&self, var: M) -> M {
-        var.add_scalar(T::from_f64(self.config.eps)).rsqrt()
-    }
-
-    /// The per-channel `(scale, shift)` for a normalisation with `mean` and `rstd = 1 / sqrt(var + eps)`:
-    /// `scale = weight rstd`, `shift = bias - mean scale`.
-    fn scale_shift_rstd<M>(&self, mean: M, rstd: M) -> (M, M)
-    where
-        M: Affine<T, C, D>,
-    {
-        let scale = match &self.weight {
-            Some(w) => rstd.times_param(w),
-            None => rstd,
-        };
-        let centred = mean.times(&scale).negated();
-        let shift = match &self.bias {
-            Some(b) => centred.plus_param(b),
-            None => centred,
-        };
-        (scale, shift)
-    }
-
-    /// Normalises a traced input with channels on axis 1; `Ax` are the other axes, `Col` is `(C, 1, ..)` (the
-    /// per-channel values shaped to broadcast along axis 1). With batch statistics the whole layer is one
-    /// recorded op with a fused backward rule ([`batch_norm_rule`]); with running statistics it is a per-channel
-    /// affine map, composed.
+    /// Normalises a traced input: in training the batch's statistics (one recorded op with a fused backward
+    /// rule, [`with_batch_stats`]), which also move the running ones; in evaluation the running statistics.
     #[track_caller]
-    fn forward_traced<S, Ax, Col>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
+    fn forward_traced<S>(&self, x: Traced<T, S, D>) -> Traced<T, S, D>
     where
-        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
-        Col: ConstShape + BroadcastTo<S>,
+        S: ChannelsFirst<Channels = Const<C>>,
     {
         let training = self.training.get();
-        let shape = x.shape();
-        if let Some((mean, var)) = self.running_for(training) {
-            let (scale, shift) =
-                self.scale_shift(Traced::constant_of(mean), Traced::constant_of(var));
-            let spread =
-                |v: Traced<T, (Const<C>,), D>| v.reshape::<Col>().broadcast_with_shape(shape);
-            return &(&x * &spread(scale)) + &spread(shift);
-        }
-        let n = values_per_channel::<C>(x.value().numel(), training);
-        let (mean, var) = (x.value().mean::<Ax>(), x.value().var_population::<Ax>());
-        if training {
-            self.track(&mean, &var, n);
-        }
-        let rstd = self.rstd(var);
-        let (scale, shift) = self.scale_shift_rstd(mean.clone(), rstd.clone());
-        // The rule's parents: the parameters, or constants standing in for absent ones.
-        let param = |p: &Option<Var<T, (Const<C>,), D>>, default: fn() -> PerChannel<T, C, D>| {
-            p.as_ref()
-                .map_or_else(|| Traced::constant_of(default()), |p| p.trace())
-        };
         let (weight, bias) = (
-            param(&self.weight, Tensor::ones),
-            param(&self.bias, Tensor::zeros),
+            self.weight.as_ref().map(Var::trace),
+            self.bias.as_ref().map(Var::trace),
         );
-        let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(shape);
-        let y = &(x.value() * &spread(scale)) + &spread(shift);
-        let reduced = padded_axes(&<S as ReduceShape<Ax>>::REDUCED, S::RANK);
-        let saved = (
-            x.value().padded(),
-            [mean.padded(), rstd.padded(), weight.value().padded()],
-        );
-        let captured = ([x.slot(), weight.slot(), bias.slot()], saved, reduced, n);
-        record_with(
-            y,
-            &[&x.node, &weight.node, &bias.node],
-            captured,
-            batch_norm_rule::<T, D>,
-        )
+        let eps = self.config.eps;
+        if let Some((mean, var)) = self.running_for(training) {
+            return x.batch_norm(Some((&mean, &var)), weight.as_ref(), bias.as_ref(), eps);
+        }
+        let needed = if training { 2 } else { 1 };
+        let (y, mean, var) =
+            with_batch_stats("BatchNorm", &x, weight.as_ref(), bias.as_ref(), eps, needed);
+        if training {
+            self.track(&mean, &var, x.value().numel() / C);
+        }
+        y
     }
 
-    /// Normalises a plain input (inference) with channels on axis 1 (as [`Self::forward_traced`]).
+    /// Normalises a plain input (inference): the running statistics, or the batch's without them.
     #[track_caller]
-    fn forward_tensor<S, Ax, Col>(&self, x: Tensor<T, S, D>) -> Tensor<T, S, D>
+    fn forward_tensor<S>(&self, x: Tensor<T, S, D>) -> Tensor<T, S, D>
     where
-        S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
-        Col: ConstShape + BroadcastTo<S>,
+        S: ChannelsFirst<Channels = Const<C>>,
     {
-        let (mean, var) = match self.running_for(false) {
-            Some(stats) => stats,
-            None => {
-                values_per_channel::<C>(x.numel(), false);
-                (x.mean::<Ax>(), x.var_population::<Ax>())
-            }
-        };
-        let (scale, shift) = self.scale_shift(mean, var);
-        let spread = |v: PerChannel<T, C, D>| v.reshape::<Col>().broadcast_with_shape(x.shape());
-        &(&x * &spread(scale)) + &spread(shift)
+        let (weight, bias) = (
+            self.weight.as_ref().map(Var::value),
+            self.bias.as_ref().map(Var::value),
+        );
+        let running = self.running_for(false);
+        let running = running.as_ref().map(|(m, v)| (m, v));
+        // Without running statistics the batch's, even of one value per channel (no variance is tracked).
+        x.batch_norm_needing(
+            "BatchNorm",
+            running,
+            weight.as_ref(),
+            bias.as_ref(),
+            self.config.eps,
+            1,
+        )
     }
+}
+
+/// A traced batch norm's output and the batch's mean and population variance.
+type WithBatchStats<T, S, D> = (
+    Traced<T, S, D>,
+    PerChannelOf<T, S, D>,
+    PerChannelOf<T, S, D>,
+);
+
+/// Batch norm of a traced input with the batch's statistics, as one recorded op with the fused backward rule
+/// ([`batch_norm_rule`]); also gives the batch's mean and population variance. Panics with fewer than `needed`
+/// values per channel.
+#[track_caller]
+pub(super) fn with_batch_stats<T: FloatDType, S: ChannelsFirst, D: Device>(
+    op: &str,
+    x: &Traced<T, S, D>,
+    weight: Option<&Traced<T, (S::Channels,), D>>,
+    bias: Option<&Traced<T, (S::Channels,), D>>,
+    eps: f64,
+    needed: usize,
+) -> WithBatchStats<T, S, D> {
+    let (mean, var) = x.value().batch_stats(op, needed);
+    let n = x.value().numel() / x.shape().channels().size();
+    let rstd = (&var + T::from_f64(eps)).rsqrt();
+    let ones = || Traced::constant_of(Tensor::ones_with_shape((x.shape().channels(),)));
+    let zeros = || Traced::constant_of(Tensor::zeros_with_shape((x.shape().channels(),)));
+    // The rule's parents: the parameters, or constants standing in for absent ones.
+    let weight = weight.cloned().unwrap_or_else(ones);
+    let bias = bias.cloned().unwrap_or_else(zeros);
+    let y = x.value().batch_norm(
+        Some((&mean, &var)),
+        Some(weight.value()),
+        Some(bias.value()),
+        eps,
+    );
+    let reduced = padded_axes(&S::OTHERS, S::RANK);
+    let saved = (
+        x.value().padded(),
+        [mean.padded(), rstd.padded(), weight.value().padded()],
+    );
+    let captured = ([x.slot(), weight.slot(), bias.slot()], saved, reduced, n);
+    let y = record_with(
+        y,
+        &[&x.node, &weight.node, &bias.node],
+        captured,
+        batch_norm_rule::<T, D>,
+    );
+    (y, mean, var)
 }
 
 /// What the fused rule keeps: the slots of the input, weight and bias; the input and the per-channel mean,
@@ -337,108 +332,35 @@ fn batch_norm_rule<T: FloatDType, D: Device>(
     });
 }
 
-/// The values per channel of an input of `numel` elements; panics in training when there are fewer than 2 (the
-/// variance needs two), and for none at all.
-#[track_caller]
-fn values_per_channel<const C: usize>(numel: usize, training: bool) -> usize {
-    let n = numel / C;
-    let needed = if training { 2 } else { 1 };
-    assert!(
-        n >= needed,
-        "BatchNorm: expected more than {} value(s) per channel {}, got {n} (input of {numel} elements over {C} \
-         channels)",
-        needed - 1,
-        if training { "when training" } else { "" },
-    );
-    n
-}
-
-/// The per-channel arithmetic `scale_shift` does, on plain and traced `(C,)` values alike.
-trait Affine<T: FloatDType, const C: usize, D: Device>: Sized {
-    fn add_scalar(self, c: T) -> Self;
-    fn rsqrt(self) -> Self;
-    fn times(&self, other: &Self) -> Self;
-    fn negated(self) -> Self;
-    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self;
-    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self;
-}
-
-impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Traced<T, (Const<C>,), D> {
-    fn add_scalar(self, c: T) -> Self {
-        self + c
-    }
-    fn rsqrt(self) -> Self {
-        Traced::rsqrt(&self)
-    }
-    fn times(&self, other: &Self) -> Self {
-        self * other
-    }
-    fn negated(self) -> Self {
-        -self
-    }
-    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
-        self * p
-    }
-    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
-        self + p
-    }
-}
-
-impl<T: FloatDType, const C: usize, D: Device> Affine<T, C, D> for Tensor<T, (Const<C>,), D> {
-    fn add_scalar(self, c: T) -> Self {
-        self + c
-    }
-    fn rsqrt(self) -> Self {
-        Tensor::rsqrt(&self)
-    }
-    fn times(&self, other: &Self) -> Self {
-        self * other
-    }
-    fn negated(self) -> Self {
-        self * T::from_f64(-1.0)
-    }
-    fn times_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
-        &self * &p.value()
-    }
-    fn plus_param(self, p: &Var<T, (Const<C>,), D>) -> Self {
-        &self + &p.value()
-    }
-}
-
 /// Batch norm on each kind of value: a plain tensor is inference ([`BatchNorm::forward_tensor`]), a traced value
-/// training, or evaluation with the graph recorded ([`BatchNorm::forward_traced`]). `Ax` are the axes other than
-/// the channels', `Col` is `(C, 1, ..)`.
-trait BatchNormInput<T: FloatDType, const C: usize, D: Device, Ax, Col>: Sized {
-    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self;
+/// training, or evaluation with the graph recorded ([`BatchNorm::forward_traced`]).
+trait BatchNormInput<T: FloatDType, const C: usize, D: Device>: Sized {
+    fn normalized_by<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self;
 }
 
-impl<T: FloatDType, const C: usize, D: Device, S, Ax, Col> BatchNormInput<T, C, D, Ax, Col>
-    for Tensor<T, S, D>
+impl<T: FloatDType, const C: usize, D: Device, S> BatchNormInput<T, C, D> for Tensor<T, S, D>
 where
-    S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
-    Col: ConstShape + BroadcastTo<S>,
+    S: ChannelsFirst<Channels = Const<C>>,
 {
     #[track_caller]
-    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
-        layer.forward_tensor::<S, Ax, Col>(self)
+    fn normalized_by<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
+        layer.forward_tensor(self)
     }
 }
 
-impl<T: FloatDType, const C: usize, D: Device, S, Ax, Col> BatchNormInput<T, C, D, Ax, Col>
-    for Traced<T, S, D>
+impl<T: FloatDType, const C: usize, D: Device, S> BatchNormInput<T, C, D> for Traced<T, S, D>
 where
-    S: ReduceShape<Ax, Output = (Const<C>,)> + BroadcastShapes<S, Output = S>,
-    Col: ConstShape + BroadcastTo<S>,
+    S: ChannelsFirst<Channels = Const<C>>,
 {
     #[track_caller]
-    fn batch_norm<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
-        layer.forward_traced::<S, Ax, Col>(self)
+    fn normalized_by<K>(self, layer: &BatchNorm<T, C, D, K>) -> Self {
+        layer.forward_traced(self)
     }
 }
 
-/// `Module` for the inputs of one rank: the shape, the reduced axes and the per-channel column.
+/// `Module` for the inputs of one rank.
 macro_rules! batch_norm_inputs {
-    ($(($($d:ident),*) => $shape:ty, $axes:ty, $col:ty;)*) => {$(
+    ($(($($d:ident),*) => $shape:ty;)*) => {$(
         #[layer]
         impl<T: FloatDType, const C: usize, D: Device, K: TakesInput<$shape, C>, $($d: Dim),*>
             Module<Value<T, $shape, D>> for BatchNorm<T, C, D, K>
@@ -446,18 +368,17 @@ macro_rules! batch_norm_inputs {
             type Output = Value<T, $shape, D>;
             #[track_caller]
             fn forward(&self, x: Value<T, $shape, D>) -> Self::Output {
-                BatchNormInput::<T, C, D, $axes, $col>::batch_norm(x, self)
+                BatchNormInput::<T, C, D>::normalized_by(x, self)
             }
         }
     )*};
 }
 
 batch_norm_inputs! {
-    (B) => (B, Const<C>), Axis<0>, (Const<C>,);
-    (B, L) => (B, Const<C>, L), (Axis<0>, Axis<2>), (Const<C>, Const<1>);
-    (B, H, W) => (B, Const<C>, H, W), (Axis<0>, Axis<2>, Axis<3>), (Const<C>, Const<1>, Const<1>);
-    (B, Z, H, W) => (B, Const<C>, Z, H, W), (Axis<0>, Axis<2>, Axis<3>, Axis<4>),
-        (Const<C>, Const<1>, Const<1>, Const<1>);
+    (B) => (B, Const<C>);
+    (B, L) => (B, Const<C>, L);
+    (B, H, W) => (B, Const<C>, H, W);
+    (B, Z, H, W) => (B, Const<C>, Z, H, W);
 }
 
 impl<T: FloatDType, const C: usize, D: Device, K> Parameters for BatchNorm<T, C, D, K> {

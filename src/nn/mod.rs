@@ -29,6 +29,7 @@ mod bias;
 mod conv;
 mod dropout;
 mod embedding;
+pub mod functional;
 mod linear;
 pub mod loss;
 mod module;

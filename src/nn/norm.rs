@@ -6,7 +6,7 @@ use super::{join_name, layer, Module, ParamVisitor, Parameters};
 use crate::autograd::Var;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
-use crate::shape::{Axis, Const, ConstShape, Dim, Shape};
+use crate::shape::{Const, ConstShape, Dim};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
 
@@ -73,16 +73,8 @@ macro_rules! layer_norm_inputs {
         {
             type Output = Value<T, ($($d,)* $(Const<$n>,)*), D>;
             fn forward(&self, x: Value<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
-                let shape = x.shape();
-                let (numel, width) = (shape.numel(), 1 $(* $n)*);
-                if numel == 0 {
-                    return x;
-                }
-                let y = x
-                    .reshape_with_shape((numel / width, width))
-                    .layer_norm::<Axis<1>>(self.eps)
-                    .reshape_with_shape(shape);
-                y * &Value::from(&self.weight) + &Value::from(&self.bias)
+                let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
+                x.layer_norm_affine(Some(&w), Some(&b), self.eps)
             }
         }
     };
@@ -100,7 +92,8 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Value<T, (B, Const
 {
     type Output = Value<T, (B, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, Const<N>), D>) -> Self::Output {
-        x.layer_norm::<Axis<1>>(self.eps) * &Value::from(&self.weight) + &Value::from(&self.bias)
+        let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
+        x.layer_norm_affine(Some(&w), Some(&b), self.eps)
     }
 }
 
@@ -110,7 +103,8 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (
 {
     type Output = Value<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
-        x.layer_norm::<Axis<2>>(self.eps) * &Value::from(&self.weight) + &Value::from(&self.bias)
+        let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
+        x.layer_norm_affine(Some(&w), Some(&b), self.eps)
     }
 }
 
@@ -149,7 +143,7 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Value<T, (B, Const
 {
     type Output = Value<T, (B, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, Const<N>), D>) -> Self::Output {
-        x.rms_norm::<Axis<1>>(self.eps) * &Value::from(&self.weight)
+        x.rms_norm_affine(Some(&Value::from(&self.weight)), self.eps)
     }
 }
 
@@ -159,18 +153,17 @@ impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (
 {
     type Output = Value<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
-        x.rms_norm::<Axis<2>>(self.eps) * &Value::from(&self.weight)
+        x.rms_norm_affine(Some(&Value::from(&self.weight)), self.eps)
     }
 }
 
-/// `Module` for the inputs of each rank of [`GroupNorm`] and [`InstanceNorm`]: each sample's channels split into
-/// `groups` groups, each group (its channels and every position after them) normalised as one row of a
-/// `(samples * groups, group size)` view, then the per-channel affine map on axis 1 (`$col` is `(C, 1, ..)`).
+/// `Module` for the inputs of each rank of [`GroupNorm`] and [`InstanceNorm`]: the functional form `$norm`
+/// (`group_norm::<G>` or `instance_norm`) with the layer's optional weight and bias.
 macro_rules! group_norm_inputs {
-    ($layer:ident $consts:tt $kind:tt, $groups:expr; $($dims:tt => $shape:ty, $col:ty;)*) => {$(
-        group_norm_inputs!(@one $layer $consts $kind, $groups, $dims, $shape, $col);
+    ($layer:ident $consts:tt $kind:tt, $norm:tt; $($dims:tt => $shape:ty;)*) => {$(
+        group_norm_inputs!(@one $layer $consts $kind, $norm, $dims, $shape);
     )*};
-    (@one $layer:ident [$($c:ident),*] [$($k:ident)?], $groups:expr, ($($d:ident),*), $shape:ty, $col:ty) => {
+    (@one $layer:ident [$($c:ident),*] [$($k:ident)?], [$($norm:tt)*], ($($d:ident),*), $shape:ty) => {
         #[layer]
         impl<T: FloatDType, $(const $c: usize,)* D: Device, $($k: TakesInput<$shape, C>,)? $($d: Dim),*>
             Module<Value<T, $shape, D>> for $layer<T, $($c,)* D $(, $k)?>
@@ -178,24 +171,9 @@ macro_rules! group_norm_inputs {
             type Output = Value<T, $shape, D>;
             #[track_caller]
             fn forward(&self, x: Value<T, $shape, D>) -> Self::Output {
-                let shape = x.shape();
-                let numel = shape.numel();
-                if numel == 0 {
-                    return x;
-                }
-                let rows = shape.dims()[0] * $groups;
-                let y = x
-                    .reshape_with_shape((rows, numel / rows))
-                    .layer_norm::<Axis<1>>(self.eps)
-                    .reshape_with_shape(shape);
-                let y = match &self.weight {
-                    Some(w) => &y * &Value::from(w).reshape::<$col>().broadcast_with_shape(shape),
-                    None => y,
-                };
-                match &self.bias {
-                    Some(b) => &y + &Value::from(b).reshape::<$col>().broadcast_with_shape(shape),
-                    None => y,
-                }
+                let weight = self.weight.as_ref().map(Value::from);
+                let bias = self.bias.as_ref().map(Value::from);
+                x.$($norm)*(weight.as_ref(), bias.as_ref(), self.eps)
             }
         }
     };
@@ -257,10 +235,10 @@ impl<T: FloatDType, const G: usize, const C: usize, D: Device> Default for Group
 }
 
 group_norm_inputs! {
-    GroupNorm [G, C] [], G;
-    (B) => (B, Const<C>), (Const<C>,);
-    (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
-    (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
+    GroupNorm [G, C] [], [group_norm::<G>];
+    (B) => (B, Const<C>);
+    (B, L) => (B, Const<C>, L);
+    (B, H, W) => (B, Const<C>, H, W);
 }
 
 /// Instance normalisation (PyTorch's `InstanceNorm1d`/`InstanceNorm2d` with their defaults): each channel of
@@ -317,9 +295,9 @@ impl<T: FloatDType, const C: usize, D: Device, K> Default for InstanceNorm<T, C,
 }
 
 group_norm_inputs! {
-    InstanceNorm [C] [K], C;
-    (B, L) => (B, Const<C>, L), (Const<C>, Const<1>);
-    (B, H, W) => (B, Const<C>, H, W), (Const<C>, Const<1>, Const<1>);
+    InstanceNorm [C] [K], [instance_norm];
+    (B, L) => (B, Const<C>, L);
+    (B, H, W) => (B, Const<C>, H, W);
 }
 
 /// A normalisation layer's optional per-channel parameter.

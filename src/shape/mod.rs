@@ -6,12 +6,14 @@
 //! and `const` assertions for the arithmetic types cannot express. See `tests/ui/` for every rule in action.
 
 mod bounds;
+mod channels;
 mod dims;
 mod reduce;
 mod relations;
 pub(crate) mod size_check;
 
 pub use bounds::*;
+pub use channels::*;
 pub use dims::*;
 pub use reduce::*;
 pub use relations::*;

@@ -13,6 +13,7 @@ mod autograd;
 mod conv;
 mod custom;
 mod edges;
+mod functional_norms;
 mod in_place;
 mod indexing;
 #[cfg(feature = "safetensors")] // opt-in; the README's test command turns it on

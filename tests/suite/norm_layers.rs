@@ -14,7 +14,7 @@ use typed_tensor::nn::{
 use typed_tensor::prelude::*;
 
 /// Per-channel `(mean, population variance)` of an `(n, c, inner)` NCHW-ordered buffer.
-fn channel_stats(x: &[f64], [n, c, inner]: [usize; 3]) -> Vec<(f64, f64)> {
+pub(crate) fn channel_stats(x: &[f64], [n, c, inner]: [usize; 3]) -> Vec<(f64, f64)> {
     (0..c)
         .map(|ch| {
             let values: Vec<f64> = (0..n)
@@ -29,7 +29,7 @@ fn channel_stats(x: &[f64], [n, c, inner]: [usize; 3]) -> Vec<(f64, f64)> {
 }
 
 /// `(x - mean) / sqrt(var + eps) * w + b` per channel of an `(n, c, inner)` buffer.
-fn normalised(
+pub(crate) fn normalised(
     x: &[f64],
     [n, c, inner]: [usize; 3],
     stats: &[(f64, f64)],
@@ -45,12 +45,12 @@ fn normalised(
         .collect()
 }
 
-fn to_f64<T: WithDType>(v: Vec<T>) -> Vec<f64> {
+pub(crate) fn to_f64<T: WithDType>(v: Vec<T>) -> Vec<f64> {
     v.into_iter().map(|x| x.to_f64()).collect()
 }
 
 /// Relative tolerance for a normalised value in `T` (a reduction, a square root and a few products).
-fn norm_tol<T: WithDType>() -> f64 {
+pub(crate) fn norm_tol<T: WithDType>() -> f64 {
     match T::DTYPE {
         DType::F16 => 1e-2,
         DType::BF16 => 5e-2,
@@ -60,7 +60,7 @@ fn norm_tol<T: WithDType>() -> f64 {
 }
 
 /// A `(4, 3, 2, 5)` input as a strided view (a permuted `(4, 2, 5, 3)` buffer), with its NCHW elements.
-fn strided_input<T: FloatDType, D: Device>(
+pub(crate) fn strided_input<T: FloatDType, D: Device>(
     seed: u64,
 ) -> (Tensor<T, Rank4<4, 3, 2, 5>, D>, Vec<f64>) {
     let src: Tensor<T, Rank4<4, 2, 5, 3>, D> = random::<T, _, D>(seed).affine(3.0, 0.5);
@@ -162,11 +162,11 @@ fn batch_norm_1d_ranks<T: FloatDType, D: AutogradDevice>() {
 }
 
 /// Per-channel weight and bias, and the channel of each element.
-type Affine<'a> = (&'a [f64], &'a [f64], &'a dyn Fn(usize) -> usize);
+pub(crate) type Affine<'a> = (&'a [f64], &'a [f64], &'a dyn Fn(usize) -> usize);
 
 /// Normalises `x` within each group (`group_of(i)` of `groups`), population variance, then `* w + b` with
 /// `channel_of(i)` picking the parameters.
-fn normalise_groups(
+pub(crate) fn normalise_groups(
     x: &[f64],
     groups: usize,
     group_of: impl Fn(usize) -> usize,
