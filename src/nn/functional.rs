@@ -26,17 +26,23 @@ pub type MeanVar<'a, T, S, D> = (&'a PerChannel<T, S, D>, &'a PerChannel<T, S, D
 /// The build-time check of `group_norm::<G>`: `G` divides a static channel count.
 struct GroupsDivide<S, const G: usize>(PhantomData<S>);
 impl<S: ChannelsFirst, const G: usize> GroupsDivide<S, G> {
-    const OK: () = if let Some(c) = <S::Channels as Dim>::STATIC_SIZE
-        && (G == 0 || c % G != 0)
-    {
+    const OK: () = if let Some(c) = <S::Channels as Dim>::STATIC_SIZE {
+        groups_divide("group_norm", G, c)
+    };
+}
+
+/// Fails the build (in a `const` block), naming `op` and both numbers, unless `groups` divides `channels`.
+pub(crate) const fn groups_divide(op: &str, groups: usize, channels: usize) {
+    if groups == 0 || channels % groups != 0 {
         size_check::concat_panic(&[&[
-            t("group_norm: "),
-            n(G),
+            t(op),
+            t(": "),
+            n(groups),
             t(" groups do not divide "),
-            n(c),
+            n(channels),
             t(" channels; the group count must be a divisor of the channel count"),
         ]]);
-    };
+    }
 }
 
 /// Panics, naming the op and the sizes, when `groups` does not divide the `channels` of a runtime-sized shape.

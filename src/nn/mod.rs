@@ -2,7 +2,8 @@
 //! when the model type is declared), [`Linear`], [`Conv1d`], [`Conv2d`], [`ConvTranspose2d`], pooling (fixed
 //! and adaptive), [`Upsample`], [`Flatten`], normalisation ([`LayerNorm`], [`RMSNorm`], [`BatchNorm`],
 //! [`GroupNorm`], [`InstanceNorm`]), [`Embedding`], [`Dropout`], activations, parameter walking
-//! ([`Parameters`], with buffers and the training mode) and losses ([`loss`]).
+//! ([`Parameters`], with buffers and the training mode) and losses ([`loss`]). The normalisations are also
+//! methods of plain and traced values, as PyTorch's `torch.nn.functional` has them ([`functional`]).
 //!
 //! One training step (the README's example):
 //!
@@ -98,7 +99,8 @@ pub mod prelude {
 /// (training: each op records its backward rule). Read a parameter as the input's kind with
 /// `Value::from(&self.weight)` (a `From<&Var>` that gives [`Var::value`](crate::autograd::Var::value) or
 /// [`Var::trace`](crate::autograd::Var::trace)); the body may call any op that both kinds have. Every layer in
-/// this module is written this way, and a shape error quotes the impl as written.
+/// this module is written this way, and a shape error quotes the impl as written. An inherent impl of
+/// `Value<T, S, D>` works too: [`functional`] writes its methods once for both kinds so.
 ///
 /// ```
 /// use typed_tensor::prelude::*;

@@ -206,10 +206,7 @@ pub struct GroupNorm<T: FloatDType, const G: usize, const C: usize, D: Device> {
 }
 
 impl<T: FloatDType, const G: usize, const C: usize, D: Device> GroupNorm<T, G, C, D> {
-    const GROUPS_DIVIDE_CHANNELS: () = assert!(
-        G > 0 && C % G == 0,
-        "GroupNorm<G, C>: the group count G must divide the channel count C"
-    );
+    const GROUPS_DIVIDE_CHANNELS: () = super::functional::groups_divide("GroupNorm", G, C);
 
     /// PyTorch's defaults: `eps` 1e-5, affine.
     pub fn new() -> Self {

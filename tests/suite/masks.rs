@@ -137,6 +137,25 @@ fn one_hot_every_index_dtype<D: Device>() {
     assert!(Tensor::<i64, _, D>::from_array([-1, 0])
         .try_one_hot::<2, f32>()
         .is_err());
+
+    // On and off values: every element is one of the two, against the naive loop, on the strided indices.
+    let got: Tensor<f64, Rank3<3, 2, 3>, D> = idx.one_hot_with(0.9, -0.05);
+    let want: Vec<f64> = want
+        .iter()
+        .map(|&hit| if hit == 1 { 0.9 } else { -0.05 })
+        .collect();
+    assert_eq!(got.to_vec(), want);
+    let got: Tensor<i64, Rank2<3, 4>, D> = labels.one_hot_with(-7, 5);
+    assert_eq!(got.to_array()[0], [5, 5, 5, -7]);
+    let nan = labels.one_hot_with::<4, f32>(f32::NAN, 0.0).to_vec();
+    assert!(nan[3].is_nan() && nan[4].is_nan() && nan[9].is_nan());
+    assert_eq!(nan.iter().filter(|v| v.is_nan()).count(), 3); // NaN only at the labels
+    let err = Tensor::<u32, _, D>::from_array([5])
+        .try_one_hot_with::<4, f32>(1.0, 0.5)
+        .unwrap_err();
+    assert!(err.to_string().contains("one_hot"), "{err}");
+    let none = Tensor::<u32, Rank1<0>, D>::zeros().one_hot_with::<4, f32>(2.0, 1.0);
+    assert_eq!(none.dims().to_vec(), [0, 4]);
 }
 
 /// clamp_tensor against `min(max(x, lo), hi)` per element, with a lower bound broadcast per column and a full

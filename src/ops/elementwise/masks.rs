@@ -134,11 +134,42 @@ impl<I: IndexDType, S: AppendDim, D: Device> Tensor<I, S, D> {
     pub fn try_one_hot<const C: usize, U: WithDType>(
         &self,
     ) -> Result<Tensor<U, S::Output<Const<C>>, D>> {
+        self.try_one_hot_with::<C, U>(U::ONE, U::ZERO)
+    }
+
+    /// Each index as a row of `C` classes, `on` at the index and `off` elsewhere (TensorFlow's `on_value` and
+    /// `off_value`; label smoothing's targets). The class count and element type come from the output's type or
+    /// a turbofish. An index outside `0..C` panics (see [`Self::try_one_hot_with`]).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let labels = Tensor::<u32, _, Cpu>::from_array([2, 0]);
+    /// // Label smoothing with eps = 0.3 over 3 classes: 1 - eps + eps / 3 on the label, eps / 3 elsewhere.
+    /// let targets: Tensor<f32, Rank2<2, 3>, Cpu> = labels.one_hot_with(0.8, 0.1);
+    /// assert_eq!(targets.to_array(), [[0.1, 0.1, 0.8], [0.8, 0.1, 0.1]]);
+    /// ```
+    #[track_caller]
+    pub fn one_hot_with<const C: usize, U: WithDType>(
+        &self,
+        on: U,
+        off: U,
+    ) -> Tensor<U, S::Output<Const<C>>, D> {
+        let () = SomeClasses::<C>::OK;
+        or_panic(self.try_one_hot_with::<C, U>(on, off))
+    }
+
+    /// [`Self::one_hot_with`], returning `Error::IndexOutOfRange` for an index outside `0..C`.
+    pub fn try_one_hot_with<const C: usize, U: WithDType>(
+        &self,
+        on: U,
+        off: U,
+    ) -> Result<Tensor<U, S::Output<Const<C>>, D>> {
         let () = SomeClasses::<C>::OK;
         if self.numel() > 0 {
+            // Unchecked reductions: a static shape with no elements never gets here, and must still build.
             let (lo, hi) = (
-                self.try_min_all()?.to_scalar(),
-                self.try_max_all()?.to_scalar(),
+                self.reduce_all(crate::ops::Min)?.to_scalar(),
+                self.reduce_all(crate::ops::Max)?.to_scalar(),
             );
             for index in [lo, hi] {
                 if index.to_i64() < 0 || index.to_i64() as u64 >= C as u64 {
@@ -168,7 +199,16 @@ impl<I: IndexDType, S: AppendDim, D: Device> Tensor<I, S, D> {
         let classes = Tensor::<I, (Const<C>,), D>::arange();
         let lc = classes.layout().broadcast_as("one_hot", &out_dims)?;
         let hits = indices.compare_view(CmpOp::Eq, (classes.buffer(), &lc));
-        Ok(hits.to_dtype::<U>())
+        if (on, off) == (U::ONE, U::ZERO) {
+            return Ok(hits.to_dtype::<U>());
+        }
+        // The `where` kernel between two stride-0 scalars.
+        let on = Tensor::<U, (), D>::full(on);
+        let lon = on.layout().broadcast_as("one_hot", &out_dims)?;
+        let on = Tensor::<U, S::Output<Const<C>>, D>::from_view(hits.shape(), lon, on.storage());
+        let (off, lo) = on.scalar_operand("one_hot", off);
+        let mask = (hits.buffer(), &hits.layout());
+        Ok(on.select(mask, (on.buffer(), &on.layout()), (D::buffer(&off), &lo)))
     }
 }
 
