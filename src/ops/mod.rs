@@ -42,7 +42,7 @@ pub use optim::{AdamStep, OptimKernels};
 pub use pool::{Pool, PoolKernels, PoolParams};
 pub use reduce::*;
 pub use resample::{Interpolation, Resample, ResampleKernels};
-pub use scan::{Scan, ScanKernels};
+pub use scan::{Cumulative, Scan, ScanKernels};
 pub use sort::SortKernels;
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`

@@ -16,10 +16,10 @@ use crate::device::Operand;
 use crate::dtype::{FloatDType, IndexDType, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::Device;
 use crate::ops::{
     AlongAxis, BinaryOp, CmpOp, Conv2dParams, Pool, PoolParams, ReduceOp, Resample, Scan, UnaryOp,
 };
+use crate::ops::{Cumulative, Device};
 use crate::shape::MAX_RANK;
 
 /// An operand: a buffer and the layout it is read through.
@@ -147,9 +147,9 @@ pub(crate) fn scan<'a, T: WithDType, D: Device>(
     op: Scan,
     src: View<'a, D, T>,
     axis: usize,
-    reverse: bool,
+    order: Cumulative,
 ) -> KernelCall<impl FnMut(&mut Out<D, T>) -> Result<()> + 'a> {
-    one_call(move |out| D::scan(op, src, axis, reverse, out))
+    one_call(move |out| D::scan(op, src, axis, order, out))
 }
 
 pub(crate) fn argsort<'a, T: WithDType, D: Device>(
@@ -173,8 +173,9 @@ pub(crate) fn cumprod_backward<'a, T: WithDType, D: Device>(
     x: View<'a, D, T>,
     g: View<'a, D, T>,
     axis: usize,
+    exclusive: bool,
 ) -> KernelCall<impl FnMut(&mut Out<D, T>) -> Result<()> + 'a> {
-    one_call(move |out| D::cumprod_backward(x, g, axis, out))
+    one_call(move |out| D::cumprod_backward(x, g, axis, exclusive, out))
 }
 
 /// The product of operand views of any shapes that chain and whose batch axes merge: the `[B, M, K]` and `[B, K,

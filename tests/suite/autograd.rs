@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Gradients, Traced, Var};
-use typed_tensor::ops::{Interpolation, PadMode};
+use typed_tensor::ops::{Cumulative, Interpolation, PadMode};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
 
@@ -421,6 +421,30 @@ fn scans<D: AutogradDevice>() {
     check("cumprod through zeros", &zeros, || {
         weighted(zeros.trace().cumprod::<Axis<1>>())
     });
+    // Reverse and exclusive scans, each order, through zeros and on a transposed view.
+    let both = Cumulative {
+        reverse: true,
+        exclusive: true,
+    };
+    for order in [Cumulative::REVERSE, Cumulative::EXCLUSIVE, both] {
+        let what = |op: &str| format!("{op} {order:?}");
+        check(&what("cumsum_with"), &x, || {
+            weighted(x.trace().cumsum_with::<Axis<1>>(order))
+        });
+        check(&what("cumprod_with"), &x, || {
+            weighted(x.trace().cumprod_with::<Axis<2>>(order))
+        });
+        check(&what("cumprod_with through zeros"), &zeros, || {
+            weighted(zeros.trace().cumprod_with::<Axis<1>>(order))
+        });
+        check(&what("cumprod_with of a transposed view"), &x, || {
+            weighted(
+                x.trace()
+                    .transpose::<Axis<0>, Axis<2>>()
+                    .cumprod_with::<Axis<0>>(order),
+            )
+        });
+    }
     // Known values: d/dx sum(cumprod([2, 0, 3])) = [1, 2 + 2 * 3, 0].
     let x = Var::new(Tensor::<f64, _, D>::from_array([2.0, 0.0, 3.0]));
     let grads = x.trace().cumprod::<Axis<0>>().sum_all().backward();

@@ -3,6 +3,7 @@
 //! a large tensor takes the threaded path. Gradients are checked in autograd.rs.
 
 use crate::common::{per_lane, tolerance, views, Mat, M, N};
+use typed_tensor::ops::Cumulative;
 use typed_tensor::prelude::*;
 use typed_tensor::shape::HasAxis;
 
@@ -33,6 +34,24 @@ fn running<T: WithDType>(lane: &[f64], product: bool) -> Vec<f64> {
             wrapped::<T>(acc)
         })
         .collect()
+}
+
+/// [`running`] in `order`: the lane reversed first (and the result back), the results shifted by one with the
+/// op's identity first when exclusive.
+fn running_in<T: WithDType>(lane: &[f64], product: bool, order: Cumulative) -> Vec<f64> {
+    let mut lane = lane.to_vec();
+    if order.reverse {
+        lane.reverse();
+    }
+    let mut out = running::<T>(&lane, product);
+    if order.exclusive {
+        out.pop();
+        out.insert(0, if product { 1.0 } else { 0.0 });
+    }
+    if order.reverse {
+        out.reverse();
+    }
+    out
 }
 
 /// PyTorch's `cummax`/`cummin`: the later index on ties; from a NaN on, NaN and the latest NaN's index.
@@ -95,6 +114,18 @@ where
         assert_close(&what("cumsum"), &v.tensor.cumsum::<Ax>().to_vec(), &want);
         let want = per_lane(&xs, &dims, axis, |l| running::<T>(l, true));
         assert_close(&what("cumprod"), &v.tensor.cumprod::<Ax>().to_vec(), &want);
+        let both = Cumulative {
+            reverse: true,
+            exclusive: true,
+        };
+        for order in [Cumulative::REVERSE, Cumulative::EXCLUSIVE, both] {
+            let want = per_lane(&xs, &dims, axis, |l| running_in::<T>(l, false, order));
+            let got = v.tensor.cumsum_with::<Ax>(order).to_vec();
+            assert_close(&what(&format!("cumsum_with {order:?}")), &got, &want);
+            let want = per_lane(&xs, &dims, axis, |l| running_in::<T>(l, true, order));
+            let got = v.tensor.cumprod_with::<Ax>(order).to_vec();
+            assert_close(&what(&format!("cumprod_with {order:?}")), &got, &want);
+        }
         for (name, min) in [("cummax", false), ("cummin", true)] {
             let (values, indices) = if min {
                 v.tensor.cummin::<Ax>()
@@ -246,6 +277,37 @@ fn rank3_large_and_edge_cases<D: Device>() {
     let x = Tensor::<i64, _, D>::from_array([-3, 5, -2]);
     assert_eq!(x.cummin::<Axis<0>>().0.to_array(), [-3, -3, -3]);
     assert_eq!(x.cumprod::<Axis<0>>().to_array(), [-3, -15, 30]);
+
+    // A NaN reaches only the outputs whose elements include it: those before it in reverse, after it when
+    // exclusive.
+    let x = Tensor::<f32, _, D>::from_array([1., 2., f32::NAN, 4., 5.]);
+    let nan_at =
+        |y: Tensor<f32, Rank1<5>, D>| y.to_vec().iter().map(|v| v.is_nan()).collect::<Vec<_>>();
+    let (t, f) = (true, false);
+    assert_eq!(
+        nan_at(x.cumsum_with::<Axis<0>>(Cumulative::REVERSE)),
+        [t, t, t, f, f]
+    );
+    assert_eq!(
+        nan_at(x.cumsum_with::<Axis<0>>(Cumulative::EXCLUSIVE)),
+        [f, f, f, t, t]
+    );
+    let both = Cumulative {
+        reverse: true,
+        exclusive: true,
+    };
+    assert_eq!(nan_at(x.cumprod_with::<Axis<0>>(both)), [t, t, f, f, f]);
+    // No elements, or lanes of none: nothing to write.
+    let empty = Tensor::<f32, Rank2<0, 3>, D>::zeros();
+    assert_eq!(empty.cumsum_with::<Axis<1>>(both).dims().to_vec(), [0, 3]);
+    let no_lane = Tensor::<i32, Rank2<3, 0>, D>::zeros();
+    assert_eq!(
+        no_lane
+            .cumprod_with::<Axis<1>>(Cumulative::EXCLUSIVE)
+            .dims()
+            .to_vec(),
+        [3, 0]
+    );
 }
 
 device_tests! {

@@ -1,6 +1,6 @@
 //! The family's CUDA kernels (`src/ops/scan/scan.cu`): a thread per lane, walking it in order.
 
-use super::{Scan, ScanKernels};
+use super::{Cumulative, Scan, ScanKernels};
 use crate::device::cuda::kernels::sizes::*;
 use crate::device::cuda::kernels::KernelSig;
 use crate::device::cuda::{dest, lane_walk, launch, Arg, CudaStorage};
@@ -18,7 +18,7 @@ unsafe impl ScanKernels for Cuda {
         op: Scan,
         (storage, layout): (&CudaStorage<T>, &Layout),
         axis: usize,
-        reverse: bool,
+        order: Cumulative,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let out_ptr = dest(op.name(), out, layout.numel())?;
@@ -29,7 +29,7 @@ unsafe impl ScanKernels for Cuda {
         args.extend([
             Arg::U64(storage.ptr_at(layout.offset())),
             Arg::U64(out_ptr),
-            Arg::U64(reverse as u64),
+            Arg::U64(order.flags()),
         ]);
         launch(op.name(), KernelSig::scan(op.name(), T::DTYPE), count, args)
     }
@@ -58,6 +58,7 @@ unsafe impl ScanKernels for Cuda {
         (x, lx): (&CudaStorage<T>, &Layout),
         (g, lg): (&CudaStorage<T>, &Layout),
         axis: usize,
+        exclusive: bool,
         out: &mut CudaStorage<T>,
     ) -> Result<()> {
         let out_ptr = dest("cumprod", out, lx.numel())?;
@@ -69,6 +70,7 @@ unsafe impl ScanKernels for Cuda {
             Arg::U64(x.ptr_at(lx.offset())),
             Arg::U64(g.ptr_at(lg.offset())),
             Arg::U64(out_ptr),
+            Arg::U64(exclusive as u64),
         ]);
         launch(
             "cumprod",
@@ -82,7 +84,7 @@ unsafe impl ScanKernels for Cuda {
 /// The family's kernel signatures, which launches are checked against (and `tests/cuda_ptx.rs` checks against the
 /// compiled PTX).
 impl KernelSig {
-    /// `scan_{op}_{T}(<lane walk>, x, out, reverse)`.
+    /// `scan_{op}_{T}(<lane walk>, x, out, flags)`: flags bit 0 reverse, bit 1 exclusive.
     pub fn scan(op: &str, t: DType) -> Self {
         Self::lane_kernel("scan", &alloc::format!("scan_{op}"), t, &[PTR, PTR, COUNT])
     }
@@ -90,7 +92,8 @@ impl KernelSig {
     pub fn scan_index(op: &str, t: DType) -> Self {
         Self::lane_kernel("scan", &alloc::format!("scan_index_{op}"), t, &[PTR, PTR])
     }
-    /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out)`.
+    /// `cumprod_backward_{T}(lanes, len, outer_x, outer_g, outer_out, x_stride, g_stride, out_stride, x, g, out,
+    /// exclusive)`.
     pub fn cumprod_backward(t: DType) -> Self {
         let params = [
             COUNT,
@@ -104,6 +107,7 @@ impl KernelSig {
             PTR,
             PTR,
             PTR,
+            COUNT,
         ];
         Self::new("scan", "cumprod_backward", t, &params)
     }

@@ -4,7 +4,7 @@
 //! leading axis) go row by row through [`Scan::run_rows`], and with `std` a large tensor's slabs run on every
 //! core. `Embedded` walks one lane at a time, with no heap.
 
-use super::{Scan, ScanKernels};
+use super::{Cumulative, Scan, ScanKernels};
 #[cfg(feature = "alloc")]
 use crate::device::host::elementwise::each_chunk;
 use crate::device::host::elementwise::zeroed;
@@ -69,12 +69,12 @@ fn scan_into<T: WithDType>(
     op: Scan,
     (src, layout): (&[T], &Layout),
     axis: usize,
-    reverse: bool,
+    order: Cumulative,
     out: &mut [T],
 ) {
     let dims = *layout.dims();
     let (n, xs) = (dims[axis], layout.strides()[axis]);
-    let at = move |k: usize| if reverse { n - 1 - k } else { k };
+    let at = move |k: usize| if order.reverse { n - 1 - k } else { k };
     #[cfg(feature = "alloc")]
     if walk == Walk::Slabs && dims[axis + 1..].iter().product::<usize>() > 1 {
         // Lanes side by side: row by row, each row of the slab read and written once.
@@ -85,6 +85,7 @@ fn scan_into<T: WithDType>(
             op.run_rows::<T::Acc>(
                 n,
                 inner,
+                order.exclusive,
                 |i, row| {
                     let first = at(i) * xs;
                     if neighbours {
@@ -111,6 +112,7 @@ fn scan_into<T: WithDType>(
         op.run::<T::Acc>(
             n,
             at,
+            order.exclusive,
             |i| src[x0 + i * xs].to_acc(),
             |i, y| out[o0 + i * os] = T::from_acc(y),
         );
@@ -142,14 +144,21 @@ fn cumprod_backward_into<T: WithDType>(
     (x, lx): (&[T], &Layout),
     (g, lg): (&[T], &Layout),
     axis: usize,
+    exclusive: bool,
     out: &mut [T],
 ) {
     let (n, xs, gs) = (lx.dims()[axis], lx.strides()[axis], lg.strides()[axis]);
     each_lane(walk, [lx, lg], axis, out, |[x0, g0], out, o0, os| {
         let x = |i: usize| x[x0 + i * xs].to_acc();
+        // The exclusive product's output i + 1 is the inclusive one's i: its gradient stands in, 0 past the end.
+        let g = |i: usize| match (exclusive, i + 1 < n) {
+            (false, _) => g[g0 + i * gs].to_acc(),
+            (true, true) => g[g0 + (i + 1) * gs].to_acc(),
+            (true, false) => T::Acc::ZERO,
+        };
         let mut r = T::Acc::ZERO;
         for i in (0..n).rev() {
-            let gi = g[g0 + i * gs].to_acc();
+            let gi = g(i);
             r = if i + 1 == n {
                 gi
             } else {
@@ -177,14 +186,14 @@ macro_rules! host_scan_kernels {
                 op: Scan,
                 src: (&[T], &Layout),
                 axis: usize,
-                reverse: bool,
+                order: Cumulative,
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
                 if src.1.numel() == 0 {
                     return Ok(());
                 }
                 let out = zeroed(&mut out[..src.1.numel()]);
-                scan_into($walk, op, src, axis, reverse, out);
+                scan_into($walk, op, src, axis, order, out);
                 Ok(())
             }
             #[inline]
@@ -206,13 +215,14 @@ macro_rules! host_scan_kernels {
                 x: (&[T], &Layout),
                 g: (&[T], &Layout),
                 axis: usize,
+                exclusive: bool,
                 out: &mut [MaybeUninit<T>],
             ) -> Result<()> {
                 if x.1.numel() == 0 {
                     return Ok(());
                 }
                 let out = zeroed(&mut out[..x.1.numel()]);
-                cumprod_backward_into($walk, x, g, axis, out);
+                cumprod_backward_into($walk, x, g, axis, exclusive, out);
                 Ok(())
             }
         }

@@ -29,13 +29,14 @@ use crate::ops::reduce::{log_sum_exp_finish, log_sum_exp_merge, max_acc, min_acc
 ///
 /// As for [`Kernels`]: each method initialises its whole output whenever it returns `Ok` and never reads it.
 pub unsafe trait ScanKernels: Kernels {
-    /// The inclusive scan `op` of every lane along `axis`, from the first element to the last, or from the last
-    /// to the first when `reverse` (the gradients' reverse cumulative sums).
+    /// The scan `op` of every lane along `axis`, from the first element to the last or (`order.reverse`) from
+    /// the last to the first, each element's own value included or (`order.exclusive`: sums, products and
+    /// log-sum-exp; a running maximum or minimum is always inclusive) not.
     fn scan<T: WithDType>(
         op: Scan,
         src: (&Self::Buffer<T>, &Layout),
         axis: usize,
-        reverse: bool,
+        order: Cumulative,
         out: &mut Self::Out<T>,
     ) -> Result<()>;
 
@@ -51,13 +52,69 @@ pub unsafe trait ScanKernels: Kernels {
 
     /// The gradient of `cumprod` along `axis` for input `x` and output gradient `g` (both with the output's
     /// dims): `dx_i = P_i R_i` with `P_i` the product of the elements before `i` and `R_i = g_i + x_{i+1}
-    /// R_{i+1}`, which needs no division, so zeros in `x` get their exact gradient.
+    /// R_{i+1}`, which needs no division, so zeros in `x` get their exact gradient. For the `exclusive` cumprod
+    /// (`y_i` the product before `i`) `g_{i+1}` stands for `g_i` (0 past the end): the same recurrence.
     fn cumprod_backward<T: WithDType>(
         x: (&Self::Buffer<T>, &Layout),
         g: (&Self::Buffer<T>, &Layout),
         axis: usize,
+        exclusive: bool,
         out: &mut Self::Out<T>,
     ) -> Result<()>;
+}
+
+/// Which elements each output of a cumulative op (`cumsum_with`, `cumprod_with`) takes: by default (PyTorch's
+/// `cumsum`) element `i` and those before it; `reverse` takes those after it instead (`flip`, `cumsum`, `flip`
+/// in one pass), `exclusive` leaves element `i` out (the first output is then 0 for a sum, 1 for a product), as
+/// TensorFlow's `tf.math.cumsum(x, exclusive, reverse)`.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::ops::Cumulative;
+/// let x = Tensor::<i32, Rank1<4>, Cpu>::from_array([1, 2, 3, 4]);
+/// assert_eq!(x.cumsum_with::<Axis<0>>(Cumulative::REVERSE).to_array(), [10, 9, 7, 4]);
+/// assert_eq!(x.cumsum_with::<Axis<0>>(Cumulative::EXCLUSIVE).to_array(), [0, 1, 3, 6]);
+/// let both = Cumulative { reverse: true, exclusive: true };
+/// assert_eq!(x.cumprod_with::<Axis<0>>(both).to_array(), [24, 12, 4, 1]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cumulative {
+    /// From the last element to the first.
+    pub reverse: bool,
+    /// Each output leaves its own element out.
+    pub exclusive: bool,
+}
+
+impl Cumulative {
+    /// PyTorch's `cumsum`: element `i` and those before it.
+    pub const INCLUSIVE: Self = Cumulative {
+        reverse: false,
+        exclusive: false,
+    };
+    /// Element `i` and those after it.
+    pub const REVERSE: Self = Cumulative {
+        reverse: true,
+        exclusive: false,
+    };
+    /// The elements before `i`.
+    pub const EXCLUSIVE: Self = Cumulative {
+        reverse: false,
+        exclusive: true,
+    };
+
+    /// The scan in the other direction, as exclusive as this one: what a cumulative sum's gradient runs.
+    pub(crate) const fn opposite(self) -> Self {
+        Cumulative {
+            reverse: !self.reverse,
+            exclusive: self.exclusive,
+        }
+    }
+
+    /// The kernels' flags word: bit 0 `reverse`, bit 1 `exclusive`.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) const fn flags(self) -> u64 {
+        self.reverse as u64 | (self.exclusive as u64) << 1
+    }
 }
 
 /// The running operation of a scan.
@@ -99,28 +156,30 @@ impl Scan {
     }
 
     /// Runs the scan over `len` elements read by `get(i)`, handing each running result to `put(i, y)`, in the
-    /// order `order(0), order(1), ..` (forwards or backwards): the one lane recurrence of every host device.
+    /// order `order(0), order(1), ..` (forwards or backwards), each result taken before its element joins when
+    /// `exclusive`: the one lane recurrence of every host device.
     #[inline(always)]
     pub(crate) fn run<A: Accumulator>(
         self,
         len: usize,
         order: impl Fn(usize) -> usize,
+        exclusive: bool,
         get: impl Fn(usize) -> A,
-        mut put: impl FnMut(usize, A),
+        put: impl FnMut(usize, A),
     ) {
+        let same = |a: A| a;
+        let lse = |state, x| log_sum_exp_merge(state, (x, A::ONE));
+        let ex = exclusive;
         match self {
-            Scan::Sum => fold_each(len, order, get, put, A::ZERO, A::add),
-            Scan::Prod => fold_each(len, order, get, put, A::ONE, A::mul),
-            Scan::Max => fold_each(len, order, get, put, A::LOWEST, later_max),
-            Scan::Min => fold_each(len, order, get, put, A::HIGHEST, later_min),
+            Scan::Sum => fold_each(len, order, ex, get, put, A::ZERO, A::add, same),
+            Scan::Prod => fold_each(len, order, ex, get, put, A::ONE, A::mul, same),
+            // A running extreme is always inclusive (no public op asks otherwise; no start value to show).
+            Scan::Max => fold_each(len, order, false, get, put, A::LOWEST, later_max, same),
+            Scan::Min => fold_each(len, order, false, get, put, A::HIGHEST, later_min, same),
+            // State (m, s): the running maximum and the sum of exp(x - m); the result is m + ln(s).
             Scan::LogSumExp => {
-                // State (m, s): the running maximum and the sum of exp(x - m); the result is m + ln(s).
-                let (mut m, mut s) = (A::LOWEST, A::ZERO);
-                for k in 0..len {
-                    let i = order(k);
-                    (m, s) = log_sum_exp_merge((m, s), (get(i), A::ONE));
-                    put(i, log_sum_exp_finish((m, s)));
-                }
+                let empty = (A::LOWEST, A::ZERO);
+                fold_each(len, order, ex, get, put, empty, lse, log_sum_exp_finish)
             }
         }
     }
@@ -135,24 +194,22 @@ impl Scan {
         self,
         n: usize,
         width: usize,
+        exclusive: bool,
         load: impl FnMut(usize, &mut [A]),
         store: impl FnMut(usize, &[A]),
     ) {
         let same = |a: A| a;
+        let lse = |state, x| log_sum_exp_merge(state, (x, A::ONE));
+        let ex = exclusive;
         match self {
-            Scan::Sum => rows(n, width, A::ZERO, load, store, A::add, same),
-            Scan::Prod => rows(n, width, A::ONE, load, store, A::mul, same),
-            Scan::Max => rows(n, width, A::LOWEST, load, store, later_max, same),
-            Scan::Min => rows(n, width, A::HIGHEST, load, store, later_min, same),
-            Scan::LogSumExp => rows(
-                n,
-                width,
-                (A::LOWEST, A::ZERO),
-                load,
-                store,
-                |state, x| log_sum_exp_merge(state, (x, A::ONE)),
-                log_sum_exp_finish,
-            ),
+            Scan::Sum => rows(n, width, ex, A::ZERO, load, store, A::add, same),
+            Scan::Prod => rows(n, width, ex, A::ONE, load, store, A::mul, same),
+            Scan::Max => rows(n, width, false, A::LOWEST, load, store, later_max, same),
+            Scan::Min => rows(n, width, false, A::HIGHEST, load, store, later_min, same),
+            Scan::LogSumExp => {
+                let empty = (A::LOWEST, A::ZERO);
+                rows(n, width, ex, empty, load, store, lse, log_sum_exp_finish)
+            }
         }
     }
 
@@ -194,30 +251,38 @@ fn later_min<A: Accumulator>(acc: A, x: A) -> A {
     min_acc(x, acc)
 }
 
-/// Each running value of `step` from `init`, in `order`.
+/// Each running value of `step` from `init`, in `order`, read out by `value` after each element joins (or
+/// before, when `exclusive`).
+#[allow(clippy::too_many_arguments)] // one lane's recurrence, its parts named
 #[inline(always)]
-fn fold_each<A: Accumulator>(
+fn fold_each<A: Accumulator, St: Copy>(
     len: usize,
     order: impl Fn(usize) -> usize,
+    exclusive: bool,
     get: impl Fn(usize) -> A,
     mut put: impl FnMut(usize, A),
-    init: A,
-    step: impl Fn(A, A) -> A,
+    init: St,
+    step: impl Fn(St, A) -> St,
+    value: impl Fn(St) -> A,
 ) {
-    let mut acc = init;
+    let mut state = init;
     for k in 0..len {
         let i = order(k);
-        acc = step(acc, get(i));
-        put(i, acc);
+        let before = state;
+        state = step(state, get(i));
+        put(i, value(if exclusive { before } else { state }));
     }
 }
 
-/// [`Scan::run_rows`]'s loop for one op: every lane's state starts at `init`, then each row folds into it.
+/// [`Scan::run_rows`]'s loop for one op: every lane's state starts at `init`, then each row folds into it (its
+/// output read before the row joins when `exclusive`).
 #[cfg(feature = "alloc")]
+#[allow(clippy::too_many_arguments)] // as `fold_each`
 #[inline(always)]
 fn rows<A: Accumulator, St: Copy>(
     n: usize,
     width: usize,
+    exclusive: bool,
     init: St,
     mut load: impl FnMut(usize, &mut [A]),
     mut store: impl FnMut(usize, &[A]),
@@ -229,8 +294,9 @@ fn rows<A: Accumulator, St: Copy>(
     for i in 0..n {
         load(i, &mut xs);
         for ((st, &x), y) in state.iter_mut().zip(&xs).zip(ys.iter_mut()) {
+            let before = *st;
             *st = step(*st, x);
-            *y = value(*st);
+            *y = value(if exclusive { before } else { *st });
         }
         store(i, &ys);
     }

@@ -11,23 +11,23 @@
 //! assert_eq!(indices.to_array(), [[0, 1, 2], [0, 0, 2]]);
 //! ```
 
-use super::Scan;
+use super::{Cumulative, Scan};
 use crate::dtype::{FloatDType, WithDType};
 use crate::ops::Device;
 use crate::shape::{HasAxis, Shape};
 use crate::tensor::{call, written, Tensor};
 
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
-    /// The scan `op` along runtime axis `axis` (backwards when `reverse`): the typed methods' body, and the
-    /// gradients' reverse scans.
+    /// The scan `op` along runtime axis `axis` in `order`: the typed methods' body, and the gradients' reverse
+    /// scans.
     #[inline(never)]
-    pub(crate) fn scan_axis(&self, op: Scan, axis: usize, reverse: bool) -> Self {
+    pub(crate) fn scan_axis(&self, op: Scan, axis: usize, order: Cumulative) -> Self {
         let src = (self.buffer(), &self.layout());
         written!(
             Self::written_by,
             self.shape(),
             op.name(),
-            call::scan::<T, D>(op, src, axis, reverse),
+            call::scan::<T, D>(op, src, axis, order),
         )
     }
 
@@ -64,7 +64,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        self.scan_axis(Scan::Sum, S::INDEX, false)
+        self.scan_axis(Scan::Sum, S::INDEX, Cumulative::INCLUSIVE)
     }
 
     /// Running products along `Ax` (PyTorch's `cumprod`), accumulated as [`Self::cumsum`] is.
@@ -72,7 +72,44 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        self.scan_axis(Scan::Prod, S::INDEX, false)
+        self.scan_axis(Scan::Prod, S::INDEX, Cumulative::INCLUSIVE)
+    }
+
+    /// [`Self::cumsum`] in the direction and with the element included or not as `order` says: reverse (the
+    /// sums from each element to the end, in one pass) and exclusive (the sums before each element, starting at
+    /// 0), as TensorFlow's `cumsum(x, exclusive, reverse)`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::ops::Cumulative;
+    /// let x = Tensor::<f32, Rank2<2, 3>, Cpu>::from_array([[1., 2., 3.], [4., 5., 6.]]);
+    /// let suffix = x.cumsum_with::<Axis<1>>(Cumulative::REVERSE);
+    /// assert_eq!(suffix.to_array(), [[6., 5., 3.], [15., 11., 6.]]);
+    /// let before = x.cumsum_with::<Axis<0>>(Cumulative::EXCLUSIVE);
+    /// assert_eq!(before.to_array(), [[0., 0., 0.], [1., 2., 3.]]);
+    /// ```
+    pub fn cumsum_with<Ax>(&self, order: Cumulative) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.scan_axis(Scan::Sum, S::INDEX, order)
+    }
+
+    /// [`Self::cumprod`] in the direction and with the element included or not as `order` says (see
+    /// [`Self::cumsum_with`]; an exclusive product starts at 1).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::ops::Cumulative;
+    /// let x = Tensor::<i64, Rank1<4>, Cpu>::from_array([2, 3, 4, 5]);
+    /// assert_eq!(x.cumprod_with::<Axis<0>>(Cumulative::EXCLUSIVE).to_array(), [1, 2, 6, 24]);
+    /// assert_eq!(x.cumprod_with::<Axis<0>>(Cumulative::REVERSE).to_array(), [120, 60, 20, 5]);
+    /// ```
+    pub fn cumprod_with<Ax>(&self, order: Cumulative) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        self.scan_axis(Scan::Prod, S::INDEX, order)
     }
 
     /// Running maxima along `Ax` and the index each came from (PyTorch's `cummax`): on ties the later index,
@@ -90,7 +127,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         (
-            self.scan_axis(Scan::Max, S::INDEX, false),
+            self.scan_axis(Scan::Max, S::INDEX, Cumulative::INCLUSIVE),
             self.scan_index_axis(Scan::Max, S::INDEX),
         )
     }
@@ -102,7 +139,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         S: HasAxis<Ax>,
     {
         (
-            self.scan_axis(Scan::Min, S::INDEX, false),
+            self.scan_axis(Scan::Min, S::INDEX, Cumulative::INCLUSIVE),
             self.scan_index_axis(Scan::Min, S::INDEX),
         )
     }
@@ -123,6 +160,6 @@ impl<T: FloatDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        self.scan_axis(Scan::LogSumExp, S::INDEX, false)
+        self.scan_axis(Scan::LogSumExp, S::INDEX, Cumulative::INCLUSIVE)
     }
 }

@@ -1,7 +1,7 @@
 //! The family's traced forms: each forward is the tensor op, each backward rule a `fn` generic over the element
 //! type and device only, written with tensor ops on the padded gradient and saved values.
 
-use super::Scan;
+use super::{Cumulative, Scan};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::dtype::FloatDType;
 use crate::ops;
@@ -9,30 +9,36 @@ use crate::ops::Device;
 use crate::shape::{HasAxis, Shape};
 use crate::tensor::{call, written, Grad, Tensor};
 
-/// `cumsum`'s gradient: the reverse running sum of `g`.
+/// `cumsum`'s gradient: the running sum of `g` the other way, as exclusive as the forward.
 fn cumsum_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
-    (slot, axis): (Slot, usize),
+    (slot, axis, order): (Slot, usize, Cumulative),
     store: &mut Gradients,
 ) {
-    slot.give_padded(store, g.scan_axis(Scan::Sum, axis, true));
+    slot.give_padded(store, g.scan_axis(Scan::Sum, axis, order.opposite()));
 }
 
-/// `cumprod`'s gradient: the device's division-free lane recurrence (exact where the input has zeros).
+/// `cumprod`'s gradient: the device's division-free lane recurrence (exact where the input has zeros); a reverse
+/// product's is the forward one's on the flipped lanes, flipped back.
 fn cumprod_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
-    (slot, x, axis): (Slot, Grad<T, D>, usize),
+    (slot, x, axis, order): (Slot, Grad<T, D>, usize, Cumulative),
     store: &mut Gradients,
 ) {
+    let flip = |t: &Grad<T, D>| t.flip_axis(axis, t.dims()[axis]);
+    let (x, g) = match order.reverse {
+        true => (flip(&x), flip(&g)),
+        false => (x, g),
+    };
     let (lx, lg) = (x.layout(), g.layout());
     let (xv, gv) = ((x.buffer(), &lx), (g.buffer(), &lg));
     let dx = written!(
         Grad::<T, D>::written_by,
         x.shape(),
         "cumprod",
-        call::cumprod_backward::<T, D>(xv, gv, axis),
+        call::cumprod_backward::<T, D>(xv, gv, axis, order.exclusive),
     );
-    slot.give_padded(store, dx);
+    slot.give_padded(store, if order.reverse { flip(&dx) } else { dx });
 }
 
 /// `cummax`'s and `cummin`'s gradient: each output's gradient added at the index its value came from.
@@ -57,7 +63,7 @@ fn logcumsumexp_rule<T: FloatDType, D: Device>(
         g.relu()
             .ln()
             .zip_same(ops::Sub, &y)
-            .scan_axis(Scan::LogSumExp, axis, true)
+            .scan_axis(Scan::LogSumExp, axis, Cumulative::REVERSE)
             .zip_same(ops::Add, &x)
             .exp()
     };
@@ -71,13 +77,18 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let y = self.value.cumsum::<Ax>();
-        record_with(
-            y,
-            &[&self.node],
-            (self.slot(), self.padded_axis::<Ax>()),
-            cumsum_rule::<T, D>,
-        )
+        self.cumsum_with::<Ax>(Cumulative::INCLUSIVE)
+    }
+
+    /// Running sums along `Ax` in `order` (see [`Tensor::cumsum_with`]); gradient: the running sum of `g` the
+    /// other way.
+    pub fn cumsum_with<Ax>(&self, order: Cumulative) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.cumsum_with::<Ax>(order);
+        let captured = (self.slot(), self.padded_axis::<Ax>(), order);
+        record_with(y, &[&self.node], captured, cumsum_rule::<T, D>)
     }
 
     /// Running products along `Ax` (see [`Tensor::cumprod`]); the gradient is exact where the input has zeros.
@@ -85,8 +96,22 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let y = self.value.cumprod::<Ax>();
-        let captured = (self.slot(), self.value.padded(), self.padded_axis::<Ax>());
+        self.cumprod_with::<Ax>(Cumulative::INCLUSIVE)
+    }
+
+    /// Running products along `Ax` in `order` (see [`Tensor::cumprod_with`]); the gradient is exact where the
+    /// input has zeros.
+    pub fn cumprod_with<Ax>(&self, order: Cumulative) -> Self
+    where
+        S: HasAxis<Ax>,
+    {
+        let y = self.value.cumprod_with::<Ax>(order);
+        let captured = (
+            self.slot(),
+            self.value.padded(),
+            self.padded_axis::<Ax>(),
+            order,
+        );
         record_with(y, &[&self.node], captured, cumprod_rule::<T, D>)
     }
 
