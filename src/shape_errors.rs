@@ -51,10 +51,10 @@ gallery! {
         permute_axis_out_of_range, permute_repeats_an_axis, transpose_axis_out_of_range, squeeze_non_unit_axis,
         unsqueeze_past_the_end, from_array_wrong_shape,
     ];
-    /// Joining, splitting, repeating and padding: the sizes along the axis add up.
+    /// Joining, splitting, repeating, padding and flipping: the sizes along the axis add up, the axes exist.
     join_rules: [
         cat_other_dims_differ, cat_wrong_output_size, split_does_not_tile, tile_not_a_multiple,
-        tile_to_runtime_dims, repeat_interleave_to_runtime_dims, pad_reflect_longer_than_the_axis,
+        tile_to_runtime_dims, repeat_interleave_to_runtime_dims, pad_reflect_longer_than_the_axis, flip_axis_out_of_range,
     ];
     /// Reductions, scans and sorting: axes in range and in order, element types that have a mean, lanes that
     /// are not empty.

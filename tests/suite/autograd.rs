@@ -783,6 +783,9 @@ fn convolutions<D: AutogradDevice>() {
 fn rearrangements<D: AutogradDevice>() {
     let x = param::<Rank2<3, 4>, D>(120, -2.0, 2.0);
     check("flip", &x, || weighted(x.trace().flip::<Axis<1>>()));
+    check("flip of two axes", &x, || {
+        weighted(x.trace().flip::<(Axis<1>, Axis<0>)>())
+    });
     check("roll", &x, || weighted(x.trace().roll::<Axis<1>>(-3)));
     check("pad", &x, || weighted(x.trace().pad::<Axis<0>, 1, 2, 6>()));
     check("split", &x, || {

@@ -49,6 +49,20 @@ fn join_ops<T: WithDType, D: Device>() {
             "{}",
             what("flip axis 0")
         );
+        // Both axes at once, in either order: every element's row and column reversed.
+        let flipped_both: Vec<T> = (0..M * N).map(|k| e[M * N - 1 - k]).collect();
+        assert_eq!(
+            v.tensor.flip::<(Axis<0>, Axis<1>)>().to_vec(),
+            flipped_both,
+            "{}",
+            what("flip axes 0 and 1")
+        );
+        assert_eq!(
+            v.tensor.flip::<(Axis<1>, Axis<0>)>().to_vec(),
+            flipped_both,
+            "{}",
+            what("flip axes 1 and 0")
+        );
         for shift in [-9isize, -1, 0, 2, 7, 16] {
             let rolled: Vec<T> = (0..M * N)
                 .map(|k| {

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
+mod flip;
 mod host;
 mod pad;
 mod repeat;
@@ -12,6 +13,7 @@ mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
+pub use flip::FlipAxes;
 pub use pad::{Circular, PadMode, PadModeArg, Reflect, Replicate};
 
 use crate::device::Kernels;

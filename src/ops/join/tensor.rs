@@ -310,48 +310,6 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         }))
     }
 
-    /// Reverses the order along `Ax`.
-    pub fn flip<Ax>(&self) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        // The positions are typed with the axis's own dim: static where the axis is (`Embedded` has no other).
-        let dim = <<S as HasAxis<Ax>>::Dim as Dim>::from_size(self.dims()[S::INDEX]);
-        self.flip_axis(S::INDEX, dim.expect("the axis's own size"))
-    }
-
-    /// [`Self::flip`] along `axis`, whose size `dim` has (the gradient's flip on the padded form passes `usize`).
-    pub(crate) fn flip_axis<A: Dim>(&self, axis: usize, dim: A) -> Self {
-        if self.numel() == 0 {
-            return self.clone(); // nothing to reverse, and no index tensor as long as the other axes
-        }
-        if u32::try_from(self.dims()[axis] - 1).is_ok() {
-            self.flip_by::<u32, A>(axis, dim)
-        } else {
-            self.flip_by::<i64, A>(axis, dim)
-        }
-    }
-
-    /// [`Self::flip_axis`] as a gather by positions of type `I`, which holds every position of the axis.
-    fn flip_by<I: crate::dtype::IndexDType, A: Dim>(&self, axis: usize, dim: A) -> Self {
-        let n = self.dims()[axis];
-        let idx = Tensor::<I, (A,), D>::filled_with("flip", (dim,), &mut |out| {
-            for (i, p) in out.iter_mut().enumerate() {
-                *p = I::from_f64((n - 1 - i) as f64); // exact: below 2^53, as any axis in memory
-            }
-        });
-        let mut strides = [0; MAX_RANK];
-        strides[axis] = 1;
-        let idx_layout = Layout::from_parts(self.dims(), &strides, 0);
-        let (src, idx) = ((self.buffer(), &self.layout()), (idx.buffer(), &idx_layout));
-        written!(
-            Self::written_by,
-            self.shape(),
-            "flip",
-            call::gather::<T, I, D>("flip", src, idx, axis),
-        )
-    }
-
     /// Rotates along `Ax`: entry `i` moves to `(i + shift) mod size` (negative shifts rotate the other way).
     pub fn roll<Ax>(&self, shift: isize) -> Self
     where

@@ -92,27 +92,6 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         record_with(value, &nodes, captured, stack_rule::<T, D, N>)
     }
 
-    /// The entries of axis `Ax` in reverse order; the gradient is flipped back.
-    pub fn flip<Ax>(&self) -> Self
-    where
-        S: HasAxis<Ax>,
-    {
-        fn rule<T: FloatDType, D: Device>(
-            g: Grad<T, D>,
-            (slot, axis): (Slot, usize),
-            store: &mut Gradients,
-        ) {
-            slot.give_padded(store, g.flip_axis(axis, g.dims()[axis]));
-        }
-        let captured = (self.slot(), self.padded_axis::<Ax>());
-        record_with(
-            self.value.flip::<Ax>(),
-            &[&self.node],
-            captured,
-            rule::<T, D>,
-        )
-    }
-
     /// The entries of axis `Ax` rotated by `shift` (positive: towards higher indices); the gradient is rotated
     /// back.
     pub fn roll<Ax>(&self, shift: isize) -> Self
