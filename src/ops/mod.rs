@@ -36,7 +36,9 @@ pub use device::cuda_catalog;
 pub use device::{Device, SameDevice};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
-pub use join::{Circular, FlipAxes, JoinKernels, PadMode, PadModeArg, Reflect, Replicate};
+pub use join::{
+    Circular, FlipAxes, JoinKernels, PadMode, PadModeArg, Reflect, Replicate, SplitSizes,
+};
 pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};
 pub use pool::{Pool, PoolKernels, PoolParams};

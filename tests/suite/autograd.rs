@@ -783,6 +783,16 @@ fn convolutions<D: AutogradDevice>() {
 fn rearrangements<D: AutogradDevice>() {
     let x = param::<Rank2<3, 4>, D>(120, -2.0, 2.0);
     check("flip", &x, || weighted(x.trace().flip::<Axis<1>>()));
+    check("split_sizes", &x, || {
+        let (a, b, c) = x
+            .trace()
+            .split_sizes::<Axis<1>, (Const<1>, Const<2>, Const<1>)>();
+        weighted(a * 3.0) + weighted(b.sqr()) + weighted(c.exp())
+    });
+    check("split_sizes, a piece unused", &x, || {
+        let (_, b) = x.trace().split_sizes::<Axis<0>, (Const<1>, Const<2>)>();
+        weighted(b.tanh())
+    });
     check("flip of two axes", &x, || {
         weighted(x.trace().flip::<(Axis<1>, Axis<0>)>())
     });

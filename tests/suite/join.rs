@@ -42,6 +42,26 @@ fn join_ops<T: WithDType, D: Device>() {
             "{}",
             what("flip axis 1")
         );
+        // split_sizes along each axis: (2, 0, 5) columns, (1, 4) rows, each piece its slice of the naive copy.
+        let (c0, c1, c2) = v
+            .tensor
+            .split_sizes::<Axis<1>, (Const<2>, Const<0>, Const<5>)>();
+        let cols = |lo: usize, hi: usize| -> Vec<T> {
+            (0..M)
+                .flat_map(|r| e[r * N + lo..r * N + hi].to_vec())
+                .collect()
+        };
+        assert_eq!(c0.to_vec(), cols(0, 2), "{}", what("split_sizes first"));
+        assert_eq!(
+            c1.dims().to_vec(),
+            [M, 0],
+            "{}",
+            what("split_sizes empty piece")
+        );
+        assert_eq!(c2.to_vec(), cols(2, 7), "{}", what("split_sizes last"));
+        let (r0, r1) = v.tensor.split_sizes::<Axis<0>, (Const<1>, Const<4>)>();
+        assert_eq!(r0.to_vec(), e[..N].to_vec(), "{}", what("split_sizes rows"));
+        assert_eq!(r1.to_vec(), e[N..].to_vec(), "{}", what("split_sizes rows"));
         let flipped0: Vec<T> = (0..M * N).map(|k| e[(M - 1 - k / N) * N + k % N]).collect();
         assert_eq!(
             v.tensor.flip::<Axis<0>>().to_vec(),
@@ -162,6 +182,19 @@ fn runtime_size_errors<D: Device>() {
     let msg = "split: axis 0 has size 2, expected 3";
     assert_eq!(a.try_split::<Axis<0>, 1, 3>().unwrap_err().to_string(), msg);
     assert_eq!(panic_message(|| a.split::<Axis<0>, 1, 3>()), msg);
+    let (x, y) = a
+        .try_split_sizes::<Axis<0>, (Const<1>, Const<1>)>()
+        .unwrap();
+    assert_eq!((x.to_vec(), y.to_vec()), (vec![1., 2.], vec![3., 4.]));
+    let msg = "split_sizes: axis 0 has size 2, expected 3";
+    let err = a
+        .try_split_sizes::<Axis<0>, (Const<1>, Const<2>)>()
+        .unwrap_err();
+    assert_eq!(err.to_string(), msg);
+    assert_eq!(
+        panic_message(|| a.split_sizes::<Axis<0>, (Const<2>, Const<1>)>()),
+        msg
+    );
 
     let p: Tensor<f32, Rank2<4, 2>, D> = a.try_pad::<Axis<0>, 1, 1, 4>().unwrap();
     assert_eq!(p.to_array(), [[0., 0.], [1., 2.], [3., 4.], [0., 0.]]);

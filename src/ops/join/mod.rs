@@ -9,12 +9,14 @@ mod flip;
 mod host;
 mod pad;
 mod repeat;
+mod sizes;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
 pub use flip::FlipAxes;
 pub use pad::{Circular, PadMode, PadModeArg, Reflect, Replicate};
+pub use sizes::SplitSizes;
 
 use crate::device::Kernels;
 use crate::dtype::WithDType;

@@ -31,7 +31,7 @@ use crate::tensor::{call, written};
 use crate::tensor::{check_output, device_ok, or_panic, Tensor};
 use core::marker::PhantomData;
 
-fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
+pub(super) fn shape_of<S: Shape>(op: &'static str, dims: &[usize]) -> S {
     S::from_dims(dims).unwrap_or_else(|| {
         panic!("{op}: internal error: dims {dims:?} disagree with the output type")
     })

@@ -41,7 +41,7 @@ fn narrow_rule<T: FloatDType, D: Device>(
 
 /// The gradient of a piece of `split`: the piece's gradient in zeros of the input's `shape` (padded), from `start`
 /// along `axis`.
-fn embed_rule<T: FloatDType, D: Device>(
+pub(super) fn embed_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
     (slot, shape, axis, start): (Slot, Padded, usize, usize),
     store: &mut Gradients,
