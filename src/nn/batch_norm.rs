@@ -154,6 +154,54 @@ impl<T: FloatDType, const C: usize, D: Device, K> BatchNorm<T, C, D, K> {
         &self.config
     }
 
+    /// The per-channel factor the layer applies after normalising: its learned `weight`, or ones for a layer
+    /// built without `affine` (PyTorch's `bn.weight`, which is `None` there).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{BatchNorm2d, BatchNormConfig};
+    /// let bn = BatchNorm2d::<f32, 3, Cpu>::new();
+    /// assert_eq!(bn.weight_value().to_array(), [1., 1., 1.]);
+    /// assert_eq!(bn.bias_value().to_array(), [0., 0., 0.]);
+    /// assert_eq!(bn.running_mean().map(|m| m.to_array()), Some([0., 0., 0.]));
+    /// assert_eq!(bn.running_var().map(|v| v.to_array()), Some([1., 1., 1.]));
+    /// assert_eq!(bn.num_batches_tracked(), Some(0));
+    /// let plain = BatchNorm2d::<f32, 3, Cpu>::with_config(BatchNormConfig {
+    ///     affine: false,
+    ///     track_running_stats: false,
+    ///     ..Default::default()
+    /// });
+    /// assert_eq!(plain.weight_value().to_array(), [1., 1., 1.]);
+    /// assert!(plain.running_mean().is_none());
+    /// ```
+    pub fn weight_value(&self) -> PerChannel<T, C, D> {
+        self.weight.as_ref().map_or_else(Tensor::ones, Var::value)
+    }
+
+    /// The per-channel shift the layer adds last: its learned `bias`, or zeros without `affine`.
+    pub fn bias_value(&self) -> PerChannel<T, C, D> {
+        self.bias.as_ref().map_or_else(Tensor::zeros, Var::value)
+    }
+
+    /// The running mean (PyTorch's `running_mean`); `None` for a layer that tracks no running statistics.
+    pub fn running_mean(&self) -> Option<PerChannel<T, C, D>> {
+        self.running.as_ref().map(|stats| stats.mean.value())
+    }
+
+    /// The running variance (PyTorch's `running_var`, the unbiased batch variances' average); `None` for a layer
+    /// that tracks no running statistics.
+    pub fn running_var(&self) -> Option<PerChannel<T, C, D>> {
+        self.running.as_ref().map(|stats| stats.var.value())
+    }
+
+    /// How many training batches moved the running statistics (PyTorch's `num_batches_tracked`); `None` for a
+    /// layer that tracks none.
+    pub fn num_batches_tracked(&self) -> Option<i64> {
+        self.running
+            .as_ref()
+            .map(|stats| stats.num_batches_tracked.value().to_scalar())
+    }
+
     /// The running mean and variance when evaluation should use them (evaluation mode, or inference).
     fn running_for(&self, training: bool) -> Option<(PerChannel<T, C, D>, PerChannel<T, C, D>)> {
         match &self.running {

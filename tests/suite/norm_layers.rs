@@ -472,6 +472,20 @@ fn batch_norm_configurations() {
         ..Default::default()
     });
     assert!(untracked.running.is_none() && untracked.weight.is_none());
+    // The accessors read the same state without unwrapping, and say what the layer applies.
+    assert_eq!(cumulative.num_batches_tracked(), Some(3));
+    assert_eq!(
+        cumulative.running_mean().map(|m| m.to_vec()),
+        Some(running.mean.value().to_vec())
+    );
+    assert_eq!(
+        cumulative.running_var().map(|v| v.to_vec()),
+        Some(running.var.value().to_vec())
+    );
+    assert!(untracked.running_mean().is_none() && untracked.running_var().is_none());
+    assert_eq!(untracked.num_batches_tracked(), None);
+    assert_eq!(untracked.weight_value().to_vec(), [1.0, 1.0]);
+    assert_eq!(untracked.bias_value().to_vec(), [0.0, 0.0]);
     let x = Tensor::<f64, _, Cpu>::from_array([[1., 10.], [3., 30.]]);
     let want = [-1., -1., 1., 1.];
     assert_eq!(untracked.forward(x.clone()).to_vec(), want);
