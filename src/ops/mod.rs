@@ -45,7 +45,7 @@ pub use pool::{Pool, PoolKernels, PoolParams};
 pub use reduce::*;
 pub use resample::{Interpolation, Resample, ResampleKernels};
 pub use scan::{Cumulative, Scan, ScanKernels};
-pub use sort::SortKernels;
+pub use sort::{SortKernels, TopK};
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`
 /// ([`DType::kernel_name`](crate::dtype::DType::kernel_name)).

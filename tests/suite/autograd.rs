@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use typed_tensor::autograd::{check_gradient, Gradients, Traced, Var};
-use typed_tensor::ops::{Cumulative, Interpolation, PadMode};
+use typed_tensor::ops::{Cumulative, Interpolation, PadMode, TopK};
 use typed_tensor::prelude::*;
 use typed_tensor::shape::{BroadcastShapes, ConstShape};
 
@@ -500,6 +500,14 @@ fn masking<D: AutogradDevice>() {
     check("topk", &x, || {
         let (top, _) = x.trace().topk::<Axis<1>, 2>(false);
         (top * &random::<f64, Rank3<2, 2, 4>, D>(5)).sum_all()
+    });
+    check("topk unsorted", &x, || {
+        let options = TopK {
+            largest: true,
+            sorted: false,
+        };
+        let (top, _) = x.trace().topk_with::<Axis<2>, 3>(options);
+        (top * &random::<f64, Rank3<2, 3, 3>, D>(6)).sum_all()
     });
     check("triu of a transposed view", &x, || {
         weighted(x.trace().transpose::<Axis<1>, Axis<2>>().triu(-1))

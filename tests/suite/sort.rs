@@ -4,6 +4,7 @@
 
 use crate::common::{views, Mat, M, N};
 use std::cmp::Ordering;
+use typed_tensor::ops::TopK;
 use typed_tensor::prelude::*;
 use typed_tensor::shape::HasAxis;
 
@@ -105,6 +106,26 @@ fn check_topk_kthvalue<T: WithDType, D: Device>() {
                 let got: Vec<f64> = values[r].iter().map(|x| x.to_f64()).collect();
                 let want: Vec<f64> = want.iter().map(|&p| lane[p as usize]).collect();
                 assert_eq!(got, want);
+            }
+            // Unsorted: the same picks, in the order they stand in the lane.
+            let options = TopK {
+                largest,
+                sorted: false,
+            };
+            let (values, indices) = v.tensor.topk_with::<Axis<1>, 3>(options);
+            let (values, indices) = (values.to_array(), indices.to_array());
+            for (r, (_, lane)) in lanes(&xs, [M, N], 1).into_iter().enumerate() {
+                let mut want: Vec<u32> = order(&lane, largest)[..3].to_vec();
+                want.sort();
+                let what = format!(
+                    "unsorted topk {} view largest {largest} [{}]",
+                    v.kind,
+                    T::DTYPE
+                );
+                assert_eq!(indices[r].to_vec(), want, "{what}");
+                let got: Vec<f64> = values[r].iter().map(|x| x.to_f64()).collect();
+                let want: Vec<f64> = want.iter().map(|&p| lane[p as usize]).collect();
+                assert_eq!(got, want, "{what}");
             }
         }
         for k in [1, 3, M] {

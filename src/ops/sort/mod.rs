@@ -21,6 +21,26 @@ use crate::dtype::{Accumulator, WithDType};
 use crate::error::Result;
 use crate::layout::Layout;
 
+/// `topk`'s options, PyTorch's keyword arguments: the largest elements (or the smallest) and sorted by value (or in
+/// their order along the axis). The default is PyTorch's: largest, sorted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopK {
+    /// The largest elements (PyTorch's default), or the smallest.
+    pub largest: bool,
+    /// Ordered by value, the largest (smallest) first (PyTorch's default); otherwise in the order they stand along
+    /// the axis.
+    pub sorted: bool,
+}
+
+impl Default for TopK {
+    fn default() -> Self {
+        TopK {
+            largest: true,
+            sorted: true,
+        }
+    }
+}
+
 /// The family's kernel, which every device implements (`Cpu` and `Embedded` in `host.rs`, `Cuda` in `cuda.rs`);
 /// [`crate::ops::Device`] requires it beside [`Kernels`].
 ///

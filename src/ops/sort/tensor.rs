@@ -11,6 +11,7 @@
 //! assert_eq!(at.to_array(), [[0, 2], [1, 2]]);
 //! ```
 
+use super::TopK;
 use crate::dtype::WithDType;
 use crate::error::{Error, Result};
 use crate::ops::Device;
@@ -139,7 +140,52 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let indices = self.topk_indices::<Ax, K>(largest)?;
+        self.try_topk_with::<Ax, K>(TopK {
+            largest,
+            sorted: true,
+        })
+    }
+
+    /// [`Self::topk`] with PyTorch's two options: `largest` (or the smallest) and `sorted` (by value, the
+    /// default; otherwise in the order they stand along the axis, where PyTorch leaves the order unspecified).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::ops::TopK;
+    /// let x = Tensor::<f32, _, Cpu>::from_array([[3., 1., 4., 1., 5.]]);
+    /// let in_place = TopK { sorted: false, ..TopK::default() };
+    /// let (values, indices) = x.topk_with::<Axis<1>, 3>(in_place);
+    /// assert_eq!((values.to_array(), indices.to_array()), ([[3., 4., 5.]], [[0, 2, 4]]));
+    /// ```
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn topk_with<Ax, const K: usize>(
+        &self,
+        options: TopK,
+    ) -> (
+        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )
+    where
+        S: HasAxis<Ax>,
+    {
+        let () = TopkFits::<S, Ax, K>::OK;
+        or_panic(self.try_topk_with::<Ax, K>(options))
+    }
+
+    /// [`Self::topk_with`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis.
+    #[allow(clippy::type_complexity)]
+    pub fn try_topk_with<Ax, const K: usize>(
+        &self,
+        options: TopK,
+    ) -> Result<(
+        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )>
+    where
+        S: HasAxis<Ax>,
+    {
+        let indices = self.topk_indices::<Ax, K>(options)?;
         Ok((self.gather_axis(&indices, S::INDEX), indices))
     }
 
@@ -147,7 +193,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// through its own rule.
     pub(crate) fn topk_indices<Ax, const K: usize>(
         &self,
-        largest: bool,
+        TopK { largest, sorted }: TopK,
     ) -> Result<Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>>
     where
         S: HasAxis<Ax>,
@@ -166,7 +212,12 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         // The first K positions of each lane (a view, then dense).
         let first: Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D> =
             order.view_as(order.layout().narrow("topk", axis, 0, K)?);
-        Ok(first.contiguous())
+        if sorted {
+            return Ok(first.contiguous());
+        }
+        // In the input's order: the picked positions in increasing order along each lane.
+        let increasing = first.argsort_axis(axis, false);
+        Ok(first.gather_axis(&increasing, axis))
     }
 
     /// The `k`-th smallest element of each lane along `Ax` (1-based, PyTorch's `kthvalue`; NaN counts as the

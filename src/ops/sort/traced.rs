@@ -1,6 +1,7 @@
 //! The family's traced forms: sorted values are gathered from the input by the order, so their gradient
 //! scatters back to the positions they came from (the gather's rule); the positions have no gradient.
 
+use super::TopK;
 use crate::autograd::Traced;
 use crate::dtype::FloatDType;
 use crate::error::Result;
@@ -52,7 +53,42 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let indices = self.value.topk_indices::<Ax, K>(largest)?;
+        self.try_topk_with::<Ax, K>(TopK {
+            largest,
+            sorted: true,
+        })
+    }
+
+    /// The `K` largest (or smallest) elements along `Ax`, by value or in their order along the axis (see
+    /// [`Tensor::topk_with`]); the gradient flows back to where each value came from.
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn topk_with<Ax, const K: usize>(
+        &self,
+        options: TopK,
+    ) -> (
+        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )
+    where
+        S: HasAxis<Ax>,
+    {
+        or_panic(self.try_topk_with::<Ax, K>(options))
+    }
+
+    /// [`Self::topk_with`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis.
+    #[allow(clippy::type_complexity)]
+    pub fn try_topk_with<Ax, const K: usize>(
+        &self,
+        options: TopK,
+    ) -> Result<(
+        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    )>
+    where
+        S: HasAxis<Ax>,
+    {
+        let indices = self.value.topk_indices::<Ax, K>(options)?;
         Ok((
             self.gather_along(&indices, self.padded_axis::<Ax>()),
             indices,
