@@ -135,6 +135,17 @@ where
             "{}",
             what("argmin")
         );
+        // The `_last` forms: a later tie wins.
+        let argmax_last = reference(&xs, &dims, &reduced, |g| {
+            (0..g.len()).fold(0, |b, i| if g[i] >= g[b] { i } else { b }) as u32
+        });
+        let got = v.tensor.argmax_last::<Axes>().to_vec();
+        assert_eq!(got, argmax_last, "{}", what("argmax_last"));
+        let argmin_last = reference(&xs, &dims, &reduced, |g| {
+            (0..g.len()).fold(0, |b, i| if g[i] <= g[b] { i } else { b }) as u32
+        });
+        let got = v.tensor.argmin_last::<Axes>().to_vec();
+        assert_eq!(got, argmin_last, "{}", what("argmin_last"));
     }
 }
 
@@ -383,6 +394,17 @@ fn known_values_and_edge_cases<D: Device>() {
     assert!(x.min_all().to_scalar().is_nan());
     assert_eq!(x.argmax::<Axis<1>>().to_vec(), [1, 1]);
     assert_eq!(x.argmin::<Axis<1>>().to_vec(), [1, 0]);
+    // The `_last` forms: the later of tied extremes, the last NaN.
+    let y = Tensor::<f32, _, D>::from_array([[f32::NAN, 1.0, f32::NAN], [2.0, 7.0, 7.0]]);
+    assert_eq!(y.argmax_last::<Axis<1>>().to_vec(), [2, 2]);
+    assert_eq!(y.argmin_last::<Axis<1>>().to_vec(), [2, 0]);
+    assert_eq!(y.argmax::<Axis<1>>().to_vec(), [0, 1]);
+    assert_eq!(y.argmax_last_keepdim::<Axis<0>>().to_vec(), [0, 1, 0]);
+    // A long lane of one value: the first and the last position, whichever parts the lane is cut into.
+    let same = Tensor::<i32, Rank1<100_003>, D>::full(4);
+    assert_eq!(same.argmax_all().to_scalar(), 0);
+    assert_eq!(same.argmax_last_all().to_scalar(), 100_002);
+    assert_eq!(same.argmin_last_all().to_scalar(), 100_002);
     // logsumexp does not overflow, and handles infinities.
     let l =
         Tensor::<f32, _, D>::from_array([[1000.0, 1000.0], [f32::NEG_INFINITY, f32::NEG_INFINITY]]);
@@ -420,6 +442,13 @@ fn empty_axes<D: Device>() {
         e.try_min::<Axis<1>>().unwrap_err().to_string(),
         "min: axis 1 has size 0, and the op has no value over zero elements"
     );
+    assert!(matches!(
+        e.try_argmax_last::<Axis<1>>(),
+        Err(Error::EmptyAxis {
+            op: "argmax_last",
+            axis: 1
+        })
+    ));
     assert!(matches!(
         e.try_argmax::<Axis<1>>(),
         Err(Error::EmptyAxis {

@@ -125,6 +125,8 @@ pub(crate) const REDUCE_STEMS: &[(&str, Bound)] = &[
     (<Min as ReduceOp<f32>>::NAME, Bound::WithDType),
     (<ArgMax as ReduceOp<f32>>::NAME, Bound::WithDType),
     (<ArgMin as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<ArgMaxLast as ReduceOp<f32>>::NAME, Bound::WithDType),
+    (<ArgMinLast as ReduceOp<f32>>::NAME, Bound::WithDType),
     (<Mean as ReduceOp<f32>>::NAME, Bound::FloatDType),
     (<Var as ReduceOp<f32>>::NAME, Bound::FloatDType),
     (<LogSumExp as ReduceOp<f32>>::NAME, Bound::FloatDType),
@@ -241,9 +243,15 @@ pub struct ArgMax;
 /// Index of the minimum (the first one on ties, the first NaN if any), as `u32`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ArgMin;
+/// Index of the maximum, the last one on ties (the last NaN if any), as `u32`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMaxLast;
+/// Index of the minimum, the last one on ties (the last NaN if any), as `u32`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMinLast;
 
 macro_rules! arg_op {
-    ($name:ident, $stem:literal, $init:ident, $better:ident) => {
+    ($name:ident, $stem:literal, $init:ident, $better:ident, last: $last:literal) => {
         impl<T: WithDType> ReduceOp<T> for $name {
             const NAME: &'static str = $stem;
             const USES_INDEX: bool = true;
@@ -258,9 +266,10 @@ macro_rules! arg_op {
                 <Self as ReduceOp<T>>::merge(self, acc, (x.to_acc(), index, true))
             }
             fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
-                // `b` comes later: it wins only if strictly better, so ties keep the first index. Plain `|` and
-                // `&` and a select per field, no branch on the data (which would mispredict on random values).
-                let take = !a.2 | $better(b.0, a.0);
+                // `b` comes later: it wins if strictly better, so ties keep the first index, or (the `_last` ops)
+                // also on a tie. Plain `|` and `&` and a select per field, no branch on the data (which would
+                // mispredict on random values).
+                let take = !a.2 | $better(b.0, a.0) | ($last & tied(b.0, a.0));
                 (
                     if take { b.0 } else { a.0 },
                     if take { b.1 } else { a.1 },
@@ -281,8 +290,15 @@ fn greater<A: Accumulator>(b: A, a: A) -> bool {
 fn less<A: Accumulator>(b: A, a: A) -> bool {
     !a.is_nan() & (b.is_nan() | (b < a))
 }
-arg_op!(ArgMax, "argmax", LOWEST, greater);
-arg_op!(ArgMin, "argmin", HIGHEST, less);
+/// Equal, or both NaN (a tie among NaNs, which count as the extreme).
+#[inline(always)]
+fn tied<A: Accumulator>(b: A, a: A) -> bool {
+    (b == a) | (a.is_nan() & b.is_nan())
+}
+arg_op!(ArgMax, "argmax", LOWEST, greater, last: false);
+arg_op!(ArgMin, "argmin", HIGHEST, less, last: false);
+arg_op!(ArgMaxLast, "argmax_last", LOWEST, greater, last: true);
+arg_op!(ArgMinLast, "argmin_last", HIGHEST, less, last: true);
 
 /// Arithmetic mean.
 #[derive(Clone, Copy, Debug, Default)]

@@ -67,12 +67,13 @@ template <typename T> struct OpMin {
     __device__ static Out finish(S s, size_t, double) { return from_racc<T>(s); }
 };
 
-// argmax/argmin: the first index of the extreme (the first NaN if any), whatever order states merge in.
+// argmax/argmin: the first index of the extreme (the first NaN if any), whatever order states merge in; the
+// `_last` forms the last index (LAST).
 template <typename A> struct ArgState {
     A v;
     long long index;  // -1: no element yet
 };
-template <typename T, bool MAX> struct OpArg {
+template <typename T, bool MAX, bool LAST> struct OpArg {
     typedef typename RAcc<T>::type A;
     typedef ArgState<A> S;
     typedef u32 Out;
@@ -92,18 +93,21 @@ template <typename T, bool MAX> struct OpArg {
         if (a.index < 0) return b;
         if (b.index < 0) return a;
         const bool an = m_isnan(a.v), bn = m_isnan(b.v);
+        const bool a_first = a.index < b.index;
         if (an || bn) {
-            if (an && bn) return a.index < b.index ? a : b;
+            if (an && bn) return a_first != LAST ? a : b;
             return an ? a : b;
         }
         if (MAX ? b.v > a.v : b.v < a.v) return b;
         if (MAX ? a.v > b.v : a.v < b.v) return a;
-        return a.index < b.index ? a : b;
+        return a_first != LAST ? a : b;
     }
     __device__ static Out finish(S s, size_t, double) { return s.index < 0 ? 0u : (u32)s.index; }
 };
-template <typename T> struct OpArgmax : OpArg<T, true> {};
-template <typename T> struct OpArgmin : OpArg<T, false> {};
+template <typename T> struct OpArgmax : OpArg<T, true, false> {};
+template <typename T> struct OpArgmin : OpArg<T, false, false> {};
+template <typename T> struct OpArgmaxLast : OpArg<T, true, true> {};
+template <typename T> struct OpArgminLast : OpArg<T, false, true> {};
 
 // Welford per thread, Chan et al. to merge; `param` is the correction (0: population, 1: unbiased).
 template <typename A> struct VarState {
@@ -245,6 +249,8 @@ template <typename T> using Op_max = OpMax<T>;
 template <typename T> using Op_min = OpMin<T>;
 template <typename T> using Op_argmax = OpArgmax<T>;
 template <typename T> using Op_argmin = OpArgmin<T>;
+template <typename T> using Op_argmax_last = OpArgmaxLast<T>;
+template <typename T> using Op_argmin_last = OpArgminLast<T>;
 template <typename T> using Op_mean = OpMean<T>;
 template <typename T> using Op_var = OpVar<T>;
 template <typename T> using Op_logsumexp = OpLogsumexp<T>;
@@ -256,6 +262,8 @@ FOR_ALL_DTYPES(REDUCE_KERNELS, max)
 FOR_ALL_DTYPES(REDUCE_KERNELS, min)
 FOR_ALL_DTYPES(REDUCE_KERNELS, argmax)
 FOR_ALL_DTYPES(REDUCE_KERNELS, argmin)
+FOR_ALL_DTYPES(REDUCE_KERNELS, argmax_last)
+FOR_ALL_DTYPES(REDUCE_KERNELS, argmin_last)
 FOR_FLOAT_DTYPES(REDUCE_KERNELS, mean)
 FOR_FLOAT_DTYPES(REDUCE_KERNELS, var)
 FOR_FLOAT_DTYPES(REDUCE_KERNELS, logsumexp)

@@ -294,6 +294,11 @@ reduce_methods!(WithDType;
     /// Position of the minimum within `Axes` (the first on ties; the first NaN if any). An empty axis has
     /// none, as for `max`.
     argmin, argmin_keepdim, argmin_all => ops::ArgMin, ops::ArgMin, u32;
+    /// Position of the maximum within `Axes`, the last on ties (the last NaN if any): where a tie should go
+    /// to the later element (NumPy's `len - 1 - argmax(flip(x))`, in one pass). An empty axis has none.
+    argmax_last, argmax_last_keepdim, argmax_last_all => ops::ArgMaxLast, ops::ArgMaxLast, u32;
+    /// Position of the minimum within `Axes`, the last on ties (the last NaN if any). An empty axis has none.
+    argmin_last, argmin_last_keepdim, argmin_last_all => ops::ArgMinLast, ops::ArgMinLast, u32;
 );
 
 try_reduce_methods!(
@@ -301,6 +306,10 @@ try_reduce_methods!(
     min, try_min, try_min_keepdim, try_min_all => ops::Min, ops::Min, T;
     argmax, try_argmax, try_argmax_keepdim, try_argmax_all => ops::ArgMax, ops::ArgMax, u32;
     argmin, try_argmin, try_argmin_keepdim, try_argmin_all => ops::ArgMin, ops::ArgMin, u32;
+    argmax_last, try_argmax_last, try_argmax_last_keepdim, try_argmax_last_all
+        => ops::ArgMaxLast, ops::ArgMaxLast, u32;
+    argmin_last, try_argmin_last, try_argmin_last_keepdim, try_argmin_last_all
+        => ops::ArgMinLast, ops::ArgMinLast, u32;
 );
 
 reduce_methods!(FloatDType;
