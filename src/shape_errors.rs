@@ -53,7 +53,7 @@ gallery! {
     ];
     /// Joining, splitting, repeating, padding and flipping: the sizes along the axis add up, the axes exist.
     join_rules: [
-        cat_other_dims_differ, cat_wrong_output_size, split_does_not_tile, split_sizes_do_not_add_up, tile_not_a_multiple,
+        cat_other_dims_differ, cat_wrong_output_size, concat_wrong_output_size, concat_parts_disagree, split_does_not_tile, split_sizes_do_not_add_up, tile_not_a_multiple,
         tile_to_runtime_dims, repeat_interleave_to_runtime_dims, pad_reflect_longer_than_the_axis, flip_axis_out_of_range,
     ];
     /// Reductions, scans and sorting: axes in range and in order, element types that have a mean, lanes that

@@ -36,8 +36,11 @@ pub use device::cuda_catalog;
 pub use device::{Device, SameDevice};
 pub use elementwise::*;
 pub use indexing::IndexingKernels;
+#[cfg(feature = "std")]
+pub use join::TracedCatParts;
 pub use join::{
-    Circular, FlipAxes, JoinKernels, PadMode, PadModeArg, Reflect, Replicate, SplitSizes,
+    CatParts, Circular, Erased, FlipAxes, JoinKernels, PadMode, PadModeArg, Reflect, Replicate,
+    SplitSizes,
 };
 pub use matmul::MatmulKernels;
 pub use optim::{AdamStep, OptimKernels};

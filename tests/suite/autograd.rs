@@ -801,6 +801,11 @@ fn rearrangements<D: AutogradDevice>() {
         let (_, b) = x.trace().split_sizes::<Axis<0>, (Const<1>, Const<2>)>();
         weighted(b.tanh())
     });
+    check("concat of three, one shared", &x, || {
+        let (a, b) = x.trace().split_sizes::<Axis<1>, (Const<1>, Const<3>)>();
+        let c: Traced<f64, Rank2<3, 5>, D> = Traced::concat::<Axis<1>, 5>((&b, &a, &a.sqr()));
+        weighted(c * 1.5)
+    });
     check("flip of two axes", &x, || {
         weighted(x.trace().flip::<(Axis<1>, Axis<0>)>())
     });

@@ -29,6 +29,31 @@ fn join_ops<T: WithDType, D: Device>() {
         let s: Tensor<T, Rank3<M, 2, N>, D> =
             Tensor::stack::<Axis<1>, 2>(&[a.tensor.clone(), b.tensor.clone()]);
         assert_eq!(s.to_vec(), rows_interleaved, "{}", what("stack axis 1"));
+        // concat of three parts (one of them twice) along each axis, in one pass.
+        let c3: Tensor<T, Rank2<M, 21>, D> =
+            Tensor::concat::<Axis<1>, 21>((&a.tensor, &b.tensor, &a.tensor));
+        let want: Vec<T> = (0..M)
+            .flat_map(|r| {
+                let row = |e: &[T]| e[r * N..(r + 1) * N].to_vec();
+                [row(&a.expected), row(&b.expected), row(&a.expected)].concat()
+            })
+            .collect();
+        assert_eq!(
+            c3.to_vec(),
+            want,
+            "{}",
+            what("concat of three along axis 1")
+        );
+        let first = a.tensor.split_sizes::<Axis<0>, (Const<2>, Const<3>)>();
+        let c0: Tensor<T, Rank2<10, N>, D> =
+            Tensor::concat::<Axis<0>, 10>((&first.1, &b.tensor, &first.0));
+        let want: Vec<T> = [&a.expected[2 * N..], &b.expected[..], &a.expected[..2 * N]].concat();
+        assert_eq!(
+            c0.to_vec(),
+            want,
+            "{}",
+            what("concat of three along axis 0")
+        );
     }
     for v in &lhs {
         let what = |op: &str| format!("{op} of {} view [{}]", v.kind, T::DTYPE);
@@ -162,6 +187,25 @@ fn runtime_size_errors<D: Device>() {
             .to_string(),
         msg
     );
+
+    let c: Tensor<f32, Rank2<5, 2>, D> = Tensor::try_concat::<Axis<0>, 5>((&a, &b, &a)).unwrap();
+    assert_eq!(c.to_vec(), [1., 2., 3., 4., 5., 6., 1., 2., 3., 4.]);
+    let msg = "concat: axis 0 has size 5, expected 6";
+    let err = Tensor::try_concat::<Axis<0>, 6>((&a, &b, &a)).unwrap_err();
+    assert_eq!(err.to_string(), msg);
+    let long: Tensor<f32, Rank2<5, 2>, D> = Tensor::concat::<Axis<0>, 5>((&a, &b, &a));
+    assert_eq!(long.dims().to_vec(), [5, 2]);
+    assert_eq!(
+        panic_message(|| Tensor::concat::<Axis<0>, 6>((&a, &b, &a))),
+        msg
+    );
+    let msg = "concat: shapes [1, 3] and [2, 2] do not match";
+    let err = Tensor::try_concat::<Axis<0>, 5>((&wide, &narrow, &narrow)).unwrap_err();
+    assert_eq!(err.to_string(), msg);
+    let none = Tensor::<f32, (usize, usize), D>::zeros_with_shape((0, 2));
+    let same: Tensor<f32, (Const<2>, usize), D> =
+        Tensor::concat::<Axis<0>, 2>((&none, &narrow, &none));
+    assert_eq!(same.to_vec(), [0.0; 4]);
 
     let s = Tensor::try_stack::<Axis<1>, 2>(&[a.clone(), a.clone()]).unwrap();
     assert_eq!(s.dims().to_vec(), [2, 2, 2]);

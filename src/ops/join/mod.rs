@@ -3,6 +3,7 @@
 //! head) run the family's kernel, [`JoinKernels`]: one host body for `Cpu` and `Embedded` (`host.rs`) and a copy
 //! per part on CUDA (`cuda.rs`); `split` is views, `flip` a gather.
 
+mod concat;
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
 mod flip;
@@ -14,6 +15,9 @@ mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
+#[cfg(feature = "std")]
+pub use concat::TracedCatParts;
+pub use concat::{CatParts, Erased};
 pub use flip::FlipAxes;
 pub use pad::{Circular, PadMode, PadModeArg, Reflect, Replicate};
 pub use sizes::SplitSizes;
