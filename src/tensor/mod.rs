@@ -16,7 +16,7 @@
 //!
 //! Sizes are checked where they come into being: a shape with more than `isize::MAX` elements, or a buffer of
 //! more than `isize::MAX` bytes, is `Error::ShapeOverflow` from the constructor, broadcast or op that would make
-//! it (matmul, joins, `index_select`, `embedding`), never a wrapped count (README, "Policies").
+//! it (matmul, joins, `index_select`, `embedding`), never a wrapped count (docs/ops.md, "Policies").
 
 /// `$make(shape, op, &mut kernel)` with `kernel` (a [`call::KernelCall`]) held in a local: the tensor method's
 /// code then instantiates `$make` per shape only, and the kernel's closure and trait-object shim per kernel only.

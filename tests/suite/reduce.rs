@@ -478,7 +478,7 @@ fn empty_axes<D: Device>() {
     // Reducing the non-empty axis of an empty tensor is fine: the result is empty too.
     assert_eq!(e.try_max::<Axis<0>>().unwrap().to_vec(), Vec::<f32>::new());
     assert_eq!(e.argmin::<Axis<0>>().dims().to_vec(), [0]);
-    // The reductions that have a value over nothing (README, "Empty tensors").
+    // The reductions that have a value over nothing (docs/ops.md, "Policies": "Empty tensors").
     assert_eq!(e.sum::<Axis<1>>().to_vec(), [0., 0.]);
     assert_eq!(e.prod::<Axis<1>>().to_vec(), [1., 1.]);
     assert_eq!(e.norm::<Axis<1>>().to_vec(), [0., 0.]);
