@@ -114,7 +114,8 @@ pub mod prelude {
     pub use crate::nn::Module;
     pub use crate::ops::{Device, PadMode};
     pub use crate::shape::{
-        Axis, Const, ConstShape, Dim, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5, Rank6, Shape,
+        Axis, Const, ConstShape, Dim, FromEnd, Last, Rank0, Rank1, Rank2, Rank3, Rank4, Rank5,
+        Rank6, Shape,
     };
     pub use crate::tensor::{
         Conv, Conv2dAxes, Conv3dAxes, Conv3dGeometry, ConvGeometry, IndexOp, Pool1d, Pool2d,

@@ -47,7 +47,7 @@ gallery! {
     ];
     /// Views and reshapes: element counts kept, axes in range, merges that are merges.
     view_rules: [
-        reshape_changes_numel, flatten_wrong_merge, narrow_axis_out_of_range, narrow_past_the_end,
+        reshape_changes_numel, flatten_wrong_merge, narrow_axis_out_of_range, axis_from_end_past_the_rank, narrow_past_the_end,
         permute_axis_out_of_range, permute_repeats_an_axis, transpose_axis_out_of_range, squeeze_non_unit_axis,
         unsqueeze_past_the_end, from_array_wrong_shape,
     ];

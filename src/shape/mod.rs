@@ -8,6 +8,7 @@
 mod bounds;
 mod channels;
 mod dims;
+mod from_end;
 mod reduce;
 mod relations;
 pub(crate) mod size_check;
@@ -15,5 +16,6 @@ pub(crate) mod size_check;
 pub use bounds::*;
 pub use channels::*;
 pub use dims::*;
+pub use from_end::*;
 pub use reduce::*;
 pub use relations::*;

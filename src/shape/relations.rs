@@ -18,7 +18,7 @@ pub struct Axis<const I: usize>;
 #[diagnostic::on_unimplemented(
     message = "shape `{Self}` has no axis `{Ax}`",
     label = "axis out of range for this shape",
-    note = "axes count from 0: a rank-N shape has Axis<0> .. Axis<N-1>"
+    note = "axes count from 0: a rank-N shape has Axis<0> .. Axis<N-1>, or from the end: FromEnd<1> (the last, `Last`) .. FromEnd<N>"
 )]
 pub trait HasAxis<Ax>: Shape {
     /// The position of the axis.

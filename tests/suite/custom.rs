@@ -229,7 +229,7 @@ fn kernel_errors_come_back_from_the_try_forms() {
     assert!(w.trace().try_custom_op(Refuses).is_err());
     // The backward kernel's error panics in `backward()` with its message.
     let ok = Var::new(Tensor::<f64, _, Cpu>::from_array([1.0, 2.0]));
-    let loss = ok.trace().custom_op(Refuses).sum();
+    let loss = ok.trace().custom_op(Refuses).sum::<Axis<0>>();
     assert!(panic_message(|| loss.backward()).contains("refuses: no gradient today"));
 }
 

@@ -458,3 +458,69 @@ embedded_tests! {
     indexing_selects_and_checks_bounds => indexing;
     device_transfer_and_printing => transfer_and_print;
 }
+
+/// Axes counted from the end (PyTorch's negative dims) name the same axis as `Axis<RANK - N>` in every op that
+/// takes one axis, at ranks 1 to 4, for tensors and traced values; `transpose::<FromEnd<2>, Last>` swaps the last
+/// two.
+#[test]
+fn axes_from_the_end_are_the_axes_they_name() {
+    let x = Tensor::<f32, Rank3<2, 3, 4>, Cpu>::randn(5);
+    let other = Tensor::<f32, Rank3<2, 3, 1>, Cpu>::randn(6);
+    assert_eq!(
+        x.softmax::<Last>().to_vec(),
+        x.softmax::<Axis<2>>().to_vec()
+    );
+    assert_eq!(x.sum::<FromEnd<3>>().to_vec(), x.sum::<Axis<0>>().to_vec());
+    assert_eq!(
+        x.argmax_keepdim::<FromEnd<2>>().to_vec(),
+        x.argmax_keepdim::<Axis<1>>().to_vec()
+    );
+    assert_eq!(x.cumsum::<Last>().to_vec(), x.cumsum::<Axis<2>>().to_vec());
+    assert_eq!(
+        x.flip::<(Last, Axis<0>)>().to_vec(),
+        x.flip::<(Axis<2>, Axis<0>)>().to_vec()
+    );
+    assert_eq!(
+        x.narrow::<Last, 1, 2>().to_vec(),
+        x.narrow::<Axis<2>, 1, 2>().to_vec()
+    );
+    let joined: Tensor<f32, Rank3<2, 3, 5>, Cpu> = x.cat::<Last, 5, _>(&other);
+    assert_eq!(joined.to_vec(), x.cat::<Axis<2>, 5, _>(&other).to_vec());
+    let (top, at) = x.topk::<Last, 2>(true);
+    let (top2, at2) = x.topk::<Axis<2>, 2>(true);
+    assert_eq!((top.to_vec(), at.to_vec()), (top2.to_vec(), at2.to_vec()));
+    let kt: Tensor<f32, Rank3<2, 4, 3>, Cpu> = x.transpose::<FromEnd<2>, Last>();
+    assert_eq!(kt.to_vec(), x.transpose::<Axis<1>, Axis<2>>().to_vec());
+    assert_eq!(x.transpose::<Last, FromEnd<2>>().to_vec(), kt.to_vec());
+    // Rank 1 and rank 4: the last axis is Axis<0> and Axis<3>.
+    let v = Tensor::<f32, Rank1<5>, Cpu>::arange();
+    assert_eq!(v.sum::<Last>().to_scalar(), 10.0);
+    let y = Tensor::<f32, Rank4<2, 2, 3, 2>, Cpu>::randn(7);
+    assert_eq!(
+        y.layer_norm::<Last>(1e-5).to_vec(),
+        y.layer_norm::<Axis<3>>(1e-5).to_vec()
+    );
+    assert_eq!(
+        y.mean::<FromEnd<2>>().to_vec(),
+        y.mean::<Axis<2>>().to_vec()
+    );
+    // Traced values take them too, with the same gradients.
+    let w = typed_tensor::autograd::Var::new(x.clone());
+    let g_end = w
+        .trace()
+        .log_softmax::<Last>()
+        .flip::<FromEnd<2>>()
+        .sqr()
+        .sum_all()
+        .backward()
+        .get(&w);
+    let g_axis = w
+        .trace()
+        .log_softmax::<Axis<2>>()
+        .flip::<Axis<1>>()
+        .sqr()
+        .sum_all()
+        .backward()
+        .get(&w);
+    assert_eq!(g_end.to_vec(), g_axis.to_vec());
+}

@@ -108,7 +108,7 @@ pub trait CustomOp1<T: WithDType>: Send + Sync + 'static {
 /// }
 ///
 /// let w = Var::new(Tensor::<f64, _, Cpu>::from_array([1.0, 2.0]));
-/// let grads = w.trace().custom_op(Cube).sum().backward();
+/// let grads = w.trace().custom_op(Cube).sum_all().backward();
 /// assert_eq!(grads.get(&w).to_vec(), [3.0, 12.0]);
 /// ```
 #[diagnostic::on_unimplemented(

@@ -46,7 +46,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// }
     ///
     /// let w = Var::new(Tensor::<f32, _, Cpu>::from_array([-2.0, 3.0]));
-    /// let grads = w.trace().custom_op(Abs).sum().backward();
+    /// let grads = w.trace().custom_op(Abs).sum_all().backward();
     /// assert_eq!(grads.get(&w).to_vec(), [-1.0, 1.0]);
     /// ```
     #[track_caller]

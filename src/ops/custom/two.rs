@@ -125,7 +125,7 @@ pub trait CustomOp2<T: WithDType>: Send + Sync + 'static {
 ///
 /// let a = Var::new(Tensor::<f64, _, Cpu>::from_array([1.0, 2.0]));
 /// let b = Var::new(Tensor::<f64, _, Cpu>::from_array([3.0, 5.0]));
-/// let grads = a.trace().custom_op2(&b, Product).sum().backward();
+/// let grads = a.trace().custom_op2(&b, Product).sum_all().backward();
 /// assert_eq!((grads.get(&a).to_vec(), grads.get(&b).to_vec()), (vec![3.0, 5.0], vec![1.0, 2.0]));
 /// ```
 #[diagnostic::on_unimplemented(

@@ -16,7 +16,7 @@ use crate::dtype::FloatDType;
 use crate::dtype::{IndexDType, WithDType};
 use crate::layout::Layout;
 use crate::ops::Device;
-use crate::shape::{Axis, Dim, HasAxis, Shape, MAX_RANK};
+use crate::shape::{Axis, Dim, FromEnd, HasAxis, Shape, MAX_RANK};
 #[cfg(feature = "std")]
 use crate::tensor::Grad;
 use crate::tensor::{call, written, Tensor};
@@ -37,30 +37,42 @@ pub trait FlipAxes<Axes>: Shape {
     fn flip_traced<T: FloatDType, D: Device>(x: &Traced<T, Self, D>) -> Traced<T, Self, D>;
 }
 
-#[diagnostic::do_not_recommend]
-impl<S: HasAxis<Axis<I>>, const I: usize> FlipAxes<Axis<I>> for S {
-    fn flip_tensor<T: WithDType, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
-        // The positions are typed with the axis's own dim: static where the axis is (`Embedded` has no other).
-        let dim = <<S as HasAxis<Axis<I>>>::Dim as Dim>::from_size(x.dims()[I]);
-        x.flip_axis(I, dim.expect("the axis's own size"))
-    }
-    #[cfg(feature = "std")]
-    fn flip_traced<T: FloatDType, D: Device>(x: &Traced<T, S, D>) -> Traced<T, S, D> {
-        fn rule<T: FloatDType, D: Device>(
-            g: Grad<T, D>,
-            (slot, axis): (Slot, usize),
-            store: &mut Gradients,
-        ) {
-            slot.give_padded(store, g.flip_axis(axis, g.dims()[axis]));
+/// One axis, counted from the start (`Axis<I>`) or from the end (`FromEnd<N>`).
+macro_rules! flip_one {
+    ($axis:ident) => {
+        #[diagnostic::do_not_recommend]
+        impl<S: HasAxis<$axis<I>>, const I: usize> FlipAxes<$axis<I>> for S {
+            fn flip_tensor<T: WithDType, D: Device>(x: &Tensor<T, S, D>) -> Tensor<T, S, D> {
+                // The positions are typed with the axis's own dim: static where the axis is (`Embedded` has no
+                // other).
+                let index = <S as HasAxis<$axis<I>>>::INDEX;
+                let dim = <<S as HasAxis<$axis<I>>>::Dim as Dim>::from_size(x.dims()[index]);
+                x.flip_axis(index, dim.expect("the axis's own size"))
+            }
+            #[cfg(feature = "std")]
+            fn flip_traced<T: FloatDType, D: Device>(x: &Traced<T, S, D>) -> Traced<T, S, D> {
+                let captured = (x.slot(), x.padded_axis::<$axis<I>>());
+                record_with(
+                    <S as FlipAxes<$axis<I>>>::flip_tensor(x.value()),
+                    &[&x.node],
+                    captured,
+                    flip_rule::<T, D>,
+                )
+            }
         }
-        let captured = (x.slot(), x.padded_axis::<Axis<I>>());
-        record_with(
-            <S as FlipAxes<Axis<I>>>::flip_tensor(x.value()),
-            &[&x.node],
-            captured,
-            rule::<T, D>,
-        )
-    }
+    };
+}
+flip_one!(Axis);
+flip_one!(FromEnd);
+
+/// `flip`'s gradient: the output's flipped back along the same axis.
+#[cfg(feature = "std")]
+fn flip_rule<T: FloatDType, D: Device>(
+    g: Grad<T, D>,
+    (slot, axis): (Slot, usize),
+    store: &mut Gradients,
+) {
+    slot.give_padded(store, g.flip_axis(axis, g.dims()[axis]));
 }
 
 /// Several axes: each flipped in turn (flips along different axes commute).
