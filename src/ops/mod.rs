@@ -48,7 +48,9 @@ pub use pool::{Pool, PoolKernels, PoolParams};
 pub use reduce::*;
 pub use resample::{Interpolation, Resample, ResampleKernels};
 pub use scan::{Cumulative, Scan, ScanKernels};
-pub use sort::{SortKernels, TopK};
+#[cfg(feature = "std")]
+pub use sort::TracedTopkOutput;
+pub use sort::{SortKernels, TopK, TopkOutput};
 
 /// The one rule for kernel names, shared with the `.cu` macros: `{stem}_{dtype}`, e.g. `exp_f32`
 /// ([`DType::kernel_name`](crate::dtype::DType::kernel_name)).

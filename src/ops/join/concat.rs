@@ -225,6 +225,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
+        Self::check_sizes::<Ax, OUT, _>(&parts);
         or_panic(Self::try_concat::<Ax, OUT>(parts))
     }
 
@@ -236,16 +237,23 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        concat_checked::<Ax, OUT, _>(&parts)
+        Self::check_sizes::<Ax, OUT, _>(&parts);
+        concat_checked::<Ax, OUT, _>("concat", &parts)
+    }
+
+    /// The build-time check that static sizes add up to `OUT`, at the caller's call.
+    #[inline(always)]
+    fn check_sizes<Ax, const OUT: usize, P: CatParts<Ax>>(_: &P) {
+        let () = ConcatSizes::<Ax, P, OUT>::OK;
     }
 }
 
-/// [`Tensor::try_concat`]'s body, for any parts.
+/// [`Tensor::try_concat`]'s body, for any parts (and `cat`'s, for two), its errors naming `op`.
 #[allow(clippy::type_complexity)]
-fn concat_checked<Ax, const OUT: usize, P: CatParts<Ax>>(
+pub(super) fn concat_checked<Ax, const OUT: usize, P: CatParts<Ax>>(
+    op: &'static str,
     parts: &P,
 ) -> Result<Joined<P::Elem, P::First, Ax, P::Device, OUT>> {
-    let () = ConcatSizes::<Ax, P, OUT>::OK;
     let axis = <P::First as HasAxis<Ax>>::INDEX;
     let erased = parts.erased();
     let present: &[_] = &erased.parts[..P::SIZES.1];
@@ -255,16 +263,17 @@ fn concat_checked<Ax, const OUT: usize, P: CatParts<Ax>>(
     for (_, layout) in views.clone() {
         let dims = layout.dims();
         if (0..first.len()).any(|ax| ax != axis && dims[ax] != first[ax]) {
-            return Err(Error::shape_mismatch("concat", first, *dims));
+            return Err(Error::shape_mismatch(op, first, *dims));
         }
-        joined = checked_size_add(joined, dims[axis]).ok_or(Error::ShapeOverflow {
-            op: "concat",
-            dims: first,
+        joined = checked_size_add(joined, dims[axis]).ok_or_else(|| {
+            let mut all = first;
+            all.as_mut_slice()[axis] = usize::MAX; // a size past any address space, for the message
+            Error::ShapeOverflow { op, dims: all }
         })?;
     }
     if joined != OUT {
         return Err(Error::AxisSize {
-            op: "concat",
+            op,
             axis,
             expected: OUT,
             found: joined,
@@ -272,7 +281,7 @@ fn concat_checked<Ax, const OUT: usize, P: CatParts<Ax>>(
     }
     let mut out = first;
     out.as_mut_slice()[axis] = OUT;
-    check_output::<P::Elem>("concat", &out)?;
+    check_output::<P::Elem>(op, &out)?;
     let refs: [_; MAX_PARTS] = core::array::from_fn(|i| {
         let (buffer, layout) = present
             .get(i)
@@ -285,8 +294,8 @@ fn concat_checked<Ax, const OUT: usize, P: CatParts<Ax>>(
     let views: [_; MAX_PARTS] = core::array::from_fn(|i| (refs[i].0, &layouts[i]));
     written!(
         Tensor::try_written_by,
-        shape_of("concat", &out),
-        "concat",
+        shape_of(op, &out),
+        op,
         call::concat::<P::Elem, P::Device>(&views[..P::SIZES.1], axis),
     )
 }

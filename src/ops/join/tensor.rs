@@ -24,9 +24,7 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
-use crate::shape::{
-    checked_size_add, AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape, MAX_RANK,
-};
+use crate::shape::{AgreeExceptAxis, Const, Dim, HasAxis, InsertAxis, Shape, MAX_RANK};
 use crate::tensor::{call, written};
 use crate::tensor::{check_output, device_ok, or_panic, Tensor};
 use core::marker::PhantomData;
@@ -167,38 +165,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     where
         S: AgreeExceptAxis<S2, Ax>,
     {
-        let axis = S::INDEX;
-        let (a, b) = (self.dims(), other.dims());
-        if a.len() != b.len() || (0..a.len()).any(|ax| ax != axis && a[ax] != b[ax]) {
-            return Err(Error::shape_mismatch("cat", a, b));
-        }
-        let joined = checked_size_add(a[axis], b[axis]).ok_or_else(|| {
-            let mut both = a;
-            both.as_mut_slice()[axis] = usize::MAX; // a size past any address space, for the message
-            Error::ShapeOverflow {
-                op: "cat",
-                dims: both,
-            }
-        })?;
-        if joined != OUT {
-            return Err(Error::AxisSize {
-                op: "cat",
-                axis,
-                expected: OUT,
-                found: joined,
-            });
-        }
-        let mut out = a;
-        out.as_mut_slice()[axis] = OUT;
-        check_output::<T>("cat", &out)?;
-        let (la, lb) = (self.layout(), other.layout());
-        let parts = [(self.buffer(), &la), (other.buffer(), &lb)];
-        written!(
-            Tensor::try_written_by,
-            shape_of("cat", &out),
-            "cat",
-            call::concat::<T, D>(&parts, axis),
-        )
+        super::concat::concat_checked::<Ax, OUT, _>("cat", &(self, other))
     }
 
     /// `N` tensors of one shape joined along a new axis at `Ax`. Panics when runtime-sized dims disagree; see

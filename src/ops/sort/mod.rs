@@ -16,6 +16,10 @@ mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
 
+pub use tensor::TopkOutput;
+#[cfg(feature = "std")]
+pub use traced::TracedTopkOutput;
+
 use crate::device::Kernels;
 use crate::dtype::{Accumulator, WithDType};
 use crate::error::Result;

@@ -55,6 +55,12 @@ impl<S: HasAxis<Ax>, Ax> MedianOfSome<S, Ax> {
     };
 }
 
+/// What `topk` gives: the `K` values along `Ax` and their `u32` positions.
+pub type TopkOutput<T, S, Ax, D, const K: usize> = (
+    Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+);
+
 impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// The sorted positions along runtime axis `axis` (the typed methods' body).
     #[inline(never)]
@@ -106,14 +112,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let (values, indices) = x.topk::<Axis<1>, 6>(true); // 6 of 5
     /// ```
     #[track_caller]
-    #[allow(clippy::type_complexity)]
     pub fn topk<Ax, const K: usize>(
         &self,
         largest: bool,
-    ) -> (
-        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )
+    ) -> TopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -129,14 +131,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let err = x.try_topk::<Axis<0>, 3>(true).unwrap_err();
     /// assert_eq!(err.to_string(), "topk: takes 3 elements along axis 0, which has 2");
     /// ```
-    #[allow(clippy::type_complexity)]
     pub fn try_topk<Ax, const K: usize>(
         &self,
         largest: bool,
-    ) -> Result<(
-        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )>
+    ) -> Result<TopkOutput<T, S, Ax, D, K>>
     where
         S: HasAxis<Ax>,
     {
@@ -158,14 +156,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!((values.to_array(), indices.to_array()), ([[3., 4., 5.]], [[0, 2, 4]]));
     /// ```
     #[track_caller]
-    #[allow(clippy::type_complexity)]
     pub fn topk_with<Ax, const K: usize>(
         &self,
         options: TopK,
-    ) -> (
-        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )
+    ) -> TopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -174,14 +168,10 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// [`Self::topk_with`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis.
-    #[allow(clippy::type_complexity)]
     pub fn try_topk_with<Ax, const K: usize>(
         &self,
         options: TopK,
-    ) -> Result<(
-        Tensor<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )>
+    ) -> Result<TopkOutput<T, S, Ax, D, K>>
     where
         S: HasAxis<Ax>,
     {

@@ -9,6 +9,12 @@ use crate::ops::Device;
 use crate::shape::{Const, HasAxis, ReduceShape, Shape};
 use crate::tensor::{or_panic, Tensor};
 
+/// What traced `topk` gives: the `K` traced values along `Ax` and their `u32` positions.
+pub type TracedTopkOutput<T, S, Ax, D, const K: usize> = (
+    Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+    Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
+);
+
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// Each lane along `Ax` sorted, and the positions (see [`Tensor::sort`]); the gradient flows back to where
     /// each value came from.
@@ -26,14 +32,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The `K` largest (or smallest) elements along `Ax` and their positions (see [`Tensor::topk`]); the gradient
     /// flows back to where each value came from.
     #[track_caller]
-    #[allow(clippy::type_complexity)]
     pub fn topk<Ax, const K: usize>(
         &self,
         largest: bool,
-    ) -> (
-        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )
+    ) -> TracedTopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -42,14 +44,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
 
     /// [`Self::topk`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis (see
     /// [`Tensor::try_topk`]).
-    #[allow(clippy::type_complexity)]
     pub fn try_topk<Ax, const K: usize>(
         &self,
         largest: bool,
-    ) -> Result<(
-        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )>
+    ) -> Result<TracedTopkOutput<T, S, Ax, D, K>>
     where
         S: HasAxis<Ax>,
     {
@@ -62,14 +60,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The `K` largest (or smallest) elements along `Ax`, by value or in their order along the axis (see
     /// [`Tensor::topk_with`]); the gradient flows back to where each value came from.
     #[track_caller]
-    #[allow(clippy::type_complexity)]
     pub fn topk_with<Ax, const K: usize>(
         &self,
         options: TopK,
-    ) -> (
-        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )
+    ) -> TracedTopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -77,14 +71,10 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     }
 
     /// [`Self::topk_with`], returning `Error::AxisTooShort` when `K` is larger than a runtime-sized axis.
-    #[allow(clippy::type_complexity)]
     pub fn try_topk_with<Ax, const K: usize>(
         &self,
         options: TopK,
-    ) -> Result<(
-        Traced<T, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-        Tensor<u32, <S as HasAxis<Ax>>::Replaced<Const<K>>, D>,
-    )>
+    ) -> Result<TracedTopkOutput<T, S, Ax, D, K>>
     where
         S: HasAxis<Ax>,
     {
