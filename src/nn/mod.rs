@@ -25,6 +25,7 @@
 //! ```
 
 mod activation;
+mod attention;
 mod batch_norm;
 mod bias;
 mod conv;
@@ -44,6 +45,7 @@ pub use activation::{
     GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softplus, Softsign, Tanh, CELU, ELU, SELU,
 };
+pub use attention::Sdpa;
 pub use batch_norm::{
     BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, BatchNormConfig, RunningStats,
 };

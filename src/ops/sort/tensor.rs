@@ -112,10 +112,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let (values, indices) = x.topk::<Axis<1>, 6>(true); // 6 of 5
     /// ```
     #[track_caller]
-    pub fn topk<Ax, const K: usize>(
-        &self,
-        largest: bool,
-    ) -> TopkOutput<T, S, Ax, D, K>
+    pub fn topk<Ax, const K: usize>(&self, largest: bool) -> TopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -131,10 +128,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// let err = x.try_topk::<Axis<0>, 3>(true).unwrap_err();
     /// assert_eq!(err.to_string(), "topk: takes 3 elements along axis 0, which has 2");
     /// ```
-    pub fn try_topk<Ax, const K: usize>(
-        &self,
-        largest: bool,
-    ) -> Result<TopkOutput<T, S, Ax, D, K>>
+    pub fn try_topk<Ax, const K: usize>(&self, largest: bool) -> Result<TopkOutput<T, S, Ax, D, K>>
     where
         S: HasAxis<Ax>,
     {
@@ -156,10 +150,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
     /// assert_eq!((values.to_array(), indices.to_array()), ([[3., 4., 5.]], [[0, 2, 4]]));
     /// ```
     #[track_caller]
-    pub fn topk_with<Ax, const K: usize>(
-        &self,
-        options: TopK,
-    ) -> TopkOutput<T, S, Ax, D, K>
+    pub fn topk_with<Ax, const K: usize>(&self, options: TopK) -> TopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {

@@ -32,10 +32,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The `K` largest (or smallest) elements along `Ax` and their positions (see [`Tensor::topk`]); the gradient
     /// flows back to where each value came from.
     #[track_caller]
-    pub fn topk<Ax, const K: usize>(
-        &self,
-        largest: bool,
-    ) -> TracedTopkOutput<T, S, Ax, D, K>
+    pub fn topk<Ax, const K: usize>(&self, largest: bool) -> TracedTopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {
@@ -60,10 +57,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     /// The `K` largest (or smallest) elements along `Ax`, by value or in their order along the axis (see
     /// [`Tensor::topk_with`]); the gradient flows back to where each value came from.
     #[track_caller]
-    pub fn topk_with<Ax, const K: usize>(
-        &self,
-        options: TopK,
-    ) -> TracedTopkOutput<T, S, Ax, D, K>
+    pub fn topk_with<Ax, const K: usize>(&self, options: TopK) -> TracedTopkOutput<T, S, Ax, D, K>
     where
         S: HasAxis<Ax>,
     {

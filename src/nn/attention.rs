@@ -1,0 +1,222 @@
+//! Scaled dot-product attention, PyTorch's `F.scaled_dot_product_attention`, composed from the library's ops
+//! (a batched matmul, the masks, `softmax` along the last axis, a second matmul), so its gradient comes from
+//! theirs; written once for plain and traced values (`#[layer]` on an inherent impl). Queries are
+//! `(B, H, L, E)`, keys `(B, HK, S, E)`, values `(B, HK, S, EV)`; `L` and `S` may differ, and with fewer
+//! key/value heads than query heads (grouped-query attention) each key/value head serves `H / HK` query heads.
+//!
+//! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
+//! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
+
+use super::layer;
+use crate::dtype::FloatDType;
+use crate::ops::{CmpOp, Device};
+use crate::shape::size_check::{self, n, t};
+use crate::shape::{Axis, BroadcastTo, Const, Dim, FromEnd, Last, Shape};
+use crate::tensor::Tensor;
+
+/// The mask of an attention call (see [`Sdpa`]).
+enum Mask<'a, T: FloatDType, M: Shape, D: Device> {
+    None,
+    /// Non-zero where a query may attend to a key (PyTorch's boolean mask: true takes part).
+    Keep(&'a Tensor<u8, M, D>),
+    /// Added to the scores before the softmax (PyTorch's float mask; `-inf` masks).
+    Add(&'a Tensor<T, M, D>),
+}
+
+/// The options of [`Tensor::scaled_dot_product_attention`], PyTorch's keyword arguments: an `attn_mask`
+/// (boolean, [`Sdpa::keep_mask`], or additive, [`Sdpa::additive_mask`], either broadcast to `(B, H, L, S)` with
+/// size-1 dims stretched), `is_causal` ([`Sdpa::causal`]) and `scale` ([`Sdpa::scale`], `1 / sqrt(E)` by default).
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::Sdpa;
+/// let q = Tensor::<f32, Rank4<1, 2, 3, 4>, Cpu>::randn(0);
+/// let (k, v) = (Tensor::<f32, Rank4<1, 2, 3, 4>, Cpu>::randn(1), Tensor::<f32, Rank4<1, 2, 3, 4>, Cpu>::randn(2));
+/// let y = q.scaled_dot_product_attention(&k, &v, Sdpa::new().causal());
+/// // The first query sees only the first key: its output is the first value row.
+/// assert_eq!(y.i((0, 0, 0)).to_vec(), v.i((0, 0, 0)).to_vec());
+/// ```
+pub struct Sdpa<'a, T: FloatDType, M: Shape, D: Device> {
+    mask: Mask<'a, T, M, D>,
+    causal: bool,
+    scale: Option<f64>,
+}
+
+impl<T: FloatDType, D: Device> Sdpa<'static, T, (), D> {
+    /// No mask, not causal, scale `1 / sqrt(E)`: PyTorch's defaults.
+    pub fn new() -> Self {
+        Sdpa {
+            mask: Mask::None,
+            causal: false,
+            scale: None,
+        }
+    }
+}
+
+impl<T: FloatDType, D: Device> Default for Sdpa<'static, T, (), D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
+    /// Query `i` attends to keys `0..=i` only (PyTorch's `is_causal`: the top-left lower triangle of `(L, S)`),
+    /// on top of any mask.
+    pub fn causal(self) -> Self {
+        Sdpa {
+            causal: true,
+            ..self
+        }
+    }
+
+    /// Multiplies the scores by `scale` instead of `1 / sqrt(E)`.
+    pub fn scale(self, scale: f64) -> Self {
+        Sdpa {
+            scale: Some(scale),
+            ..self
+        }
+    }
+
+    /// A boolean mask: a query attends to a key where `mask` is non-zero (PyTorch's `attn_mask` of `torch.bool`);
+    /// any shape that broadcasts to `(B, H, L, S)`, size-1 dims stretched (`(L, S)`, `(B, 1, 1, S)`, ...).
+    pub fn keep_mask<M2: Shape>(self, mask: &'a Tensor<u8, M2, D>) -> Sdpa<'a, T, M2, D> {
+        Sdpa {
+            mask: Mask::Keep(mask),
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
+
+    /// An additive mask, added to the scaled scores (PyTorch's float `attn_mask`; `-inf` removes a key); shapes
+    /// as for [`Self::keep_mask`].
+    pub fn additive_mask<M2: Shape>(self, mask: &'a Tensor<T, M2, D>) -> Sdpa<'a, T, M2, D> {
+        Sdpa {
+            mask: Mask::Add(mask),
+            causal: self.causal,
+            scale: self.scale,
+        }
+    }
+}
+
+/// The build-time check of grouped-query attention: `HK` key/value heads divide `H` query heads.
+struct HeadsDivide<const H: usize, const HK: usize>;
+impl<const H: usize, const HK: usize> HeadsDivide<H, HK> {
+    const OK: () = if HK == 0 || H % HK != 0 {
+        size_check::concat_panic(&[&[
+            t("scaled_dot_product_attention: "),
+            n(HK),
+            t(" key/value heads do not divide "),
+            n(H),
+            t(" query heads; each key/value head serves H / HK query heads"),
+        ]]);
+    };
+}
+
+/// For each of `H` query heads, the key/value head it reads: `h / (H / HK)`.
+fn head_of<D: Device, const H: usize, const HK: usize>() -> Tensor<u32, (Const<H>,), D> {
+    let group = H / HK;
+    let heads: alloc::vec::Vec<u32> = (0..H).map(|h| (h / group) as u32).collect();
+    crate::tensor::or_panic(Tensor::from_vec(heads))
+}
+
+#[layer]
+impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
+    Value<T, (B, Const<H>, L, E), D>
+{
+    /// Attention of these queries `(B, H, L, E)` over `key` `(B, HK, S, E)` and `value` `(B, HK, S, EV)`
+    /// (PyTorch's `F.scaled_dot_product_attention`): `softmax(q k^T * scale + mask) v`, `(B, H, L, EV)`. `HK` must
+    /// divide `H` (grouped-query attention; a build error otherwise); the options are an [`Sdpa`].
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Sdpa;
+    /// // Two query heads sharing one key/value head, a key padding mask over the last key.
+    /// let q = Tensor::<f64, Rank4<1, 2, 1, 2>, Cpu>::from_array([[[[1., 0.]], [[0., 1.]]]]);
+    /// let k = Tensor::<f64, Rank4<1, 1, 2, 2>, Cpu>::from_array([[[[1., 0.], [0., 1.]]]]);
+    /// let v = Tensor::<f64, Rank4<1, 1, 2, 1>, Cpu>::from_array([[[[10.], [20.]]]]);
+    /// let keep = Tensor::<u8, Rank2<1, 2>, Cpu>::from_array([[1, 0]]);
+    /// let y = q.scaled_dot_product_attention(&k, &v, Sdpa::new().keep_mask(&keep));
+    /// assert_eq!(y.to_array(), [[[[10.]], [[10.]]]]); // only the first key takes part
+    /// ```
+    ///
+    /// Key/value heads that do not divide the query heads do not build:
+    ///
+    /// ```compile_fail,E0080
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Sdpa;
+    /// let q = Tensor::<f32, Rank4<1, 4, 2, 8>, Cpu>::zeros();
+    /// let kv = Tensor::<f32, Rank4<1, 3, 2, 8>, Cpu>::zeros();
+    /// // "scaled_dot_product_attention: 3 key/value heads do not divide 4 query heads"
+    /// let y = q.scaled_dot_product_attention(&kv, &kv, Sdpa::new());
+    /// ```
+    #[track_caller]
+    pub fn scaled_dot_product_attention<const HK: usize, S: Dim, EV: Dim, M: Shape>(
+        &self,
+        key: &Value<T, (B, Const<HK>, S, E), D>,
+        value: &Value<T, (B, Const<HK>, S, EV), D>,
+        options: Sdpa<'_, T, M, D>,
+    ) -> Value<T, (B, Const<H>, L, EV), D>
+    where
+        M: BroadcastTo<(B, Const<H>, L, S)>,
+    {
+        let () = HeadsDivide::<H, HK>::OK;
+        // Each query head's key and value head: the same ones, or gathered by group (grouped-query attention).
+        let (key, value) = if HK == H {
+            let (k, v) = (key.shape(), value.shape());
+            (
+                key.reshape_with_shape((k.0, Const::<H>, k.2, k.3)),
+                value.reshape_with_shape((v.0, Const::<H>, v.2, v.3)),
+            )
+        } else {
+            let heads = head_of::<D, H, HK>();
+            (
+                key.index_select::<Axis<1>, u32, Const<H>>(&heads),
+                value.index_select::<Axis<1>, u32, Const<H>>(&heads),
+            )
+        };
+        let e = self.shape().3.size();
+        let scale = options.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        let scores = self.matmul(&key.transpose::<FromEnd<2>, Last>()) * T::from_f64(scale);
+        let shape = scores.shape();
+        // Where a query may not look (plain tensors: the masks carry no gradient), and the added scores.
+        let mut blocked: Option<Tensor<u8, (B, Const<H>, L, S), D>> = None;
+        let mut block = |more: Tensor<u8, (B, Const<H>, L, S), D>| {
+            blocked = Some(match blocked.take() {
+                Some(b) => b.logical_or(&more),
+                None => more,
+            });
+        };
+        let scores = match options.mask {
+            Mask::None => scores,
+            Mask::Keep(keep) => {
+                block(keep.broadcast_with_shape(shape).logical_not());
+                scores
+            }
+            Mask::Add(add) => {
+                let add = add.broadcast_with_shape(shape);
+                block(add.compare_scalar(CmpOp::Eq, T::from_f64(f64::NEG_INFINITY)));
+                scores + &add
+            }
+        };
+        if options.causal {
+            let future = Tensor::<u8, (L, S), D>::ones_with_shape((shape.2, shape.3)).triu(1);
+            block(future.broadcast_with_shape(shape));
+        }
+        let Some(blocked) = blocked else {
+            return scores.softmax::<Last>().matmul(&value);
+        };
+        // A query that may see no key gets zeros (PyTorch's `_safe_softmax`); its scores are made finite first, so
+        // that neither the softmax nor its gradient meets a row of `-inf` (0 / 0).
+        let dead = blocked
+            .all::<Last>()
+            .unsqueeze::<Axis<3>>()
+            .broadcast_with_shape(shape);
+        let scores = scores
+            .masked_fill(&blocked, T::from_f64(f64::NEG_INFINITY))
+            .masked_fill(&dead, T::ZERO);
+        scores
+            .softmax::<Last>()
+            .masked_fill(&dead, T::ZERO)
+            .matmul(&value)
+    }
+}
