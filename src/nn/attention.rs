@@ -98,6 +98,9 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
     }
 }
 
+/// A `(B, H, L, S)` tensor of scores or of a mask over them.
+type Scores<T, B, const H: usize, L, S, D> = Tensor<T, (B, Const<H>, L, S), D>;
+
 /// The build-time check of grouped-query attention: `HK` key/value heads divide `H` query heads.
 struct HeadsDivide<const H: usize, const HK: usize>;
 impl<const H: usize, const HK: usize> HeadsDivide<H, HK> {
@@ -150,7 +153,7 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
     /// let y = q.scaled_dot_product_attention(&kv, &kv, Sdpa::new());
     /// ```
     #[track_caller]
-    pub fn scaled_dot_product_attention<const HK: usize, S: Dim, EV: Dim, M: Shape>(
+    pub fn scaled_dot_product_attention<const HK: usize, S: Dim, EV: Dim, M>(
         &self,
         key: &Value<T, (B, Const<HK>, S, E), D>,
         value: &Value<T, (B, Const<HK>, S, EV), D>,
@@ -179,8 +182,8 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         let scores = self.matmul(&key.transpose::<FromEnd<2>, Last>()) * T::from_f64(scale);
         let shape = scores.shape();
         // Where a query may not look (plain tensors: the masks carry no gradient), and the added scores.
-        let mut blocked: Option<Tensor<u8, (B, Const<H>, L, S), D>> = None;
-        let mut block = |more: Tensor<u8, (B, Const<H>, L, S), D>| {
+        let mut blocked: Option<Scores<u8, B, H, L, S, D>> = None;
+        let mut block = |more: Scores<u8, B, H, L, S, D>| {
             blocked = Some(match blocked.take() {
                 Some(b) => b.logical_or(&more),
                 None => more,
