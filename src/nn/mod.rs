@@ -39,6 +39,7 @@ mod norm;
 mod norm_kind;
 mod params;
 mod pool;
+mod positions;
 mod state;
 
 pub use activation::{
@@ -68,6 +69,7 @@ pub use pool::{
     AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Flatten, MaxPool, MaxPool2d,
     PoolOutput, Upsample,
 };
+pub use positions::{sinusoidal_positions, sinusoidal_positions_with_shape, Rotary};
 pub use state::{Buffer, TrainingFlag};
 
 /// The layers, the traits a model's code names, and the losses' module, for `use typed_tensor::nn::prelude::*;`

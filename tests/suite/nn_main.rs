@@ -27,6 +27,7 @@ mod nn;
 mod norm_layers;
 mod optim;
 mod pool;
+mod positions;
 mod robustness;
 mod tensor;
 mod train_digits;
