@@ -62,6 +62,17 @@ pub enum Error {
         /// Its size.
         size: usize,
     },
+    /// A cache of a fixed maximum length was given more than it holds (`nn::KvCache`).
+    CacheFull {
+        /// The op that failed.
+        op: &'static str,
+        /// The positions it held.
+        len: usize,
+        /// The positions it was given.
+        adding: usize,
+        /// Its maximum length.
+        max: usize,
+    },
     /// A shape's element count or byte size does not fit the address space: more than `isize::MAX` elements
     /// (counting the non-zero dims only: their products are the strides of the shape's dense layout, which must
     /// fit even when another dim is 0), or more than `isize::MAX` bytes where the op allocates.
@@ -182,6 +193,15 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{op}: takes {needed} elements along axis {axis}, which has {size}"
+            ),
+            Error::CacheFull {
+                op,
+                len,
+                adding,
+                max,
+            } => write!(
+                f,
+                "{op}: {adding} new positions after {len} exceed its maximum length {max}"
             ),
             Error::ShapeOverflow { op, dims } => write!(
                 f,

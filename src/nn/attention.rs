@@ -38,7 +38,8 @@ enum Mask<'a, T: FloatDType, M: Shape, D: Device> {
 /// ```
 pub struct Sdpa<'a, T: FloatDType, M: Shape, D: Device> {
     mask: Mask<'a, T, M, D>,
-    causal: bool,
+    /// Causal masking with the queries' first position: query `l` sees keys `0..=offset + l`.
+    causal: Option<usize>,
     scale: Option<f64>,
 }
 
@@ -47,7 +48,7 @@ impl<T: FloatDType, D: Device> Sdpa<'static, T, (), D> {
     pub fn new() -> Self {
         Sdpa {
             mask: Mask::None,
-            causal: false,
+            causal: None,
             scale: None,
         }
     }
@@ -63,8 +64,26 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
     /// Query `i` attends to keys `0..=i` only (PyTorch's `is_causal`: the top-left lower triangle of `(L, S)`),
     /// on top of any mask.
     pub fn causal(self) -> Self {
+        self.causal_at(0)
+    }
+
+    /// Causal masking for queries that continue a sequence (incremental decoding with a [`KvCache`](super::KvCache)):
+    /// query `l` stands at position `offset + l` and sees keys `0..=offset + l`. `causal()` is `causal_at(0)`,
+    /// PyTorch's top-left alignment.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Sdpa;
+    /// // One new query after 2 cached positions sees all 3 keys.
+    /// let q = Tensor::<f32, Rank4<1, 1, 1, 2>, Cpu>::ones();
+    /// let k = Tensor::<f32, Rank4<1, 1, 3, 2>, Cpu>::zeros();
+    /// let v = Tensor::<f32, Rank4<1, 1, 3, 1>, Cpu>::from_array([[[[3.], [6.], [9.]]]]);
+    /// let y = q.scaled_dot_product_attention(&k, &v, Sdpa::new().causal_at(2));
+    /// assert_eq!(y.to_array(), [[[[6.]]]]); // the mean of all three values
+    /// ```
+    pub fn causal_at(self, offset: usize) -> Self {
         Sdpa {
-            causal: true,
+            causal: Some(offset),
             ..self
         }
     }
@@ -201,8 +220,10 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
                 scores + &add
             }
         };
-        if options.causal {
-            let future = Tensor::<u8, (L, S), D>::ones_with_shape((shape.2, shape.3)).triu(1);
+        if let Some(offset) = options.causal {
+            let diagonal = i64::try_from(offset).map_or(i64::MAX, |o| o.saturating_add(1));
+            let future =
+                Tensor::<u8, (L, S), D>::ones_with_shape((shape.2, shape.3)).triu(diagonal);
             block(future.broadcast_with_shape(shape));
         }
         let Some(blocked) = blocked else {

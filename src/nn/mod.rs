@@ -32,6 +32,7 @@ mod conv;
 mod dropout;
 mod embedding;
 pub mod functional;
+mod kv_cache;
 mod linear;
 pub mod loss;
 mod module;
@@ -56,6 +57,7 @@ pub use conv::{
 };
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use kv_cache::{Cached, KvCache};
 pub use linear::Linear;
 pub use module::Module;
 pub use norm::{

@@ -241,3 +241,83 @@ fn attention_gradients_match_finite_differences() {
     let g = loss().backward().get(&q);
     assert!(g.to_vec().iter().all(|x| x.is_finite()));
 }
+
+/// Incremental decoding with a cache gives what attention over the whole sequence gives: a prompt of 3 under
+/// causal masking, then one position at a time and a step of two (`causal_at` the cached length); the cache
+/// refuses positions past its maximum, unchanged.
+#[test]
+fn kv_cache_decoding_matches_the_whole_sequence() {
+    use typed_tensor::nn::KvCache;
+    let q: Tensor<f64, Rank4<1, 4, 7, E>, Cpu> = random(60);
+    let k: Tensor<f64, Rank4<1, 2, 7, E>, Cpu> = random(61);
+    let v: Tensor<f64, Rank4<1, 2, 7, EV>, Cpu> = random(62);
+    let whole = q
+        .scaled_dot_product_attention(&k, &v, Sdpa::new().causal())
+        .to_vec();
+    let rows = |t: Vec<f64>, width: usize, len: usize, from: usize, n: usize| -> Vec<f64> {
+        // Positions from..from + n of each head of a (1, heads, len, width) buffer.
+        t.chunks(len * width)
+            .flat_map(|head| head[from * width..(from + n) * width].to_vec())
+            .collect()
+    };
+    let mut cache = KvCache::<f64, Const<1>, 2, 7, E, EV, Cpu>::new();
+    let mut at = 0;
+    for step in [3usize, 1, 2, 1] {
+        let (qs, ks, vs) = (
+            q.narrow_with(at, step),
+            k.narrow_with(at, step),
+            v.narrow_with(at, step),
+        );
+        let (ck, cv) = cache.append(&ks, &vs);
+        assert_eq!(ck.dims().to_vec(), [1, 2, at + step, E]);
+        let y = qs.scaled_dot_product_attention(ck, cv, Sdpa::new().causal_at(at));
+        assert_within(
+            &format!("step at {at}"),
+            &y.to_vec(),
+            &rows(whole.clone(), EV, 7, at, step),
+            1e-12,
+        );
+        at += step;
+    }
+    assert_eq!(cache.len(), 7);
+    let one = k.narrow_with(0, 1);
+    let err = cache.try_append(&one, &v.narrow_with(0, 1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "kv_cache: 1 new positions after 7 exceed its maximum length 7"
+    );
+    assert_eq!(cache.len(), 7);
+    assert_eq!(
+        panic_message(|| cache.append(&one, &v.narrow_with(0, 1))),
+        err.to_string()
+    );
+    let short = v.narrow_with(0, 2);
+    cache.clear();
+    assert!(cache.is_empty());
+    assert!(cache.try_append(&one, &short).is_err()); // keys and values of different lengths
+}
+
+/// Positions `from..from + n` along axis 2, as a runtime length.
+trait NarrowWith<T: FloatDType, const HH: usize, const W: usize> {
+    fn narrow_with(
+        &self,
+        from: usize,
+        n: usize,
+    ) -> Tensor<T, (Const<1>, Const<HH>, usize, Const<W>), Cpu>;
+}
+impl<T: FloatDType, const HH: usize, const LL: usize, const W: usize> NarrowWith<T, HH, W>
+    for Tensor<T, Rank4<1, HH, LL, W>, Cpu>
+{
+    fn narrow_with(
+        &self,
+        from: usize,
+        n: usize,
+    ) -> Tensor<T, (Const<1>, Const<HH>, usize, Const<W>), Cpu> {
+        let all: Vec<T> = self.to_vec();
+        let rows: Vec<T> = all
+            .chunks(LL * W)
+            .flat_map(|head| head[from * W..(from + n) * W].to_vec())
+            .collect();
+        Tensor::from_vec_with_shape((Const, Const, n, Const), rows).unwrap()
+    }
+}
