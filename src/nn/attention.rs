@@ -7,7 +7,7 @@
 //! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
 //! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
 
-use super::layer;
+use super::{layer, Dropout, Module};
 use crate::dtype::FloatDType;
 use crate::ops::{CmpOp, Device};
 use crate::shape::size_check::{self, n, t};
@@ -41,6 +41,8 @@ pub struct Sdpa<'a, T: FloatDType, M: Shape, D: Device> {
     /// Causal masking with the queries' first position: query `l` sees keys `0..=offset + l`.
     causal: Option<usize>,
     scale: Option<f64>,
+    /// Dropout of the attention weights (the layer's mode decides, as for any layer).
+    dropout: Option<&'a Dropout>,
 }
 
 impl<T: FloatDType, D: Device> Sdpa<'static, T, (), D> {
@@ -50,6 +52,7 @@ impl<T: FloatDType, D: Device> Sdpa<'static, T, (), D> {
             mask: Mask::None,
             causal: None,
             scale: None,
+            dropout: None,
         }
     }
 }
@@ -96,6 +99,25 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
         }
     }
 
+    /// Dropout of the attention weights after the softmax (PyTorch's `dropout_p`, which its attention layers
+    /// pass only while training): `dropout`'s probability and seed stream, and its mode, so a model's `eval()`
+    /// turns it off; plain tensors (inference) are never dropped.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{Dropout, Sdpa};
+    /// let drop = Dropout::new(0.1, 7);
+    /// let q = Tensor::<f32, Rank4<1, 1, 2, 4>, Cpu>::randn(0);
+    /// let y = q.scaled_dot_product_attention(&q, &q, Sdpa::new().dropout(&drop));
+    /// assert_eq!(y.to_vec(), q.scaled_dot_product_attention(&q, &q, Sdpa::new()).to_vec());
+    /// ```
+    pub fn dropout(self, dropout: &'a Dropout) -> Self {
+        Sdpa {
+            dropout: Some(dropout),
+            ..self
+        }
+    }
+
     /// A boolean mask: a query attends to a key where `mask` is non-zero (PyTorch's `attn_mask` of `torch.bool`);
     /// any shape that broadcasts to `(B, H, L, S)`, size-1 dims stretched (`(L, S)`, `(B, 1, 1, S)`, ...).
     pub fn keep_mask<M2: Shape>(self, mask: &'a Tensor<u8, M2, D>) -> Sdpa<'a, T, M2, D> {
@@ -103,6 +125,7 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
             mask: Mask::Keep(mask),
             causal: self.causal,
             scale: self.scale,
+            dropout: self.dropout,
         }
     }
 
@@ -113,6 +136,7 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
             mask: Mask::Add(mask),
             causal: self.causal,
             scale: self.scale,
+            dropout: self.dropout,
         }
     }
 }
@@ -226,8 +250,12 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
                 Tensor::<u8, (L, S), D>::ones_with_shape((shape.2, shape.3)).triu(diagonal);
             block(future.broadcast_with_shape(shape));
         }
+        let dropped = |weights: Value<T, (B, Const<H>, L, S), D>| match options.dropout {
+            Some(dropout) => dropout.forward(weights),
+            None => weights,
+        };
         let Some(blocked) = blocked else {
-            return scores.softmax::<Last>().matmul(&value);
+            return dropped(scores.softmax::<Last>()).matmul(&value);
         };
         // A query that may see no key gets zeros (PyTorch's `_safe_softmax`); its scores are made finite first, so
         // that neither the softmax nor its gradient meets a row of `-inf` (0 / 0).
@@ -238,9 +266,6 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         let scores = scores
             .masked_fill(&blocked, T::from_f64(f64::NEG_INFINITY))
             .masked_fill(&dead, T::ZERO);
-        scores
-            .softmax::<Last>()
-            .masked_fill(&dead, T::ZERO)
-            .matmul(&value)
+        dropped(scores.softmax::<Last>().masked_fill(&dead, T::ZERO)).matmul(&value)
     }
 }

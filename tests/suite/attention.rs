@@ -321,3 +321,54 @@ impl<T: FloatDType, const HH: usize, const LL: usize, const W: usize> NarrowWith
         Tensor::from_vec_with_shape((Const, Const, n, Const), rows).unwrap()
     }
 }
+
+/// Attention dropout drops weights after the softmax and scales the kept ones, on traced values in training
+/// only: with identity values the output is the weights, each 0 or twice its undropped value at p = 0.5.
+#[test]
+fn attention_dropout_drops_weights_while_training() {
+    use typed_tensor::autograd::Traced;
+    use typed_tensor::nn::{Dropout, Parameters};
+    let q: Tensor<f64, Rank4<1, 1, 6, 4>, Cpu> = random(70);
+    let k: Tensor<f64, Rank4<1, 1, 4, 4>, Cpu> = random(71);
+    let eye = Tensor::<f64, Rank2<4, 4>, Cpu>::eye().reshape::<Rank4<1, 1, 4, 4>>();
+    let weights = q
+        .scaled_dot_product_attention(&k, &eye, Sdpa::new())
+        .to_vec();
+    let drop = Dropout::new(0.5, 3);
+    let traced = Traced::constant(q.clone())
+        .scaled_dot_product_attention(
+            &Traced::constant(k.clone()),
+            &Traced::constant(eye.clone()),
+            Sdpa::new().dropout(&drop),
+        )
+        .into_value()
+        .to_vec();
+    let mut dropped = 0;
+    for (got, want) in traced.iter().zip(&weights) {
+        if *got == 0.0 {
+            dropped += 1;
+        } else {
+            assert!((got - 2.0 * want).abs() < 1e-12, "{got} vs 2 x {want}");
+        }
+    }
+    assert!(
+        dropped > 0 && dropped < weights.len(),
+        "{dropped} of {} dropped",
+        weights.len()
+    );
+    // Plain tensors and evaluation mode: no dropout.
+    let plain = q
+        .scaled_dot_product_attention(&k, &eye, Sdpa::new().dropout(&drop))
+        .to_vec();
+    assert_eq!(plain, weights);
+    drop.eval();
+    let evaluated = Traced::constant(q)
+        .scaled_dot_product_attention(
+            &Traced::constant(k),
+            &Traced::constant(eye),
+            Sdpa::new().dropout(&drop),
+        )
+        .into_value()
+        .to_vec();
+    assert_eq!(evaluated, weights);
+}
