@@ -77,13 +77,14 @@ gallery! {
         avg_pool_dilated, avg_pool_of_a_traced_value, pool_ceil_mode_wrong_output, upsample_not_an_integer_scale, interpolate_to_nothing,
     ];
     /// Layers and models: each layer's input shape, the widths of consecutive layers, the layer macros; the
-    /// functional norms' channels, groups and weights; attention's heads and widths.
+    /// functional norms' channels, groups and weights; attention's heads and widths; rotary widths; recurrent
+    /// cells' gate rows.
     layer_rules: [
         conv_layer_wrong_output_size, conv_layer_groups_wrong_channels, flatten_wrong_width, pool_layer_wrong_window_rank,
         batch_norm_wrong_channels, batch_norm2d_of_a_matrix, instance_norm1d_of_an_image,
         group_norm_groups_do_not_divide, group_norm_function_groups_do_not_divide, instance_norm_without_batch_axis,
         layer_norm_weight_not_trailing, attention_heads_do_not_divide, attention_width_mismatch, rotary_odd_head_width,
-        rotary_head_width_mismatch, model_layer_widths_disagree, layer_without_value,
+        rotary_head_width_mismatch, lstm_cell_gate_rows, model_layer_widths_disagree, layer_without_value,
         derive_parameters_misused,
     ];
     /// Autograd: a scalar loss, traced values, differentiable ops, devices that train.

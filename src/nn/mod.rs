@@ -41,6 +41,7 @@ mod norm_kind;
 mod params;
 mod pool;
 mod positions;
+mod recurrent;
 mod state;
 
 pub use activation::{

@@ -28,6 +28,7 @@ mod norm_layers;
 mod optim;
 mod pool;
 mod positions;
+mod recurrent;
 mod robustness;
 mod tensor;
 mod train_digits;

@@ -55,9 +55,9 @@ impl<S: AgreeExceptAxis<S2, Ax>, S2: Shape, Ax, const OUT: usize> CatSizes<S, S2
     };
 }
 
-struct SplitTiles<S, Ax, const LEN: usize, const N: usize>(PhantomData<(S, Ax)>);
+pub(super) struct SplitTiles<S, Ax, const LEN: usize, const N: usize>(PhantomData<(S, Ax)>);
 impl<S: HasAxis<Ax>, Ax, const LEN: usize, const N: usize> SplitTiles<S, Ax, LEN, N> {
-    const OK: () = if let Some(size) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE
+    pub(super) const OK: () = if let Some(size) = <<S as HasAxis<Ax>>::Dim as Dim>::STATIC_SIZE
         && LEN * N != size
     {
         size_check::fail(
@@ -256,7 +256,19 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         self.split_checked::<Ax, LEN, N>()
     }
 
-    fn split_checked<Ax, const LEN: usize, const N: usize>(
+    /// [`Self::split`] without its build-time check, for compositions that check the sizes themselves with their
+    /// own message (the recurrent cells' gates); panics when the pieces do not cover the axis.
+    #[track_caller]
+    pub(crate) fn split_unchecked<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> Pieces<T, S, Ax, D, LEN, N>
+    where
+        S: HasAxis<Ax>,
+    {
+        or_panic(self.split_checked::<Ax, LEN, N>())
+    }
+
+    pub(super) fn split_checked<Ax, const LEN: usize, const N: usize>(
         &self,
     ) -> Result<Pieces<T, S, Ax, D, LEN, N>>
     where

@@ -152,7 +152,20 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
     where
         S: HasAxis<Ax>,
     {
-        let pieces = self.value.split::<Ax, LEN, N>();
+        let () = super::tensor::SplitTiles::<S, Ax, LEN, N>::OK;
+        self.split_unchecked::<Ax, LEN, N>()
+    }
+
+    /// [`Self::split`] without its build-time check (see [`Tensor::split_unchecked`]); panics when the pieces do
+    /// not cover the axis.
+    #[track_caller]
+    pub(crate) fn split_unchecked<Ax, const LEN: usize, const N: usize>(
+        &self,
+    ) -> [Traced<T, <S as HasAxis<Ax>>::Replaced<Const<LEN>>, D>; N]
+    where
+        S: HasAxis<Ax>,
+    {
+        let pieces = self.value.split_unchecked::<Ax, LEN, N>();
         let (shape, axis) = (padded_shape(&self.value.dims()), self.padded_axis::<Ax>());
         let mut pieces = pieces.into_iter();
         core::array::from_fn(|i| {
