@@ -9,6 +9,7 @@ use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
 use crate::shape::{Axis, Const, Dim};
+use crate::tensor::IndexOp;
 
 /// The build-time check that a cell's weights have `GATES · H` rows.
 struct GateRows<const G: usize, const H: usize, const GATES: usize>;
@@ -55,11 +56,7 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
     ) -> (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>) {
         let () = GateRows::<G, H, 4>::OK;
         let gates = self.affine_gates(w_ih, b_ih) + &h.affine_gates(w_hh, b_hh);
-        // Split without split's own check, which would repeat the one above in its words.
-        let [i, f, g, o] = gates.split_unchecked::<Axis<1>, H, 4>();
-        let c2 = f.sigmoid() * c + &(i.sigmoid() * &g.tanh());
-        let h2 = o.sigmoid() * &c2.tanh();
-        (h2, c2)
+        gates.lstm_gates(c)
     }
 
     /// One GRU step (PyTorch's `GRUCell`): with `x W_ih^T + b_ih` cut into `(r_x, z_x, n_x)` and `h W_hh^T + b_hh`
@@ -83,12 +80,31 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
         b_hh: Option<&Value<T, (Const<G>,), D>>,
     ) -> Value<T, (B, Const<H>), D> {
         let () = GateRows::<G, H, 3>::OK;
-        let [r_x, z_x, n_x] = self
-            .affine_gates(w_ih, b_ih)
-            .split_unchecked::<Axis<1>, H, 3>();
-        let [r_h, z_h, n_h] = h
-            .affine_gates(w_hh, b_hh)
-            .split_unchecked::<Axis<1>, H, 3>();
+        self.affine_gates(w_ih, b_ih)
+            .gru_gates(h.affine_gates(w_hh, b_hh), h)
+    }
+
+    /// An LSTM step from its gates' pre-activations `self` `(B, 4H)` and the cell state: `(h', c')`.
+    #[allow(clippy::type_complexity)]
+    fn lstm_gates<const H: usize>(
+        self,
+        c: &Value<T, (B, Const<H>), D>,
+    ) -> (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>) {
+        // Split without split's own check, which would repeat the caller's in its words.
+        let [i, f, g, o] = self.split_unchecked::<Axis<1>, H, 4>();
+        let c2 = f.sigmoid() * c + &(i.sigmoid() * &g.tanh());
+        let h2 = o.sigmoid() * &c2.tanh();
+        (h2, c2)
+    }
+
+    /// A GRU step from the input's gate pre-activations `self` `(B, 3H)`, the state's `hidden`, and the state.
+    fn gru_gates<const H: usize>(
+        self,
+        hidden: Value<T, (B, Const<I>), D>,
+        h: &Value<T, (B, Const<H>), D>,
+    ) -> Value<T, (B, Const<H>), D> {
+        let [r_x, z_x, n_x] = self.split_unchecked::<Axis<1>, H, 3>();
+        let [r_h, z_h, n_h] = hidden.split_unchecked::<Axis<1>, H, 3>();
         let r = (r_x + &r_h).sigmoid();
         let z = (z_x + &z_h).sigmoid();
         let n = (n_x + &(r * &n_h)).tanh();
@@ -103,6 +119,85 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
         w: &Value<T, (Const<G>, Const<I>), D>,
         b: Option<&Value<T, (Const<G>,), D>>,
     ) -> Value<T, (B, Const<G>), D> {
+        let y = self.matmul(&w.t());
+        match b {
+            Some(b) => y + b,
+            None => y,
+        }
+    }
+}
+
+#[layer]
+impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
+    Value<T, (B, Const<L>, Const<I>), D>
+{
+    /// An LSTM layer's pass over a batch-first sequence `(B, L, I)` (PyTorch's `LSTM(I, H, batch_first=True)`,
+    /// one layer, one direction): [`lstm_cell`](Self::lstm_cell) at each step from the state `(h0, c0)`, the
+    /// input products of every step as one matmul. Returns every step's `h` `(B, L, H)` and the final `(h, c)`.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// let x = Tensor::<f32, Rank3<2, 5, 3>, Cpu>::randn(0);
+    /// let (h0, c0) = (Tensor::<f32, Rank2<2, 4>, Cpu>::zeros(), Tensor::<f32, Rank2<2, 4>, Cpu>::zeros());
+    /// let (w_ih, w_hh) = (Tensor::<f32, Rank2<16, 3>, Cpu>::randn(1), Tensor::<f32, Rank2<16, 4>, Cpu>::randn(2));
+    /// let (ys, (h, _c)) = x.lstm((&h0, &c0), &w_ih, &w_hh, None, None);
+    /// assert_eq!(ys.i((.., 4)).to_vec(), h.to_vec()); // the last step's output is the final state
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn lstm<const H: usize, const G: usize>(
+        &self,
+        (h0, c0): (&Value<T, (B, Const<H>), D>, &Value<T, (B, Const<H>), D>),
+        w_ih: &Value<T, (Const<G>, Const<I>), D>,
+        w_hh: &Value<T, (Const<G>, Const<H>), D>,
+        b_ih: Option<&Value<T, (Const<G>,), D>>,
+        b_hh: Option<&Value<T, (Const<G>,), D>>,
+    ) -> (
+        Value<T, (B, Const<L>, Const<H>), D>,
+        (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
+    ) {
+        let () = GateRows::<G, H, 4>::OK;
+        let inputs = self.sequence_gates(w_ih, b_ih);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
+            let gates = inputs.i((.., t)) + &h.affine_gates(w_hh, b_hh);
+            let (h2, c2) = gates.lstm_gates(&c);
+            (h, c) = (h2.clone(), c2);
+            h2
+        });
+        (Value::stack::<Axis<1>, L>(&steps), (h, c))
+    }
+
+    /// A GRU layer's pass over a batch-first sequence `(B, L, I)` (PyTorch's `GRU(I, H, batch_first=True)`, one
+    /// layer, one direction) from the state `h0`: every step's `h` `(B, L, H)` and the final `h`.
+    #[allow(clippy::type_complexity)]
+    pub fn gru<const H: usize, const G: usize>(
+        &self,
+        h0: &Value<T, (B, Const<H>), D>,
+        w_ih: &Value<T, (Const<G>, Const<I>), D>,
+        w_hh: &Value<T, (Const<G>, Const<H>), D>,
+        b_ih: Option<&Value<T, (Const<G>,), D>>,
+        b_hh: Option<&Value<T, (Const<G>,), D>>,
+    ) -> (
+        Value<T, (B, Const<L>, Const<H>), D>,
+        Value<T, (B, Const<H>), D>,
+    ) {
+        let () = GateRows::<G, H, 3>::OK;
+        let inputs = self.sequence_gates(w_ih, b_ih);
+        let mut h = h0.clone();
+        let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
+            let h2 = inputs.i((.., t)).gru_gates(h.affine_gates(w_hh, b_hh), &h);
+            h = h2.clone();
+            h2
+        });
+        (Value::stack::<Axis<1>, L>(&steps), h)
+    }
+
+    /// Every step's `x W^T + b` at once, `(B, L, G)`: one matmul for the whole sequence.
+    fn sequence_gates<const G: usize>(
+        &self,
+        w: &Value<T, (Const<G>, Const<I>), D>,
+        b: Option<&Value<T, (Const<G>,), D>>,
+    ) -> Value<T, (B, Const<L>, Const<G>), D> {
         let y = self.matmul(&w.t());
         match b {
             Some(b) => y + b,

@@ -3,7 +3,7 @@
 //! gradients with respect to every input and weight by finite differences.
 
 use crate::common::*;
-use typed_tensor::autograd::{check_gradient, Var};
+use typed_tensor::autograd::{check_gradient, Traced, Var};
 use typed_tensor::prelude::*;
 
 const B: usize = 3;
@@ -215,5 +215,97 @@ fn cell_gradients_match_finite_differences() {
         check_gradient(&gb, 1e-5, loss),
     ] {
         assert!(check.error < 1e-8, "gru: {check:?}");
+    }
+}
+
+/// The layers' pass over a sequence is the cells' recurrence from the initial state: each step against the naive
+/// cell fed the previous step's state; gradients through time by finite differences.
+#[test]
+fn sequences_run_the_cells_through_time() {
+    const L: usize = 4;
+    let x: Tensor<f64, Rank3<B, L, I>, Cpu> = random(110);
+    let (h0, c0) = (
+        random::<f64, Rank2<B, H>, Cpu>(111),
+        random::<f64, Rank2<B, H>, Cpu>(112),
+    );
+    let (wi, wh) = (
+        random::<f64, Rank2<20, I>, Cpu>(113),
+        random::<f64, Rank2<20, H>, Cpu>(114),
+    );
+    let bi = random::<f64, Rank1<20>, Cpu>(115);
+    let (ys, (h, c)) = x.lstm((&h0, &c0), &wi, &wh, Some(&bi), None);
+    let (wis, whs, bis) = (wi.to_vec(), wh.to_vec(), bi.to_vec());
+    let (mut hs, mut cs) = (h0.to_vec(), c0.to_vec());
+    let ys = ys.to_vec();
+    for t in 0..L {
+        let xt = x.i((.., t)).to_vec();
+        (hs, cs) = naive_lstm(&xt, &hs, &cs, (&wis, &whs, Some(&bis), None));
+        let got: Vec<f64> = (0..B)
+            .flat_map(|b| ys[(b * L + t) * H..][..H].to_vec())
+            .collect();
+        assert_within(&format!("lstm step {t}"), &got, &hs, 1e-12);
+    }
+    assert_within("lstm final h", &h.to_vec(), &hs, 1e-12);
+    assert_within("lstm final c", &c.to_vec(), &cs, 1e-12);
+
+    let (gi, gh) = (
+        random::<f64, Rank2<15, I>, Cpu>(116),
+        random::<f64, Rank2<15, H>, Cpu>(117),
+    );
+    let gb = random::<f64, Rank1<15>, Cpu>(118);
+    let (ys, h) = x.gru(&h0, &gi, &gh, None, Some(&gb));
+    let (gis, ghs, gbs) = (gi.to_vec(), gh.to_vec(), gb.to_vec());
+    let mut hs = h0.to_vec();
+    let ys = ys.to_vec();
+    for t in 0..L {
+        hs = naive_gru(&x.i((.., t)).to_vec(), &hs, (&gis, &ghs, None, Some(&gbs)));
+        let got: Vec<f64> = (0..B)
+            .flat_map(|b| ys[(b * L + t) * H..][..H].to_vec())
+            .collect();
+        assert_within(&format!("gru step {t}"), &got, &hs, 1e-12);
+    }
+    assert_within("gru final h", &h.to_vec(), &hs, 1e-12);
+
+    // Backward through time.
+    let xv = Var::new(x);
+    let (wiv, whv) = (Var::new(wi), Var::new(wh));
+    let probe: Tensor<f64, Rank3<B, L, H>, Cpu> = random(119);
+    let loss = || {
+        let (ys, (h, _)) = xv.trace().lstm(
+            (&Traced::constant(h0.clone()), &Traced::constant(c0.clone())),
+            &wiv.trace(),
+            &whv.trace(),
+            None,
+            None,
+        );
+        (ys * &probe).sum_all() + h.sqr().sum_all()
+    };
+    for check in [
+        check_gradient(&xv, 1e-5, loss),
+        check_gradient(&wiv, 1e-5, loss),
+        check_gradient(&whv, 1e-5, loss),
+    ] {
+        assert!(check.error < 1e-8, "lstm through time: {check:?}");
+    }
+    let (giv, ghv) = (Var::new(gi), Var::new(gh));
+    let loss = || {
+        (xv.trace()
+            .gru(
+                &Traced::constant(h0.clone()),
+                &giv.trace(),
+                &ghv.trace(),
+                None,
+                None,
+            )
+            .0
+            * &probe)
+            .sum_all()
+    };
+    for check in [
+        check_gradient(&xv, 1e-5, loss),
+        check_gradient(&giv, 1e-5, loss),
+        check_gradient(&ghv, 1e-5, loss),
+    ] {
+        assert!(check.error < 1e-8, "gru through time: {check:?}");
     }
 }
