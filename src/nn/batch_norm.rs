@@ -267,17 +267,12 @@ impl<T: FloatDType, const C: usize, D: Device, K> BatchNorm<T, C, D, K> {
             self.weight.as_ref().map(Var::value),
             self.bias.as_ref().map(Var::value),
         );
-        let running = self.running_for(false);
-        let running = running.as_ref().map(|(m, v)| (m, v));
-        // Without running statistics the batch's, even of one value per channel (no variance is tracked).
-        x.batch_norm_needing(
-            "BatchNorm",
-            running,
-            weight.as_ref(),
-            bias.as_ref(),
-            self.config.eps,
-            1,
-        )
+        let (w, b, eps) = (weight.as_ref(), bias.as_ref(), self.config.eps);
+        match self.running_for(false) {
+            Some((mean, var)) => x.normalized_with(&mean, &var, w, b, eps),
+            // Without running statistics the batch's, even of one value per channel (no variance is tracked).
+            None => x.normalized_by_batch("BatchNorm", w, b, eps, 1),
+        }
     }
 }
 
@@ -308,12 +303,9 @@ pub(super) fn with_batch_stats<T: FloatDType, S: ChannelsFirst, D: Device>(
     // The rule's parents: the parameters, or constants standing in for absent ones.
     let weight = weight.cloned().unwrap_or_else(ones);
     let bias = bias.cloned().unwrap_or_else(zeros);
-    let y = x.value().batch_norm(
-        Some((&mean, &var)),
-        Some(weight.value()),
-        Some(bias.value()),
-        eps,
-    );
+    let y = x
+        .value()
+        .normalized_with(&mean, &var, Some(weight.value()), Some(bias.value()), eps);
     let reduced = padded_axes(&S::OTHERS, S::RANK);
     let saved = (
         x.value().padded(),

@@ -4,9 +4,9 @@
 //! weight and bias). The layers ([`super::BatchNorm`], [`super::GroupNorm`], [`super::InstanceNorm`],
 //! [`super::LayerNormOver`], [`super::RMSNorm`]) call these, so each normalisation is written once.
 //!
-//! Group, instance, layer and RMS norm are compositions written once for both kinds of value (`#[layer]` on an
-//! inherent impl); batch norm has one definition per kind, because on traced values its batch-statistics form is
-//! a single recorded op with a fused backward rule (`batch_norm.rs`).
+//! Each is a composition written once for both kinds of value (`#[layer]` on an inherent impl). Batch norm's one
+//! step that differs by kind is the batch-statistics form (`normalized_by_batch`): on traced values a single
+//! recorded op with a fused backward rule (`batch_norm.rs`).
 
 use super::layer;
 use crate::autograd::Traced;
@@ -261,12 +261,34 @@ pub(crate) fn values_per_channel(op: &str, numel: usize, channels: usize, needed
     n
 }
 
-impl<T: FloatDType, S: ChannelsFirst, D: Device> Tensor<T, S, D> {
+/// A plain tensor as a value of the caller's kind: itself, or a constant traced value. How a composition written
+/// once for both kinds takes in a tensor computed from plain statistics.
+trait FromConstant<T: FloatDType, S: Shape, D: Device> {
+    fn from_constant(value: Tensor<T, S, D>) -> Self;
+}
+
+impl<T: FloatDType, S: Shape, D: Device> FromConstant<T, S, D> for Tensor<T, S, D> {
+    fn from_constant(value: Tensor<T, S, D>) -> Self {
+        value
+    }
+}
+
+impl<T: FloatDType, S: Shape, D: Device> FromConstant<T, S, D> for Traced<T, S, D> {
+    fn from_constant(value: Tensor<T, S, D>) -> Self {
+        Traced::constant_of(value)
+    }
+}
+
+#[layer]
+impl<T: FloatDType, S: ChannelsFirst, D: Device> Value<T, S, D> {
     /// Batch normalisation (PyTorch's `F.batch_norm`): per channel (axis 1), `(x - mean) / sqrt(var + eps)`,
     /// then `* weight + bias` when given. With `running` (a mean and a variance, `(C,)` each) it normalises
     /// with them, as in evaluation; with `None` it uses the batch's own mean and population variance over every
     /// axis but the channels' (PyTorch's `training=True`), which needs at least 2 values per channel. The
-    /// running statistics are not updated here: [`super::BatchNorm`] keeps and moves them.
+    /// running statistics are not updated here: [`BatchNorm`](super::BatchNorm) keeps and moves them. On traced
+    /// values the batch-statistics form is one recorded op whose backward rule is fused (PyTorch's
+    /// `batch_norm_backward`); with given statistics it is a per-channel affine map, whose gradient reaches the
+    /// input, the weight and the bias.
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -277,45 +299,74 @@ impl<T: FloatDType, S: ChannelsFirst, D: Device> Tensor<T, S, D> {
     /// let y = x.batch_norm(Some((&mean, &var)), None, None, 0.0);
     /// assert_eq!(y.to_array(), [[0., 10.], [1., 30.]]);
     /// ```
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::autograd::{Traced, Var};
+    /// let w = Var::new(Tensor::<f64, Rank1<2>, Cpu>::ones());
+    /// let x = Traced::constant(Tensor::<f64, Rank2<2, 2>, Cpu>::from_array([[1., 10.], [3., 30.]]));
+    /// let y = x.batch_norm(None, Some(&w.trace()), None, 0.0);
+    /// assert_eq!(y.value().to_array(), [[-1., -1.], [1., 1.]]);
+    /// let g: Tensor<f64, Rank1<2>, Cpu> = (y * 3.0).sqr().sum_all().backward().get(&w);
+    /// assert_eq!(g.to_array(), [36., 36.]); // d/dw sum((3 w x_hat)^2) = 18 sum(x_hat^2) = 36
+    /// ```
     #[track_caller]
     pub fn batch_norm(
         &self,
         running: Option<MeanVar<'_, T, S, D>>,
-        weight: Option<&PerChannel<T, S, D>>,
-        bias: Option<&PerChannel<T, S, D>>,
+        weight: Option<&Value<T, (S::Channels,), D>>,
+        bias: Option<&Value<T, (S::Channels,), D>>,
         eps: f64,
     ) -> Self {
-        self.batch_norm_needing("batch_norm", running, weight, bias, eps, 2)
+        match running {
+            Some((mean, var)) => self.normalized_with(mean, var, weight, bias, eps),
+            None => self.normalized_by_batch("batch_norm", weight, bias, eps, 2),
+        }
     }
 
-    /// [`Self::batch_norm`], with batch statistics over at least `needed` values per channel.
-    #[track_caller]
-    pub(crate) fn batch_norm_needing(
+    /// `x * scale + shift` per channel, with `scale = weight / sqrt(var + eps)` and `shift = bias - mean scale`:
+    /// two passes over the input, each reading a per-channel value through a stride-0 view.
+    pub(crate) fn normalized_with(
         &self,
-        op: &str,
-        running: Option<MeanVar<'_, T, S, D>>,
-        weight: Option<&PerChannel<T, S, D>>,
-        bias: Option<&PerChannel<T, S, D>>,
+        mean: &PerChannel<T, S, D>,
+        var: &PerChannel<T, S, D>,
+        weight: Option<&Value<T, (S::Channels,), D>>,
+        bias: Option<&Value<T, (S::Channels,), D>>,
         eps: f64,
-        needed: usize,
     ) -> Self {
-        let (mean, var) = match running {
-            Some((mean, var)) => (mean.clone(), var.clone()),
-            None => self.batch_stats(op, needed),
-        };
         let rstd = (var + T::from_f64(eps)).rsqrt();
         let scale = match weight {
-            Some(w) => &rstd * w,
-            None => rstd,
+            Some(w) => w * &rstd,
+            None => Value::from_constant(rstd),
         };
-        let shift = &mean * &scale * T::from_f64(-1.0);
+        let shift = (&scale * mean) * T::from_f64(-1.0);
         let shift = match bias {
             Some(b) => &shift + b,
             None => shift,
         };
         let shape = self.shape();
-        let spread = |v: &PerChannel<T, S, D>| v.spread_over(shape, &S::OTHERS);
-        &(self * &spread(&scale)) + &spread(&shift)
+        let spread = |v: Value<T, (S::Channels,), D>| {
+            v.reshape_with_shape(shape.column())
+                .broadcast_with_shape(shape)
+        };
+        &(self * &spread(scale)) + &spread(shift)
+    }
+}
+
+impl<T: FloatDType, S: ChannelsFirst, D: Device> Tensor<T, S, D> {
+    /// Batch norm with the batch's own statistics, over at least `needed` values per channel (a panic naming
+    /// `op` otherwise).
+    #[track_caller]
+    pub(crate) fn normalized_by_batch(
+        &self,
+        op: &str,
+        weight: Option<&PerChannel<T, S, D>>,
+        bias: Option<&PerChannel<T, S, D>>,
+        eps: f64,
+        needed: usize,
+    ) -> Self {
+        let (mean, var) = self.batch_stats(op, needed);
+        self.normalized_with(&mean, &var, weight, bias, eps)
     }
 
     /// The batch's per-channel mean and population variance; panics with fewer than `needed` values per channel.
@@ -334,46 +385,16 @@ impl<T: FloatDType, S: ChannelsFirst, D: Device> Tensor<T, S, D> {
 }
 
 impl<T: FloatDType, S: ChannelsFirst, D: Device> Traced<T, S, D> {
-    /// Batch normalisation (see [`Tensor::batch_norm`]), recorded: with the batch's statistics it is one op
-    /// whose backward rule is fused (PyTorch's `batch_norm_backward`); with given statistics a per-channel
-    /// affine map, whose gradient reaches the input, the weight and the bias.
-    ///
-    /// ```
-    /// use typed_tensor::prelude::*;
-    /// use typed_tensor::autograd::{Traced, Var};
-    /// let w = Var::new(Tensor::<f64, Rank1<2>, Cpu>::ones());
-    /// let x = Traced::constant(Tensor::<f64, Rank2<2, 2>, Cpu>::from_array([[1., 10.], [3., 30.]]));
-    /// let y = x.batch_norm(None, Some(&w.trace()), None, 0.0);
-    /// assert_eq!(y.value().to_array(), [[-1., -1.], [1., 1.]]);
-    /// let g: Tensor<f64, Rank1<2>, Cpu> = (y * 3.0).sqr().sum_all().backward().get(&w);
-    /// assert_eq!(g.to_array(), [36., 36.]); // d/dw sum((3 w x_hat)^2) = 18 sum(x_hat^2) = 36
-    /// ```
+    /// Batch norm with the batch's own statistics: the fused recorded op (`batch_norm.rs`).
     #[track_caller]
-    pub fn batch_norm(
+    pub(crate) fn normalized_by_batch(
         &self,
-        running: Option<MeanVar<'_, T, S, D>>,
+        op: &str,
         weight: Option<&Traced<T, (S::Channels,), D>>,
         bias: Option<&Traced<T, (S::Channels,), D>>,
         eps: f64,
+        needed: usize,
     ) -> Self {
-        let Some((mean, var)) = running else {
-            return super::batch_norm::with_batch_stats("batch_norm", self, weight, bias, eps, 2).0;
-        };
-        let rstd = (var + T::from_f64(eps)).rsqrt();
-        let scale = match weight {
-            Some(w) => w * &rstd,
-            None => Traced::constant_of(rstd),
-        };
-        let shift = -(&scale * mean);
-        let shift = match bias {
-            Some(b) => &shift + b,
-            None => shift,
-        };
-        let shape = self.shape();
-        let spread = |v: Traced<T, (S::Channels,), D>| {
-            v.reshape_with_shape(shape.column())
-                .broadcast_with_shape(shape)
-        };
-        &(self * &spread(scale)) + &spread(shift)
+        super::batch_norm::with_batch_stats(op, self, weight, bias, eps, needed).0
     }
 }
