@@ -202,6 +202,34 @@ fn runtime_size_errors<D: Device>() {
     let msg = "concat: shapes [1, 3] and [2, 2] do not match";
     let err = Tensor::try_concat::<Axis<0>, 5>((&wide, &narrow, &narrow)).unwrap_err();
     assert_eq!(err.to_string(), msg);
+    // Parts whose joined length would pass isize::MAX: ShapeOverflow, before any allocation.
+    let half =
+        Tensor::<f32, (usize,), D>::full_with_shape((1,), 0.0).broadcast_with_shape((1 << 62,));
+    assert!(matches!(
+        Tensor::try_concat::<Axis<0>, 4>((&half, &half, &half)),
+        Err(Error::ShapeOverflow { op: "concat", .. })
+    ));
+    // split_sizes of a huge axis (a broadcast view) and of an empty-but-huge tensor: AxisSize, nothing allocated.
+    let long = Tensor::<f32, (usize,), D>::full_with_shape((1,), 0.0)
+        .broadcast_with_shape((1usize << 40,));
+    let err = long
+        .try_split_sizes::<Axis<0>, (Const<2>, Const<3>)>()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("split_sizes: axis 0 has size {}, expected 5", 1usize << 40)
+    );
+    let empty_huge = Tensor::<f32, (usize, usize), D>::zeros_with_shape((0, 1 << 40));
+    assert!(empty_huge
+        .try_split_sizes::<Axis<1>, (Const<2>, Const<3>)>()
+        .is_err());
+    let (p, q) = empty_huge
+        .try_split_sizes::<Axis<0>, (Const<0>, Const<0>)>()
+        .unwrap();
+    assert_eq!(
+        (p.dims().to_vec(), q.dims().to_vec()),
+        (vec![0, 1 << 40], vec![0, 1 << 40])
+    );
     let none = Tensor::<f32, (usize, usize), D>::zeros_with_shape((0, 2));
     let same: Tensor<f32, (Const<2>, usize), D> =
         Tensor::concat::<Axis<0>, 2>((&none, &narrow, &none));

@@ -94,6 +94,11 @@ fn rotary_runtime_lengths() {
     let empty =
         Tensor::<f32, (Const<2>, usize, Const<DH>), Cpu>::zeros_with_shape((Const, 0, Const));
     assert_eq!(empty.rotary(&rope, 16).dims().to_vec(), [2, 0, DH]);
+    // An offset that would overflow the position count is the same error, not a wrapped index.
+    assert!(matches!(
+        x.try_rotary(&rope, usize::MAX),
+        Err(Error::AxisTooShort { op: "rotary", .. })
+    ));
     let message = panic_message(|| x.rotary(&rope, 12));
     assert_eq!(
         message,
