@@ -8,7 +8,7 @@ use super::layer;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
-use crate::shape::{Axis, Const, Dim};
+use crate::shape::{Axis, BroadcastShapes, Const, Dim, MatMulShape, Shape};
 use crate::tensor::IndexOp;
 
 /// The build-time check that a cell's weights have `GATES · H` rows.
@@ -112,19 +112,6 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
         let toward_h = z * &(h - &n);
         n + &toward_h
     }
-
-    /// `x W^T + b`, the gates' pre-activations of one input.
-    fn affine_gates<const G: usize>(
-        &self,
-        w: &Value<T, (Const<G>, Const<I>), D>,
-        b: Option<&Value<T, (Const<G>,), D>>,
-    ) -> Value<T, (B, Const<G>), D> {
-        let y = self.matmul(&w.t());
-        match b {
-            Some(b) => y + b,
-            None => y,
-        }
-    }
 }
 
 #[layer]
@@ -156,7 +143,7 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
     ) {
         let () = GateRows::<G, H, 4>::OK;
-        let inputs = self.sequence_gates(w_ih, b_ih);
+        let inputs = self.affine_gates(w_ih, b_ih);
         let (mut h, mut c) = (h0.clone(), c0.clone());
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
             let gates = inputs.i((.., t)) + &h.affine_gates(w_hh, b_hh);
@@ -182,7 +169,7 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         Value<T, (B, Const<H>), D>,
     ) {
         let () = GateRows::<G, H, 3>::OK;
-        let inputs = self.sequence_gates(w_ih, b_ih);
+        let inputs = self.affine_gates(w_ih, b_ih);
         let mut h = h0.clone();
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
             let h2 = inputs.i((.., t)).gru_gates(h.affine_gates(w_hh, b_hh), &h);
@@ -191,13 +178,22 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         });
         (Value::stack::<Axis<1>, L>(&steps), h)
     }
+}
 
-    /// Every step's `x W^T + b` at once, `(B, L, G)`: one matmul for the whole sequence.
-    fn sequence_gates<const G: usize>(
+#[layer]
+impl<T: FloatDType, S: Shape, D: Device> Value<T, S, D> {
+    /// `x W^T + b` over the last axis, the gates' pre-activations: of one step's input or state `(B, I)`, or of
+    /// every step of a sequence `(B, L, I)` at once (one matmul).
+    fn affine_gates<const I: usize, const G: usize>(
         &self,
         w: &Value<T, (Const<G>, Const<I>), D>,
         b: Option<&Value<T, (Const<G>,), D>>,
-    ) -> Value<T, (B, Const<L>, Const<G>), D> {
+    ) -> Value<T, <S as MatMulShape<(Const<I>, Const<G>)>>::Output, D>
+    where
+        S: MatMulShape<(Const<I>, Const<G>)>,
+        <S as MatMulShape<(Const<I>, Const<G>)>>::Output:
+            BroadcastShapes<(Const<G>,), Output = <S as MatMulShape<(Const<I>, Const<G>)>>::Output>,
+    {
         let y = self.matmul(&w.t());
         match b {
             Some(b) => y + b,
