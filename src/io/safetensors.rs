@@ -134,7 +134,7 @@ impl std::error::Error for SafetensorsError {
     }
 }
 
-fn file_dtype(d: DType) -> Dtype {
+pub(super) fn file_dtype(d: DType) -> Dtype {
     match d {
         DType::U8 => Dtype::U8,
         DType::I8 => Dtype::I8,
@@ -298,44 +298,6 @@ struct Check<'a> {
 }
 
 impl<'a> Check<'a> {
-    fn value<T: WithDType, S: Shape, D: Device>(
-        &self,
-        name: &str,
-        shape: S,
-    ) -> Result<Tensor<T, S, D>, SafetensorsError> {
-        let named = || name.to_string();
-        let view = self
-            .file
-            .tensor(name)
-            .map_err(|_| SafetensorsError::Missing { name: named() })?;
-        if view.dtype() != file_dtype(T::DTYPE) {
-            return Err(SafetensorsError::DType {
-                name: named(),
-                stored: alloc::format!("{:?}", view.dtype()),
-                declared: T::DTYPE,
-            });
-        }
-        let declared = shape.dims().to_vec();
-        if view.shape() != declared.as_slice() {
-            return Err(SafetensorsError::Shape {
-                name: named(),
-                stored: view.shape().to_vec(),
-                declared,
-            });
-        }
-        // Copied into `T`-aligned memory (the file's bytes need not be aligned); the format checked that the
-        // tensor's bytes are its shape's element count times its dtype's size.
-        let mut data = alloc::vec![T::ZERO; shape.numel()];
-        crate::dtype::cast_slice_mut::<T, u8>(&mut data).copy_from_slice(view.data());
-        Tensor::from_vec_with_shape(shape, data).map_err(|error| SafetensorsError::Tensor {
-            op: "load",
-            name: named(),
-            error: Box::new(error),
-        })
-    }
-}
-
-impl<'a> Check<'a> {
     /// Checks `name` of `cell` against a tensor of `shape` and queues `assign` of its value; a name the file lacks
     /// is left for [`Self::missing`] to judge, once every name of every cell is known.
     fn check<T: WithDType, S: Shape, D: Device>(
@@ -360,7 +322,7 @@ impl<'a> Check<'a> {
         if !stored {
             return;
         }
-        match self.value(name, shape) {
+        match super::tensor_file::read(self.file, name, shape, &shape.dims()) {
             Ok(value) => self.commits.push(Box::new(move || assign(value))),
             Err(e) => self.error = Some(e),
         }

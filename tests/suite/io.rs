@@ -352,3 +352,34 @@ fn tied_weights_are_stored_once() {
         "{err}"
     );
 }
+
+/// `TensorFile` names what it cannot give: a name the file lacks, bytes that are not a safetensors file, a file
+/// that is not there; and reads runtime shapes.
+#[test]
+fn tensor_file_errors_are_named() {
+    use typed_tensor::io::TensorFile;
+    let layer = Linear::<f32, 3, 2, Cpu>::new(0);
+    let file = TensorFile::from_bytes(to_bytes(&layer).unwrap()).unwrap();
+    let err = file.tensor::<f32, Rank1<2>, Cpu>("bias.0").unwrap_err();
+    assert_eq!(err.to_string(), "load: the file has no tensor `bias.0`");
+    let bias = file
+        .tensor_with_shape::<f32, (usize,), Cpu>("bias", (2,))
+        .unwrap();
+    assert_eq!(bias.to_vec(), layer.bias.value().to_vec());
+    let err = file
+        .tensor_with_shape::<f32, (usize,), Cpu>("bias", (3,))
+        .unwrap_err();
+    assert!(matches!(err, SafetensorsError::Shape { .. }), "{err}");
+    let err = TensorFile::from_bytes(vec![1, 2, 3]).err().unwrap();
+    assert!(
+        err.to_string().starts_with("load: not a safetensors file"),
+        "{err}"
+    );
+    let err = TensorFile::open("/nonexistent/typed-tensor.safetensors")
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, SafetensorsError::Io { op: "load", .. }),
+        "{err}"
+    );
+}

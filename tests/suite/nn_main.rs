@@ -11,6 +11,8 @@ mod common;
 
 mod attention;
 mod autograd;
+#[cfg(feature = "safetensors")]
+mod checkpoints;
 mod conv;
 mod custom;
 mod edges;
