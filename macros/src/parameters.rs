@@ -2,7 +2,8 @@
 //! `prefix.weight`, a tuple struct's fields as `prefix.0`, ..), in declaration order. A field marked
 //! `#[parameters(skip)]` is not visited (configuration, caches); one marked `#[parameters(flatten)]` is visited
 //! under the struct's own prefix, so its fields' names are the struct's (PyTorch names a module's buffers and
-//! parameters flat). A field whose type names one of the struct's type parameters gets the bound `Type:
+//! parameters flat); one marked `#[parameters(packed)]` is visited through `nn::Packed`, so files store its
+//! parameters with their first two axes merged (PyTorch's `in_proj_weight (3E, E)` held as `(3, E, E)`). A field whose type names one of the struct's type parameters gets the bound `Type:
 //! Parameters` on the impl, so a generic wrapper (`struct Residual<M> { inner: M }`) derives it too.
 //!
 //! Parsed by hand over `proc_macro`'s token trees, as `#[layer]` is: the derive reads attributes, a name,
@@ -16,8 +17,21 @@ struct Field {
     access: String,
     /// The field's type, as written.
     ty: Vec<TokenTree>,
-    /// Visited under the struct's prefix instead of its own name.
-    flatten: bool,
+    /// How it is visited.
+    setting: Setting,
+}
+
+/// A field's `#[parameters(..)]` word.
+#[derive(Clone, Copy, PartialEq)]
+enum Setting {
+    /// No attribute: visited under its own name.
+    Visit,
+    /// `skip`: not visited (configuration, caches).
+    Skip,
+    /// `flatten`: visited under the struct's prefix instead of its own name.
+    Flatten,
+    /// `packed`: visited under its own name through `nn::Packed`.
+    Packed,
 }
 
 /// The impl for `item`, or a `compile_error!` at what it cannot read.
@@ -105,13 +119,18 @@ fn expand(item: TokenStream) -> Result<TokenStream, Failure> {
     }
     let mut body = String::new();
     for field in &fields {
-        let prefix = if field.flatten {
+        let prefix = if field.setting == Setting::Flatten {
             String::from("prefix")
         } else {
             format!("&::typed_tensor::nn::join_name(prefix, {:?})", field.access)
         };
+        let visitor = if field.setting == Setting::Packed {
+            "&mut ::typed_tensor::nn::Packed(visitor)"
+        } else {
+            "visitor"
+        };
         body.push_str(&format!(
-            "::typed_tensor::nn::Parameters::visit_params(&self.{}, {prefix}, visitor);\n",
+            "::typed_tensor::nn::Parameters::visit_params(&self.{}, {prefix}, {visitor});\n",
             field.access
         ));
     }
@@ -283,10 +302,9 @@ fn mentions(ty: &[TokenTree], params: &[String]) -> bool {
     })
 }
 
-/// A field's `#[parameters(..)]` setting: `Some(true)` to skip it, `Some(false)` to flatten it, `None` for
-/// neither; another word in it is an error.
-fn setting(attrs: &[TokenTree]) -> Result<Option<bool>, Failure> {
-    let mut found = None;
+/// A field's `#[parameters(..)]` setting; another word in it is an error.
+fn setting(attrs: &[TokenTree]) -> Result<Setting, Failure> {
+    let mut found = Setting::Visit;
     let mut rest = attrs;
     while let [TokenTree::Punct(_), TokenTree::Group(g), tail @ ..] = rest {
         rest = tail;
@@ -297,16 +315,18 @@ fn setting(attrs: &[TokenTree]) -> Result<Option<bool>, Failure> {
         if path.to_string() != "parameters" {
             continue;
         }
-        found = Some(match args.stream().to_string().trim() {
-            "skip" => true,
-            "flatten" => false,
+        found = match args.stream().to_string().trim() {
+            "skip" => Setting::Skip,
+            "flatten" => Setting::Flatten,
+            "packed" => Setting::Packed,
             _ => {
                 return fail(
                     args.span(),
-                    "derive(Parameters): write #[parameters(skip)] or #[parameters(flatten)]",
+                    "derive(Parameters): write #[parameters(skip)], #[parameters(flatten)] or \
+                     #[parameters(packed)]",
                 )
             }
-        });
+        };
     }
     Ok(found)
 }
@@ -327,11 +347,11 @@ fn named_fields(stream: TokenStream) -> Result<Vec<Field>, Failure> {
             return fail(colon.span(), "derive(Parameters): a field is `name: Type`");
         }
         match setting(attrs)? {
-            Some(true) => continue,
-            flatten => fields.push(Field {
+            Setting::Skip => continue,
+            setting => fields.push(Field {
                 access: name.to_string(),
                 ty: ty.to_vec(),
-                flatten: flatten == Some(false),
+                setting,
             }),
         }
     }
@@ -347,11 +367,11 @@ fn tuple_fields(stream: TokenStream) -> Result<Vec<Field>, Failure> {
         let attrs = &part[..part.len() - after.len()];
         let ty = skip_visibility(after);
         match setting(attrs)? {
-            Some(true) => continue,
-            flatten => fields.push(Field {
+            Setting::Skip => continue,
+            setting => fields.push(Field {
                 access: i.to_string(),
                 ty: ty.to_vec(),
-                flatten: flatten == Some(false),
+                setting,
             }),
         }
     }

@@ -169,6 +169,7 @@ impl Collect {
         &mut self,
         name: &str,
         value: Tensor<T, S, D>,
+        stored: &[usize],
     ) -> Result<(), SafetensorsError> {
         first_use(&mut self.names, "save", name)?;
         let elements = value
@@ -181,7 +182,7 @@ impl Collect {
         self.tensors.push((
             name.to_string(),
             file_dtype(T::DTYPE),
-            value.dims().to_vec(),
+            stored.to_vec(),
             crate::dtype::cast_slice::<T, u8>(&elements).to_vec(),
         ));
         Ok(())
@@ -190,8 +191,17 @@ impl Collect {
 
 impl ParamVisitor for Collect {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        self.visit_stored_as(name, var, &var.shape().dims());
+    }
+
+    fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+        stored: &[usize],
+    ) {
         if self.error.is_none() {
-            self.error = self.collect(name, var.value()).err();
+            self.error = self.collect(name, var.value(), stored).err();
         }
     }
 
@@ -201,7 +211,9 @@ impl ParamVisitor for Collect {
         buffer: &Buffer<T, S, D>,
     ) {
         if self.error.is_none() {
-            self.error = self.collect(name, buffer.value()).err();
+            self.error = self
+                .collect(name, buffer.value(), &buffer.shape().dims())
+                .err();
         }
     }
 
@@ -298,13 +310,14 @@ struct Check<'a> {
 }
 
 impl<'a> Check<'a> {
-    /// Checks `name` of `cell` against a tensor of `shape` and queues `assign` of its value; a name the file lacks
+    /// Checks `name` of `cell` against a tensor of `shape` stored with the dims `stored` and queues `assign` of its value; a name the file lacks
     /// is left for [`Self::missing`] to judge, once every name of every cell is known.
     fn check<T: WithDType, S: Shape, D: Device>(
         &mut self,
         cell: Cell,
         name: &str,
         shape: S,
+        stored: &[usize],
         assign: impl FnOnce(Tensor<T, S, D>) + 'a,
     ) {
         if self.error.is_some() {
@@ -314,15 +327,15 @@ impl<'a> Check<'a> {
             self.error = Some(e);
             return;
         }
-        let stored = self.file.tensor(name).is_ok();
+        let in_file = self.file.tensor(name).is_ok();
         match self.cells.iter_mut().find(|(c, ..)| *c == cell) {
-            Some((.., found)) => *found |= stored,
-            None => self.cells.push((cell, name.to_string(), stored)),
+            Some((.., found)) => *found |= in_file,
+            None => self.cells.push((cell, name.to_string(), in_file)),
         }
-        if !stored {
+        if !in_file {
             return;
         }
-        match super::tensor_file::read(self.file, name, shape, &shape.dims()) {
+        match super::tensor_file::read(self.file, name, shape, stored) {
             Ok(value) => self.commits.push(Box::new(move || assign(value))),
             Err(e) => self.error = Some(e),
         }
@@ -337,11 +350,25 @@ impl<'a> Check<'a> {
 
 impl<'a> ParamVisitor for Check<'a> {
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        self.visit_stored_as(name, var, &var.shape().dims());
+    }
+
+    fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+        stored: &[usize],
+    ) {
         let var = var.clone();
-        // The shape was checked against the parameter's own: `set` cannot refuse it.
-        self.check(Cell::Param(var.id()), name, var.shape(), move |value| {
-            var.set(value)
-        });
+        // The value is made with the parameter's own shape (the file's dims only group the same elements
+        // differently): `set` cannot refuse it.
+        self.check(
+            Cell::Param(var.id()),
+            name,
+            var.shape(),
+            stored,
+            move |value| var.set(value),
+        );
     }
 
     fn visit_buffer<T: WithDType, S: Shape, D: Device>(
@@ -351,7 +378,13 @@ impl<'a> ParamVisitor for Check<'a> {
     ) {
         let buffer = buffer.clone();
         let cell = Cell::Buffer(buffer.cell_address());
-        self.check(cell, name, buffer.shape(), move |value| buffer.set(value));
+        self.check(
+            cell,
+            name,
+            buffer.shape(),
+            &buffer.shape().dims(),
+            move |value| buffer.set(value),
+        );
     }
 }
 

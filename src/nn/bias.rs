@@ -7,21 +7,22 @@ use super::Parameters;
 use crate::autograd::Var;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
-use crate::shape::Const;
+use crate::shape::Shape;
 use crate::tensor::Tensor;
 
 /// A layer's bias: [`WithBias`] or [`NoBias`].
 pub trait BiasKind: Copy + Default + Send + Sync + 'static {
-    /// What the layer holds: a `(C,)` parameter, or `()`.
-    type Param<T: FloatDType, const C: usize, D: Device>: Parameters;
+    /// What the layer holds: a parameter of shape `S` (`(C,)` for a bias per output channel; `(3, E)` for the
+    /// packed query, key and value biases of an attention layer), or `()`.
+    type Param<T: FloatDType, S: Shape, D: Device>: Parameters;
     /// The parameter, its values from `init` (not called without a bias).
-    fn make<T: FloatDType, const C: usize, D: Device>(
-        init: impl FnOnce() -> Tensor<T, (Const<C>,), D>,
-    ) -> Self::Param<T, C, D>;
+    fn make<T: FloatDType, S: Shape, D: Device>(
+        init: impl FnOnce() -> Tensor<T, S, D>,
+    ) -> Self::Param<T, S, D>;
     /// The bias to add, if the layer has one.
-    fn var<T: FloatDType, const C: usize, D: Device>(
-        param: &Self::Param<T, C, D>,
-    ) -> Option<&Var<T, (Const<C>,), D>>;
+    fn var<T: FloatDType, S: Shape, D: Device>(
+        param: &Self::Param<T, S, D>,
+    ) -> Option<&Var<T, S, D>>;
 }
 
 /// A bias per output channel (PyTorch's default, `bias=True`).
@@ -41,28 +42,26 @@ pub struct WithBias;
 pub struct NoBias;
 
 impl BiasKind for WithBias {
-    type Param<T: FloatDType, const C: usize, D: Device> = Var<T, (Const<C>,), D>;
-    fn make<T: FloatDType, const C: usize, D: Device>(
-        init: impl FnOnce() -> Tensor<T, (Const<C>,), D>,
-    ) -> Self::Param<T, C, D> {
+    type Param<T: FloatDType, S: Shape, D: Device> = Var<T, S, D>;
+    fn make<T: FloatDType, S: Shape, D: Device>(
+        init: impl FnOnce() -> Tensor<T, S, D>,
+    ) -> Self::Param<T, S, D> {
         Var::create(init())
     }
-    fn var<T: FloatDType, const C: usize, D: Device>(
-        param: &Self::Param<T, C, D>,
-    ) -> Option<&Var<T, (Const<C>,), D>> {
+    fn var<T: FloatDType, S: Shape, D: Device>(
+        param: &Self::Param<T, S, D>,
+    ) -> Option<&Var<T, S, D>> {
         Some(param)
     }
 }
 
 impl BiasKind for NoBias {
-    type Param<T: FloatDType, const C: usize, D: Device> = ();
-    fn make<T: FloatDType, const C: usize, D: Device>(
-        _: impl FnOnce() -> Tensor<T, (Const<C>,), D>,
-    ) -> Self::Param<T, C, D> {
+    type Param<T: FloatDType, S: Shape, D: Device> = ();
+    fn make<T: FloatDType, S: Shape, D: Device>(
+        _: impl FnOnce() -> Tensor<T, S, D>,
+    ) -> Self::Param<T, S, D> {
     }
-    fn var<T: FloatDType, const C: usize, D: Device>(
-        _: &Self::Param<T, C, D>,
-    ) -> Option<&Var<T, (Const<C>,), D>> {
+    fn var<T: FloatDType, S: Shape, D: Device>(_: &Self::Param<T, S, D>) -> Option<&Var<T, S, D>> {
         None
     }
 }

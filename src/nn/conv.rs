@@ -104,7 +104,7 @@ pub struct ConvNd<
     pub weight: Var<T, O::Weight<C_IN, C_OUT, CG, K>, D>,
     /// `(C_OUT,)`, added to every position, or `()` without a bias ([`NoBias`](super::NoBias), PyTorch's
     /// `bias=False`).
-    pub bias: B::Param<T, C_OUT, D>,
+    pub bias: B::Param<T, Rank1<C_OUT>, D>,
 }
 
 impl<

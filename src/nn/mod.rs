@@ -67,7 +67,7 @@ pub use norm::{
 pub use norm_kind::{AnyRank, Spatial, TakesInput};
 #[cfg(feature = "safetensors")]
 pub(crate) use params::Cell;
-pub use params::{join_name, Mode, ParamVisitor, Parameters};
+pub use params::{join_name, Mode, Packed, ParamVisitor, Parameters};
 pub use pool::{
     AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool, AvgPool2d, Flatten, MaxPool, MaxPool2d,
     PoolOutput, Upsample,

@@ -31,6 +31,21 @@ impl<X, M: Module<X> + ?Sized> Module<X> for &M {
     }
 }
 
+/// The empty tuple is the identity, a sequence of no layers (an optional layer left out, such as
+/// [`TransformerEncoder`](super::TransformerEncoder)'s final norm).
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// let x = Tensor::<f32, Rank1<2>, Cpu>::from_array([1., 2.]);
+/// assert_eq!(().forward(x).to_array(), [1., 2.]);
+/// ```
+impl<X> Module<X> for () {
+    type Output = X;
+    fn forward(&self, x: X) -> X {
+        x
+    }
+}
+
 // Tuples run their layers in order: `(A, B, C)` is `C(B(A(x)))`, for 2 to 8 layers. The bounds name each
 // intermediate type, `chain_output!` writing the nested projections (`<B as Module<<A as Module<X>>::Output>>::
 // Output`), so a layer whose input does not fit is reported against that layer.

@@ -2,7 +2,7 @@
 //! group norm and instance norm (statistics over groups of channels of one sample; no running statistics).
 
 use super::norm_kind::{AnyRank, Spatial, TakesInput};
-use super::{join_name, layer, Module, ParamVisitor, Parameters};
+use super::{join_name, layer, BiasKind, Module, ParamVisitor, Parameters, WithBias};
 use crate::autograd::Var;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
@@ -14,7 +14,8 @@ use core::marker::PhantomData;
 /// `LayerNorm(normalized_shape)`, its parameters named `weight` and `bias`, of shape `S`; the weight starts at
 /// 1, the bias at 0). [`LayerNorm`] is the common one-axis form. Inputs: `(batch, N)` and `(batch, seq, N)`
 /// for one axis; `(batch, P, Q)` and `(batch, seq, P, Q)` for `S = (P, Q)`; `(batch, P, Q, R)` for
-/// `S = (P, Q, R)` (a CNN's `LayerNorm([C, H, W])`).
+/// `S = (P, Q, R)` (a CNN's `LayerNorm([C, H, W])`). With [`NoBias`](super::NoBias) (PyTorch's `bias=False`)
+/// nothing is added and there is no `bias` parameter.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -27,11 +28,11 @@ use core::marker::PhantomData;
 /// assert!((y[0] + 2.5 / sd).abs() < 1e-12 && (y[11] - 2.5 / sd).abs() < 1e-12);
 /// ```
 #[derive(Parameters)]
-pub struct LayerNormOver<T: FloatDType, S: ConstShape, D: Device> {
+pub struct LayerNormOver<T: FloatDType, S: ConstShape, D: Device, B: BiasKind = WithBias> {
     /// Shape `S`, multiplies the normalised value.
     pub weight: Var<T, S, D>,
-    /// Shape `S`, added last.
-    pub bias: Var<T, S, D>,
+    /// Shape `S`, added last; `()` without a bias.
+    pub bias: B::Param<T, S, D>,
     #[parameters(skip)]
     eps: f64,
 }
@@ -47,14 +48,14 @@ pub struct LayerNormOver<T: FloatDType, S: ConstShape, D: Device> {
 /// let y = norm.forward(Tensor::<f32, _, Cpu>::from_array([[1., 2., 3., 4.]]));
 /// assert!(y.mean_all().to_scalar().abs() < 1e-6);
 /// ```
-pub type LayerNorm<T, const N: usize, D> = LayerNormOver<T, (Const<N>,), D>;
+pub type LayerNorm<T, const N: usize, D, B = WithBias> = LayerNormOver<T, (Const<N>,), D, B>;
 
-impl<T: FloatDType, S: ConstShape, D: Device> LayerNormOver<T, S, D> {
+impl<T: FloatDType, S: ConstShape, D: Device, B: BiasKind> LayerNormOver<T, S, D, B> {
     /// Weight 1, bias 0, `eps` added to the variance.
     pub fn new(eps: f64) -> Self {
         LayerNormOver {
             weight: Var::create(Tensor::ones()),
-            bias: Var::create(Tensor::zeros()),
+            bias: B::make(Tensor::zeros),
             eps,
         }
     }
@@ -68,13 +69,13 @@ macro_rules! layer_norm_inputs {
     )*};
     (@one [$($n:ident),*] [$($d:ident),*]) => {
         #[layer]
-        impl<T: FloatDType, $(const $n: usize,)* D: Device, $($d: Dim),*>
-            Module<Value<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D>
+        impl<T: FloatDType, $(const $n: usize,)* D: Device, K: BiasKind, $($d: Dim),*>
+            Module<Value<T, ($($d,)* $(Const<$n>,)*), D>> for LayerNormOver<T, ($(Const<$n>,)*), D, K>
         {
             type Output = Value<T, ($($d,)* $(Const<$n>,)*), D>;
             fn forward(&self, x: Value<T, ($($d,)* $(Const<$n>,)*), D>) -> Self::Output {
-                let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
-                x.layer_norm_affine(Some(&w), Some(&b), self.eps)
+                let (w, b) = (Value::from(&self.weight), K::var(&self.bias).map(Value::from));
+                x.layer_norm_affine(Some(&w), b.as_ref(), self.eps)
             }
         }
     };
@@ -87,24 +88,30 @@ layer_norm_inputs! {
 }
 
 #[layer]
-impl<T: FloatDType, const N: usize, D: Device, B: Dim> Module<Value<T, (B, Const<N>), D>>
-    for LayerNormOver<T, (Const<N>,), D>
+impl<T: FloatDType, const N: usize, D: Device, K: BiasKind, B: Dim>
+    Module<Value<T, (B, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D, K>
 {
     type Output = Value<T, (B, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, Const<N>), D>) -> Self::Output {
-        let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
-        x.layer_norm_affine(Some(&w), Some(&b), self.eps)
+        let (w, b) = (
+            Value::from(&self.weight),
+            K::var(&self.bias).map(Value::from),
+        );
+        x.layer_norm_affine(Some(&w), b.as_ref(), self.eps)
     }
 }
 
 #[layer]
-impl<T: FloatDType, const N: usize, D: Device, B: Dim, L: Dim> Module<Value<T, (B, L, Const<N>), D>>
-    for LayerNormOver<T, (Const<N>,), D>
+impl<T: FloatDType, const N: usize, D: Device, K: BiasKind, B: Dim, L: Dim>
+    Module<Value<T, (B, L, Const<N>), D>> for LayerNormOver<T, (Const<N>,), D, K>
 {
     type Output = Value<T, (B, L, Const<N>), D>;
     fn forward(&self, x: Value<T, (B, L, Const<N>), D>) -> Self::Output {
-        let (w, b) = (Value::from(&self.weight), Value::from(&self.bias));
-        x.layer_norm_affine(Some(&w), Some(&b), self.eps)
+        let (w, b) = (
+            Value::from(&self.weight),
+            K::var(&self.bias).map(Value::from),
+        );
+        x.layer_norm_affine(Some(&w), b.as_ref(), self.eps)
     }
 }
 

@@ -18,6 +18,21 @@ pub trait ParamVisitor {
     /// Called once per trainable parameter.
     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>);
 
+    /// Called instead of [`Self::visit`] for a parameter that files store with other dims than its type's: the
+    /// same elements in the same order, grouped as `stored`. PyTorch packs the query, key and value projections
+    /// into one `in_proj_weight (3E, E)` (and an LSTM's four gates into `(4H, I)`); a layer here holds it as
+    /// `(3, E, E)`, so that each projection is typed, and shows it through [`Packed`]. Only `io` reads
+    /// `stored`; by default this is [`Self::visit`].
+    fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+        stored: &[usize],
+    ) {
+        let _ = stored;
+        self.visit(name, var);
+    }
+
     /// Called once per buffer (a tensor a layer updates itself, such as `running_mean`); ignored by default.
     fn visit_buffer<T: WithDType, S: Shape, D: Device>(
         &mut self,
@@ -79,6 +94,17 @@ impl<V: ParamVisitor> ParamVisitor for Unique<'_, V> {
         }
     }
 
+    fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+        stored: &[usize],
+    ) {
+        if self.first(Cell::Param(var.id()), name) {
+            self.inner.visit_stored_as(name, var, stored);
+        }
+    }
+
     fn visit_buffer<T: WithDType, S: Shape, D: Device>(
         &mut self,
         name: &str,
@@ -91,6 +117,73 @@ impl<V: ParamVisitor> ParamVisitor for Unique<'_, V> {
 
     fn visit_training(&mut self, flag: &TrainingFlag) {
         self.inner.visit_training(flag);
+    }
+}
+
+/// Forwards a walk to the visitor it holds, showing each parameter with its first two axes merged in files
+/// ([`ParamVisitor::visit_stored_as`]): a parameter held as `(G, R, ..)`, `G` packed blocks of `R` rows, is
+/// PyTorch's `(G·R, ..)`. `#[parameters(packed)]` on a field of a `#[derive(Parameters)]` struct visits it
+/// through this.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::autograd::Var;
+/// use typed_tensor::nn::{ParamVisitor, Parameters};
+///
+/// #[derive(Parameters)]
+/// struct QkvProjection {
+///     #[parameters(packed)]
+///     in_proj_weight: Var<f32, Rank3<3, 4, 4>, Cpu>, // query, key and value, typed apart
+/// }
+/// struct Stored(Vec<(String, Vec<usize>)>);
+/// impl ParamVisitor for Stored {
+///     fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+///         self.0.push((name.to_string(), var.shape().dims().to_vec()));
+///     }
+///     fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, _: &Var<T, S, D>, stored: &[usize]) {
+///         self.0.push((name.to_string(), stored.to_vec()));
+///     }
+/// }
+/// let layer = QkvProjection { in_proj_weight: Var::new(Tensor::zeros()) };
+/// let mut seen = Stored(Vec::new());
+/// layer.visit_params("attn", &mut seen);
+/// assert_eq!(seen.0, [("attn.in_proj_weight".to_string(), vec![12, 4])]); // PyTorch's (3E, E)
+/// ```
+pub struct Packed<'a, V>(pub &'a mut V);
+
+impl<V: ParamVisitor> ParamVisitor for Packed<'_, V> {
+    fn visit<T: FloatDType, S: Shape, D: Device>(&mut self, name: &str, var: &Var<T, S, D>) {
+        let dims = var.shape().dims();
+        let mut stored: Vec<usize> = dims.iter().skip(1).copied().collect();
+        if let (Some(first), Some(merged)) = (dims.first(), stored.first_mut()) {
+            *merged *= first;
+        }
+        self.0.visit_stored_as(name, var, &stored);
+    }
+
+    fn visit_stored_as<T: FloatDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        var: &Var<T, S, D>,
+        stored: &[usize],
+    ) {
+        self.0.visit_stored_as(name, var, stored);
+    }
+
+    fn visit_buffer<T: WithDType, S: Shape, D: Device>(
+        &mut self,
+        name: &str,
+        buffer: &Buffer<T, S, D>,
+    ) {
+        self.0.visit_buffer(name, buffer);
+    }
+
+    fn visit_training(&mut self, flag: &TrainingFlag) {
+        self.0.visit_training(flag);
+    }
+
+    fn visit_tied(&mut self, name: &str, first: &str) {
+        self.0.visit_tied(name, first);
     }
 }
 
