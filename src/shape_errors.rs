@@ -83,7 +83,8 @@ gallery! {
         conv_layer_wrong_output_size, conv_layer_groups_wrong_channels, flatten_wrong_width, pool_layer_wrong_window_rank,
         batch_norm_wrong_channels, batch_norm2d_of_a_matrix, instance_norm1d_of_an_image,
         group_norm_groups_do_not_divide, group_norm_function_groups_do_not_divide, instance_norm_without_batch_axis,
-        layer_norm_weight_not_trailing, attention_heads_do_not_divide, attention_width_mismatch, rotary_odd_head_width,
+        layer_norm_weight_not_trailing, attention_heads_do_not_divide, attention_width_mismatch,
+        multihead_width_not_heads_times_head_dim, rotary_odd_head_width,
         rotary_head_width_mismatch, lstm_cell_gate_rows, model_layer_widths_disagree, layer_without_value,
         derive_parameters_misused,
     ];

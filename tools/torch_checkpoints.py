@@ -108,7 +108,78 @@ def resnet():
     return saved, io
 
 
-FAMILIES = {"resnet": resnet}
+def perturb(model, std):
+    """Adds noise to every parameter: layers start from one copy (`nn.TransformerEncoder` deep-copies its
+    layer) and norms at 1 and 0, so a parameter read from the wrong place would not show otherwise."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * std)
+
+
+# (b) Multi-head attention on its own: cross-attention (L = 3 queries, S = 4 keys and values), a boolean key
+# padding mask, an additive attention mask, the per-head weights returned and in the loss.
+def mha():
+    torch.manual_seed(1)
+    model = nn.MultiheadAttention(8, 2, batch_first=True)
+    perturb(model, 0.1)
+    q, k, v = torch.randn(2, 3, 8), torch.randn(2, 4, 8), torch.randn(2, 4, 8)
+    padding = torch.tensor([[False, False, False, False], [False, True, False, True]])
+    attn_mask = torch.randn(3, 4) * 0.5
+    r_out, r_w = torch.randn(2, 3, 8), torch.randn(2, 2, 3, 4)
+    io = {"query": q, "key": k, "value": v, "key_padding_mask": padding.to(torch.uint8),
+          "attn_mask": attn_mask, "r_out": r_out, "r_weights": r_w}
+    qs, ks, vs = (t.clone().requires_grad_(True) for t in (q, k, v))
+    out, w = model(qs, ks, vs, key_padding_mask=padding, attn_mask=attn_mask, need_weights=True,
+                   average_attn_weights=False)
+    loss = (out * r_out).sum() + (w * r_w).sum()
+    loss.backward()
+    io.update({"eval.output": out.detach(), "eval.weights": w.detach(), "eval.loss": loss.detach(),
+               "eval.grad.query": qs.grad, "eval.grad.key": ks.grad, "eval.grad.value": vs.grad})
+    for name, p in model.named_parameters():
+        io[f"eval.grad.{name}"] = p.grad.detach()
+    return state(model), io
+
+
+# (c) A 2-layer transformer encoder language model: an embedding, the encoder (post-norm with ReLU, or pre-norm
+# with GELU and a final norm), a linear head; a causal mask and a key padding mask; next-token cross entropy.
+class Lm(nn.Module):
+    def __init__(self, norm_first):
+        super().__init__()
+        self.embed = nn.Embedding(16, 8)
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                           activation="gelu" if norm_first else "relu")
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8) if norm_first else None,
+                                             enable_nested_tensor=False)
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, tokens, padding):
+        causal = torch.triu(torch.ones(tokens.shape[1], tokens.shape[1], dtype=torch.bool), 1)
+        x = self.encoder(self.embed(tokens), mask=causal, src_key_padding_mask=padding, is_causal=True)
+        return self.head(x)
+
+
+def transformer(norm_first):
+    def family():
+        torch.manual_seed(2)
+        model = Lm(norm_first)
+        perturb(model, 0.1)
+        tokens = torch.randint(0, 16, (2, 5))
+        targets = torch.randint(0, 16, (2, 5))
+        padding = torch.tensor([[False] * 5, [False, False, False, True, True]])
+        model.train(False)
+        out = model(tokens, padding)
+        loss = F.cross_entropy(out.reshape(-1, 16), targets.reshape(-1))
+        loss.backward()
+        io = {"tokens": tokens, "targets": targets, "key_padding_mask": padding.to(torch.uint8),
+              "eval.output": out.detach(), "eval.loss": loss.detach()}
+        for name, p in model.named_parameters():
+            io[f"eval.grad.{name}"] = p.grad.detach()
+        return state(model), io
+    return family
+
+
+FAMILIES = {"resnet": resnet, "mha": mha, "transformer_post_norm": transformer(False),
+            "transformer_pre_norm": transformer(True)}
 
 
 def main():

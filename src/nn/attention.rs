@@ -206,20 +206,47 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         M: BroadcastTo<(B, Const<H>, L, S)>,
     {
         let () = HeadsDivide::<H, HK>::OK;
-        // Each query head's key and value head: the same ones, or gathered by group (grouped-query attention).
-        let (key, value) = if HK == H {
-            let (k, v) = (key.shape(), value.shape());
-            (
-                key.reshape_with_shape((k.0, Const::<H>, k.2, k.3)),
-                value.reshape_with_shape((v.0, Const::<H>, v.2, v.3)),
-            )
-        } else {
-            let heads = head_of::<D, H, HK>();
-            (
-                key.index_select::<Axis<1>, u32, Const<H>>(&heads),
-                value.index_select::<Axis<1>, u32, Const<H>>(&heads),
-            )
-        };
+        let value = value.per_query_head::<H>();
+        self.weights(key, options).matmul(&value)
+    }
+
+    /// The attention weights of these queries over `key`, `(B, H, L, S)`: the softmax (after the masks, and
+    /// the dropout when it is given and training) that [`Self::scaled_dot_product_attention`] multiplies the
+    /// values by; what `nn.MultiheadAttention` returns with `need_weights`. Each row sums to 1, or is zeros for a
+    /// query that may see no key.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::Sdpa;
+    /// let q = Tensor::<f32, Rank4<1, 1, 2, 4>, Cpu>::randn(0);
+    /// let k = Tensor::<f32, Rank4<1, 1, 3, 4>, Cpu>::randn(1);
+    /// let w = q.attention_weights(&k, Sdpa::new().causal());
+    /// assert_eq!(w.i((0, 0, 0)).to_vec()[1..], [0., 0.]); // the first query sees the first key only
+    /// ```
+    #[track_caller]
+    pub fn attention_weights<const HK: usize, S: Dim, M>(
+        &self,
+        key: &Value<T, (B, Const<HK>, S, E), D>,
+        options: Sdpa<'_, T, M, D>,
+    ) -> Value<T, (B, Const<H>, L, S), D>
+    where
+        M: BroadcastTo<(B, Const<H>, L, S)>,
+    {
+        let () = HeadsDivide::<H, HK>::OK;
+        self.weights(key, options)
+    }
+
+    /// [`Self::attention_weights`] once its callers checked the heads (the check in one place per call, so that
+    /// a build error shows it once).
+    fn weights<const HK: usize, S: Dim, M>(
+        &self,
+        key: &Value<T, (B, Const<HK>, S, E), D>,
+        options: Sdpa<'_, T, M, D>,
+    ) -> Value<T, (B, Const<H>, L, S), D>
+    where
+        M: BroadcastTo<(B, Const<H>, L, S)>,
+    {
+        let key = key.per_query_head::<H>();
         let e = self.shape().3.size();
         let scale = options.scale.unwrap_or(1.0 / (e as f64).sqrt());
         let scores = self.matmul(&key.transpose::<FromEnd<2>, Last>()) * T::from_f64(scale);
@@ -255,7 +282,7 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
             None => weights,
         };
         let Some(blocked) = blocked else {
-            return dropped(scores.softmax::<Last>()).matmul(&value);
+            return dropped(scores.softmax::<Last>());
         };
         // A query that may see no key gets zeros (PyTorch's `_safe_softmax`); its scores are made finite first, so
         // that neither the softmax nor its gradient meets a row of `-inf` (0 / 0).
@@ -266,6 +293,22 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         let scores = scores
             .masked_fill(&blocked, T::from_f64(f64::NEG_INFINITY))
             .masked_fill(&dead, T::ZERO);
-        dropped(scores.softmax::<Last>().masked_fill(&dead, T::ZERO)).matmul(&value)
+        dropped(scores.softmax::<Last>().masked_fill(&dead, T::ZERO))
+    }
+}
+
+#[layer]
+impl<T: FloatDType, B: Dim, const HK: usize, S: Dim, X: Dim, D: Device>
+    Value<T, (B, Const<HK>, S, X), D>
+{
+    /// These keys or values `(B, HK, S, X)` as one head per query head, `(B, H, S, X)`: the same tensor when
+    /// `HK == H`, else each head repeated for the `H / HK` query heads it serves (grouped-query attention).
+    fn per_query_head<const H: usize>(&self) -> Value<T, (B, Const<H>, S, X), D> {
+        if HK == H {
+            let s = self.shape();
+            self.reshape_with_shape((s.0, Const::<H>, s.2, s.3))
+        } else {
+            self.index_select::<Axis<1>, u32, Const<H>>(&head_of::<D, H, HK>())
+        }
     }
 }

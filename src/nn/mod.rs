@@ -36,6 +36,7 @@ mod kv_cache;
 mod linear;
 pub mod loss;
 mod module;
+mod multihead;
 mod norm;
 mod norm_kind;
 mod params;
@@ -43,6 +44,7 @@ mod pool;
 mod positions;
 mod recurrent;
 mod state;
+mod transformer;
 
 pub use activation::{
     GeLU, GeLUErf, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU,
@@ -61,6 +63,7 @@ pub use embedding::Embedding;
 pub use kv_cache::{Cached, KvCache};
 pub use linear::Linear;
 pub use module::Module;
+pub use multihead::{KeysOf, MhaMasks, MultiheadAttention};
 pub use norm::{
     GroupNorm, InstanceNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LayerNormOver, RMSNorm,
 };
@@ -74,6 +77,9 @@ pub use pool::{
 };
 pub use positions::{sinusoidal_positions, sinusoidal_positions_with_shape, Rotary};
 pub use state::{Buffer, TrainingFlag};
+pub use transformer::{
+    FeedForwardActivation, TransformerConfig, TransformerEncoder, TransformerEncoderLayer,
+};
 
 /// The layers, the traits a model's code names, and the losses' module, for `use typed_tensor::nn::prelude::*;`
 /// beside the crate's prelude.

@@ -25,6 +25,7 @@ mod join;
 mod locality;
 mod masks;
 mod matmul;
+mod multihead;
 mod nn;
 mod norm_layers;
 mod optim;

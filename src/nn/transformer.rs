@@ -1,0 +1,288 @@
+//! Transformer blocks, PyTorch's `nn.TransformerEncoderLayer` / `nn.TransformerEncoder` with
+//! `batch_first=True`: its options, its parameter names, the post-norm and pre-norm (`norm_first`) orders.
+
+use super::multihead::{MhaMasks, MultiheadAttention};
+use super::{layer, BiasKind, Dropout, LayerNorm, Linear, Module, Parameters, WithBias};
+use crate::dtype::FloatDType;
+use crate::ops::Device;
+use crate::shape::{Const, Dim};
+
+/// The feed-forward block's activation (PyTorch's `activation="relu"` or `"gelu"`, the exact erf form).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FeedForwardActivation {
+    /// `max(x, 0)`, PyTorch's default.
+    #[default]
+    Relu,
+    /// `x Φ(x)` with the erf (PyTorch's `F.gelu`, `approximate="none"`).
+    Gelu,
+}
+
+/// How a transformer layer is built; the default is PyTorch's (`dropout` 0.1, ReLU, `layer_norm_eps` 1e-5,
+/// `norm_first` false).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransformerConfig {
+    /// Dropout after the attention block, inside and after the feed-forward block, and of the attention
+    /// weights, while training.
+    pub dropout: f64,
+    /// The feed-forward block's activation.
+    pub activation: FeedForwardActivation,
+    /// The layer norms' `eps`.
+    pub layer_norm_eps: f64,
+    /// Normalise before each block (pre-norm, `x + block(norm(x))`) instead of after (`norm(x + block(x))`).
+    pub norm_first: bool,
+}
+
+impl Default for TransformerConfig {
+    fn default() -> Self {
+        TransformerConfig {
+            dropout: 0.1,
+            activation: FeedForwardActivation::Relu,
+            layer_norm_eps: 1e-5,
+            norm_first: false,
+        }
+    }
+}
+
+/// One transformer encoder layer (PyTorch's `nn.TransformerEncoderLayer(E, HEADS, FF, .., batch_first=True)`):
+/// self-attention over `HEADS` heads of `HEAD_DIM` (`E = HEADS · HEAD_DIM`, checked at build time) and a
+/// feed-forward block `E -> FF -> E`, each with a residual connection and a layer norm, in PyTorch's order for
+/// [`TransformerConfig::norm_first`]. Inputs `(B, L, E)`. Parameters under PyTorch's names:
+/// `self_attn.in_proj_weight`, `self_attn.in_proj_bias`, `self_attn.out_proj.*`, `linear1.*`, `linear2.*`,
+/// `norm1.*`, `norm2.*`; [`NoBias`](super::NoBias) is PyTorch's `bias=False` (no bias in the projections, the
+/// linears or the norms).
+///
+/// `forward(x)` runs unmasked; [`Self::forward_masked`] takes PyTorch's `src_mask`, `src_key_padding_mask` and
+/// `is_causal` as [`MhaMasks`].
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Module, TransformerConfig, TransformerEncoderLayer};
+/// // d_model 16 in 4 heads of 4, feed-forward width 32.
+/// let layer = TransformerEncoderLayer::<f32, 16, 4, 4, 32, Cpu>::new(0, TransformerConfig::default());
+/// let x = Tensor::<f32, Rank3<2, 5, 16>, Cpu>::randn(1);
+/// let y: Tensor<f32, Rank3<2, 5, 16>, Cpu> = layer.forward(x);
+/// ```
+#[derive(Parameters)]
+pub struct TransformerEncoderLayer<
+    T: FloatDType,
+    const E: usize,
+    const HEADS: usize,
+    const HEAD_DIM: usize,
+    const FF: usize,
+    D: Device,
+    B: BiasKind = WithBias,
+> {
+    /// The self-attention block.
+    pub self_attn: MultiheadAttention<T, E, HEADS, HEAD_DIM, D, B>,
+    /// The feed-forward block's first linear, `E -> FF`.
+    pub linear1: Linear<T, E, FF, D, B>,
+    /// Dropout after the activation.
+    pub dropout: Dropout,
+    /// The feed-forward block's second linear, `FF -> E`.
+    pub linear2: Linear<T, FF, E, D, B>,
+    /// The norm of the attention block.
+    pub norm1: LayerNorm<T, E, D, B>,
+    /// The norm of the feed-forward block.
+    pub norm2: LayerNorm<T, E, D, B>,
+    /// Dropout of the attention block's output.
+    pub dropout1: Dropout,
+    /// Dropout of the feed-forward block's output.
+    pub dropout2: Dropout,
+    #[parameters(skip)]
+    config: TransformerConfig,
+}
+
+impl<
+        T: FloatDType,
+        const E: usize,
+        const HEADS: usize,
+        const HEAD_DIM: usize,
+        const FF: usize,
+        D: Device,
+        B: BiasKind,
+    > TransformerEncoderLayer<T, E, HEADS, HEAD_DIM, FF, D, B>
+{
+    /// A layer with PyTorch's initialisation from `seed` (each linear's default, the attention's Xavier
+    /// in-projection, norms at 1 and 0) and the dropout streams seeded from it.
+    pub fn new(seed: u64, config: TransformerConfig) -> Self {
+        let seeds = |i: u64| seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i);
+        TransformerEncoderLayer {
+            self_attn: MultiheadAttention::new(seeds(1)).with_dropout(config.dropout, seeds(2)),
+            linear1: Linear::new(seeds(3)),
+            dropout: Dropout::new(config.dropout, seeds(4)),
+            linear2: Linear::new(seeds(5)),
+            norm1: LayerNorm::new(config.layer_norm_eps),
+            norm2: LayerNorm::new(config.layer_norm_eps),
+            dropout1: Dropout::new(config.dropout, seeds(6)),
+            dropout2: Dropout::new(config.dropout, seeds(7)),
+            config,
+        }
+    }
+
+    /// The layer's options.
+    pub fn config(&self) -> TransformerConfig {
+        self.config
+    }
+
+    /// The layer over `x` `(B, L, E)` with `masks` (PyTorch's `forward(src, src_mask, src_key_padding_mask,
+    /// is_causal)`; weights are never returned here). Plain tensors and traced values alike.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{MhaMasks, TransformerConfig, TransformerEncoderLayer};
+    /// let layer = TransformerEncoderLayer::<f32, 8, 2, 4, 16, Cpu>::new(0, TransformerConfig::default());
+    /// let x = Tensor::<f32, Rank3<1, 3, 8>, Cpu>::randn(1);
+    /// let causal = layer.forward_masked(x.clone(), MhaMasks::new().causal());
+    /// // The first position sees only itself, as does a sequence of that position alone.
+    /// let alone = layer.forward_masked(x.narrow::<Axis<1>, 0, 1>().contiguous(), MhaMasks::new());
+    /// let (a, b) = (causal.i((0, 0)).to_vec(), alone.i((0, 0)).to_vec());
+    /// assert!(a.iter().zip(&b).all(|(a, b)| (a - b).abs() < 1e-5));
+    /// ```
+    pub fn forward_masked<'m, X: super::multihead::KeysOf>(
+        &self,
+        x: X,
+        masks: MhaMasks<'m, T, X, D>,
+    ) -> X
+    where
+        Self: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
+    {
+        self.forward((x, masks))
+    }
+}
+
+#[layer]
+impl<
+        'm,
+        T: FloatDType,
+        const E: usize,
+        const HEADS: usize,
+        const HEAD_DIM: usize,
+        const FF: usize,
+        D: Device,
+        K: BiasKind,
+        B: Dim,
+        L: Dim,
+    >
+    Module<(
+        Value<T, (B, L, Const<E>), D>,
+        MhaMasks<'m, T, Value<T, (B, L, Const<E>), D>, D>,
+    )> for TransformerEncoderLayer<T, E, HEADS, HEAD_DIM, FF, D, K>
+{
+    type Output = Value<T, (B, L, Const<E>), D>;
+    fn forward(
+        &self,
+        (x, masks): (
+            Value<T, (B, L, Const<E>), D>,
+            MhaMasks<'m, T, Value<T, (B, L, Const<E>), D>, D>,
+        ),
+    ) -> Self::Output {
+        let attention = |x: Value<T, (B, L, Const<E>), D>| {
+            let attended = self.self_attn.attend(x.clone(), x.clone(), x, masks).0;
+            self.dropout1.forward(attended)
+        };
+        let feed_forward = |x: Value<T, (B, L, Const<E>), D>| {
+            let hidden = self.linear1.forward(x);
+            let hidden = match self.config.activation {
+                FeedForwardActivation::Relu => hidden.relu(),
+                FeedForwardActivation::Gelu => hidden.gelu_erf(),
+            };
+            let out = self.linear2.forward(self.dropout.forward(hidden));
+            self.dropout2.forward(out)
+        };
+        if self.config.norm_first {
+            let x = attention(self.norm1.forward(x.clone())) + x;
+            feed_forward(self.norm2.forward(x.clone())) + x
+        } else {
+            let x = self.norm1.forward(attention(x.clone()) + x);
+            self.norm2.forward(feed_forward(x.clone()) + x)
+        }
+    }
+}
+
+#[layer]
+impl<
+        T: FloatDType,
+        const E: usize,
+        const HEADS: usize,
+        const HEAD_DIM: usize,
+        const FF: usize,
+        D: Device,
+        K: BiasKind,
+        B: Dim,
+        L: Dim,
+    > Module<Value<T, (B, L, Const<E>), D>>
+    for TransformerEncoderLayer<T, E, HEADS, HEAD_DIM, FF, D, K>
+{
+    type Output = Value<T, (B, L, Const<E>), D>;
+    fn forward(&self, x: Value<T, (B, L, Const<E>), D>) -> Self::Output {
+        self.forward_masked(x, MhaMasks::new())
+    }
+}
+
+/// `N` encoder layers in a row, and optionally a final norm (PyTorch's `nn.TransformerEncoder(layer, N, norm)`;
+/// the layers named `layers.0.…` to `layers.{N-1}.…`, the norm `norm.*`). The layer count is in the type.
+///
+/// ```
+/// use typed_tensor::prelude::*;
+/// use typed_tensor::nn::{Module, TransformerConfig, TransformerEncoder, TransformerEncoderLayer};
+/// type Layer = TransformerEncoderLayer<f32, 8, 2, 4, 16, Cpu>;
+/// let encoder: TransformerEncoder<Layer, 2> =
+///     TransformerEncoder::new(|i| Layer::new(i as u64, TransformerConfig::default()));
+/// let y = encoder.forward(Tensor::<f32, Rank3<1, 3, 8>, Cpu>::randn(0));
+/// # assert_eq!(y.dims().to_vec(), [1, 3, 8]);
+/// ```
+#[derive(Parameters)]
+pub struct TransformerEncoder<Layer, const N: usize, Norm = ()> {
+    /// The layers, applied in order.
+    pub layers: [Layer; N],
+    /// The final norm, or `()` for none (PyTorch's `norm=None`).
+    pub norm: Norm,
+}
+
+impl<Layer, const N: usize> TransformerEncoder<Layer, N> {
+    /// `N` layers from `layer(i)`, no final norm.
+    pub fn new(layer: impl FnMut(usize) -> Layer) -> Self {
+        TransformerEncoder {
+            layers: core::array::from_fn(layer),
+            norm: (),
+        }
+    }
+}
+
+impl<Layer, const N: usize, Norm> TransformerEncoder<Layer, N, Norm> {
+    /// These layers followed by `norm` (PyTorch's `norm=LayerNorm(E)`, usual with `norm_first` layers).
+    pub fn with_norm<Norm2>(self, norm: Norm2) -> TransformerEncoder<Layer, N, Norm2> {
+        TransformerEncoder {
+            layers: self.layers,
+            norm,
+        }
+    }
+
+    /// The encoder over `x` with `masks` for every layer (PyTorch's `forward(src, mask, src_key_padding_mask,
+    /// is_causal)`).
+    pub fn forward_masked<'m, T: FloatDType, D: Device, X: super::multihead::KeysOf>(
+        &self,
+        x: X,
+        masks: MhaMasks<'m, T, X, D>,
+    ) -> X
+    where
+        Layer: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
+        Norm: Module<X, Output = X>,
+    {
+        let x = self
+            .layers
+            .iter()
+            .fold(x, |x, layer| layer.forward((x, masks)));
+        self.norm.forward(x)
+    }
+}
+
+impl<X, Layer: Module<X, Output = X>, const N: usize, Norm: Module<X, Output = X>> Module<X>
+    for TransformerEncoder<Layer, N, Norm>
+{
+    type Output = X;
+    fn forward(&self, x: X) -> X {
+        let x = self.layers.iter().fold(x, |x, layer| layer.forward(x));
+        self.norm.forward(x)
+    }
+}
