@@ -263,7 +263,7 @@ pub(crate) fn values_per_channel(op: &str, numel: usize, channels: usize, needed
 
 /// A plain tensor as a value of the caller's kind: itself, or a constant traced value. How a composition written
 /// once for both kinds takes in a tensor computed from plain statistics.
-trait FromConstant<T: FloatDType, S: Shape, D: Device> {
+pub(crate) trait FromConstant<T: FloatDType, S: Shape, D: Device> {
     fn from_constant(value: Tensor<T, S, D>) -> Self;
 }
 

@@ -1,7 +1,8 @@
 //! Building blocks for models, generic over dtype and device: [`Module`] (layers compose as tuples, checked
 //! when the model type is declared), [`Linear`], [`Conv1d`], [`Conv2d`], [`ConvTranspose2d`], pooling (fixed
 //! and adaptive), [`Upsample`], [`Flatten`], normalisation ([`LayerNorm`], [`RMSNorm`], [`BatchNorm`],
-//! [`GroupNorm`], [`InstanceNorm`]), [`Embedding`], [`Dropout`], activations, parameter walking
+//! [`GroupNorm`], [`InstanceNorm`]), [`Embedding`], [`Dropout`], activations, attention
+//! ([`MultiheadAttention`], [`TransformerEncoderLayer`], [`TransformerEncoder`]), parameter walking
 //! ([`Parameters`], with buffers and the training mode) and losses ([`loss`]). The normalisations are also
 //! methods of plain and traced values, as PyTorch's `torch.nn.functional` has them ([`functional`]).
 //!
@@ -76,6 +77,7 @@ pub use pool::{
     PoolOutput, Upsample,
 };
 pub use positions::{sinusoidal_positions, sinusoidal_positions_with_shape, Rotary};
+pub use recurrent::CellType;
 pub use state::{Buffer, TrainingFlag};
 pub use transformer::{
     FeedForwardActivation, TransformerConfig, TransformerEncoder, TransformerEncoderLayer,

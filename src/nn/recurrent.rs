@@ -1,6 +1,7 @@
 //! Recurrent cells with PyTorch's equations and weight layouts, as methods of a step's input `(B, I)` on plain
-//! and traced values (one composition, `#[layer]`): `lstm_cell` (gates i, f, g, o) and `gru_cell` (gates r, z, n,
-//! with `r` applied to `W_hn h + b_hn`). The weights are PyTorch's `weight_ih` `(G, I)` and `weight_hh` `(G, H)`
+//! and traced values (one composition, `#[layer]`): `lstm_cell` (gates i, f, g, o), `gru_cell` (gates r, z, n,
+//! with `r` applied to `W_hn h + b_hn`) and `rnn_cell` (tanh or ReLU). Every kind's step equations are one
+//! function, [`CellType`]'s step on the gates' pre-activations `(B, GATES, H)`. The weights are PyTorch's `weight_ih` `(G, I)` and `weight_hh` `(G, H)`
 //! with `G` the gates' rows, `4H` for the LSTM and `3H` for the GRU: stable Rust cannot write `4 * H` in a
 //! type, so `G` is a parameter of its own, checked at build time.
 
@@ -8,15 +9,52 @@ use super::layer;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
-use crate::shape::{Axis, BroadcastShapes, Const, Dim, MatMulShape, Shape};
+use crate::shape::{Axis, BroadcastShapes, Const, ConstDim, Dim, MatMulShape, Shape};
 use crate::tensor::IndexOp;
+
+/// A recurrent cell's equations (PyTorch's `LSTM`, `GRU`, and `RNN` with `nonlinearity` tanh or relu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellType {
+    /// Gates i, f, g, o: `c' = σ(f) c + σ(i) tanh(g)`, `h' = σ(o) tanh(c')`.
+    Lstm,
+    /// Gates r, z, n: `n = tanh(n_x + σ(r) n_h)`, `h' = (1 - σ(z)) n + σ(z) h`.
+    Gru,
+    /// One gate: `h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`.
+    RnnTanh,
+    /// One gate: `h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)`.
+    RnnRelu,
+}
+
+impl CellType {
+    /// The gates' count, the weights' rows over the hidden size.
+    pub const fn gates(self) -> usize {
+        match self {
+            CellType::Lstm => 4,
+            CellType::Gru => 3,
+            CellType::RnnTanh | CellType::RnnRelu => 1,
+        }
+    }
+
+    /// The op's name in messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CellType::Lstm => "lstm_cell",
+            CellType::Gru => "gru_cell",
+            CellType::RnnTanh | CellType::RnnRelu => "rnn_cell",
+        }
+    }
+}
 
 /// The build-time check that a cell's weights have `GATES · H` rows.
 struct GateRows<const G: usize, const H: usize, const GATES: usize>;
 impl<const G: usize, const H: usize, const GATES: usize> GateRows<G, H, GATES> {
     const OK: () = if G != GATES * H {
         size_check::concat_panic(&[&[
-            t(if GATES == 4 { "lstm_cell" } else { "gru_cell" }),
+            t(match GATES {
+                4 => "lstm_cell",
+                3 => "gru_cell",
+                _ => "rnn_cell",
+            }),
             t(": the weights have "),
             n(G),
             t(" rows, "),
@@ -55,8 +93,9 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
         b_hh: Option<&Value<T, (Const<G>,), D>>,
     ) -> (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>) {
         let () = GateRows::<G, H, 4>::OK;
-        let gates = self.affine_gates(w_ih, b_ih) + &h.affine_gates(w_hh, b_hh);
-        gates.lstm_gates(c)
+        let (x, hidden) = (self.affine_gates(w_ih, b_ih), h.affine_gates(w_hh, b_hh));
+        x.by_gate::<Const<4>, H>()
+            .cell_step(hidden.by_gate(), h, c, CellType::Lstm)
     }
 
     /// One GRU step (PyTorch's `GRUCell`): with `x W_ih^T + b_ih` cut into `(r_x, z_x, n_x)` and `h W_hh^T + b_hh`
@@ -80,37 +119,98 @@ impl<T: FloatDType, B: Dim, const I: usize, D: Device> Value<T, (B, Const<I>), D
         b_hh: Option<&Value<T, (Const<G>,), D>>,
     ) -> Value<T, (B, Const<H>), D> {
         let () = GateRows::<G, H, 3>::OK;
-        self.affine_gates(w_ih, b_ih)
-            .gru_gates(h.affine_gates(w_hh, b_hh), h)
+        let (x, hidden) = (self.affine_gates(w_ih, b_ih), h.affine_gates(w_hh, b_hh));
+        x.by_gate::<Const<3>, H>()
+            .cell_step(hidden.by_gate(), h, h, CellType::Gru)
+            .0
     }
 
-    /// An LSTM step from its gates' pre-activations `self` `(B, 4H)` and the cell state: `(h', c')`.
-    #[allow(clippy::type_complexity)]
-    fn lstm_gates<const H: usize>(
-        self,
-        c: &Value<T, (B, Const<H>), D>,
-    ) -> (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>) {
-        // Split without split's own check, which would repeat the caller's in its words.
-        let [i, f, g, o] = self.split_unchecked::<Axis<1>, H, 4>();
-        let c2 = f.sigmoid() * c + &(i.sigmoid() * &g.tanh());
-        let h2 = o.sigmoid() * &c2.tanh();
-        (h2, c2)
-    }
-
-    /// A GRU step from the input's gate pre-activations `self` `(B, 3H)`, the state's `hidden`, and the state.
-    fn gru_gates<const H: usize>(
-        self,
-        hidden: Value<T, (B, Const<I>), D>,
+    /// One Elman RNN step (PyTorch's `RNNCell`): `h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`, or with `relu`
+    /// for [`CellType::RnnRelu`]; the weights `(H, I)` and `(H, H)`. `kind` must be one of the two RNN kinds (a
+    /// panic names it otherwise).
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::CellType;
+    /// let x = Tensor::<f32, Rank2<1, 2>, Cpu>::from_array([[1., -1.]]);
+    /// let h = Tensor::<f32, Rank2<1, 2>, Cpu>::zeros();
+    /// let w_ih = Tensor::<f32, Rank2<2, 2>, Cpu>::from_array([[1., 0.], [0., 1.]]);
+    /// let w_hh = Tensor::<f32, Rank2<2, 2>, Cpu>::zeros();
+    /// assert_eq!(x.rnn_cell(&h, &w_ih, &w_hh, None, None, CellType::RnnRelu).to_array(), [[1., 0.]]);
+    /// ```
+    #[track_caller]
+    pub fn rnn_cell<const H: usize>(
+        &self,
         h: &Value<T, (B, Const<H>), D>,
+        w_ih: &Value<T, (Const<H>, Const<I>), D>,
+        w_hh: &Value<T, (Const<H>, Const<H>), D>,
+        b_ih: Option<&Value<T, (Const<H>,), D>>,
+        b_hh: Option<&Value<T, (Const<H>,), D>>,
+        kind: CellType,
     ) -> Value<T, (B, Const<H>), D> {
-        let [r_x, z_x, n_x] = self.split_unchecked::<Axis<1>, H, 3>();
-        let [r_h, z_h, n_h] = hidden.split_unchecked::<Axis<1>, H, 3>();
-        let r = (r_x + &r_h).sigmoid();
-        let z = (z_x + &z_h).sigmoid();
-        let n = (n_x + &(r * &n_h)).tanh();
-        // (1 - z) n + z h, as n + z (h - n).
-        let toward_h = z * &(h - &n);
-        n + &toward_h
+        assert!(
+            kind.gates() == 1,
+            "rnn_cell: {kind:?} is not an RNN kind; use CellType::RnnTanh or CellType::RnnRelu"
+        );
+        let (x, hidden) = (self.affine_gates(w_ih, b_ih), h.affine_gates(w_hh, b_hh));
+        x.by_gate::<Const<1>, H>()
+            .cell_step(hidden.by_gate(), h, h, kind)
+            .0
+    }
+
+    /// Gate pre-activations `(B, G·H)` as `(B, G, H)`, one row of `H` per gate (a view).
+    fn by_gate<G: ConstDim, const H: usize>(self) -> Value<T, (B, G, Const<H>), D> {
+        let b = self.shape().0;
+        self.reshape_with_shape((b, G::default(), Const::<H>))
+    }
+}
+
+#[layer]
+impl<T: FloatDType, B: Dim, G: ConstDim, const H: usize, D: Device> Value<T, (B, G, Const<H>), D> {
+    /// One step of `kind` from the input's gate pre-activations (`self`, `(B, G, H)`), the state's (`hidden`,
+    /// `h W_hh^T + b_hh`), the state `h` and, for the LSTM, the cell state `c`: `(h', c')`, with `c' = h'` for
+    /// the kinds without a cell state. `G` is the kind's gate count (its callers check it).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn cell_step(
+        self,
+        hidden: Self,
+        h: &Value<T, (B, Const<H>), D>,
+        c: &Value<T, (B, Const<H>), D>,
+        kind: CellType,
+    ) -> (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>) {
+        let gate = |v: &Self, k: usize| v.i((.., k));
+        match kind {
+            CellType::Lstm => {
+                let gates = self + &hidden;
+                let (i, f, g, o) = (
+                    gate(&gates, 0),
+                    gate(&gates, 1),
+                    gate(&gates, 2),
+                    gate(&gates, 3),
+                );
+                let c2 = f.sigmoid() * c + &(i.sigmoid() * &g.tanh());
+                let h2 = o.sigmoid() * &c2.tanh();
+                (h2, c2)
+            }
+            CellType::Gru => {
+                let r = (gate(&self, 0) + &gate(&hidden, 0)).sigmoid();
+                let z = (gate(&self, 1) + &gate(&hidden, 1)).sigmoid();
+                let n = (gate(&self, 2) + &(r * &gate(&hidden, 2))).tanh();
+                // (1 - z) n + z h, as n + z (h - n).
+                let toward_h = z * &(h - &n);
+                let h2 = n + &toward_h;
+                (h2.clone(), h2)
+            }
+            CellType::RnnTanh | CellType::RnnRelu => {
+                let pre = gate(&self, 0) + &gate(&hidden, 0);
+                let h2 = if kind == CellType::RnnTanh {
+                    pre.tanh()
+                } else {
+                    pre.relu()
+                };
+                (h2.clone(), h2)
+            }
+        }
     }
 }
 
@@ -146,8 +246,9 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         let inputs = self.affine_gates(w_ih, b_ih);
         let (mut h, mut c) = (h0.clone(), c0.clone());
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
-            let gates = inputs.i((.., t)) + &h.affine_gates(w_hh, b_hh);
-            let (h2, c2) = gates.lstm_gates(&c);
+            let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<4>, H>();
+            let x = inputs.i((.., t)).by_gate::<Const<4>, H>();
+            let (h2, c2) = x.cell_step(hidden, &h, &c, CellType::Lstm);
             (h, c) = (h2.clone(), c2);
             h2
         });
@@ -172,7 +273,9 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         let inputs = self.affine_gates(w_ih, b_ih);
         let mut h = h0.clone();
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
-            let h2 = inputs.i((.., t)).gru_gates(h.affine_gates(w_hh, b_hh), &h);
+            let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<3>, H>();
+            let x = inputs.i((.., t)).by_gate::<Const<3>, H>();
+            let h2 = x.cell_step(hidden, &h, &h, CellType::Gru).0;
             h = h2.clone();
             h2
         });
