@@ -85,7 +85,8 @@ gallery! {
         group_norm_groups_do_not_divide, group_norm_function_groups_do_not_divide, instance_norm_without_batch_axis,
         layer_norm_weight_not_trailing, attention_heads_do_not_divide, attention_width_mismatch,
         multihead_width_not_heads_times_head_dim, rotary_odd_head_width,
-        rotary_head_width_mismatch, lstm_cell_gate_rows, model_layer_widths_disagree, layer_without_value,
+        rotary_head_width_mismatch, lstm_cell_gate_rows, rnn_without_layers, model_layer_widths_disagree,
+        layer_without_value,
         derive_parameters_misused,
     ];
     /// Autograd: a scalar loss, traced values, differentiable ops, devices that train.

@@ -178,8 +178,45 @@ def transformer(norm_first):
     return family
 
 
+# (d) A 2-layer bidirectional LSTM and GRU over a padded batch with per-sample lengths (a packed sequence),
+# from given initial states; the loss reads every output and final state. States are written (layers,
+# directions, B, H) and outputs (B, L, directions, H): PyTorch's (layers·directions, B, H) and (B, L, 2H) in the
+# same memory order.
+def recurrent(kind):
+    def family():
+        torch.manual_seed(3)
+        cls = nn.LSTM if kind == "lstm" else nn.GRU
+        model = cls(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+        x = torch.randn(3, 5, 3)
+        lengths = torch.tensor([5, 3, 1])
+        h0 = torch.randn(4, 3, 4)
+        c0 = torch.randn(4, 3, 4)
+        r_out, r_h, r_c = torch.randn(3, 5, 8), torch.randn(4, 3, 4), torch.randn(4, 3, 4)
+        xs, h0s, c0s = (t.clone().requires_grad_(True) for t in (x, h0, c0))
+        packed = nn.utils.rnn.pack_padded_sequence(xs, lengths, batch_first=True, enforce_sorted=False)
+        out, final = model(packed, (h0s, c0s) if kind == "lstm" else h0s)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=5)
+        h_n = final[0] if kind == "lstm" else final
+        loss = (out * r_out).sum() + (h_n * r_h).sum()
+        if kind == "lstm":
+            loss = loss + (final[1] * r_c).sum()
+        loss.backward()
+        four = lambda t: t.detach().reshape(2, 2, 3, 4)
+        io = {"input": x, "lengths": lengths.to(torch.int32), "h0": four(h0), "c0": four(c0),
+              "r_out": r_out.reshape(3, 5, 2, 4), "r_h": four(r_h), "r_c": four(r_c),
+              "eval.output": out.detach().reshape(3, 5, 2, 4), "eval.h_n": four(h_n),
+              "eval.loss": loss.detach(), "eval.grad.input": xs.grad, "eval.grad.h0": four(h0s.grad)}
+        if kind == "lstm":
+            io["eval.c_n"] = four(final[1])
+            io["eval.grad.c0"] = four(c0s.grad)
+        for name, p in model.named_parameters():
+            io[f"eval.grad.{name}"] = p.grad.detach()
+        return state(model), io
+    return family
+
+
 FAMILIES = {"resnet": resnet, "mha": mha, "transformer_post_norm": transformer(False),
-            "transformer_pre_norm": transformer(True)}
+            "transformer_pre_norm": transformer(True), "lstm": recurrent("lstm"), "gru": recurrent("gru")}
 
 
 def main():

@@ -2,7 +2,8 @@
 //! when the model type is declared), [`Linear`], [`Conv1d`], [`Conv2d`], [`ConvTranspose2d`], pooling (fixed
 //! and adaptive), [`Upsample`], [`Flatten`], normalisation ([`LayerNorm`], [`RMSNorm`], [`BatchNorm`],
 //! [`GroupNorm`], [`InstanceNorm`]), [`Embedding`], [`Dropout`], activations, attention
-//! ([`MultiheadAttention`], [`TransformerEncoderLayer`], [`TransformerEncoder`]), parameter walking
+//! ([`MultiheadAttention`], [`TransformerEncoderLayer`], [`TransformerEncoder`]), recurrent layers ([`LSTM`],
+//! [`GRU`], [`RNN`]), parameter walking
 //! ([`Parameters`], with buffers and the training mode) and losses ([`loss`]). The normalisations are also
 //! methods of plain and traced values, as PyTorch's `torch.nn.functional` has them ([`functional`]).
 //!
@@ -44,6 +45,7 @@ mod params;
 mod pool;
 mod positions;
 mod recurrent;
+mod rnn;
 mod state;
 mod transformer;
 
@@ -78,6 +80,10 @@ pub use pool::{
 };
 pub use positions::{sinusoidal_positions, sinusoidal_positions_with_shape, Rotary};
 pub use recurrent::CellType;
+pub use rnn::{
+    Bidirectional, Directions, Forward, GruKind, LstmKind, Recurrent, RecurrentKind,
+    RecurrentWeights, RnnArgs, RnnReluKind, RnnTanhKind, StateOf, GRU, LSTM, RNN,
+};
 pub use state::{Buffer, TrainingFlag};
 pub use transformer::{
     FeedForwardActivation, TransformerConfig, TransformerEncoder, TransformerEncoderLayer,

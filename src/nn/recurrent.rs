@@ -1,7 +1,8 @@
 //! Recurrent cells with PyTorch's equations and weight layouts, as methods of a step's input `(B, I)` on plain
 //! and traced values (one composition, `#[layer]`): `lstm_cell` (gates i, f, g, o), `gru_cell` (gates r, z, n,
 //! with `r` applied to `W_hn h + b_hn`) and `rnn_cell` (tanh or ReLU). Every kind's step equations are one
-//! function, [`CellType`]'s step on the gates' pre-activations `(B, GATES, H)`. The weights are PyTorch's `weight_ih` `(G, I)` and `weight_hh` `(G, H)`
+//! function, [`CellType`]'s step on the gates' pre-activations `(B, GATES, H)`, which the layers
+//! ([`LSTM`](super::LSTM), [`GRU`](super::GRU), [`RNN`](super::RNN)) run too. The weights are PyTorch's `weight_ih` `(G, I)` and `weight_hh` `(G, H)`
 //! with `G` the gates' rows, `4H` for the LSTM and `3H` for the GRU: stable Rust cannot write `4 * H` in a
 //! type, so `G` is a parameter of its own, checked at build time.
 

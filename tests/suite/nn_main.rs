@@ -32,6 +32,7 @@ mod optim;
 mod pool;
 mod positions;
 mod recurrent;
+mod rnn_layers;
 mod robustness;
 mod tensor;
 mod train_digits;

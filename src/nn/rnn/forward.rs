@@ -1,0 +1,251 @@
+//! A recurrent stack's passes over time: every step of one layer in one direction ([`recur`]), the directions
+//! side by side, the layers in order, per-sample lengths as masks.
+
+use super::{Directions, Recurrent, RecurrentKind, RnnArgs};
+use crate::dtype::FloatDType;
+use crate::nn::functional::FromConstant;
+use crate::nn::recurrent::CellType;
+use crate::nn::{layer, BiasKind, Module};
+use crate::ops::{CmpOp, Device};
+use crate::shape::{Axis, Const, ConstDim, Dim, Shape};
+use crate::tensor::{IndexOp, Tensor};
+use alloc::vec::Vec;
+
+/// Per step, the samples it is padding for: `(B, H)` masks, non-zero past a sample's length (each a broadcast
+/// view of a `(B, 1)` column).
+#[track_caller]
+fn padded_steps<B: Dim, const H: usize, D: Device>(
+    name: &str,
+    lengths: &Tensor<u32, (B,), D>,
+    steps: usize,
+) -> Vec<Tensor<u8, (B, Const<H>), D>> {
+    let values = lengths.to_vec();
+    if let Some((sample, &len)) = values
+        .iter()
+        .enumerate()
+        .find(|&(_, &l)| l as usize > steps)
+    {
+        panic!("{name}: lengths[{sample}] is {len}, past the sequence's {steps} steps");
+    }
+    let b = lengths.shape().0;
+    (0..steps)
+        .map(|t| {
+            lengths
+                .compare_scalar(CmpOp::Le, t as u32)
+                .reshape_with_shape((b, Const::<1>))
+                .broadcast_with_shape((b, Const::<H>))
+        })
+        .collect()
+}
+
+#[layer]
+impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Device>
+    Value<T, (B, Const<L>, G, Const<H>), D>
+{
+    /// One layer in one direction: from the input's gate pre-activations of every step (`self`), the
+    /// hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell` over the
+    /// steps (backwards when `reverse`), holding a sample's state past its length (`padded[t]`, non-zero where
+    /// step `t` is padding). Returns every step's output `(B, L, H)`, in time order, and the final `(h, c)`.
+    #[allow(clippy::type_complexity)]
+    fn recur(
+        &self,
+        (w_hh, b_hh): (
+            &Value<T, (usize, Const<H>), D>,
+            Option<&Value<T, (G, Const<H>), D>>,
+        ),
+        (h0, c0): (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
+        padded: Option<&[Tensor<u8, (B, Const<H>), D>]>,
+        reverse: bool,
+        cell: CellType,
+    ) -> (
+        Value<T, (B, Const<L>, Const<H>), D>,
+        (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
+    ) {
+        let b = self.shape().0;
+        let (mut h, mut c) = (h0, c0);
+        let mut steps: Vec<Value<T, (B, Const<H>), D>> = Vec::with_capacity(L);
+        for step in 0..L {
+            let t = if reverse { L - 1 - step } else { step };
+            let hidden = h
+                .matmul(&w_hh.t())
+                .reshape_with_shape((b, G::default(), Const::<H>));
+            let hidden = match b_hh {
+                Some(bias) => hidden + bias,
+                None => hidden,
+            };
+            let (h2, c2) = self.i((.., t)).cell_step(hidden, &h, &c, cell);
+            match padded {
+                // Select, not blend: a padded step's values (NaN from padding included) never reach the state.
+                Some(padded) => {
+                    let (stopped, running) = (&padded[t], padded[t].logical_not());
+                    h = h2.masked_fill(stopped, T::ZERO) + &h.masked_fill(&running, T::ZERO);
+                    c = c2.masked_fill(stopped, T::ZERO) + &c.masked_fill(&running, T::ZERO);
+                    steps.push(h2.masked_fill(stopped, T::ZERO));
+                }
+                None => {
+                    (h, c) = (h2.clone(), c2);
+                    steps.push(h2);
+                }
+            }
+        }
+        if reverse {
+            steps.reverse();
+        }
+        let steps: [Value<T, (B, Const<H>), D>; L] = match steps.try_into() {
+            Ok(steps) => steps,
+            Err(_) => unreachable!("one output per step"),
+        };
+        (Value::stack::<Axis<1>, L>(&steps), (h, c))
+    }
+}
+
+#[layer]
+impl<T: FloatDType, S: Shape, D: Device> Value<T, S, D> {
+    /// One direction's value or both, stacked along `Ax` and typed with the directions' dim (`shape`).
+    fn stack_directions<Ax, S2: Shape>(parts: &[Self], shape: S2) -> Value<T, S2, D>
+    where
+        S: crate::shape::InsertAxis<Ax>,
+    {
+        match parts {
+            [one] => Value::stack::<Ax, 1>(core::array::from_ref(one)).reshape_with_shape(shape),
+            [forward, backward] => Value::stack::<Ax, 2>(&[forward.clone(), backward.clone()])
+                .reshape_with_shape(shape),
+            _ => unreachable!("one or two directions"),
+        }
+    }
+}
+
+#[layer]
+impl<
+        'a,
+        T: FloatDType,
+        K: RecurrentKind,
+        const I: usize,
+        const H: usize,
+        const LAYERS: usize,
+        D: Device,
+        Dir: Directions,
+        Bk: BiasKind,
+        B: Dim,
+        const L: usize,
+    >
+    Module<(
+        Value<T, (B, Const<L>, Const<I>), D>,
+        RnnArgs<'a, Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>, Tensor<u32, (B,), D>>,
+    )> for Recurrent<T, K, I, H, LAYERS, D, Dir, Bk>
+{
+    #[allow(clippy::type_complexity)]
+    type Output = (
+        Value<T, (B, Const<L>, Dir::Count, Const<H>), D>,
+        (
+            Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
+            Option<Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>>,
+        ),
+    );
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    fn forward(
+        &self,
+        (x, args): (
+            Value<T, (B, Const<L>, Const<I>), D>,
+            RnnArgs<
+                'a,
+                Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
+                Tensor<u32, (B,), D>,
+            >,
+        ),
+    ) -> Self::Output {
+        let b = x.shape().0;
+        let dirs = Dir::Count::default();
+        let rows = K::Gates::SIZE * H;
+        let padded = args.lengths.map(|len| padded_steps(K::NAME, len, L));
+        // Layer `layer`'s initial state in direction `d`: given, or zeros.
+        let initial = |s: Option<&Value<T, _, D>>, layer: usize, d: usize| match s {
+            Some(s) => s.i((layer, d)),
+            None => Value::from_constant(Tensor::zeros_with_shape((b, Const::<H>))),
+        };
+        // Each layer's input as `(B, L, width)`, the width at run time (I, then DIRS·H).
+        let mut input: Value<T, (B, Const<L>, usize), D> = x.reshape_with_shape((b, Const::<L>, I));
+        let mut output = None;
+        let finals: [_; LAYERS] = core::array::from_fn(|layer| {
+            let mut outputs = Vec::new();
+            let (mut hs, mut cs) = (Vec::new(), Vec::new());
+            for d in 0..dirs.size() {
+                let (w_ih, w_hh, b_ih, b_hh) = if layer == 0 {
+                    let w = &self.first[d];
+                    let w_ih = Value::from(&w.weight_ih).reshape_with_shape((rows, I));
+                    (w_ih, &w.weight_hh, Bk::var(&w.bias_ih), Bk::var(&w.bias_hh))
+                } else {
+                    let w = &self.upper[layer - 1][d];
+                    let w_ih =
+                        Value::from(&w.weight_ih).reshape_with_shape((rows, dirs.size() * H));
+                    (w_ih, &w.weight_hh, Bk::var(&w.bias_ih), Bk::var(&w.bias_hh))
+                };
+                // The input products of every step: one matmul.
+                let gates = input.matmul(&w_ih.t());
+                let gates = match b_ih {
+                    Some(bias) => gates + &Value::from(bias).reshape_with_shape((rows,)),
+                    None => gates,
+                };
+                let gates =
+                    gates.reshape_with_shape((b, Const::<L>, K::Gates::default(), Const::<H>));
+                let w_hh = Value::from(w_hh).reshape_with_shape((rows, Const::<H>));
+                let b_hh = b_hh.map(Value::from);
+                let state = (initial(args.h0, layer, d), initial(args.c0, layer, d));
+                let (y, (h, c)) = gates.recur(
+                    (&w_hh, b_hh.as_ref()),
+                    state,
+                    padded.as_deref(),
+                    d == 1,
+                    K::CELL,
+                );
+                outputs.push(y);
+                hs.push(h);
+                cs.push(c);
+            }
+            let y =
+                Value::stack_directions::<Axis<2>, _>(&outputs, (b, Const::<L>, dirs, Const::<H>));
+            input = y.reshape_with_shape((b, Const::<L>, dirs.size() * H));
+            output = Some(y);
+            let finals = |parts: &[Value<T, (B, Const<H>), D>]| {
+                Value::stack_directions::<Axis<0>, _>(parts, (dirs, b, Const::<H>))
+            };
+            (finals(&hs), finals(&cs))
+        });
+        let h_n = Value::stack::<Axis<0>, LAYERS>(&finals.each_ref().map(|(h, _)| h.clone()));
+        let c_n = (K::CELL == CellType::Lstm)
+            .then(|| Value::stack::<Axis<0>, LAYERS>(&finals.map(|(_, c)| c)));
+        let Some(output) = output else {
+            unreachable!("at least one layer (checked when built)")
+        };
+        (output, (h_n, c_n))
+    }
+}
+
+#[layer]
+impl<
+        T: FloatDType,
+        K: RecurrentKind,
+        const I: usize,
+        const H: usize,
+        const LAYERS: usize,
+        D: Device,
+        Dir: Directions,
+        Bk: BiasKind,
+        B: Dim,
+        const L: usize,
+    > Module<Value<T, (B, Const<L>, Const<I>), D>> for Recurrent<T, K, I, H, LAYERS, D, Dir, Bk>
+{
+    #[allow(clippy::type_complexity)]
+    type Output = (
+        Value<T, (B, Const<L>, Dir::Count, Const<H>), D>,
+        (
+            Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
+            Option<Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>>,
+        ),
+    );
+    #[track_caller]
+    fn forward(&self, x: Value<T, (B, Const<L>, Const<I>), D>) -> Self::Output {
+        self.run(x, RnnArgs::new())
+    }
+}
