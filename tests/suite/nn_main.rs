@@ -11,6 +11,7 @@ mod common;
 
 mod attention;
 mod autograd;
+mod char_transformer;
 #[cfg(feature = "safetensors")]
 mod checkpoints;
 mod conv;
