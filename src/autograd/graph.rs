@@ -150,13 +150,16 @@ pub(crate) fn run_backward(root: &Arc<Node>, seed: impl FnOnce(&mut Gradients)) 
             drop(parents);
         }
     }
+    grads.settle();
     grads
 }
 
 /// Gradients from one `backward()`: one tensor per parameter ([`Var`]) that the loss depends on.
 #[derive(Default)]
 pub struct Gradients {
-    by_id: HashMap<usize, Box<dyn Any + Send + Sync>>,
+    pub(super) by_id: HashMap<usize, Box<dyn Any + Send + Sync>>,
+    /// Gradients still in pieces, joined when read (parts.rs).
+    pub(super) parts: HashMap<usize, Box<dyn super::parts::PendingParts>>,
 }
 
 impl core::fmt::Debug for Gradients {
@@ -233,7 +236,8 @@ impl Gradients {
 
     /// Removes and returns node `id`'s gradient, padded.
     pub(crate) fn take<T: FloatDType, D: Device>(&mut self, id: usize) -> Option<Grad<T, D>> {
-        self.remove(id).map(|g| {
+        let sum = self.remove(id);
+        self.with_parts(id, sum).map(|g| {
             *g.downcast::<Grad<T, D>>()
                 .expect("typed-tensor internal error: a node's gradient has another type")
         })

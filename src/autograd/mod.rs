@@ -53,6 +53,7 @@
 
 mod check;
 mod graph;
+mod parts;
 mod traced;
 mod var;
 

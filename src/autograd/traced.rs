@@ -68,6 +68,20 @@ impl Slot {
         }
     }
 
+    /// Adds `grad`, the gradient of entries `start..` of `axis` of a source whose padded dims are `full`, if
+    /// wanted: kept as a piece and joined with the source's other pieces when its gradient is read (a split's
+    /// parts, a sequence's steps), rather than embedded into a source-sized tensor now.
+    pub(crate) fn give_part<T: FloatDType, D: Device>(
+        self,
+        grads: &mut Gradients,
+        at: (crate::tensor::Padded, usize, usize),
+        grad: Grad<T, D>,
+    ) {
+        if let Some(id) = self.0 {
+            grads.accumulate_part(id, at, grad);
+        }
+    }
+
     /// Adds `grad`, already in the padded form, if wanted.
     pub(crate) fn give_padded<T: FloatDType, D: Device>(
         self,

@@ -246,9 +246,12 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         let () = GateRows::<G, H, 4>::OK;
         let inputs = self.affine_gates(w_ih, b_ih);
         let (mut h, mut c) = (h0.clone(), c0.clone());
+        // One piece per step: their gradients are joined once, not each embedded in the whole.
+        let pieces = inputs.split_unchecked::<Axis<1>, 1, L>();
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
             let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<4>, H>();
-            let x = inputs.i((.., t)).by_gate::<Const<4>, H>();
+            let b = pieces[t].shape().0;
+            let x = pieces[t].reshape_with_shape((b, Const::<4>, Const::<H>));
             let (h2, c2) = x.cell_step(hidden, &h, &c, CellType::Lstm);
             (h, c) = (h2.clone(), c2);
             h2
@@ -273,9 +276,11 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         let () = GateRows::<G, H, 3>::OK;
         let inputs = self.affine_gates(w_ih, b_ih);
         let mut h = h0.clone();
+        let pieces = inputs.split_unchecked::<Axis<1>, 1, L>();
         let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
             let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<3>, H>();
-            let x = inputs.i((.., t)).by_gate::<Const<3>, H>();
+            let b = pieces[t].shape().0;
+            let x = pieces[t].reshape_with_shape((b, Const::<3>, Const::<H>));
             let h2 = x.cell_step(hidden, &h, &h, CellType::Gru).0;
             h = h2.clone();
             h2

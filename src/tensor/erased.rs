@@ -11,6 +11,7 @@ use crate::layout::Layout;
 use crate::ops::Device;
 use crate::ops::{self, BinaryOp};
 use crate::shape::{Dims, Shape, MAX_RANK};
+use alloc::vec::Vec;
 
 /// Every rank seen as rank [`MAX_RANK`] with leading size-1 axes: the one shape autograd's gradients and the
 /// optimizers' updates compute in, so that that code is compiled once per element type and device instead of once
@@ -241,29 +242,53 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         axis: usize,
         start: usize,
     ) -> Tensor<T, S2, D> {
-        let dims = shape.dims();
-        let len = self.dims()[axis];
-        if len == dims[axis] {
+        if self.dims()[axis] == shape.dims()[axis] {
             // Nothing to add: the same dims, a view.
             return Tensor::from_view(shape, self.layout(), &self.storage);
         }
+        Self::embed_pieces(shape, axis, &[(start, self.clone())])
+    }
+
+    /// `pieces`, each `(start, piece)` placed at `start` along `axis` of a zero tensor with `shape` (equal dims
+    /// elsewhere), sorted by start and not overlapping: one concatenation, zeros in the gaps. The gradient of
+    /// the parts of a split, or of the steps of a sequence.
+    pub(crate) fn embed_pieces<S2: Shape>(
+        shape: S2,
+        axis: usize,
+        pieces: &[(usize, Self)],
+    ) -> Tensor<T, S2, D> {
+        let dims = shape.dims();
         let zeros = |n: usize| {
             let mut d = dims;
             d.as_mut_slice()[axis] = n;
             let storage = device_ok(D::full::<T, Flat>(d.numel(), T::ZERO));
             (storage, Layout::contiguous(d))
         };
-        let before = (start > 0).then(|| zeros(start));
-        let after = (start + len < dims[axis]).then(|| zeros(dims[axis] - start - len));
-        let mut parts = alloc::vec::Vec::with_capacity(3);
-        if let Some((s, l)) = &before {
-            parts.push((D::buffer(s), l));
+        // Each segment along the axis: a gap (an index into `gaps`) or a piece.
+        let mut gaps = Vec::new();
+        let mut segments = Vec::with_capacity(2 * pieces.len() + 1);
+        let mut cursor = 0;
+        for (i, (start, piece)) in pieces.iter().enumerate() {
+            debug_assert!(*start >= cursor, "embed_pieces: sorted, disjoint pieces");
+            if *start > cursor {
+                segments.push(Err(gaps.len()));
+                gaps.push(zeros(start - cursor));
+            }
+            segments.push(Ok(i));
+            cursor = start + piece.dims()[axis];
         }
-        let layout = self.layout();
-        parts.push((self.buffer(), &layout));
-        if let Some((s, l)) = &after {
-            parts.push((D::buffer(s), l));
+        if cursor < dims[axis] {
+            segments.push(Err(gaps.len()));
+            gaps.push(zeros(dims[axis] - cursor));
         }
+        let layouts: Vec<Layout> = pieces.iter().map(|(_, p)| p.layout()).collect();
+        let parts: Vec<(&D::Buffer<T>, &Layout)> = segments
+            .iter()
+            .map(|segment| match *segment {
+                Ok(i) => (pieces[i].1.buffer(), &layouts[i]),
+                Err(g) => (D::buffer(&gaps[g].0), &gaps[g].1),
+            })
+            .collect();
         written!(
             Tensor::written_by,
             shape,

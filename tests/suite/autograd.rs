@@ -1168,3 +1168,54 @@ fn median_gradient_goes_to_the_picked_position() {
     let g = m.sum_all().backward().get(&x);
     assert_eq!(g.to_array(), [[0., 1., 0.], [1., 0., 0.]]);
 }
+
+/// Gradients that arrive in pieces (a split's parts, narrows, a sequence read step by step) are joined when the
+/// source's gradient is read: pieces used twice, overlapping narrows, pieces along two axes of one source, a
+/// source that is an op's result and one that is a parameter, mixed with a whole-tensor use; against finite
+/// differences.
+#[test]
+fn gradients_in_pieces_are_joined() {
+    let x = Var::new(
+        Tensor::<f64, Rank2<4, 6>, Cpu>::from_vec(
+            (0..24).map(|i| (i as f64 * 0.37).sin()).collect(),
+        )
+        .unwrap(),
+    );
+    let loss = || {
+        let t = x.trace();
+        let doubled = &t * 2.0; // an op's result, split below
+        let [a, b, c] = doubled.split::<Axis<1>, 2, 3>();
+        let steps = t.split::<Axis<0>, 1, 4>(); // the same source along another axis
+        let left = t.narrow::<Axis<1>, 0, 4>();
+        let right = t.narrow::<Axis<1>, 2, 4>(); // overlaps `left`
+        (a.clone() * &a).sum_all()
+            + (b * 3.0).sum_all()
+            + a.sum_all()
+            + c.tanh().sum_all()
+            + (steps[1].clone() * &steps[3]).sum_all()
+            + steps[1].sum_all()
+            + (left * &right).sum_all()
+            + t.exp().sum_all() // the whole source too
+    };
+    let worst = check_gradient(&x, 1e-5, loss);
+    assert!(worst.error < 1e-7, "{worst:?}");
+}
+
+/// A long sequence read one step at a time through `split` (each step's gradient a piece, joined once): every
+/// step's gradient lands in its place (each step's weight is its index).
+#[test]
+fn a_sequence_read_step_by_step() {
+    const L: usize = 64;
+    let x = Var::new(Tensor::<f64, Rank3<2, L, 3>, Cpu>::ones());
+    let steps = x.trace().split::<Axis<1>, 1, L>();
+    let loss = steps
+        .iter()
+        .enumerate()
+        .map(|(t, s)| (s * t as f64).sum_all())
+        .reduce(|a, b| a + b)
+        .unwrap();
+    let g = loss.backward().get(&x).to_vec();
+    for (i, v) in g.iter().enumerate() {
+        assert_eq!(*v, ((i / 3) % L) as f64, "element {i}");
+    }
+}

@@ -63,9 +63,12 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
     ) {
         let b = self.shape().0;
         let (mut h, mut c) = (h0, c0);
+        // One piece per step: their gradients are joined once, not each embedded in the whole.
+        let inputs = self.split_unchecked::<Axis<1>, 1, L>();
         let mut steps: Vec<Value<T, (B, Const<H>), D>> = Vec::with_capacity(L);
         for step in 0..L {
             let t = if reverse { L - 1 - step } else { step };
+            let x = inputs[t].reshape_with_shape((b, G::default(), Const::<H>));
             let hidden = h
                 .matmul(&w_hh.t())
                 .reshape_with_shape((b, G::default(), Const::<H>));
@@ -73,7 +76,7 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
                 Some(bias) => hidden + bias,
                 None => hidden,
             };
-            let (h2, c2) = self.i((.., t)).cell_step(hidden, &h, &c, cell);
+            let (h2, c2) = x.cell_step(hidden, &h, &c, cell);
             match padded {
                 // Select, not blend: a padded step's values (NaN from padding included) never reach the state.
                 Some(padded) => {

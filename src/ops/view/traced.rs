@@ -48,7 +48,7 @@ fn embed_rule<T: FloatDType, D: Device>(
     (slot, shape, axis, start): (Slot, Padded, usize, usize),
     store: &mut Gradients,
 ) {
-    slot.give_padded(store, g.embed_in(shape, axis, start));
+    slot.give_part(store, (shape, axis, start), g);
 }
 
 impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
