@@ -4,8 +4,10 @@
 //! - An LSTM layer's forward and backward pass (B = 32, T = 128, input = hidden = 256, f32) against the library's
 //!   matmul at the per-step product's size, `(32, 256) x (256, 1024)`: the layer's GFLOP/s (its 12.9 GFLOP of
 //!   products over its time) as a fraction of the matmul's (issue 45's target: at least 0.6).
-//! - Scaled dot-product attention's forward and backward pass (B = 8, H = 8, L = S = 512, E = 64, f32), the
-//!   composed path, against the two batched products it is made of (`q k^T`, then the weights times `v`).
+//! - Scaled dot-product attention's forward and backward pass (B = 8, H = 8, L = S = 512, E = 64, f32, causal
+//!   and unmasked):
+//!   the fused path against the composed one (issue 45's target: at most 0.7x its time), and both against the
+//!   two batched products the composed forward is made of (`q k^T`, then the weights times `v`).
 //! - A transformer encoder layer's forward and backward pass (d_model 256, 8 heads, feed-forward 1024, sequence
 //!   128, batch 16): tokens per second, against its own matmuls (the four projections and the two linears).
 
@@ -47,19 +49,33 @@ fn attention(c: &mut Criterion) {
             black_box(scores.matmul(&vv))
         })
     });
-    g.bench_function("composed_forward", |b| {
-        b.iter(|| black_box(qv.scaled_dot_product_attention(&kv, &vv, Sdpa::new().causal())))
-    });
-    g.bench_function("composed_forward_backward", |b| {
-        b.iter(|| {
-            let y = q.trace().scaled_dot_product_attention(
-                &k.trace(),
-                &v.trace(),
-                Sdpa::new().causal(),
-            );
-            black_box(y.sum_all().backward())
-        })
-    });
+    for (name, composed, causal) in [
+        ("composed", true, true),
+        ("fused", false, true),
+        ("composed_unmasked", true, false),
+        ("fused_unmasked", false, false),
+    ] {
+        let options = move || {
+            let o = Sdpa::new();
+            let o = if causal { o.causal() } else { o };
+            if composed {
+                o.composed()
+            } else {
+                o.fused()
+            }
+        };
+        g.bench_function(format!("{name}_forward"), |b| {
+            b.iter(|| black_box(qv.scaled_dot_product_attention(&kv, &vv, options())))
+        });
+        g.bench_function(format!("{name}_forward_backward"), |b| {
+            b.iter(|| {
+                let y = q
+                    .trace()
+                    .scaled_dot_product_attention(&k.trace(), &v.trace(), options());
+                black_box(y.sum_all().backward())
+            })
+        });
+    }
     g.finish();
 }
 

@@ -10,6 +10,7 @@
 mod common;
 
 mod attention;
+mod attention_fused;
 mod autograd;
 mod char_transformer;
 #[cfg(feature = "safetensors")]

@@ -124,6 +124,12 @@ pub(crate) fn matmul_into<T: FloatDType>(
     }
 }
 
+/// `out += a x b` for f32 `[1, M, K] x [1, K, N]` views into a dense `M x N` block, one thread: the tiles of
+/// fused kernels that accumulate products (attention's gradients), without a pass to add a product's copy.
+pub(crate) fn matmul_add_into(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, out: &mut [f32]) {
+    gemm_batched_into(a, la, b, lb, out, Parallelism::None, true);
+}
+
 /// A contiguous f32 copy of a `[B, R, C]` view, keeping batch stride 0 (one copy) for a shared operand.
 fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
     let shared = l.strides()[0] == 0;
@@ -150,12 +156,14 @@ fn widen<T: FloatDType>(x: &[T], l: &Layout) -> (Vec<f32>, Layout) {
 /// crates ourselves keeps its complex-number kernels out of the build.
 trait GemmElement: Copy + 'static {
     /// `gemm_basic`'s signature: `dst = alpha * dst + beta * lhs * rhs` over an m x n destination, strides in
-    /// elements (`_cs` column, `_rs` row), no conjugation.
+    /// elements (`_cs` column, `_rs` row), no conjugation; `alpha` 1 when `add` (the product added to `dst`),
+    /// else `dst` is only written.
     ///
     /// # Safety
     ///
     /// Every element `p + i * rs + j * cs` of the three matrices (i, j inside their dims) is inside its
     /// allocation, `dst`'s elements are distinct and writable, and no dim is 0.
+    #[allow(clippy::too_many_arguments)] // gemm_basic's own parameters, grouped per matrix
     unsafe fn gemm(
         m: usize,
         n: usize,
@@ -164,12 +172,14 @@ trait GemmElement: Copy + 'static {
         lhs: (*const Self, isize, isize),
         rhs: (*const Self, isize, isize),
         parallelism: Parallelism,
+        add: bool,
     );
 }
 
 macro_rules! gemm_element {
     ($t:ty, $kernel:path) => {
         impl GemmElement for $t {
+            #[allow(clippy::too_many_arguments)]
             unsafe fn gemm(
                 m: usize,
                 n: usize,
@@ -178,8 +188,10 @@ macro_rules! gemm_element {
                 (lhs, lhs_cs, lhs_rs): (*const Self, isize, isize),
                 (rhs, rhs_cs, rhs_rs): (*const Self, isize, isize),
                 parallelism: Parallelism,
+                add: bool,
             ) {
-                // SAFETY: the caller's contract is gemm_basic's (read_dst false: dst is only written).
+                // SAFETY: the caller's contract is gemm_basic's (with `add`, dst's elements are initialised:
+                // read_dst reads them).
                 unsafe {
                     $kernel()(
                         m,
@@ -188,14 +200,14 @@ macro_rules! gemm_element {
                         dst,
                         dst_cs,
                         dst_rs,
-                        false,
+                        add,
                         lhs,
                         lhs_cs,
                         lhs_rs,
                         rhs,
                         rhs_cs,
                         rhs_rs,
-                        0.0,
+                        if add { 1.0 } else { 0.0 },
                         1.0,
                         false,
                         false,
@@ -217,6 +229,19 @@ fn gemm_batched<E: GemmElement>(
     lb: &Layout,
     out: &mut [E],
     parallelism: Parallelism,
+) {
+    gemm_batched_into(a, la, b, lb, out, parallelism, false)
+}
+
+/// [`gemm_batched`], adding the product to `out` when `add`.
+fn gemm_batched_into<E: GemmElement>(
+    a: &[E],
+    la: &Layout,
+    b: &[E],
+    lb: &Layout,
+    out: &mut [E],
+    parallelism: Parallelism,
+    add: bool,
 ) {
     let (batch, m, k, n) = (la.dims()[0], la.dims()[1], la.dims()[2], lb.dims()[2]);
     let (sa, sb) = (la.strides(), lb.strides());
@@ -260,6 +285,7 @@ fn gemm_batched<E: GemmElement>(
                 (b.as_ptr().add(b_off), sb[1] as isize, sb[2] as isize),
                 (a.as_ptr().add(a_off), sa[1] as isize, sa[2] as isize),
                 parallelism,
+                add,
             );
         }
     }

@@ -1,0 +1,131 @@
+//! The fused attention path (Cpu, f32, no mask but causal, no dropout; `Sdpa::fused`) against the composed path
+//! (`Sdpa::composed`), which attention.rs checks against a naive loop: values and the gradients of the query, key
+//! and value, at sizes that are not multiples of the tiles, with grouped-query heads, `L != S` both ways, causal
+//! masking from the start and continuing a sequence, a custom scale, a strided query, and NaN kept to its row.
+
+use crate::common::*;
+use typed_tensor::autograd::Var;
+use typed_tensor::nn::Sdpa;
+use typed_tensor::prelude::*;
+
+const B: usize = 2;
+const H: usize = 4;
+const HK: usize = 2;
+const E: usize = 16;
+const EV: usize = 24;
+
+/// `|a - b| <= tol (1 + |b|)` elementwise.
+fn close(what: &str, a: &[f32], b: &[f32], tol: f32) {
+    assert_eq!(a.len(), b.len(), "{what}: length");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= tol * (1.0 + y.abs()),
+            "{what}: element {i}: fused {x}, composed {y}"
+        );
+    }
+}
+
+/// Values and gradients of both paths for queries of length `L` over `S` keys with `options`.
+fn both_paths<const L: usize, const S: usize>(
+    what: &str,
+    options: impl Fn() -> Sdpa<'static, f32, (), Cpu>,
+) {
+    let q = Var::new(random::<f32, Rank4<B, H, L, E>, Cpu>(1));
+    let k = Var::new(random::<f32, Rank4<B, HK, S, E>, Cpu>(2));
+    let v = Var::new(random::<f32, Rank4<B, HK, S, EV>, Cpu>(3));
+    let r: Tensor<f32, Rank4<B, H, L, EV>, Cpu> = random(4);
+    let run = |composed: bool| {
+        let o = if composed {
+            options().composed()
+        } else {
+            options()
+        };
+        let plain = q
+            .value()
+            .scaled_dot_product_attention(&k.value(), &v.value(), o);
+        let o = if composed {
+            options().composed()
+        } else {
+            options()
+        };
+        let y = q
+            .trace()
+            .scaled_dot_product_attention(&k.trace(), &v.trace(), o);
+        assert_eq!(
+            y.value().to_vec(),
+            plain.to_vec(),
+            "{what}: traced and plain agree"
+        );
+        let grads = (y * &Traced::constant(r.clone())).sum_all().backward();
+        (
+            plain.to_vec(),
+            grads.get(&q).to_vec(),
+            grads.get(&k).to_vec(),
+            grads.get(&v).to_vec(),
+        )
+    };
+    let (fused, composed) = (run(false), run(true));
+    close(&format!("{what}: output"), &fused.0, &composed.0, 1e-5);
+    close(&format!("{what}: dq"), &fused.1, &composed.1, 1e-4);
+    close(&format!("{what}: dk"), &fused.2, &composed.2, 1e-4);
+    close(&format!("{what}: dv"), &fused.3, &composed.3, 1e-4);
+}
+
+#[test]
+fn fused_matches_composed() {
+    both_paths::<70, 130>("L < S", Sdpa::new);
+    both_paths::<70, 130>("L < S, causal", || Sdpa::new().causal());
+    both_paths::<150, 65>("L > S, causal", || Sdpa::new().causal());
+    both_paths::<3, 130>("continuing, causal at 100", || Sdpa::new().causal_at(100));
+    both_paths::<64, 64>("one tile, scale 0.3", || Sdpa::new().scale(0.3).causal());
+    both_paths::<1, 1>("one query, one key", Sdpa::new);
+}
+
+/// A strided query, and only the query traced: the keys' and values' gradients are not asked for.
+#[test]
+fn strided_query_and_constant_keys() {
+    let qt: Tensor<f32, Rank4<B, H, E, 33>, Cpu> = random(5);
+    let q = qt.transpose::<Axis<2>, Axis<3>>(); // (B, H, 33, E), strided
+    let (k, v): (
+        Tensor<f32, Rank4<B, HK, 40, E>, Cpu>,
+        Tensor<f32, Rank4<B, HK, 40, EV>, Cpu>,
+    ) = (random(6), random(7));
+    let fused = q.scaled_dot_product_attention(&k, &v, Sdpa::new().causal());
+    let composed = q.scaled_dot_product_attention(&k, &v, Sdpa::new().causal().composed());
+    close("strided", &fused.to_vec(), &composed.to_vec(), 1e-5);
+    let qv = Var::new(q.contiguous());
+    let gradient = |o: Sdpa<'static, f32, (), Cpu>| {
+        let y = qv.trace().scaled_dot_product_attention(
+            &Traced::constant(k.clone()),
+            &Traced::constant(v.clone()),
+            o,
+        );
+        y.sum_all().backward().get(&qv).to_vec()
+    };
+    close(
+        "dq",
+        &gradient(Sdpa::new()),
+        &gradient(Sdpa::new().composed()),
+        1e-4,
+    );
+}
+
+/// A NaN in one query stays in that query's output row; a NaN in one key reaches exactly the queries that see it.
+#[test]
+fn fused_nan_stays_local() {
+    let mut qs = random::<f32, Rank4<1, 1, 8, E>, Cpu>(8).to_vec();
+    qs[3 * E] = f32::NAN; // query 3
+    let q = Tensor::<f32, Rank4<1, 1, 8, E>, Cpu>::from_vec(qs).unwrap();
+    let mut ks = random::<f32, Rank4<1, 1, 8, E>, Cpu>(9).to_vec();
+    ks[5 * E] = f32::NAN; // key 5
+    let k = Tensor::<f32, Rank4<1, 1, 8, E>, Cpu>::from_vec(ks).unwrap();
+    let v: Tensor<f32, Rank4<1, 1, 8, EV>, Cpu> = random(10);
+    let y = q
+        .scaled_dot_product_attention(&k, &v, Sdpa::new().causal())
+        .to_vec();
+    for (row, values) in y.chunks(EV).enumerate() {
+        let nan = row == 3 || row >= 5; // query 3, and the causal queries that see key 5
+        assert_eq!(values.iter().all(|x| x.is_nan()), nan, "row {row}");
+        assert!(nan || values.iter().all(|x| x.is_finite()), "row {row}");
+    }
+}
