@@ -258,6 +258,7 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// [`Self::split`] without its build-time check, for compositions that check the sizes themselves with their
     /// own message (the recurrent cells' gates); panics when the pieces do not cover the axis.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // its callers (autograd, nn) need std
     #[track_caller]
     pub(crate) fn split_unchecked<Ax, const LEN: usize, const N: usize>(
         &self,

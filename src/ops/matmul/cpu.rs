@@ -126,6 +126,7 @@ pub(crate) fn matmul_into<T: FloatDType>(
 
 /// `out += a x b` for f32 `[1, M, K] x [1, K, N]` views into a dense `M x N` block, one thread: the tiles of
 /// fused kernels that accumulate products (attention's gradients), without a pass to add a product's copy.
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // its callers (nn) need std
 pub(crate) fn matmul_add_into(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, out: &mut [f32]) {
     gemm_batched_into(a, la, b, lb, out, Parallelism::None, true);
 }

@@ -103,6 +103,7 @@ impl Cumulative {
     };
 
     /// The scan in the other direction, as exclusive as this one: what a cumulative sum's gradient runs.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // its callers (autograd, nn) need std
     pub(crate) const fn opposite(self) -> Self {
         Cumulative {
             reverse: !self.reverse,
