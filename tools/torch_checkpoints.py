@@ -1,4 +1,4 @@
-"""PyTorch reference checkpoints for tests/suite/checkpoints.rs (issue 45, item 4).
+"""PyTorch reference checkpoints for tests/suite/checkpoints/ (issue 45, item 4).
 
 Each family is a small model built with fixed seeds. For each, two files go to tests/data/checkpoints/:
   <family>.safetensors     the model's state_dict, exactly as `safetensors.torch.save_file` writes it: the file
@@ -215,8 +215,37 @@ def recurrent(kind):
     return family
 
 
+# (e) A 2-layer transformer decoder over an encoder's output (`memory`, given), both norm orders: causal
+# self-attention with a target padding mask, a memory padding mask; the loss reads every output.
+def decoder(norm_first):
+    def family():
+        torch.manual_seed(4)
+        layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                           activation="gelu" if norm_first else "relu")
+        model = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8) if norm_first else None)
+        perturb(model, 0.1)
+        tgt, memory, r = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 4, 8)
+        tgt_padding = torch.tensor([[False] * 4, [False, False, False, True]])
+        memory_padding = torch.tensor([[False] * 6, [False, False, True, False, True, True]])
+        causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)
+        ts, ms = tgt.clone().requires_grad_(True), memory.clone().requires_grad_(True)
+        model.train(False)
+        out = model(ts, ms, tgt_mask=causal, tgt_key_padding_mask=tgt_padding,
+                    memory_key_padding_mask=memory_padding, tgt_is_causal=True)
+        loss = (out * r).sum()
+        loss.backward()
+        io = {"tgt": tgt, "memory": memory, "r": r, "tgt_key_padding_mask": tgt_padding.to(torch.uint8),
+              "memory_key_padding_mask": memory_padding.to(torch.uint8), "eval.output": out.detach(),
+              "eval.loss": loss.detach(), "eval.grad.tgt": ts.grad, "eval.grad.memory": ms.grad}
+        for name, p in model.named_parameters():
+            io[f"eval.grad.{name}"] = p.grad.detach()
+        return state(model), io
+    return family
+
+
 FAMILIES = {"resnet": resnet, "mha": mha, "transformer_post_norm": transformer(False),
-            "transformer_pre_norm": transformer(True), "lstm": recurrent("lstm"), "gru": recurrent("gru")}
+            "transformer_pre_norm": transformer(True), "lstm": recurrent("lstm"), "gru": recurrent("gru"),
+            "decoder_post_norm": decoder(False), "decoder_pre_norm": decoder(True)}
 
 
 def main():

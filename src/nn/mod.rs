@@ -86,7 +86,8 @@ pub use rnn::{
 };
 pub use state::{Buffer, TrainingFlag};
 pub use transformer::{
-    FeedForwardActivation, TransformerConfig, TransformerEncoder, TransformerEncoderLayer,
+    FeedForward, FeedForwardActivation, TransformerConfig, TransformerDecoder,
+    TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 };
 
 /// The layers, the traits a model's code names, and the losses' module, for `use typed_tensor::nn::prelude::*;`

@@ -1,5 +1,5 @@
 //! `MultiheadAttention` and the transformer encoder against a naive loop written from PyTorch's definitions
-//! (the PyTorch checkpoints in checkpoints.rs are the outside reference; these cover what those fixtures do not):
+//! (the PyTorch checkpoints in checkpoints/ are the outside reference; these cover what those fixtures do not):
 //! every mask kind at once with causal masking, a query left with no key, runtime lengths, a strided input,
 //! every float dtype, the packed parameters' file shapes, layers without biases, dropout's modes, bad masks.
 

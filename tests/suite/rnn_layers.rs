@@ -1,7 +1,7 @@
 //! The recurrent layers (`LSTM`, `GRU`, `RNN` with tanh or ReLU) against a naive loop written from PyTorch's
 //! equations: two stacked bidirectional layers with initial states and per-sample lengths, every float dtype,
 //! plain and traced values alike; parameter names without biases or a reverse direction; lengths that are zero,
-//! past the sequence, or hide NaN in padding. (checkpoints.rs compares the LSTM and GRU with PyTorch itself.)
+//! past the sequence, or hide NaN in padding. (checkpoints/ compares the LSTM and GRU with PyTorch itself.)
 
 use crate::common::*;
 use typed_tensor::nn::{

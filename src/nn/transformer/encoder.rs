@@ -1,47 +1,11 @@
-//! Transformer blocks, PyTorch's `nn.TransformerEncoderLayer` / `nn.TransformerEncoder` with
-//! `batch_first=True`: its options, its parameter names, the post-norm and pre-norm (`norm_first`) orders.
+//! The encoder layer and its stack.
 
-use super::multihead::{MhaMasks, MultiheadAttention};
-use super::{layer, BiasKind, Dropout, LayerNorm, Linear, Module, Parameters, WithBias};
+use super::{residual, seeds, FeedForward, TransformerConfig};
 use crate::dtype::FloatDType;
+use crate::nn::multihead::{KeysOf, MhaMasks, MultiheadAttention};
+use crate::nn::{layer, BiasKind, Dropout, LayerNorm, Module, Parameters, WithBias};
 use crate::ops::Device;
 use crate::shape::{Const, Dim};
-
-/// The feed-forward block's activation (PyTorch's `activation="relu"` or `"gelu"`, the exact erf form).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FeedForwardActivation {
-    /// `max(x, 0)`, PyTorch's default.
-    #[default]
-    Relu,
-    /// `x Φ(x)` with the erf (PyTorch's `F.gelu`, `approximate="none"`).
-    Gelu,
-}
-
-/// How a transformer layer is built; the default is PyTorch's (`dropout` 0.1, ReLU, `layer_norm_eps` 1e-5,
-/// `norm_first` false).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TransformerConfig {
-    /// Dropout after the attention block, inside and after the feed-forward block, and of the attention
-    /// weights, while training.
-    pub dropout: f64,
-    /// The feed-forward block's activation.
-    pub activation: FeedForwardActivation,
-    /// The layer norms' `eps`.
-    pub layer_norm_eps: f64,
-    /// Normalise before each block (pre-norm, `x + block(norm(x))`) instead of after (`norm(x + block(x))`).
-    pub norm_first: bool,
-}
-
-impl Default for TransformerConfig {
-    fn default() -> Self {
-        TransformerConfig {
-            dropout: 0.1,
-            activation: FeedForwardActivation::Relu,
-            layer_norm_eps: 1e-5,
-            norm_first: false,
-        }
-    }
-}
 
 /// One transformer encoder layer (PyTorch's `nn.TransformerEncoderLayer(E, HEADS, FF, .., batch_first=True)`):
 /// self-attention over `HEADS` heads of `HEAD_DIM` (`E = HEADS · HEAD_DIM`, checked at build time) and a
@@ -74,12 +38,9 @@ pub struct TransformerEncoderLayer<
 > {
     /// The self-attention block.
     pub self_attn: MultiheadAttention<T, E, HEADS, HEAD_DIM, D, B>,
-    /// The feed-forward block's first linear, `E -> FF`.
-    pub linear1: Linear<T, E, FF, D, B>,
-    /// Dropout after the activation.
-    pub dropout: Dropout,
-    /// The feed-forward block's second linear, `FF -> E`.
-    pub linear2: Linear<T, FF, E, D, B>,
+    /// The feed-forward block (`linear1.*`, `linear2.*`).
+    #[parameters(flatten)]
+    pub feed_forward: FeedForward<T, E, FF, D, B>,
     /// The norm of the attention block.
     pub norm1: LayerNorm<T, E, D, B>,
     /// The norm of the feed-forward block.
@@ -105,12 +66,10 @@ impl<
     /// A layer with PyTorch's initialisation from `seed` (each linear's default, the attention's Xavier
     /// in-projection, norms at 1 and 0) and the dropout streams seeded from it.
     pub fn new(seed: u64, config: TransformerConfig) -> Self {
-        let seeds = |i: u64| seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i);
+        let seeds = seeds(seed);
         TransformerEncoderLayer {
             self_attn: MultiheadAttention::new(seeds(1)).with_dropout(config.dropout, seeds(2)),
-            linear1: Linear::new(seeds(3)),
-            dropout: Dropout::new(config.dropout, seeds(4)),
-            linear2: Linear::new(seeds(5)),
+            feed_forward: FeedForward::new([seeds(3), seeds(5), seeds(4)], &config),
             norm1: LayerNorm::new(config.layer_norm_eps),
             norm2: LayerNorm::new(config.layer_norm_eps),
             dropout1: Dropout::new(config.dropout, seeds(6)),
@@ -138,11 +97,7 @@ impl<
     /// let (a, b) = (causal.i((0, 0)).to_vec(), alone.i((0, 0)).to_vec());
     /// assert!(a.iter().zip(&b).all(|(a, b)| (a - b).abs() < 1e-5));
     /// ```
-    pub fn forward_masked<'m, X: super::multihead::KeysOf>(
-        &self,
-        x: X,
-        masks: MhaMasks<'m, T, X, D>,
-    ) -> X
+    pub fn forward_masked<'m, X: KeysOf>(&self, x: X, masks: MhaMasks<'m, T, X, D>) -> X
     where
         Self: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
     {
@@ -176,26 +131,14 @@ impl<
             MhaMasks<'m, T, Value<T, (B, L, Const<E>), D>, D>,
         ),
     ) -> Self::Output {
-        let attention = |x: Value<T, (B, L, Const<E>), D>| {
+        let first = self.config.norm_first;
+        let x = residual(x, &self.norm1, first, |x| {
             let attended = self.self_attn.attend(x.clone(), x.clone(), x, masks).0;
             self.dropout1.forward(attended)
-        };
-        let feed_forward = |x: Value<T, (B, L, Const<E>), D>| {
-            let hidden = self.linear1.forward(x);
-            let hidden = match self.config.activation {
-                FeedForwardActivation::Relu => hidden.relu(),
-                FeedForwardActivation::Gelu => hidden.gelu_erf(),
-            };
-            let out = self.linear2.forward(self.dropout.forward(hidden));
-            self.dropout2.forward(out)
-        };
-        if self.config.norm_first {
-            let x = attention(self.norm1.forward(x.clone())) + x;
-            feed_forward(self.norm2.forward(x.clone())) + x
-        } else {
-            let x = self.norm1.forward(attention(x.clone()) + x);
-            self.norm2.forward(feed_forward(x.clone()) + x)
-        }
+        });
+        residual(x, &self.norm2, first, |x| {
+            self.dropout2.forward(self.feed_forward.forward(x))
+        })
     }
 }
 
@@ -260,7 +203,7 @@ impl<Layer, const N: usize, Norm> TransformerEncoder<Layer, N, Norm> {
 
     /// The encoder over `x` with `masks` for every layer (PyTorch's `forward(src, mask, src_key_padding_mask,
     /// is_causal)`).
-    pub fn forward_masked<'m, T: FloatDType, D: Device, X: super::multihead::KeysOf>(
+    pub fn forward_masked<'m, T: FloatDType, D: Device, X: KeysOf>(
         &self,
         x: X,
         masks: MhaMasks<'m, T, X, D>,
