@@ -218,7 +218,8 @@ enum KeyMask<'a, T: FloatDType, M: crate::shape::Shape, D: Device> {
 ///
 /// A query left with no key (every key padding, or blocked) gets an output of the out-projection's bias alone
 /// (zero attention weights), as [`scaled_dot_product_attention`](crate::Tensor::scaled_dot_product_attention)
-/// gives zeros; PyTorch 2.5's `nn.MultiheadAttention` gives NaN there on the path that returns weights.
+/// gives zeros, as PyTorch's `F.scaled_dot_product_attention` does; PyTorch 2.5.1's `nn.MultiheadAttention` gives
+/// NaN there, with or without weights (checked): a padded batch entry's NaN would reach the loss.
 pub struct MhaMasks<'a, T: FloatDType, K: KeysOf, D: Device> {
     key_padding: Option<KeyMask<'a, T, BatchByKeys<K>, D>>,
     attn: Option<KeyMask<'a, T, (usize, K::Len), D>>,
