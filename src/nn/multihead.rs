@@ -186,6 +186,34 @@ impl<
     {
         self.forward((query, key, value, masks))
     }
+
+    /// [`Self::attend`], returning `Error::AxisSize` (naming the mask) when a mask's runtime-sized dims differ
+    /// from the batch's, the queries' or the keys' lengths, rather than panicking.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{MhaMasks, MultiheadAttention};
+    /// let attn = MultiheadAttention::<f32, 8, 2, 4, Cpu>::new(0);
+    /// let x = Tensor::<f32, Rank3<1, 3, 8>, Cpu>::randn(1);
+    /// let short = Tensor::<u8, (usize, Const<3>), Cpu>::zeros_with_shape((2, Const));
+    /// let err = attn.try_attend(x.clone(), x.clone(), x, MhaMasks::new().attn_mask(&short)).unwrap_err();
+    /// assert_eq!(err.to_string(), "MultiheadAttention attn_mask: axis 0 has size 2, expected 3");
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_attend<'m, Q: KeysOf, K: KeysOf>(
+        &self,
+        query: Q,
+        key: K,
+        value: K,
+        masks: MhaMasks<'m, T, K, D>,
+    ) -> crate::Result<<Self as Module<(Q, K, K, MhaMasks<'m, T, K, D>)>>::Output>
+    where
+        Self: Module<(Q, K, K, MhaMasks<'m, T, K, D>)>,
+    {
+        let (batch, l) = query.batch_and_len();
+        masks.check(batch, l, key.batch_and_len().1)?;
+        Ok(self.forward((query, key, value, masks)))
+    }
 }
 
 impl<T: FloatDType, M: crate::shape::Shape, D: Device> Clone for KeyMask<'_, T, M, D> {
@@ -230,17 +258,24 @@ pub struct MhaMasks<'a, T: FloatDType, K: KeysOf, D: Device> {
 /// The shape `(B, S)` of a key padding mask for keys `K`.
 type BatchByKeys<K> = (<K as KeysOf>::Batch, <K as KeysOf>::Len);
 
-/// The batch and length dims of keys `(B, S, E)`, plain or traced, from which the masks' shapes follow.
+/// The batch and length dims of a batch-first sequence `(B, S, E)`, plain or traced: keys, from which the
+/// masks' shapes follow, or queries.
 pub trait KeysOf {
     /// `B`.
     type Batch: Dim;
     /// `S`.
     type Len: Dim;
+    /// `(B, S)` as sizes.
+    fn batch_and_len(&self) -> (usize, usize);
 }
 
 impl<T: FloatDType, B: Dim, S: Dim, E: Dim, D: Device> KeysOf for Tensor<T, (B, S, E), D> {
     type Batch = B;
     type Len = S;
+    fn batch_and_len(&self) -> (usize, usize) {
+        let (b, s, _) = self.shape();
+        (b.size(), s.size())
+    }
 }
 
 impl<T: FloatDType, B: Dim, S: Dim, E: Dim, D: Device> KeysOf
@@ -248,6 +283,9 @@ impl<T: FloatDType, B: Dim, S: Dim, E: Dim, D: Device> KeysOf
 {
     type Batch = B;
     type Len = S;
+    fn batch_and_len(&self) -> (usize, usize) {
+        self.value.batch_and_len()
+    }
 }
 
 impl<T: FloatDType, K: KeysOf, D: Device> Default for MhaMasks<'_, T, K, D> {
@@ -286,7 +324,8 @@ impl<'a, T: FloatDType, K: KeysOf, D: Device> MhaMasks<'a, T, K, D> {
 
     /// `(L, S)`: non-zero where query `l` may not attend to key `s`, in every sample and head (PyTorch's boolean
     /// 2-D `attn_mask`; its `(B·HEADS, L, S)` form is not taken here). `L` is a runtime dim here; a mask of
-    /// other length than the queries' panics (naming both).
+    /// other length than the queries' panics naming the mask, the axis and both sizes ([`MultiheadAttention::try_attend`]:
+    /// the same as an `Err`).
     pub fn attn_mask(self, mask: &'a Tensor<u8, (usize, K::Len), D>) -> Self {
         MhaMasks {
             attn: Some(KeyMask::Blocked(mask)),
@@ -324,6 +363,20 @@ impl<'a, T: FloatDType, K: KeysOf, D: Device> MhaMasks<'a, T, K, D> {
 /// A `(B, 1, L, S)` mask over every head's scores.
 type PerHeads<T, B, L, S, D> = Tensor<T, (B, Const<1>, L, S), D>;
 
+impl<T: FloatDType, K: KeysOf, D: Device> MhaMasks<'_, T, K, D> {
+    /// `Error::AxisSize` naming the mask whose runtime-sized dims differ from the batch `b`, the queries' length
+    /// `l` or the keys' length `s`.
+    fn check(&self, b: usize, l: usize, s: usize) -> crate::Result<()> {
+        if let Some(mask) = &self.key_padding {
+            mask.check("MultiheadAttention key_padding_mask", [b, s])?;
+        }
+        if let Some(mask) = &self.attn {
+            mask.check("MultiheadAttention attn_mask", [l, s])?;
+        }
+        Ok(())
+    }
+}
+
 /// `(B, 1, L, S)` masks: where keys are blocked and what is added to the scores.
 type Masks<T, B, L, S, D> = (
     Option<PerHeads<u8, B, L, S, D>>,
@@ -338,6 +391,7 @@ fn additive<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device, K: KeysOf<Batch = 
     shape: (B, Const<1>, L, S),
 ) -> Option<PerHeads<T, B, L, S, D>> {
     let (b, _, l, s) = shape;
+    crate::tensor::or_panic(masks.check(b.size(), l.size(), s.size()));
     let mut out: Masks<T, B, L, S, D> = (None, None);
     let mut add = |mask: KeyMaskOf<T, B, L, S, D>| match mask {
         KeyMaskOf::Blocked(m) => {
@@ -354,10 +408,6 @@ fn additive<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device, K: KeysOf<Batch = 
         }
     };
     if let Some(mask) = &masks.key_padding {
-        mask.check(
-            "key_padding_mask",
-            [("the batch", b.size()), ("the keys' length", s.size())],
-        );
         add(match mask {
             KeyMask::Blocked(m) => KeyMaskOf::Blocked(
                 m.reshape_with_shape((b, Const::<1>, Const::<1>, s))
@@ -370,13 +420,6 @@ fn additive<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device, K: KeysOf<Batch = 
         });
     }
     if let Some(mask) = &masks.attn {
-        mask.check(
-            "attn_mask",
-            [
-                ("the queries' length", l.size()),
-                ("the keys' length", s.size()),
-            ],
-        );
         add(match mask {
             KeyMask::Blocked(m) => KeyMaskOf::Blocked(
                 m.reshape_with_shape((Const::<1>, Const::<1>, l, s))
@@ -407,22 +450,24 @@ enum KeyMaskOf<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device> {
 }
 
 impl<T: FloatDType, M: crate::shape::Shape, D: Device> KeyMask<'_, T, M, D> {
-    /// Panics unless the mask's two dims are `expected` (runtime dims can differ; static ones are checked by
-    /// the types), naming the mask, the dim and both sizes.
-    #[track_caller]
-    fn check(&self, name: &str, expected: [(&str, usize); 2]) {
+    /// `Error::AxisSize` naming the mask (`op`) unless its two dims are `expected` (runtime dims can differ;
+    /// static ones are checked by the types).
+    fn check(&self, op: &'static str, expected: [usize; 2]) -> crate::Result<()> {
         let dims = match self {
             KeyMask::Blocked(m) => m.dims(),
             KeyMask::Add(m) => m.dims(),
         };
-        for (axis, (what, size)) in expected.into_iter().enumerate() {
-            assert!(
-                dims[axis] == size,
-                "MultiheadAttention: {name} has {} {}, {what} is {size}",
-                dims[axis],
-                ["rows", "columns"][axis],
-            );
+        for (axis, size) in expected.into_iter().enumerate() {
+            if dims[axis] != size {
+                return Err(crate::Error::AxisSize {
+                    op,
+                    axis,
+                    expected: size,
+                    found: dims[axis],
+                });
+            }
         }
+        Ok(())
     }
 }
 

@@ -302,12 +302,45 @@ fn runtime_lengths_and_bad_masks() {
     assert!(no_keys.to_vec().chunks(E).all(|row| row == bias.as_slice()));
     // An attention mask with other rows than the queries.
     let short = Tensor::<u8, (usize, Const<S>), Cpu>::zeros_with_shape((L - 1, Const));
-    let message =
-        panic_message(|| attn.attend(q, kv.clone(), kv, MhaMasks::new().attn_mask(&short)));
+    let err = attn
+        .try_attend(
+            q.clone(),
+            kv.clone(),
+            kv.clone(),
+            MhaMasks::new().attn_mask(&short),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention attn_mask: axis 0 has size 2, expected 3"
+    );
+    let message = panic_message(|| {
+        attn.attend(
+            q.clone(),
+            kv.clone(),
+            kv.clone(),
+            MhaMasks::new().attn_mask(&short),
+        )
+    });
     assert_eq!(
         message,
-        "MultiheadAttention: attn_mask has 2 rows, the queries' length is 3"
+        err.to_string(),
+        "the plain form panics with the same message"
     );
+    // A key padding mask of another batch than the keys' (a runtime batch).
+    let q_b = q.reshape_with_shape((N, Const::<L>, Const::<E>));
+    let kv_b = kv.reshape_with_shape((N, Const::<S>, Const::<E>));
+    let padding = Tensor::<u8, (usize, Const<S>), Cpu>::zeros_with_shape((N + 1, Const));
+    let masks = || MhaMasks::new().key_padding_mask(&padding);
+    let err = attn
+        .try_attend(q_b.clone(), kv_b.clone(), kv_b.clone(), masks())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention key_padding_mask: axis 0 has size 3, expected 2"
+    );
+    let message = panic_message(|| attn.attend(q_b, kv_b.clone(), kv_b, masks()));
+    assert_eq!(message, err.to_string());
 }
 
 /// The packed parameters are stored with PyTorch's shapes and names and load back; without biases there are

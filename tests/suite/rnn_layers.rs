@@ -250,10 +250,18 @@ fn lengths_keep_padding_out() {
 
     let long = Tensor::<u32, Rank1<B>, Cpu>::from_array([4, 5, 1]);
     let message = panic_message(|| model.run(clean.clone(), RnnArgs::new().lengths(&long)));
+    assert_eq!(message, "LSTM: takes 5 elements along axis 1, which has 4");
+    let err = model
+        .try_run(clean.clone(), RnnArgs::new().lengths(&long))
+        .unwrap_err();
     assert_eq!(
+        err.to_string(),
         message,
-        "LSTM: lengths[1] is 5, past the sequence's 4 steps"
+        "try_run: the same message, as an error"
     );
+    assert!(model
+        .try_run(clean.clone(), RnnArgs::new().lengths(&lengths))
+        .is_ok());
 
     let full = Tensor::<u32, Rank1<B>, Cpu>::from_array([4, 4, 4]);
     let (y, _) = model.run(clean.clone(), RnnArgs::new().lengths(&full));

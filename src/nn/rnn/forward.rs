@@ -11,22 +11,32 @@ use crate::shape::{Axis, Const, ConstDim, Dim, Shape};
 use crate::tensor::{IndexOp, Tensor};
 use alloc::vec::Vec;
 
+/// `Error::AxisTooShort` when a sample's length passes the sequence's `steps` (the op `name`, PyTorch's class).
+pub(super) fn check_lengths<B: Dim, D: Device>(
+    name: &'static str,
+    lengths: &Tensor<u32, (B,), D>,
+    steps: usize,
+) -> crate::Result<()> {
+    match lengths.to_vec().into_iter().max() {
+        Some(longest) if longest as usize > steps => Err(crate::Error::AxisTooShort {
+            op: name,
+            axis: 1,
+            needed: longest as usize,
+            size: steps,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Per step, the samples it is padding for: `(B, H)` masks, non-zero past a sample's length (each a broadcast
-/// view of a `(B, 1)` column).
+/// view of a `(B, 1)` column). Panics as [`check_lengths`] says.
 #[track_caller]
 fn padded_steps<B: Dim, const H: usize, D: Device>(
-    name: &str,
+    name: &'static str,
     lengths: &Tensor<u32, (B,), D>,
     steps: usize,
 ) -> Vec<Tensor<u8, (B, Const<H>), D>> {
-    let values = lengths.to_vec();
-    if let Some((sample, &len)) = values
-        .iter()
-        .enumerate()
-        .find(|&(_, &l)| l as usize > steps)
-    {
-        panic!("{name}: lengths[{sample}] is {len}, past the sequence's {steps} steps");
-    }
+    crate::tensor::or_panic(check_lengths(name, lengths, steps));
     let b = lengths.shape().0;
     (0..steps)
         .map(|t| {

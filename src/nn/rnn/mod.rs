@@ -262,6 +262,43 @@ impl<
     {
         self.forward((x, args))
     }
+
+    /// [`Self::run`], returning `Error::AxisTooShort` when a sample's length passes the sequence (the op named as
+    /// PyTorch's class, the longest length and the sequence's) rather than panicking.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{RnnArgs, LSTM};
+    /// let lstm = LSTM::<f32, 2, 3, 1, Cpu>::new(0);
+    /// let x = Tensor::<f32, Rank3<2, 4, 2>, Cpu>::zeros();
+    /// let lengths = Tensor::<u32, Rank1<2>, Cpu>::from_array([4, 5]);
+    /// let err = lstm.try_run(x, RnnArgs::new().lengths(&lengths)).unwrap_err();
+    /// assert_eq!(err.to_string(), "LSTM: takes 5 elements along axis 1, which has 4");
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_run<'a, X, S0>(
+        &self,
+        x: X,
+        args: RnnArgs<'a, S0, Tensor<u32, (<S0 as StateOf>::Batch,), D>>,
+    ) -> crate::Result<
+        <Self as Module<(
+            X,
+            RnnArgs<'a, S0, Tensor<u32, (<S0 as StateOf>::Batch,), D>>,
+        )>>::Output,
+    >
+    where
+        X: crate::nn::KeysOf,
+        S0: StateOf,
+        Self: Module<(
+            X,
+            RnnArgs<'a, S0, Tensor<u32, (<S0 as StateOf>::Batch,), D>>,
+        )>,
+    {
+        if let Some(lengths) = args.lengths {
+            forward::check_lengths(K::NAME, lengths, x.batch_and_len().1)?;
+        }
+        Ok(self.forward((x, args)))
+    }
 }
 
 /// The batch dim of a state `(LAYERS, DIRS, B, H)`, plain or traced.
@@ -285,7 +322,8 @@ impl<T: FloatDType, A: Dim, C: Dim, B: Dim, E: Dim, D: Device> StateOf
 /// The options of [`Recurrent::run`]: initial states `(LAYERS, DIRS, B, H)` (zeros when absent; the cell state
 /// only for the LSTM) and per-sample lengths `(B,)` (`u32`): a sample's steps past its length leave its state
 /// unchanged and give zero outputs, as PyTorch's packed sequences do (the backward direction starts at each
-/// sample's last step). A length past the sequence panics naming the sample, its length and the sequence's.
+/// sample's last step). A length past the sequence panics naming the layer, the longest length and the
+/// sequence's; [`Recurrent::try_run`] returns that as `Error::AxisTooShort`.
 pub struct RnnArgs<'a, S0, Len> {
     h0: Option<&'a S0>,
     c0: Option<&'a S0>,
