@@ -446,3 +446,28 @@ mod cuda_paths {
         }
     }
 }
+
+/// An empty batch against a single matrix on either side gives an empty batch (a shared matrix's batch of 1 must
+/// not win over 0), and a product too large to allocate is `Error::OutOfMemory` from `try_matmul` (and a panic
+/// with that message from `matmul`), never an abort.
+#[test]
+fn empty_batches_and_products_too_large_to_allocate() {
+    let empty =
+        Tensor::<f32, (usize, Const<3>, Const<8>), Cpu>::zeros_with_shape((0, Const, Const));
+    let w = Tensor::<f32, Rank2<8, 5>, Cpu>::ones();
+    assert_eq!(empty.matmul(&w).dims().to_vec(), [0, 3, 5]);
+    let rhs = Tensor::<f32, (usize, Const<8>, Const<5>), Cpu>::zeros_with_shape((0, Const, Const));
+    let lhs = Tensor::<f32, Rank2<3, 8>, Cpu>::ones();
+    assert_eq!(lhs.matmul(&rhs).dims().to_vec(), [0, 3, 5]);
+    // (2^44, 4, 0) x (0, 12): no elements in, 2^44 x 48 out (3 PB).
+    let x =
+        Tensor::<f32, (usize, Const<4>, Const<0>), Cpu>::zeros_with_shape((1 << 44, Const, Const));
+    let w = Tensor::<f32, Rank2<0, 12>, Cpu>::zeros();
+    let err = x.try_matmul(&w).unwrap_err();
+    assert!(
+        matches!(err, Error::OutOfMemory { op: "matmul", .. }),
+        "{err}"
+    );
+    let message = panic_message(|| x.matmul(&w));
+    assert!(message.contains("matmul: out of memory"), "{message}");
+}

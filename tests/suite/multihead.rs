@@ -416,3 +416,27 @@ fn transformer_dropout_follows_the_mode() {
     assert_eq!(plain, evaluated, "evaluation mode does not");
     assert_eq!(encoder.layers[0].config().dropout, 0.5);
 }
+
+/// An empty batch runs (empty outputs), and so does a huge batch of empty sequences; through the `try_` forms.
+#[test]
+fn empty_and_empty_but_huge_batches() {
+    let attn = layer::<f32, Cpu>();
+    for (batch, len) in [(0, 3), (1 << 40, 0)] {
+        let x = Tensor::<f32, (usize, usize, Const<E>), Cpu>::zeros_with_shape((batch, len, Const));
+        let (y, _) = attn
+            .try_attend(x.clone(), x.clone(), x.clone(), MhaMasks::new().causal())
+            .unwrap();
+        assert_eq!(y.dims().to_vec(), [batch, len, E]);
+    }
+    let lstm = typed_tensor::nn::LSTM::<f32, 2, 3, 2, Cpu, typed_tensor::nn::Bidirectional>::new(0);
+    let x = Tensor::<f32, (usize, Const<4>, Const<2>), Cpu>::zeros_with_shape((0, Const, Const));
+    let lengths = Tensor::<u32, (usize,), Cpu>::zeros_with_shape((0,));
+    let (y, (h, c)) = lstm
+        .try_run(x, typed_tensor::nn::RnnArgs::new().lengths(&lengths))
+        .unwrap();
+    assert_eq!(
+        (y.dims().to_vec(), h.dims().to_vec()),
+        (vec![0, 4, 2, 3], vec![2, 2, 0, 3])
+    );
+    assert_eq!(c.unwrap().dims().to_vec(), [2, 2, 0, 3]);
+}

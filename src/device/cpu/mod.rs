@@ -28,7 +28,7 @@ use core::mem::MaybeUninit;
 
 /// The error of an allocation of `n` elements of `T` that the allocator refused.
 #[cold]
-fn out_of_memory<T>(op: &'static str, n: usize) -> crate::error::Error {
+pub(super) fn out_of_memory<T>(op: &'static str, n: usize) -> crate::error::Error {
     crate::error::Error::OutOfMemory {
         op,
         bytes: n.saturating_mul(core::mem::size_of::<T>()),
@@ -62,22 +62,22 @@ unsafe impl Kernels for Cpu {
 
     #[inline(always)]
     unsafe fn alloc_with<T: WithDType, S: Shape>(
-        _op: &'static str,
+        op: &'static str,
         n: usize,
         write: &mut Write<'_, [MaybeUninit<T>]>,
     ) -> Result<CpuStorage<T>> {
         // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
-        unsafe { CpuStorage::try_written(n, write) }
+        unsafe { CpuStorage::try_written(op, n, write) }
     }
 
     #[inline(never)] // one body per element type: every shape's allocation calls it
     unsafe fn alloc_loose<T: WithDType>(
-        _op: &'static str,
+        op: &'static str,
         n: usize,
         write: &mut Write<'_, [MaybeUninit<T>]>,
     ) -> Result<CpuStorage<T>> {
         // SAFETY: `write` initialises all `n` elements when it returns `Ok` (this method's contract).
-        unsafe { CpuStorage::try_written(n, write) }
+        unsafe { CpuStorage::try_written(op, n, write) }
     }
 
     #[inline(always)]

@@ -131,6 +131,7 @@ impl<T: WithDType> CpuStorage<T> {
     ///
     /// Whenever `write` returns `Ok`, it has written an initialised value to every one of the `n` slots.
     pub(crate) unsafe fn try_written(
+        op: &'static str,
         n: usize,
         write: &mut Write<'_, [MaybeUninit<T>]>,
     ) -> crate::error::Result<Self> {
@@ -140,7 +141,8 @@ impl<T: WithDType> CpuStorage<T> {
             let storage = Self::filled_by(n, |out| result = write(unsafe { as_slots(out) }));
             return result.map(|()| storage);
         }
-        let mut v = pool::with_capacity(n);
+        // A request the allocator refuses is `op`'s error, not the end of the process.
+        let mut v = pool::try_with_capacity(n).ok_or_else(|| super::out_of_memory::<T>(op, n))?;
         write(&mut v.spare_capacity_mut()[..n])?;
         // SAFETY: `write` returned `Ok`, so it initialised all `n` elements (the contract).
         unsafe { v.set_len(n) };
@@ -278,7 +280,7 @@ mod tests {
         for n in [3, 16, 17, 1000] {
             // SAFETY: the closure writes all `n` slots before returning `Ok`.
             let s = unsafe {
-                CpuStorage::<f32>::try_written(n, &mut |out| {
+                CpuStorage::<f32>::try_written("test", n, &mut |out| {
                     out.iter_mut().enumerate().for_each(|(i, o)| {
                         o.write(i as f32);
                     });
@@ -290,7 +292,7 @@ mod tests {
             assert!(s.iter().enumerate().all(|(i, &x)| x == i as f32));
             // SAFETY: the closure returns `Err` after writing only part of the slots: nothing is adopted.
             let failed = unsafe {
-                CpuStorage::<f32>::try_written(n, &mut |out| {
+                CpuStorage::<f32>::try_written("test", n, &mut |out| {
                     out[0].write(1.0);
                     Err(crate::error::Error::EmptyAxis {
                         op: "test",

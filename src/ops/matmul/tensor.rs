@@ -71,7 +71,12 @@ fn batched_pair(a: &Layout, b: &Layout) -> Option<([Layout; 2], [bool; 2])> {
     if la.dims()[2] != lb.dims()[1] {
         return None;
     }
-    let batch = la.dims()[0].max(lb.dims()[0]);
+    // The batch is the operand's that is not a single shared matrix (`max` would take a shared matrix's 1 over
+    // an empty batch's 0).
+    let batch = match la.dims()[0] {
+        1 => lb.dims()[0],
+        n => n,
+    };
     let mut shared = [false; 2];
     for (l, shared) in [&mut la, &mut lb].into_iter().zip(&mut shared) {
         if l.dims()[0] != batch {
