@@ -8,6 +8,7 @@
 use super::graph::Gradients;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
+use crate::shape::Shape;
 use crate::tensor::{Grad, Padded};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -86,7 +87,7 @@ impl Gradients {
         (full, axis, start): (Padded, usize, usize),
         grad: Grad<T, D>,
     ) {
-        if grad.dims()[axis] == full_len(&full, axis) {
+        if grad.dims()[axis] == full.dims()[axis] {
             return self.accumulate(id, grad); // the whole axis: nothing to join
         }
         match self.parts.get_mut(&id) {
@@ -133,10 +134,4 @@ impl Gradients {
             }
         }
     }
-}
-
-/// The size of `axis` of padded dims.
-fn full_len(full: &Padded, axis: usize) -> usize {
-    let (a, b, c, d, e, f) = *full;
-    [a, b, c, d, e, f][axis]
 }

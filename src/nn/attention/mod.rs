@@ -143,6 +143,11 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
         }
     }
 
+    /// The scores' factor for queries of `e` features: the one given, or `1 / sqrt(e)`.
+    fn scale_for(&self, e: usize) -> f64 {
+        self.scale.unwrap_or(1.0 / (e as f64).sqrt())
+    }
+
     /// Multiplies the scores by `scale` instead of `1 / sqrt(E)`.
     pub fn scale(self, scale: f64) -> Self {
         Sdpa {
@@ -264,9 +269,7 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
             && matches!(options.mask, Mask::None)
             && options.dropout.is_none()
         {
-            let scale = options
-                .scale
-                .unwrap_or(1.0 / (self.shape().3.size() as f64).sqrt());
+            let scale = options.scale_for(self.shape().3.size());
             let forced = options.path == Path::Fused;
             if let Some(out) = self.fused_attention(key, value, scale, options.causal, forced) {
                 return out;
@@ -313,8 +316,7 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         M: BroadcastTo<(B, Const<H>, L, S)>,
     {
         let key = key.per_query_head::<H>();
-        let e = self.shape().3.size();
-        let scale = options.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        let scale = options.scale_for(self.shape().3.size());
         let scores = self.matmul(&key.transpose::<FromEnd<2>, Last>()) * T::from_f64(scale);
         let shape = scores.shape();
         let dropped = |weights: Value<T, (B, Const<H>, L, S), D>| match options.dropout {
