@@ -41,6 +41,11 @@ impl<T: FloatDType, S: Shape, D: Device> core::fmt::Debug for Traced<T, S, D> {
 pub(crate) struct Slot(Option<usize>);
 
 impl Slot {
+    /// Nowhere: an optional input that is absent.
+    pub(crate) fn none() -> Slot {
+        Slot(None)
+    }
+
     /// Whether a gradient is wanted here (compute it only then).
     pub(crate) fn wanted(self) -> bool {
         self.0.is_some()

@@ -10,7 +10,7 @@ use super::layer;
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
-use crate::shape::{Axis, BroadcastShapes, Const, ConstDim, Dim, MatMulShape, Shape};
+use crate::shape::{BroadcastShapes, Const, ConstDim, Dim, MatMulShape, Shape};
 use crate::tensor::IndexOp;
 
 /// A recurrent cell's equations (PyTorch's `LSTM`, `GRU`, and `RNN` with `nonlinearity` tanh or relu).
@@ -244,19 +244,7 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
     ) {
         let () = GateRows::<G, H, 4>::OK;
-        let inputs = self.affine_gates(w_ih, b_ih);
-        let (mut h, mut c) = (h0.clone(), c0.clone());
-        // One piece per step: their gradients are joined once, not each embedded in the whole.
-        let pieces = inputs.split_unchecked::<Axis<1>, 1, L>();
-        let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
-            let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<4>, H>();
-            let b = pieces[t].shape().0;
-            let x = pieces[t].reshape_with_shape((b, Const::<4>, Const::<H>));
-            let (h2, c2) = x.cell_step(hidden, &h, &c, CellType::Lstm);
-            (h, c) = (h2.clone(), c2);
-            h2
-        });
-        (Value::stack::<Axis<1>, L>(&steps), (h, c))
+        self.layer_pass::<Const<4>, H, G>((w_ih, w_hh), (b_ih, b_hh), (h0, c0), CellType::Lstm)
     }
 
     /// A GRU layer's pass over a batch-first sequence `(B, L, I)` (PyTorch's `GRU(I, H, batch_first=True)`, one
@@ -274,18 +262,52 @@ impl<T: FloatDType, B: Dim, const L: usize, const I: usize, D: Device>
         Value<T, (B, Const<H>), D>,
     ) {
         let () = GateRows::<G, H, 3>::OK;
-        let inputs = self.affine_gates(w_ih, b_ih);
-        let mut h = h0.clone();
-        let pieces = inputs.split_unchecked::<Axis<1>, 1, L>();
-        let steps: [Value<T, (B, Const<H>), D>; L] = core::array::from_fn(|t| {
-            let hidden = h.affine_gates(w_hh, b_hh).by_gate::<Const<3>, H>();
-            let b = pieces[t].shape().0;
-            let x = pieces[t].reshape_with_shape((b, Const::<3>, Const::<H>));
-            let h2 = x.cell_step(hidden, &h, &h, CellType::Gru).0;
-            h = h2.clone();
-            h2
-        });
-        (Value::stack::<Axis<1>, L>(&steps), h)
+        let (ys, (h, _)) =
+            self.layer_pass::<Const<3>, H, G>((w_ih, w_hh), (b_ih, b_hh), (h0, h0), CellType::Gru);
+        (ys, h)
+    }
+
+    /// One layer's pass in one direction with `GATES` gates of `H` (`G = GATES · H` rows, checked by the
+    /// callers): the input products of every step as one matmul, then the recurrence the stacked layers run
+    /// (`Recurrent`'s, fused on the `Cpu`).
+    #[allow(clippy::type_complexity)]
+    fn layer_pass<GATES: ConstDim, const H: usize, const G: usize>(
+        &self,
+        (w_ih, w_hh): (
+            &Value<T, (Const<G>, Const<I>), D>,
+            &Value<T, (Const<G>, Const<H>), D>,
+        ),
+        (b_ih, b_hh): (
+            Option<&Value<T, (Const<G>,), D>>,
+            Option<&Value<T, (Const<G>,), D>>,
+        ),
+        (h0, c0): (&Value<T, (B, Const<H>), D>, &Value<T, (B, Const<H>), D>),
+        cell: CellType,
+    ) -> (
+        Value<T, (B, Const<L>, Const<H>), D>,
+        (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
+    ) {
+        let b = self.shape().0;
+        let products = self.matmul(&w_ih.t()).reshape_with_shape((
+            b,
+            Const::<L>,
+            GATES::default(),
+            Const::<H>,
+        ));
+        let by_gate = |bias: &Value<T, (Const<G>,), D>| {
+            bias.reshape_with_shape((GATES::default(), Const::<H>))
+        };
+        let (b_ih, b_hh) = (b_ih.map(by_gate), b_hh.map(by_gate));
+        products.recur(
+            (
+                &w_hh.reshape_with_shape((G, Const::<H>)),
+                b_ih.as_ref(),
+                b_hh.as_ref(),
+            ),
+            (h0.clone(), c0.clone()),
+            None,
+            (false, cell, false),
+        )
     }
 }
 

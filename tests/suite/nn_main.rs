@@ -34,6 +34,7 @@ mod optim;
 mod pool;
 mod positions;
 mod recurrent;
+mod rnn_fused;
 mod rnn_layers;
 mod robustness;
 mod tensor;

@@ -29,14 +29,11 @@ pub(super) fn check_lengths<B: Dim, D: Device>(
 }
 
 /// Per step, the samples it is padding for: `(B, H)` masks, non-zero past a sample's length (each a broadcast
-/// view of a `(B, 1)` column). Panics as [`check_lengths`] says.
-#[track_caller]
+/// view of a `(B, 1)` column).
 fn padded_steps<B: Dim, const H: usize, D: Device>(
-    name: &'static str,
     lengths: &Tensor<u32, (B,), D>,
     steps: usize,
 ) -> Vec<Tensor<u8, (B, Const<H>), D>> {
-    crate::tensor::or_panic(check_lengths(name, lengths, steps));
     let b = lengths.shape().0;
     (0..steps)
         .map(|t| {
@@ -52,29 +49,41 @@ fn padded_steps<B: Dim, const H: usize, D: Device>(
 impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Device>
     Value<T, (B, Const<L>, G, Const<H>), D>
 {
-    /// One layer in one direction: from the input's gate pre-activations of every step (`self`), the
-    /// hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell` over the
-    /// steps (backwards when `reverse`), holding a sample's state past its length (`padded[t]`, non-zero where
-    /// step `t` is padding). Returns every step's output `(B, L, H)`, in time order, and the final `(h, c)`.
+    /// One layer in one direction: from the input products of every step (`self`, `x W_ih^T`), the input bias
+    /// `(G, H)`, the hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell` over the
+    /// steps (backwards when `reverse`), holding a sample's state past its length (`lengths`, checked by the
+    /// caller). Returns every step's output `(B, L, H)`, in time order, and the final `(h, c)`. The fused path
+    /// (fused.rs) where it applies and `composed` is false, else the cell's composed step at each step.
     #[allow(clippy::type_complexity)]
-    fn recur(
+    pub(crate) fn recur(
         &self,
-        (w_hh, b_hh): (
+        (w_hh, b_ih, b_hh): (
             &Value<T, (usize, Const<H>), D>,
+            Option<&Value<T, (G, Const<H>), D>>,
             Option<&Value<T, (G, Const<H>), D>>,
         ),
         (h0, c0): (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
-        padded: Option<&[Tensor<u8, (B, Const<H>), D>]>,
-        reverse: bool,
-        cell: CellType,
+        lengths: Option<&Tensor<u32, (B,), D>>,
+        (reverse, cell, composed): (bool, CellType, bool),
     ) -> (
         Value<T, (B, Const<L>, Const<H>), D>,
         (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
     ) {
+        if !composed
+            && let Some(out) =
+                self.fused_recur((w_hh, b_ih, b_hh), (&h0, &c0), lengths, (reverse, cell))
+        {
+            return out;
+        }
+        let gates = match b_ih {
+            Some(bias) => self + bias,
+            None => self.clone(),
+        };
         let b = self.shape().0;
+        let padded = lengths.map(|len| padded_steps(len, L));
         let (mut h, mut c) = (h0, c0);
         // One piece per step: their gradients are joined once, not each embedded in the whole.
-        let inputs = self.split_unchecked::<Axis<1>, 1, L>();
+        let inputs = gates.split_unchecked::<Axis<1>, 1, L>();
         let mut steps: Vec<Value<T, (B, Const<H>), D>> = Vec::with_capacity(L);
         for step in 0..L {
             let t = if reverse { L - 1 - step } else { step };
@@ -87,7 +96,7 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
                 None => hidden,
             };
             let (h2, c2) = x.cell_step(hidden, &h, &c, cell);
-            match padded {
+            match &padded {
                 // Select, not blend: a padded step's values (NaN from padding included) never reach the state.
                 Some(padded) => {
                     let (stopped, running) = (&padded[t], padded[t].logical_not());
@@ -171,7 +180,9 @@ impl<
         let b = x.shape().0;
         let dirs = Dir::Count::default();
         let rows = K::Gates::SIZE * H;
-        let padded = args.lengths.map(|len| padded_steps(K::NAME, len, L));
+        if let Some(lengths) = args.lengths {
+            crate::tensor::or_panic(check_lengths(K::NAME, lengths, L));
+        }
         // Layer `layer`'s initial state in direction `d`: given, or zeros.
         let initial = |s: Option<&Value<T, _, D>>, layer: usize, d: usize| match s {
             Some(s) => s.i((layer, d)),
@@ -195,22 +206,20 @@ impl<
                     (w_ih, &w.weight_hh, Bk::var(&w.bias_ih), Bk::var(&w.bias_hh))
                 };
                 // The input products of every step: one matmul.
-                let gates = input.matmul(&w_ih.t());
-                let gates = match b_ih {
-                    Some(bias) => gates + &Value::from(bias).reshape_with_shape((rows,)),
-                    None => gates,
-                };
-                let gates =
-                    gates.reshape_with_shape((b, Const::<L>, K::Gates::default(), Const::<H>));
+                let gates = input.matmul(&w_ih.t()).reshape_with_shape((
+                    b,
+                    Const::<L>,
+                    K::Gates::default(),
+                    Const::<H>,
+                ));
                 let w_hh = Value::from(w_hh).reshape_with_shape((rows, Const::<H>));
-                let b_hh = b_hh.map(Value::from);
+                let (b_ih, b_hh) = (b_ih.map(Value::from), b_hh.map(Value::from));
                 let state = (initial(args.h0, layer, d), initial(args.c0, layer, d));
                 let (y, (h, c)) = gates.recur(
-                    (&w_hh, b_hh.as_ref()),
+                    (&w_hh, b_ih.as_ref(), b_hh.as_ref()),
                     state,
-                    padded.as_deref(),
-                    d == 1,
-                    K::CELL,
+                    args.lengths,
+                    (d == 1, K::CELL, args.composed),
                 );
                 outputs.push(y);
                 hs.push(h);

@@ -2,9 +2,11 @@
 //! count in the type), one or both directions, initial states, per-sample lengths (PyTorch's packed sequences),
 //! PyTorch's parameter names and file shapes. One generic [`Recurrent`] runs every kind through the cells' step
 //! equations ([`CellType`]). weights.rs holds the parameters (names, shapes, initialisation), forward.rs the
-//! passes over time.
+//! passes over time, fused.rs and steps.rs the Cpu's fused recurrence.
 
 mod forward;
+mod fused;
+mod steps;
 mod weights;
 
 pub use weights::RecurrentWeights;
@@ -112,7 +114,9 @@ type UpperLayer<T, K, const H: usize, D, Dir, B> = RecurrentWeights<
 ///
 /// Parameters under PyTorch's names and file shapes: `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
 /// `bias_hh_l{k}`, with `_reverse` for the backward direction. The input products of every step are one matmul
-/// per layer and direction. Not here yet: runtime-length sequences, LSTM's `proj_size`, dropout between layers.
+/// per layer and direction; on the `Cpu` each layer's recurrence in each direction is then one fused op (a
+/// product and one pass of the cell per step, [`RnnArgs::composed`] for the step-by-step composition). Not here
+/// yet: runtime-length sequences, LSTM's `proj_size`, dropout between layers.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -328,6 +332,7 @@ pub struct RnnArgs<'a, S0, Len> {
     h0: Option<&'a S0>,
     c0: Option<&'a S0>,
     lengths: Option<&'a Len>,
+    composed: bool,
 }
 
 impl<S0, Len> Default for RnnArgs<'_, S0, Len> {
@@ -343,6 +348,7 @@ impl<'a, S0, Len> RnnArgs<'a, S0, Len> {
             h0: None,
             c0: None,
             lengths: None,
+            composed: false,
         }
     }
 
@@ -366,6 +372,27 @@ impl<'a, S0, Len> RnnArgs<'a, S0, Len> {
     pub fn lengths(self, lengths: &'a Len) -> Self {
         RnnArgs {
             lengths: Some(lengths),
+            ..self
+        }
+    }
+
+    /// Runs the cells' composed step equations at every step (a graph node per op) instead of the fused
+    /// recurrence the `Cpu` takes by default (one op per layer and direction, its gradient one pass back over
+    /// the steps). Slower; the reference the fused path is tested against, and what other devices run.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{Module, RnnArgs, LSTM};
+    /// let lstm = LSTM::<f64, 2, 3, 1, Cpu>::new(0);
+    /// let x = Tensor::<f64, Rank3<2, 4, 2>, Cpu>::randn(1);
+    /// let (fused, _) = lstm.forward(x.clone());
+    /// let (composed, _) = lstm.run(x, RnnArgs::new().composed());
+    /// let gap = (fused - composed).abs().max_all().to_scalar();
+    /// assert!(gap < 1e-12);
+    /// ```
+    pub fn composed(self) -> Self {
+        RnnArgs {
+            composed: true,
             ..self
         }
     }
