@@ -10,30 +10,17 @@ use crate::dtype::{cast_slice, cast_slice_mut, DType, FloatDType};
 use crate::ops::Device;
 use crate::shape::{Const, Dim, Shape};
 use crate::tensor::{Grad, Tensor};
+use alloc::borrow::Cow;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// From this many bytes of one `(B, H, L, S)` f32 score tensor on, the fused path runs unmasked too: below it the
-/// composed path is faster on the CPU (benches/README.md, "Sequence models").
-const LARGE_SCORES: usize = 256 << 20;
-
-/// Whether the automatic choice takes the fused path: causal (the masked half skipped), or scores of at least
-/// [`LARGE_SCORES`].
-fn worth_fusing(z: &Sizes) -> bool {
-    let scores = [z.b, z.h, z.l, z.s, 4]
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d));
-    z.causal.is_some() || scores.is_none_or(|bytes| bytes >= LARGE_SCORES)
-}
-
 /// The sizes of a call that takes the fused path, or `None`: another device or element type, an empty axis (the
-/// composed path handles those), or, unless `forced`, sizes where the composed path is faster.
+/// composed path handles those).
 fn eligible<T: FloatDType, D: Device>(
     q: &[usize],
     k: &[usize],
     v: &[usize],
     (scale, causal): (f64, Option<usize>),
-    forced: bool,
 ) -> Option<Sizes> {
     if T::DTYPE != DType::F32 || D::NAME != <Cpu as crate::device::Kernels>::NAME {
         return None;
@@ -51,28 +38,43 @@ fn eligible<T: FloatDType, D: Device>(
     };
     let sizes = [z.b, z.h, z.hk, z.l, z.s, z.e, z.ev];
     let applies = sizes.iter().all(|&n| n > 0) && z.h % z.hk == 0;
-    (applies && (forced || worth_fusing(&z))).then_some(z)
+    applies.then_some(z)
 }
 
-/// A tensor's elements as f32 (its type is f32: [`eligible`] checked).
-fn f32s<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Vec<f32> {
-    cast_slice::<T, f32>(&x.to_vec()).to_vec()
+/// A tensor's elements as f32 (its type is f32: [`eligible`] checked): its own when dense in host memory, else
+/// a copy.
+fn f32s<T: FloatDType, S: Shape, D: Device>(x: &Tensor<T, S, D>) -> Cow<'_, [f32]> {
+    match x.host_dense() {
+        Some(elements) => Cow::Borrowed(cast_slice::<T, f32>(elements)),
+        None => Cow::Owned(cast_slice::<T, f32>(&x.to_vec()).to_vec()),
+    }
 }
 
-/// f32 values as a tensor of `shape` of the element type `T` (f32).
-fn tensor<T: FloatDType, S: Shape, D: Device>(shape: S, values: &[f32]) -> Tensor<T, S, D> {
-    let mut data = vec![T::ZERO; values.len()];
-    cast_slice_mut::<T, f32>(&mut data).copy_from_slice(values);
-    crate::tensor::or_panic(Tensor::from_vec_with_shape(shape, data))
+/// A fresh tensor of `shape` (zeros) and its elements as f32 to write, on the host (the fused path runs on the
+/// `Cpu`: [`eligible`] checked); its buffer comes from and goes back to the Cpu's cache.
+fn output<T: FloatDType, S: Shape, D: Device>(shape: S) -> Tensor<T, S, D> {
+    match Tensor::host_output(shape, shape.dims().numel()) {
+        Some(t) => t,
+        None => unreachable!("the fused path runs on the host"),
+    }
+}
+
+/// The elements of a tensor made by [`output`], as f32.
+fn written<T: FloatDType, S: Shape, D: Device>(t: &mut Tensor<T, S, D>) -> &mut [f32] {
+    match t.host_elements_mut() {
+        Some(elements) => cast_slice_mut::<T, f32>(elements),
+        None => unreachable!("a fresh host tensor is not shared"),
+    }
 }
 
 /// What the fused backward rule keeps: the inputs, the output and its rows' log-sum-exp, the sizes, and where
-/// the three gradients go with the shapes they take.
-struct Saved<QS, KS, VS> {
+/// the three gradients go.
+struct Saved<T: FloatDType, QS: Shape, KS: Shape, VS: Shape, OS: Shape, D: Device> {
     slots: [Slot; 3],
-    shapes: (QS, KS, VS),
-    inputs: (Vec<f32>, Vec<f32>, Vec<f32>),
-    out: Vec<f32>,
+    q: Tensor<T, QS, D>,
+    k: Tensor<T, KS, D>,
+    v: Tensor<T, VS, D>,
+    out: Tensor<T, OS, D>,
     lse: Vec<f32>,
     sizes: Sizes,
 }
@@ -88,21 +90,38 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         value: &Tensor<T, (B, Const<HK>, S, EV), D>,
         scale: f64,
         causal: Option<usize>,
-        forced: bool,
     ) -> Option<Tensor<T, (B, Const<H>, L, EV), D>> {
         let dims = (self.dims(), key.dims(), value.dims());
-        let z = eligible::<T, D>(&dims.0, &dims.1, &dims.2, (scale, causal), forced)?;
-        let (out, _) = forward(&z, (&f32s(self), &f32s(key), &f32s(value)));
-        let (b, _, l, _) = self.shape();
-        Some(tensor((b, Const::<H>, l, value.shape().3), &out))
+        let z = eligible::<T, D>(&dims.0, &dims.1, &dims.2, (scale, causal))?;
+        Some(forward(&z, (self, key, value)).0)
     }
 }
 
-/// The forward kernel over f32 inputs: the output and its rows' log-sum-exp.
-fn forward(z: &Sizes, (q, k, v): (&[f32], &[f32], &[f32])) -> (Vec<f32>, Vec<f32>) {
-    let mut out = vec![0f32; z.b * z.h * z.l * z.ev];
+/// The forward kernel: the output and its rows' log-sum-exp.
+#[allow(clippy::type_complexity)]
+fn forward<
+    T: FloatDType,
+    B: Dim,
+    const H: usize,
+    const HK: usize,
+    L: Dim,
+    S: Dim,
+    E: Dim,
+    EV: Dim,
+    D: Device,
+>(
+    z: &Sizes,
+    (q, k, v): (
+        &Tensor<T, (B, Const<H>, L, E), D>,
+        &Tensor<T, (B, Const<HK>, S, E), D>,
+        &Tensor<T, (B, Const<HK>, S, EV), D>,
+    ),
+) -> (Tensor<T, (B, Const<H>, L, EV), D>, Vec<f32>) {
+    let (b, _, l, _) = q.shape();
+    let mut out = output((b, Const::<H>, l, v.shape().3));
     let mut lse = vec![0f32; z.b * z.h * z.l];
-    tiles::forward(z, q, k, v, &mut out, &mut lse);
+    let (q, k, v) = (f32s(q), f32s(k), f32s(v));
+    tiles::forward(z, &q, &k, &v, written(&mut out), &mut lse);
     (out, lse)
 }
 
@@ -117,19 +136,16 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         value: &Traced<T, (B, Const<HK>, S, EV), D>,
         scale: f64,
         causal: Option<usize>,
-        forced: bool,
     ) -> Option<Traced<T, (B, Const<H>, L, EV), D>> {
         let (qv, kv, vv) = (&self.value, &key.value, &value.value);
-        let z = eligible::<T, D>(&qv.dims(), &kv.dims(), &vv.dims(), (scale, causal), forced)?;
-        let inputs = (f32s(qv), f32s(kv), f32s(vv));
-        let (out, lse) = forward(&z, (&inputs.0, &inputs.1, &inputs.2));
-        let (b, _, l, _) = qv.shape();
-        let result = tensor((b, Const::<H>, l, vv.shape().3), &out);
+        let z = eligible::<T, D>(&qv.dims(), &kv.dims(), &vv.dims(), (scale, causal))?;
+        let (result, lse) = forward(&z, (qv, kv, vv));
         let saved = Saved {
             slots: [self.slot(), key.slot(), value.slot()],
-            shapes: (qv.shape(), kv.shape(), vv.shape()),
-            inputs,
-            out,
+            q: qv.clone(),
+            k: kv.clone(),
+            v: vv.clone(),
+            out: result.clone(),
             lse,
             sizes: z,
         };
@@ -138,60 +154,49 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
             result,
             &nodes,
             saved,
-            fused_rule::<T, D, _, _, _>,
+            fused_rule::<T, D, _, _, _, _>,
         ))
     }
 }
 
-/// The fused attention's gradient: the backward kernel from the output's gradient `g`, each input's gradient
-/// computed only if wanted.
-fn fused_rule<T: FloatDType, D: Device, QS: Shape, KS: Shape, VS: Shape>(
+/// The fused attention's gradient: the backward kernel from the output's gradient `g`, each input's given only if
+/// wanted.
+fn fused_rule<T: FloatDType, D: Device, QS: Shape, KS: Shape, VS: Shape, OS: Shape>(
     g: Grad<T, D>,
-    saved: Saved<QS, KS, VS>,
+    saved: Saved<T, QS, KS, VS, OS, D>,
     store: &mut Gradients,
 ) {
     if !saved.slots.iter().any(|s| s.wanted()) {
         return;
     }
-    let dout = f32s(&g);
-    let (q, k, v) = &saved.inputs;
-    let (dq, dk, dv) = tiles::backward(&saved.sizes, (q, k, v), (&saved.out, &saved.lse, &dout));
+    let (q, k, v) = (&saved.q, &saved.k, &saved.v);
+    let mut dq = output::<T, _, D>(q.shape());
+    let mut dk = output::<T, _, D>(k.shape());
+    let mut dv = output::<T, _, D>(v.shape());
+    tiles::backward(
+        &saved.sizes,
+        (&f32s(q), &f32s(k), &f32s(v)),
+        (&f32s(&saved.out), &saved.lse, &f32s(&g)),
+        (written(&mut dq), written(&mut dk), written(&mut dv)),
+    );
     let [sq, sk, sv] = saved.slots;
-    let (shq, shk, shv) = saved.shapes;
-    sq.give(store, || tensor::<T, _, D>(shq, &dq));
-    sk.give(store, || tensor::<T, _, D>(shk, &dk));
-    sv.give(store, || tensor::<T, _, D>(shv, &dv));
+    sq.give(store, || dq);
+    sk.give(store, || dk);
+    sv.give(store, || dv);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sizes(b: usize, h: usize, l: usize, s: usize, causal: Option<usize>) -> Sizes {
-        Sizes {
-            b,
-            h,
-            hk: h,
-            l,
-            s,
-            e: 64,
-            ev: 64,
-            scale: 0.125,
-            causal,
-        }
-    }
-
     #[test]
-    fn the_fused_path_runs_when_causal_or_large() {
-        assert!(worth_fusing(&sizes(8, 8, 512, 512, Some(0))));
-        assert!(!worth_fusing(&sizes(8, 8, 512, 512, None))); // 64 MiB of scores
-        assert!(worth_fusing(&sizes(16, 16, 512, 512, None))); // 256 MiB
-        assert!(worth_fusing(&sizes(1, 1, 8192, 8192, None))); // 256 MiB
-        assert!(worth_fusing(&sizes(usize::MAX, 2, 2, 2, None))); // past usize: large
-        let q = [1, 1, 4, 8];
-        assert!(eligible::<f32, Cpu>(&q, &q, &q, (0.3, None), false).is_none());
-        assert!(eligible::<f32, Cpu>(&q, &q, &q, (0.3, None), true).is_some());
-        assert!(eligible::<f64, Cpu>(&q, &q, &q, (0.3, Some(0)), true).is_none());
-        assert!(eligible::<f32, Cpu>(&[1, 1, 0, 8], &q, &q, (0.3, Some(0)), true).is_none());
+    fn the_fused_path_applies_to_f32_on_the_cpu_without_empty_axes() {
+        let q = [1, 2, 4, 8];
+        assert!(eligible::<f32, Cpu>(&q, &q, &q, (0.3, None)).is_some());
+        assert!(eligible::<f32, Cpu>(&q, &q, &q, (0.3, Some(0))).is_some());
+        assert!(eligible::<f64, Cpu>(&q, &q, &q, (0.3, Some(0))).is_none());
+        assert!(eligible::<f32, Cpu>(&[1, 2, 0, 8], &q, &q, (0.3, Some(0))).is_none());
+        assert!(eligible::<f32, Cpu>(&q, &[1, 3, 4, 8], &q, (0.3, None)).is_none());
+        // 3 kv heads, 2 query heads
     }
 }

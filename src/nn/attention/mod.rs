@@ -7,13 +7,11 @@
 //! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
 //! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
 //!
-//! On `Cpu`, f32 calls with no mask but causal masking and no dropout may take a fused path instead (fused.rs,
-//! the tiles in tiles.rs): the online softmax over tiles of the scores, forward and backward, so memory grows with
-//! `L·E` rather than `L·S`. It is taken when causal (it skips the masked half: 0.73-0.80x the composed path's
-//! time at B = H = 8, L = S = 512, E = 64) or when one `(B, H, L, S)` f32 score tensor would reach 256 MiB;
-//! unmasked at smaller sizes the composed path is faster on the CPU (the fused backward recomputes the scores:
-//! 0.95-1.40x its time at the same size). [`Sdpa::fused`] and [`Sdpa::composed`] choose a path; the composed one is the reference the fused
-//! one is tested against.
+//! On `Cpu`, f32 calls with no mask but causal masking and no dropout take a fused path instead (fused.rs, the
+//! tiles in tiles.rs): the online softmax over tiles of the scores, forward and backward, so memory grows with
+//! `L·E` rather than `L·S`, and at B = H = 8, L = S = 512, E = 64 it takes 0.33-0.36x the composed path's time
+//! causal and 0.67-0.74x unmasked (benches/README.md); at small sizes the two are even. [`Sdpa::composed`] chooses
+//! the composed path, the reference the fused one is tested against.
 
 mod fused;
 mod tiles;
@@ -28,9 +26,7 @@ use crate::tensor::Tensor;
 /// Which implementation an attention call runs (see the module's docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Path {
-    /// The fused path when causal or when the scores would be large, else the composed one.
-    Auto,
-    /// The fused path whenever it applies.
+    /// The fused path whenever it applies (the default).
     Fused,
     /// Always the composed path.
     Composed,
@@ -77,7 +73,7 @@ impl<T: FloatDType, D: Device> Sdpa<'static, T, (), D> {
             causal: None,
             scale: None,
             dropout: None,
-            path: Path::Auto,
+            path: Path::Fused,
         }
     }
 }
@@ -134,8 +130,9 @@ impl<'a, T: FloatDType, M: Shape, D: Device> Sdpa<'a, T, M, D> {
         }
     }
 
-    /// The fused path whenever it applies (`Cpu`, f32, no mask but causal, no dropout), whatever the sizes:
-    /// memory that grows with `L·E` at any length, for a backward pass that recomputes the scores.
+    /// The fused path whenever it applies (`Cpu`, f32, no mask but causal, no dropout): the default, named where
+    /// a call wants to say so (memory that grows with `L·E` at any length; the backward pass recomputes the
+    /// scores).
     pub fn fused(self) -> Self {
         Sdpa {
             path: Path::Fused,
@@ -270,8 +267,7 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
             && options.dropout.is_none()
         {
             let scale = options.scale_for(self.shape().3.size());
-            let forced = options.path == Path::Fused;
-            if let Some(out) = self.fused_attention(key, value, scale, options.causal, forced) {
+            if let Some(out) = self.fused_attention(key, value, scale, options.causal) {
                 return out;
             }
         }

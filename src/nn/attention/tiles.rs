@@ -1,11 +1,13 @@
 //! The fused attention kernels on the CPU, f32: scaled dot-product attention a tile of the `(L, S)` scores at a
 //! time with the online softmax (FlashAttention's forward), and its gradient recomputing each tile from the
 //! saved log-sum-exp (FlashAttention-2's backward), so memory grows with `L·E`, never `L·S`. The tile products
-//! are the library's gemm (`matmul_into`, one thread each); the `(batch, head)` pairs run side by side.
+//! are the library's gemm (`matmul_into`, one thread each); the `(batch, head)` pairs run side by side, each in
+//! [`simd`]'s clone for the CPU's vector unit, so the tiles' elementwise passes vectorise.
 //!
 //! A query that may see no key (causal with a negative reach does not occur; every query sees key 0) gets zeros,
 //! as the composed path gives.
 
+use crate::device::host::elementwise::{simd, DenseLoop};
 use crate::dtype::fast_math::exp_f32;
 use crate::layout::Layout;
 use crate::ops::matmul::cpu::{matmul_add_into, matmul_into, Threads};
@@ -16,8 +18,9 @@ use rayon::prelude::*;
 
 /// Query rows per tile.
 const BR: usize = 64;
-/// Key columns per tile.
-const BC: usize = 64;
+/// Key columns per tile, at most (the products stop at the last key a row tile sees): 256 measured fastest of
+/// 64 to 512 (benches/README.md).
+const BC: usize = 256;
 
 /// The sizes of one call: queries `(B, H, L, E)`, keys `(B, HK, S, E)`, values `(B, HK, S, EV)`, dense and
 /// row-major; `H` a multiple of `HK`.
@@ -76,86 +79,111 @@ pub(super) fn forward(
     out: &mut [f32],
     lse: &mut [f32],
 ) {
-    let group = z.h / z.hk;
     let per_head = (z.l * z.ev).max(1);
     out.par_chunks_mut(per_head)
         .zip(lse.par_chunks_mut(z.l.max(1)))
         .enumerate()
         .for_each(|(bh, (out, lse))| {
-            let (b, h) = (bh / z.h, bh % z.h);
-            let kv = b * z.hk + h / group;
-            let mut scores = vec![0f32; BR * BC];
-            for r0 in (0..z.l).step_by(BR) {
-                let br = BR.min(z.l - r0);
-                let (mut m, mut sum) = (vec![f32::NEG_INFINITY; br], vec![0f32; br]);
-                let acc = &mut out[r0 * z.ev..(r0 + br) * z.ev];
-                acc.fill(0.0);
-                let last = z.reach(r0 + br - 1);
-                for c0 in (0..last).step_by(BC) {
-                    let bc = BC.min(last - c0);
-                    let q_rows = rows(((bh * z.l) + r0) * z.e, br, z.e);
-                    let k_t = rows_t((kv * z.s + c0) * z.e, bc, z.e);
-                    product((q, &q_rows), (k, &k_t), &mut scores[..br * bc]);
-                    for i in 0..br {
-                        let row = &mut scores[i * bc..(i + 1) * bc];
-                        let seen = z.reach(r0 + i).saturating_sub(c0).min(bc);
-                        let (kept, masked) = row.split_at_mut(seen);
-                        kept.iter_mut().for_each(|x| *x *= z.scale);
-                        masked.fill(f32::NEG_INFINITY);
-                        // A NaN score makes the row NaN, as the composed softmax does (`max` drops it).
-                        let top = kept.iter().fold(m[i], |t, &x| t.max(x));
-                        let top = if kept.iter().any(|x| x.is_nan()) {
-                            f32::NAN
-                        } else {
-                            top
-                        };
-                        if top == f32::NEG_INFINITY {
-                            row.fill(0.0); // nothing seen yet in this row
-                            continue;
-                        }
-                        let rescale = exp_f32(m[i] - top); // 0 when m was -inf
-                        row.iter_mut().for_each(|x| *x = exp_f32(*x - top));
-                        let total: f32 = row.iter().sum();
-                        sum[i] = sum[i] * rescale + total;
-                        m[i] = top;
-                        acc[i * z.ev..(i + 1) * z.ev]
-                            .iter_mut()
-                            .for_each(|a| *a *= rescale);
-                    }
-                    let p_rows = rows(0, br, bc);
-                    let v_rows = rows((kv * z.s + c0) * z.ev, bc, z.ev);
-                    add_product((&scores, &p_rows), (v, &v_rows), acc);
-                }
-                for i in 0..br {
-                    let row = &mut acc[i * z.ev..(i + 1) * z.ev];
-                    if sum[i] > 0.0 || sum[i].is_nan() {
-                        let inv = 1.0 / sum[i];
-                        row.iter_mut().for_each(|a| *a *= inv);
-                        lse[r0 + i] = m[i] + sum[i].ln();
-                    } else {
-                        row.fill(0.0);
-                        lse[r0 + i] = f32::NEG_INFINITY;
-                    }
-                }
-            }
+            simd(ForwardJob {
+                z,
+                qkv: (q, k, v),
+                bh,
+                out,
+                lse,
+            })
         });
 }
 
-/// The gradients `(dq, dk, dv)` from the output's `dout`, given the forward's `out` and `lse`. Each job owns one
-/// key/value head of one batch entry: its keys' and values' gradients (summed over the query heads it serves)
-/// and those query heads' gradients.
-#[allow(clippy::too_many_arguments)]
+/// The forward pass of one `(batch, head)` pair, in [`simd`]'s clone for the CPU's vector unit (the tiles'
+/// elementwise passes vectorise there; gemm picks its own).
+struct ForwardJob<'a> {
+    z: &'a Sizes,
+    qkv: (&'a [f32], &'a [f32], &'a [f32]),
+    bh: usize,
+    out: &'a mut [f32],
+    lse: &'a mut [f32],
+}
+
+impl DenseLoop for ForwardJob<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let ForwardJob {
+            z,
+            qkv: (q, k, v),
+            bh,
+            out,
+            lse,
+        } = self;
+        let group = z.h / z.hk;
+        let (b, h) = (bh / z.h, bh % z.h);
+        let kv = b * z.hk + h / group;
+        let mut scores = vec![0f32; BR * BC];
+        for r0 in (0..z.l).step_by(BR) {
+            let br = BR.min(z.l - r0);
+            let (mut m, mut sum) = (vec![f32::NEG_INFINITY; br], vec![0f32; br]);
+            let acc = &mut out[r0 * z.ev..(r0 + br) * z.ev];
+            acc.fill(0.0);
+            let last = z.reach(r0 + br - 1);
+            for c0 in (0..last).step_by(BC) {
+                let bc = BC.min(last - c0);
+                let q_rows = rows(((bh * z.l) + r0) * z.e, br, z.e);
+                let k_t = rows_t((kv * z.s + c0) * z.e, bc, z.e);
+                product((q, &q_rows), (k, &k_t), &mut scores[..br * bc]);
+                for i in 0..br {
+                    let row = &mut scores[i * bc..(i + 1) * bc];
+                    let seen = z.reach(r0 + i).saturating_sub(c0).min(bc);
+                    let (kept, masked) = row.split_at_mut(seen);
+                    kept.iter_mut().for_each(|x| *x *= z.scale);
+                    masked.fill(f32::NEG_INFINITY);
+                    // A NaN score makes the row NaN, as the composed softmax does (`max` drops it).
+                    let top = kept.iter().fold(m[i], |t, &x| t.max(x));
+                    let top = if kept.iter().any(|x| x.is_nan()) {
+                        f32::NAN
+                    } else {
+                        top
+                    };
+                    if top == f32::NEG_INFINITY {
+                        row.fill(0.0); // nothing seen yet in this row
+                        continue;
+                    }
+                    let rescale = exp_f32(m[i] - top); // 0 when m was -inf
+                    row.iter_mut().for_each(|x| *x = exp_f32(*x - top));
+                    let total: f32 = row.iter().sum();
+                    sum[i] = sum[i] * rescale + total;
+                    m[i] = top;
+                    acc[i * z.ev..(i + 1) * z.ev]
+                        .iter_mut()
+                        .for_each(|a| *a *= rescale);
+                }
+                let p_rows = rows(0, br, bc);
+                let v_rows = rows((kv * z.s + c0) * z.ev, bc, z.ev);
+                add_product((&scores, &p_rows), (v, &v_rows), acc);
+            }
+            for i in 0..br {
+                let row = &mut acc[i * z.ev..(i + 1) * z.ev];
+                if sum[i] > 0.0 || sum[i].is_nan() {
+                    let inv = 1.0 / sum[i];
+                    row.iter_mut().for_each(|a| *a *= inv);
+                    lse[r0 + i] = m[i] + sum[i].ln();
+                } else {
+                    row.fill(0.0);
+                    lse[r0 + i] = f32::NEG_INFINITY;
+                }
+            }
+        }
+    }
+}
+
+/// The gradients into `(dq, dk, dv)` (zeros) from the output's `dout`, given the forward's `out` and `lse`. Each
+/// job owns one key/value head of one batch entry: its keys' and values' gradients (summed over the query heads
+/// it serves) and those query heads' gradients.
 pub(super) fn backward(
     z: &Sizes,
     (q, k, v): (&[f32], &[f32], &[f32]),
     (out, lse, dout): (&[f32], &[f32], &[f32]),
-) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    (dq, dk, dv): (&mut [f32], &mut [f32], &mut [f32]),
+) {
     let group = z.h / z.hk;
-    let (mut dq, mut dk, mut dv) = (
-        vec![0f32; z.b * z.h * z.l * z.e],
-        vec![0f32; z.b * z.hk * z.s * z.e],
-        vec![0f32; z.b * z.hk * z.s * z.ev],
-    );
     // Each row's `dout · out`, the softmax gradient's correction.
     let delta: Vec<f32> = dout
         .chunks(z.ev.max(1))
@@ -168,61 +196,94 @@ pub(super) fn backward(
         .zip(dq.par_chunks_mut((group * z.l * z.e).max(1)))
         .enumerate()
         .for_each(|(kv, ((dk, dv), dq))| {
-            let b = kv / z.hk;
-            let mut p = vec![0f32; BR * BC];
-            let mut dp = vec![0f32; BR * BC];
-            for g in 0..group {
-                let bh = b * z.h + (kv % z.hk) * group + g;
-                let dq = &mut dq[g * z.l * z.e..(g + 1) * z.l * z.e];
-                for c0 in (0..z.s).step_by(BC) {
-                    let bc = BC.min(z.s - c0);
-                    for r0 in (0..z.l).step_by(BR) {
-                        let br = BR.min(z.l - r0);
-                        if z.reach(r0 + br - 1) <= c0 {
-                            continue; // every query of the tile is before every key of it
-                        }
-                        // P = exp(scale q k^T - lse), zero where masked.
-                        let q_rows = rows((bh * z.l + r0) * z.e, br, z.e);
-                        product(
-                            (q, &q_rows),
-                            (k, &rows_t((kv * z.s + c0) * z.e, bc, z.e)),
-                            &mut p[..br * bc],
-                        );
-                        for i in 0..br {
-                            let seen = z.reach(r0 + i).saturating_sub(c0).min(bc);
-                            let l = lse[bh * z.l + r0 + i];
-                            let row = &mut p[i * bc..(i + 1) * bc];
-                            if l == f32::NEG_INFINITY {
-                                row.fill(0.0); // a query that saw no key
-                                continue;
-                            }
-                            let (kept, masked) = row.split_at_mut(seen);
-                            kept.iter_mut().for_each(|x| *x = exp_f32(*x * z.scale - l));
-                            masked.fill(0.0);
-                        }
-                        let do_rows = rows((bh * z.l + r0) * z.ev, br, z.ev);
-                        // dV += P^T dO.
-                        let dv = &mut dv[c0 * z.ev..(c0 + bc) * z.ev];
-                        add_product((&p, &rows_t(0, br, bc)), (dout, &do_rows), dv);
-                        // dP = dO V^T, then dS = P (dP - delta), scaled.
-                        let v_t = rows_t((kv * z.s + c0) * z.ev, bc, z.ev);
-                        product((dout, &do_rows), (v, &v_t), &mut dp[..br * bc]);
-                        for i in 0..br {
-                            let d = delta[bh * z.l + r0 + i];
-                            for j in 0..bc {
-                                let x = i * bc + j;
-                                dp[x] = p[x] * (dp[x] - d) * z.scale;
-                            }
-                        }
-                        // dQ += dS K; dK += dS^T Q.
-                        let k_rows = rows((kv * z.s + c0) * z.e, bc, z.e);
-                        let dq = &mut dq[r0 * z.e..(r0 + br) * z.e];
-                        add_product((&dp, &rows(0, br, bc)), (k, &k_rows), dq);
-                        let dk = &mut dk[c0 * z.e..(c0 + bc) * z.e];
-                        add_product((&dp, &rows_t(0, br, bc)), (q, &q_rows), dk);
+            simd(BackwardJob {
+                z,
+                qkv: (q, k, v),
+                saved: (lse, dout, &delta),
+                kv,
+                grads: (dq, dk, dv),
+            })
+        });
+}
+
+/// The gradient of one key/value head of one batch entry, in [`simd`]'s clone for the CPU's vector unit.
+struct BackwardJob<'a> {
+    z: &'a Sizes,
+    qkv: (&'a [f32], &'a [f32], &'a [f32]),
+    /// The rows' log-sum-exp, the output's gradient, the rows' `dout · out`.
+    saved: (&'a [f32], &'a [f32], &'a [f32]),
+    kv: usize,
+    /// This head's queries' gradients (all the query heads it serves), its keys' and values'.
+    grads: (&'a mut [f32], &'a mut [f32], &'a mut [f32]),
+}
+
+impl DenseLoop for BackwardJob<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let BackwardJob {
+            z,
+            qkv: (q, k, v),
+            saved: (lse, dout, delta),
+            kv,
+            grads: (dq, dk, dv),
+        } = self;
+        let group = z.h / z.hk;
+        let b = kv / z.hk;
+        let mut p = vec![0f32; BR * BC];
+        let mut dp = vec![0f32; BR * BC];
+        for g in 0..group {
+            let bh = b * z.h + (kv % z.hk) * group + g;
+            let dq = &mut dq[g * z.l * z.e..(g + 1) * z.l * z.e];
+            for c0 in (0..z.s).step_by(BC) {
+                for r0 in (0..z.l).step_by(BR) {
+                    let br = BR.min(z.l - r0);
+                    let last = z.reach(r0 + br - 1);
+                    if last <= c0 {
+                        continue; // every query of the tile is before every key of it
                     }
+                    // The tile's keys up to the last one its queries see.
+                    let bc = BC.min(last - c0);
+                    // P = exp(scale q k^T - lse), zero where masked.
+                    let q_rows = rows((bh * z.l + r0) * z.e, br, z.e);
+                    product(
+                        (q, &q_rows),
+                        (k, &rows_t((kv * z.s + c0) * z.e, bc, z.e)),
+                        &mut p[..br * bc],
+                    );
+                    for i in 0..br {
+                        let seen = z.reach(r0 + i).saturating_sub(c0).min(bc);
+                        let l = lse[bh * z.l + r0 + i];
+                        let row = &mut p[i * bc..(i + 1) * bc];
+                        if l == f32::NEG_INFINITY {
+                            row.fill(0.0); // a query that saw no key
+                            continue;
+                        }
+                        let (kept, masked) = row.split_at_mut(seen);
+                        kept.iter_mut().for_each(|x| *x = exp_f32(*x * z.scale - l));
+                        masked.fill(0.0);
+                    }
+                    let do_rows = rows((bh * z.l + r0) * z.ev, br, z.ev);
+                    // dV += P^T dO.
+                    let dv = &mut dv[c0 * z.ev..(c0 + bc) * z.ev];
+                    add_product((&p, &rows_t(0, br, bc)), (dout, &do_rows), dv);
+                    // dP = dO V^T, then dS = P (dP - delta), scaled.
+                    let v_t = rows_t((kv * z.s + c0) * z.ev, bc, z.ev);
+                    product((dout, &do_rows), (v, &v_t), &mut dp[..br * bc]);
+                    for i in 0..br {
+                        let d = delta[bh * z.l + r0 + i];
+                        for j in 0..bc {
+                            let x = i * bc + j;
+                            dp[x] = p[x] * (dp[x] - d) * z.scale;
+                        }
+                    }
+                    // dQ += dS K; dK += dS^T Q.
+                    let k_rows = rows((kv * z.s + c0) * z.e, bc, z.e);
+                    let dq = &mut dq[r0 * z.e..(r0 + br) * z.e];
+                    add_product((&dp, &rows(0, br, bc)), (k, &k_rows), dq);
+                    let dk = &mut dk[c0 * z.e..(c0 + bc) * z.e];
+                    add_product((&dp, &rows_t(0, br, bc)), (q, &q_rows), dk);
                 }
             }
-        });
-    (dq, dk, dv)
+        }
+    }
 }
