@@ -72,19 +72,25 @@ fn dropout_rule<T: FloatDType, D: Device>(
 
 /// Dropout on each kind of value: a plain tensor is inference and passes unchanged, whatever the mode; a traced
 /// value is training, masked while the layer's mode is training.
-trait DropoutInput: Sized {
+pub(crate) trait DropoutInput: Sized {
     fn dropout(self, layer: &Dropout) -> Self;
+    /// Whether `layer` would change this kind of value now (a fused op that cannot drop may run when not).
+    fn drops(&self, layer: &Dropout) -> bool;
 }
 
 impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Tensor<T, S, D> {
     fn dropout(self, _: &Dropout) -> Self {
         self
     }
+
+    fn drops(&self, _: &Dropout) -> bool {
+        false
+    }
 }
 
 impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Traced<T, S, D> {
     fn dropout(self, layer: &Dropout) -> Self {
-        if !layer.training.get() || layer.p == 0.0 {
+        if !self.drops(layer) {
             return self;
         }
         let seed = layer.seed.fetch_add(1, Ordering::Relaxed);
@@ -94,5 +100,9 @@ impl<T: FloatDType, S: Shape, D: Device> DropoutInput for Traced<T, S, D> {
         let value = self.value().zip_same(ops::Mul, &keep);
         let captured = (self.slot(), keep.padded());
         record_with(value, &[&self.node], captured, dropout_rule::<T, D>)
+    }
+
+    fn drops(&self, layer: &Dropout) -> bool {
+        layer.training.get() && layer.p > 0.0
     }
 }

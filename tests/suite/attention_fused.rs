@@ -129,3 +129,32 @@ fn fused_nan_stays_local() {
         assert!(nan || values.iter().all(|x| x.is_finite()), "row {row}");
     }
 }
+
+/// A dropout layer that drops nothing here (plain tensors are inference; a traced value in evaluation mode) keeps
+/// the fused path: the values are those without dropout, to the bit; in training a traced call drops.
+#[test]
+fn dropout_that_does_not_drop_keeps_the_fused_path() {
+    use typed_tensor::nn::{Dropout, Parameters};
+    let q: Tensor<f32, Rank4<1, 2, 8, E>, Cpu> = random(11);
+    let mut drop = Dropout::new(0.5, 3);
+    let plain = q.scaled_dot_product_attention(&q, &q, Sdpa::new());
+    let with = q.scaled_dot_product_attention(&q, &q, Sdpa::new().dropout(&drop));
+    assert_eq!(with.to_vec(), plain.to_vec(), "plain tensors");
+    let composed = q.scaled_dot_product_attention(&q, &q, Sdpa::new().composed());
+    assert_ne!(
+        composed.to_vec(),
+        plain.to_vec(),
+        "the paths round differently"
+    );
+    let traced = Traced::constant(q.clone());
+    let trained = traced.scaled_dot_product_attention(&traced, &traced, Sdpa::new().dropout(&drop));
+    assert_ne!(trained.value().to_vec(), plain.to_vec(), "training drops");
+    drop.eval();
+    let evaluated =
+        traced.scaled_dot_product_attention(&traced, &traced, Sdpa::new().dropout(&drop));
+    assert_eq!(
+        evaluated.value().to_vec(),
+        plain.to_vec(),
+        "evaluation mode"
+    );
+}
