@@ -136,7 +136,7 @@ fn fused_nan_stays_local() {
 fn dropout_that_does_not_drop_keeps_the_fused_path() {
     use typed_tensor::nn::{Dropout, Parameters};
     let q: Tensor<f32, Rank4<1, 2, 8, E>, Cpu> = random(11);
-    let mut drop = Dropout::new(0.5, 3);
+    let drop = Dropout::new(0.5, 3);
     let plain = q.scaled_dot_product_attention(&q, &q, Sdpa::new());
     let with = q.scaled_dot_product_attention(&q, &q, Sdpa::new().dropout(&drop));
     assert_eq!(with.to_vec(), plain.to_vec(), "plain tensors");
