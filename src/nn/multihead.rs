@@ -549,18 +549,27 @@ impl<
         } else {
             options
         };
-        let weights = match &mask {
-            Some(mask) => q.attention_weights(&k, options.additive_mask(mask)),
-            None => q.attention_weights(&k, options),
+        // (B, HEADS, L, HEAD_DIM); without weights to return, through scaled_dot_product_attention, which takes
+        // the fused path where it applies (no mask but causal).
+        let (heads, weights) = match (&mask, masks.need_weights) {
+            (Some(mask), true) => {
+                let weights = q.attention_weights(&k, options.additive_mask(mask));
+                (weights.matmul(&v), Some(weights))
+            }
+            (None, true) => {
+                let weights = q.attention_weights(&k, options);
+                (weights.matmul(&v), Some(weights))
+            }
+            (Some(mask), false) => (
+                q.scaled_dot_product_attention(&k, &v, options.additive_mask(mask)),
+                None,
+            ),
+            (None, false) => (q.scaled_dot_product_attention(&k, &v, options), None),
         };
-        let heads = weights.matmul(&v); // (B, HEADS, L, HEAD_DIM)
         let joined = heads
             .transpose::<Axis<1>, Axis<2>>()
             .reshape_with_shape((b, l, Const::<E>));
-        (
-            self.out_proj.forward(joined),
-            masks.need_weights.then_some(weights),
-        )
+        (self.out_proj.forward(joined), weights)
     }
 }
 
