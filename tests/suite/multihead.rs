@@ -200,6 +200,26 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         tol::<T>(),
     );
 
+    // Causal alone, with and without the weights: the heads come through scaled_dot_product_attention without
+    // them (the fused path on the Cpu in f32), through the weights with them; both are the loop's.
+    let (want, _) = naive(
+        (&inputs.0, &inputs.1, &inputs.2),
+        &params.0,
+        &params.1,
+        &params.2,
+        &params.3,
+        |_, l, s| s > l,
+        |_, _| 0.0,
+    );
+    for need in [false, true] {
+        let masks = MhaMasks::new().causal();
+        let masks = if need { masks.need_weights() } else { masks };
+        let (out, weights) = attn.attend(q.clone(), k.clone(), v.clone(), masks);
+        assert_eq!(weights.is_some(), need);
+        let what = format!("mha output, causal only, weights {need}");
+        assert_within(&what, &out.to_vec(), &want, tol::<T>());
+    }
+
     // Traced: the same values.
     let masks = MhaMasks::new()
         .key_padding_mask(&padding)
