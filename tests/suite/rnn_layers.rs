@@ -280,3 +280,59 @@ fn runtime_batch() {
     assert_eq!(h.to_vec(), want_h.to_vec());
     assert_eq!(h.dims().to_vec(), [1, 1, B, H]);
 }
+
+/// Dropout between layers (PyTorch's `dropout`): in training a 2-layer stack is its second layer over the first's
+/// output through a `Dropout` of the same probability and seed (the last layer's output is not dropped); plain
+/// tensors, evaluation mode and `p = 0` are the stack without dropout.
+#[test]
+fn dropout_between_layers() {
+    // Input width = hidden width, so the upper layer's weights fit a first layer's.
+    let stack = Recurrent::<f64, GruKind, H, H, 2, Cpu>::new(4).with_dropout(0.4, 9);
+    let (first, second) = (
+        Recurrent::<f64, GruKind, H, H, 1, Cpu>::new(0),
+        Recurrent::<f64, GruKind, H, H, 1, Cpu>::new(0),
+    );
+    first.first[0]
+        .weight_ih
+        .set(stack.first[0].weight_ih.value());
+    first.first[0]
+        .weight_hh
+        .set(stack.first[0].weight_hh.value());
+    first.first[0].bias_ih.set(stack.first[0].bias_ih.value());
+    first.first[0].bias_hh.set(stack.first[0].bias_hh.value());
+    let upper = &stack.upper[0][0];
+    second.first[0]
+        .weight_ih
+        .set(upper.weight_ih.value().reshape());
+    second.first[0].weight_hh.set(upper.weight_hh.value());
+    second.first[0].bias_ih.set(upper.bias_ih.value());
+    second.first[0].bias_hh.set(upper.bias_hh.value());
+    let x: Tensor<f64, Rank3<B, L, H>, Cpu> = random(5);
+
+    let (trained, _) = stack.forward(Traced::constant(x.clone()));
+    let dropout = typed_tensor::nn::Dropout::new(0.4, 9);
+    let (between, _) = first.forward(Traced::constant(x.clone()));
+    let between: Traced<f64, Rank3<B, L, H>, Cpu> = between.reshape();
+    let (want, _) = second.forward(dropout.forward(between));
+    assert_within(
+        "2 layers with dropout between",
+        &trained.value().to_vec(),
+        &f(want.value()),
+        1e-12,
+    );
+
+    let (plain, _) = stack.forward(x.clone());
+    let (unchanged, _) = Recurrent::<f64, GruKind, H, H, 2, Cpu>::new(4).forward(x.clone());
+    assert_eq!(plain.to_vec(), unchanged.to_vec(), "plain tensors");
+    assert_ne!(trained.value().to_vec(), plain.to_vec(), "training drops");
+    stack.eval();
+    let (evaluated, _) = stack.forward(Traced::constant(x.clone()));
+    assert_eq!(
+        evaluated.value().to_vec(),
+        plain.to_vec(),
+        "evaluation mode"
+    );
+    let none = Recurrent::<f64, GruKind, H, H, 2, Cpu>::new(4).with_dropout(0.0, 9);
+    let (kept, _) = none.forward(Traced::constant(x));
+    assert_eq!(kept.value().to_vec(), plain.to_vec(), "p = 0");
+}

@@ -227,7 +227,13 @@ impl<
             }
             let y =
                 Value::stack_directions::<Axis<2>, _>(&outputs, (b, Const::<L>, dirs, Const::<H>));
-            input = y.reshape_with_shape((b, Const::<L>, dirs.size() * H));
+            let next = y.reshape_with_shape((b, Const::<L>, dirs.size() * H));
+            // Dropout between layers, as PyTorch's `dropout`.
+            input = if layer + 1 < LAYERS {
+                self.dropout.forward(next)
+            } else {
+                next
+            };
             output = Some(y);
             let finals = |parts: &[Value<T, (B, Const<H>), D>]| {
                 Value::stack_directions::<Axis<0>, _>(parts, (dirs, b, Const::<H>))

@@ -13,7 +13,7 @@ pub use weights::RecurrentWeights;
 
 use crate::dtype::FloatDType;
 use crate::nn::recurrent::CellType;
-use crate::nn::{BiasKind, Module, WithBias};
+use crate::nn::{BiasKind, Dropout, Module, WithBias};
 use crate::ops::Device;
 use crate::shape::size_check::{self, n, t};
 use crate::shape::{Const, ConstDim, Dim};
@@ -115,8 +115,8 @@ type UpperLayer<T, K, const H: usize, D, Dir, B> = RecurrentWeights<
 /// Parameters under PyTorch's names and file shapes: `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
 /// `bias_hh_l{k}`, with `_reverse` for the backward direction. The input products of every step are one matmul
 /// per layer and direction; on the `Cpu` each layer's recurrence in each direction is then one fused op (a
-/// product and one pass of the cell per step, [`RnnArgs::composed`] for the step-by-step composition). Not here
-/// yet: runtime-length sequences, LSTM's `proj_size`, dropout between layers.
+/// product and one pass of the cell per step, [`RnnArgs::composed`] for the step-by-step composition). Dropout
+/// between layers: [`Self::with_dropout`]. Not here yet: runtime-length sequences, LSTM's `proj_size`.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
@@ -143,6 +143,8 @@ pub struct Recurrent<
     pub first: Vec<FirstLayer<T, K, I, H, D, B>>,
     /// The layers above it (`LAYERS - 1`), one set of weights per direction each.
     pub upper: Vec<UpperLayers<T, K, H, D, Dir, B>>,
+    /// Dropout on every layer's output but the last's while training (PyTorch's `dropout`; 0 by default).
+    pub dropout: Dropout,
     kind: PhantomData<(K, Dir)>,
 }
 
@@ -231,7 +233,30 @@ impl<
                         .collect()
                 })
                 .collect(),
+            dropout: Dropout::new(0.0, seed.unwrap_or(0)),
             kind: PhantomData,
+        }
+    }
+
+    /// This stack with dropout of probability `p` on every layer's output but the last's while training
+    /// (PyTorch's `dropout` argument), masks from `seed`; traced values only, as [`Dropout`] does, and off in
+    /// evaluation mode.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{Module, Parameters, GRU};
+    /// let gru = GRU::<f32, 3, 4, 2, Cpu>::new(0).with_dropout(0.5, 1);
+    /// let x = Tensor::<f32, Rank3<2, 5, 3>, Cpu>::randn(2);
+    /// let (trained, _) = gru.forward(Traced::constant(x.clone()));
+    /// let (inferred, _) = gru.forward(x.clone()); // plain tensors are never dropped
+    /// assert_ne!(trained.value().to_vec(), inferred.to_vec());
+    /// gru.eval();
+    /// assert_eq!(gru.forward(Traced::constant(x)).0.value().to_vec(), inferred.to_vec());
+    /// ```
+    pub fn with_dropout(self, p: f64, seed: u64) -> Self {
+        Recurrent {
+            dropout: Dropout::new(p, seed),
+            ..self
         }
     }
 

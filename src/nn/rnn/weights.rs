@@ -80,6 +80,7 @@ impl<
     > Parameters for Recurrent<T, K, I, H, LAYERS, D, Dir, B>
 {
     fn visit_params<V: ParamVisitor>(&self, prefix: &str, visitor: &mut V) {
+        self.dropout.visit_params(prefix, visitor); // its training flag
         for (d, w) in self.first.iter().enumerate() {
             w.visit(prefix, (0, d == 1), I, visitor);
         }
