@@ -366,7 +366,7 @@ type PerHeads<T, B, L, S, D> = Tensor<T, (B, Const<1>, L, S), D>;
 impl<T: FloatDType, K: KeysOf, D: Device> MhaMasks<'_, T, K, D> {
     /// `Error::AxisSize` naming the mask whose runtime-sized dims differ from the batch `b`, the queries' length
     /// `l` or the keys' length `s`.
-    fn check(&self, b: usize, l: usize, s: usize) -> crate::Result<()> {
+    pub(crate) fn check(&self, b: usize, l: usize, s: usize) -> crate::Result<()> {
         if let Some(mask) = &self.key_padding {
             mask.check("MultiheadAttention key_padding_mask", [b, s])?;
         }

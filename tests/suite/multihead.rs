@@ -10,8 +10,8 @@ use typed_tensor::io::{from_bytes, to_bytes, TensorFile};
 #[cfg(feature = "safetensors")]
 use typed_tensor::nn::NoBias;
 use typed_tensor::nn::{
-    MhaMasks, Module, MultiheadAttention, Parameters, TransformerConfig, TransformerEncoder,
-    TransformerEncoderLayer,
+    MhaMasks, Module, MultiheadAttention, Parameters, TransformerConfig, TransformerDecoder,
+    TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 };
 use typed_tensor::prelude::*;
 
@@ -459,4 +459,73 @@ fn empty_and_empty_but_huge_batches() {
         (vec![0, 4, 2, 3], vec![2, 2, 0, 3])
     );
     assert_eq!(c.unwrap().dims().to_vec(), [2, 2, 0, 3]);
+}
+
+/// The transformer layers' and stacks' `try_` forms: a key padding mask of another batch, an attention mask of
+/// another length, and memory of another batch than the target's are named errors; the plain forms panic with
+/// the mask's message; good masks give what the plain form gives.
+#[test]
+fn transformer_try_forms() {
+    type Enc = TransformerEncoderLayer<f64, E, HEADS, HD, 8, Cpu>;
+    type Dec = TransformerDecoderLayer<f64, E, HEADS, HD, 8, Cpu>;
+    let config = TransformerConfig {
+        dropout: 0.0,
+        ..TransformerConfig::default()
+    };
+    let (enc, dec) = (Enc::new(1, config), Dec::new(2, config));
+    let encoder: TransformerEncoder<Enc, 2> =
+        TransformerEncoder::new(|i| Enc::new(i as u64, config));
+    let decoder: TransformerDecoder<Dec, 2> =
+        TransformerDecoder::new(|i| Dec::new(i as u64, config));
+    let x = random::<f64, Rank3<N, L, E>, Cpu>(1).reshape_with_shape((N, Const::<L>, Const::<E>));
+    let memory =
+        random::<f64, Rank3<N, S, E>, Cpu>(2).reshape_with_shape((N, Const::<S>, Const::<E>));
+    let wrong_batch = Tensor::<u8, (usize, Const<L>), Cpu>::zeros_with_shape((N + 1, Const));
+    let padding = Tensor::<u8, (usize, Const<L>), Cpu>::zeros_with_shape((N, Const));
+    let bad = || MhaMasks::new().key_padding_mask(&wrong_batch);
+    let good = || MhaMasks::new().key_padding_mask(&padding).causal();
+    let want = "MultiheadAttention key_padding_mask: axis 0 has size 3, expected 2";
+
+    let err = enc.try_forward_masked(x.clone(), bad()).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    assert_eq!(panic_message(|| enc.forward_masked(x.clone(), bad())), want);
+    let err = encoder.try_forward_masked(x.clone(), bad()).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    let ok = encoder.try_forward_masked(x.clone(), good()).unwrap();
+    assert_eq!(
+        ok.to_vec(),
+        encoder.forward_masked(x.clone(), good()).to_vec()
+    );
+
+    let err = dec
+        .try_forward_masked(x.clone(), memory.clone(), bad(), MhaMasks::new())
+        .unwrap_err();
+    assert_eq!(err.to_string(), want);
+    let short = Tensor::<u8, (usize, Const<S>), Cpu>::zeros_with_shape((L - 1, Const));
+    let err = decoder
+        .try_forward_masked(
+            x.clone(),
+            memory.clone(),
+            MhaMasks::new(),
+            MhaMasks::new().attn_mask(&short),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention attn_mask: axis 0 has size 2, expected 3"
+    );
+    let other =
+        random::<f64, Rank3<1, S, E>, Cpu>(3).reshape_with_shape((1, Const::<S>, Const::<E>));
+    let err = decoder
+        .try_forward_masked(x.clone(), other, MhaMasks::new(), MhaMasks::new())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "TransformerDecoder memory: axis 0 has size 1, expected 2"
+    );
+    let ok = decoder
+        .try_forward_masked(x.clone(), memory.clone(), good(), MhaMasks::new())
+        .unwrap();
+    let plain = decoder.forward_masked(x, memory, good(), MhaMasks::new());
+    assert_eq!(ok.to_vec(), plain.to_vec());
 }

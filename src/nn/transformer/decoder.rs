@@ -108,6 +108,39 @@ impl<
     {
         self.forward((tgt, memory, tgt_masks, memory_masks))
     }
+
+    /// [`Self::forward_masked`], returning `Error::AxisSize` when a mask's runtime-sized dims differ from the
+    /// batch's, the target's or the memory's length, or the memory's batch from the target's, rather than
+    /// panicking.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{MhaMasks, TransformerConfig, TransformerDecoderLayer};
+    /// let layer = TransformerDecoderLayer::<f32, 8, 2, 4, 16, Cpu>::new(0, TransformerConfig::default());
+    /// let tgt = Tensor::<f32, (usize, Const<3>, Const<8>), Cpu>::zeros_with_shape((2, Const, Const));
+    /// let memory = Tensor::<f32, (usize, Const<5>, Const<8>), Cpu>::zeros_with_shape((3, Const, Const));
+    /// let err = layer.try_forward_masked(tgt, memory, MhaMasks::new(), MhaMasks::new()).unwrap_err();
+    /// assert_eq!(err.to_string(), "TransformerDecoderLayer memory: axis 0 has size 3, expected 2");
+    /// ```
+    pub fn try_forward_masked<'m, X: KeysOf, M: KeysOf>(
+        &self,
+        tgt: X,
+        memory: M,
+        tgt_masks: MhaMasks<'m, T, X, D>,
+        memory_masks: MhaMasks<'m, T, M, D>,
+    ) -> crate::Result<X>
+    where
+        Self: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>,
+    {
+        super::check_masks("TransformerDecoderLayer", &tgt, &tgt, &tgt_masks)?;
+        super::check_masks(
+            "TransformerDecoderLayer memory",
+            &tgt,
+            &memory,
+            &memory_masks,
+        )?;
+        Ok(self.forward((tgt, memory, tgt_masks, memory_masks)))
+    }
 }
 
 #[layer]
@@ -239,6 +272,25 @@ impl<Layer, const N: usize, Norm> TransformerDecoder<Layer, N, Norm> {
             layer.forward((x, memory.clone(), tgt_masks, memory_masks))
         });
         self.norm.forward(x)
+    }
+
+    /// [`Self::forward_masked`], returning `Error::AxisSize` when a mask's runtime-sized dims differ from the
+    /// batch's, the target's or the memory's length, or the memory's batch from the target's, rather than
+    /// panicking (see [`TransformerDecoderLayer::try_forward_masked`]).
+    pub fn try_forward_masked<'m, T: FloatDType, D: Device, X: KeysOf, M: KeysOf + Clone>(
+        &self,
+        tgt: X,
+        memory: M,
+        tgt_masks: MhaMasks<'m, T, X, D>,
+        memory_masks: MhaMasks<'m, T, M, D>,
+    ) -> crate::Result<X>
+    where
+        Layer: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>,
+        Norm: Module<X, Output = X>,
+    {
+        super::check_masks("TransformerDecoder", &tgt, &tgt, &tgt_masks)?;
+        super::check_masks("TransformerDecoder memory", &tgt, &memory, &memory_masks)?;
+        Ok(self.forward_masked(tgt, memory, tgt_masks, memory_masks))
     }
 }
 

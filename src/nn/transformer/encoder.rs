@@ -103,6 +103,30 @@ impl<
     {
         self.forward((x, masks))
     }
+
+    /// [`Self::forward_masked`], returning `Error::AxisSize` (naming the mask, the axis and both sizes) when a
+    /// mask's runtime-sized dims differ from the batch's or the sequence's, rather than panicking.
+    ///
+    /// ```
+    /// use typed_tensor::prelude::*;
+    /// use typed_tensor::nn::{MhaMasks, TransformerConfig, TransformerEncoderLayer};
+    /// let layer = TransformerEncoderLayer::<f32, 8, 2, 4, 16, Cpu>::new(0, TransformerConfig::default());
+    /// let x = Tensor::<f32, (usize, Const<3>, Const<8>), Cpu>::zeros_with_shape((2, Const, Const));
+    /// let padding = Tensor::<u8, (usize, Const<3>), Cpu>::zeros_with_shape((1, Const)); // one sample's, not two
+    /// let err = layer.try_forward_masked(x, MhaMasks::new().key_padding_mask(&padding)).unwrap_err();
+    /// assert_eq!(err.to_string(), "MultiheadAttention key_padding_mask: axis 0 has size 1, expected 2");
+    /// ```
+    pub fn try_forward_masked<'m, X: KeysOf>(
+        &self,
+        x: X,
+        masks: MhaMasks<'m, T, X, D>,
+    ) -> crate::Result<X>
+    where
+        Self: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
+    {
+        super::check_masks("TransformerEncoderLayer", &x, &x, &masks)?;
+        Ok(self.forward((x, masks)))
+    }
 }
 
 #[layer]
@@ -217,6 +241,22 @@ impl<Layer, const N: usize, Norm> TransformerEncoder<Layer, N, Norm> {
             .iter()
             .fold(x, |x, layer| layer.forward((x, masks)));
         self.norm.forward(x)
+    }
+
+    /// [`Self::forward_masked`], returning `Error::AxisSize` when a mask's runtime-sized dims differ from the
+    /// batch's or the sequence's, rather than panicking (see
+    /// [`TransformerEncoderLayer::try_forward_masked`]).
+    pub fn try_forward_masked<'m, T: FloatDType, D: Device, X: KeysOf>(
+        &self,
+        x: X,
+        masks: MhaMasks<'m, T, X, D>,
+    ) -> crate::Result<X>
+    where
+        Layer: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
+        Norm: Module<X, Output = X>,
+    {
+        super::check_masks("TransformerEncoder", &x, &x, &masks)?;
+        Ok(self.forward_masked(x, masks))
     }
 }
 

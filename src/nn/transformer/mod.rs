@@ -9,7 +9,7 @@ mod encoder;
 pub use decoder::{TransformerDecoder, TransformerDecoderLayer};
 pub use encoder::{TransformerEncoder, TransformerEncoderLayer};
 
-use super::{layer, BiasKind, Dropout, Linear, Module, Parameters, WithBias};
+use super::{layer, BiasKind, Dropout, KeysOf, Linear, MhaMasks, Module, Parameters, WithBias};
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::{Const, Dim};
@@ -119,4 +119,25 @@ fn residual<X: Clone + Add<X, Output = X>, N: Module<X, Output = X>>(
 /// Seeds for a layer's parts from the layer's `seed`.
 fn seeds(seed: u64) -> impl Fn(u64) -> u64 {
     move |i| seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i)
+}
+
+/// The check of the `try_` forms: `Error::AxisSize` naming the mask whose runtime-sized dims differ from the
+/// queries' batch and length or the keys' length (`layer` names the layer and which attention), and, for
+/// cross-attention, keys of another batch than the queries'.
+pub(crate) fn check_masks<T: FloatDType, X: KeysOf, K: KeysOf, D: Device>(
+    layer: &'static str,
+    queries: &X,
+    keys: &K,
+    masks: &MhaMasks<'_, T, K, D>,
+) -> crate::Result<()> {
+    let ((b, l), (kb, s)) = (queries.batch_and_len(), keys.batch_and_len());
+    if kb != b {
+        return Err(crate::Error::AxisSize {
+            op: layer,
+            axis: 0,
+            expected: b,
+            found: kb,
+        });
+    }
+    masks.check(b, l, s)
 }
