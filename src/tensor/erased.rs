@@ -135,6 +135,13 @@ impl<T: WithDType, S: Shape, D: Device> Tensor<T, S, D> {
         Tensor::from_view(padded_shape(layout.dims()), layout, &self.storage)
     }
 
+    /// A padded value of rank `rank` with a size-1 axis inserted at `axis` (of the rank `rank + 1` form), padded
+    /// again: the gradient of one piece of `unbind` in its source's form, a view.
+    pub(crate) fn unsqueeze_padded(&self, rank: usize, axis: usize) -> Grad<T, D> {
+        let layout = unpad_layout(&self.layout(), rank).unsqueeze(axis);
+        Grad::over(&self.storage, &layout)
+    }
+
     /// The same elements (row-major) under `shape`, which has as many; copies only a strided view.
     pub(crate) fn relabel<S2: Shape>(&self, shape: S2) -> Tensor<T, S2, D> {
         debug_assert_eq!(shape.numel(), self.numel());

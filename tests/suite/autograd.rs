@@ -607,6 +607,17 @@ fn joins_casts_and_norms<D: AutogradDevice>() {
             Traced::constant(c.clone()),
         ]))
     });
+    check("stack_slice", &x, || {
+        let t = x.trace();
+        let parts = [t.clone(), t.sqr(), Traced::constant(c.clone())];
+        let stacked = Traced::stack_slice::<Axis<1>>(&parts); // (3, usize, 4)
+        weighted(stacked.reshape_with_shape((Const::<3>, Const::<3>, Const::<4>)))
+    });
+    check("unbind", &x, || {
+        // Column 0 times column 3, column 1 squared, column 2 never read.
+        let columns = x.trace().unbind::<Axis<1>>();
+        weighted(columns[0].clone() * &columns[3] + &columns[1].sqr())
+    });
     // Through f32 and back: the gradient converts at both ends (f32 rounding limits the agreement).
     let worst = check_gradient(&x, 1e-3, || {
         weighted(x.trace().to_dtype::<f32>().exp().to_dtype::<f64>())

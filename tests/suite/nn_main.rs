@@ -39,3 +39,4 @@ mod rnn_layers;
 mod robustness;
 mod tensor;
 mod train_digits;
+mod unbind;

@@ -14,6 +14,8 @@ mod sizes;
 mod tensor;
 #[cfg(feature = "std")] // autograd
 mod traced;
+#[cfg(feature = "alloc")] // its pieces are a Vec
+mod unbind;
 
 #[cfg(feature = "std")]
 pub use concat::TracedCatParts;
