@@ -336,3 +336,58 @@ fn dropout_between_layers() {
     let (kept, _) = none.forward(Traced::constant(x));
     assert_eq!(kept.value().to_vec(), plain.to_vec(), "p = 0");
 }
+
+/// A runtime sequence length (`(B, usize, I)`) runs as the static one does, on both paths, traced too; an empty
+/// sequence gives an empty output and the initial states; a length past the runtime sequence is a named error.
+#[test]
+fn runtime_length() {
+    let model = Recurrent::<f64, LstmKind, I, H, 2, Cpu, Bidirectional>::new(6);
+    let x: Tensor<f64, Rank3<B, L, I>, Cpu> = random(7);
+    let h0: Tensor<f64, Rank4<2, 2, B, H>, Cpu> = random(8);
+    let lengths = Tensor::<u32, Rank1<B>, Cpu>::from_array([4, 1, 3]);
+    let args = || RnnArgs::new().initial(&h0).lengths(&lengths);
+    let (want, (want_h, want_c)) = model.run(x.clone(), args());
+    let x_rt = x.reshape_with_shape((Const::<B>, L, Const::<I>));
+    for composed in [false, true] {
+        let args = if composed { args().composed() } else { args() };
+        let (got, (h, c)) = model.run(x_rt.clone(), args);
+        let what = format!("composed {composed}");
+        assert_eq!(got.dims().to_vec(), [B, L, 2, H], "{what}");
+        assert_within(&what, &got.to_vec(), &f(&want), 1e-12);
+        assert_within(&what, &h.to_vec(), &f(&want_h), 1e-12);
+        assert_within(
+            &what,
+            &c.unwrap().to_vec(),
+            &f(want_c.as_ref().unwrap()),
+            1e-12,
+        );
+    }
+    let h0_traced = Traced::constant(h0.clone());
+    let traced_args = RnnArgs::new().initial(&h0_traced).lengths(&lengths);
+    let (traced, _) = model.run(Traced::constant(x_rt.clone()), traced_args);
+    assert_within("traced", &traced.value().to_vec(), &f(&want), 1e-12);
+
+    let empty =
+        Tensor::<f64, (Const<B>, usize, Const<I>), Cpu>::zeros_with_shape((Const, 0, Const));
+    let none = Tensor::<u32, Rank1<B>, Cpu>::zeros();
+    for composed in [false, true] {
+        let args = RnnArgs::new().initial(&h0).lengths(&none);
+        let args = if composed { args.composed() } else { args };
+        let (y, (h, _)) = model.run(empty.clone(), args);
+        assert_eq!(y.dims().to_vec(), [B, 0, 2, H]);
+        assert_eq!(
+            h.to_vec(),
+            h0.to_vec(),
+            "the initial states, composed {composed}"
+        );
+    }
+    let short =
+        Tensor::<f64, (Const<B>, usize, Const<I>), Cpu>::zeros_with_shape((Const, 2, Const));
+    let err = model
+        .try_run(short, RnnArgs::new().lengths(&lengths))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "LSTM: takes 4 elements along axis 1, which has 2"
+    );
+}

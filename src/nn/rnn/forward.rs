@@ -46,8 +46,8 @@ fn padded_steps<B: Dim, const H: usize, D: Device>(
 }
 
 #[layer]
-impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Device>
-    Value<T, (B, Const<L>, G, Const<H>), D>
+impl<T: FloatDType, B: Dim, L: Dim, G: ConstDim, const H: usize, D: Device>
+    Value<T, (B, L, G, Const<H>), D>
 {
     /// One layer in one direction: from the input products of every step (`self`, `x W_ih^T`), the input bias
     /// `(G, H)`, the hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell` over the
@@ -66,7 +66,7 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
         lengths: Option<&Tensor<u32, (B,), D>>,
         (reverse, cell, composed): (bool, CellType, bool),
     ) -> (
-        Value<T, (B, Const<L>, Const<H>), D>,
+        Value<T, (B, L, Const<H>), D>,
         (Value<T, (B, Const<H>), D>, Value<T, (B, Const<H>), D>),
     ) {
         if !composed
@@ -79,15 +79,19 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
             Some(bias) => self + bias,
             None => self.clone(),
         };
-        let b = self.shape().0;
-        let padded = lengths.map(|len| padded_steps(len, L));
+        let (b, l) = (self.shape().0, self.shape().1);
+        let padded = lengths.map(|len| padded_steps(len, l.size()));
         let (mut h, mut c) = (h0, c0);
         // One piece per step: their gradients are joined once, not each embedded in the whole.
-        let inputs = gates.split_unchecked::<Axis<1>, 1, L>();
-        let mut steps: Vec<Value<T, (B, Const<H>), D>> = Vec::with_capacity(L);
-        for step in 0..L {
-            let t = if reverse { L - 1 - step } else { step };
-            let x = inputs[t].reshape_with_shape((b, G::default(), Const::<H>));
+        let inputs = gates.unbind::<Axis<1>>();
+        let mut steps: Vec<Value<T, (B, Const<H>), D>> = Vec::with_capacity(inputs.len());
+        for step in 0..inputs.len() {
+            let t = if reverse {
+                inputs.len() - 1 - step
+            } else {
+                step
+            };
+            let x = &inputs[t];
             let hidden = h
                 .matmul(&w_hh.t())
                 .reshape_with_shape((b, G::default(), Const::<H>));
@@ -95,7 +99,7 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
                 Some(bias) => hidden + bias,
                 None => hidden,
             };
-            let (h2, c2) = x.cell_step(hidden, &h, &c, cell);
+            let (h2, c2) = x.clone().cell_step(hidden, &h, &c, cell);
             match &padded {
                 // Select, not blend: a padded step's values (NaN from padding included) never reach the state.
                 Some(padded) => {
@@ -113,11 +117,15 @@ impl<T: FloatDType, B: Dim, const L: usize, G: ConstDim, const H: usize, D: Devi
         if reverse {
             steps.reverse();
         }
-        let steps: [Value<T, (B, Const<H>), D>; L] = match steps.try_into() {
-            Ok(steps) => steps,
-            Err(_) => unreachable!("one output per step"),
-        };
-        (Value::stack::<Axis<1>, L>(&steps), (h, c))
+        if steps.is_empty() {
+            // No steps: an empty output and the initial state.
+            return (
+                Value::from_constant(Tensor::zeros_with_shape((b, l, Const))),
+                (h, c),
+            );
+        }
+        let steps = Value::stack_slice::<Axis<1>>(&steps).reshape_with_shape((b, l, Const::<H>));
+        (steps, (h, c))
     }
 }
 
@@ -149,16 +157,16 @@ impl<
         Dir: Directions,
         Bk: BiasKind,
         B: Dim,
-        const L: usize,
+        L: Dim,
     >
     Module<(
-        Value<T, (B, Const<L>, Const<I>), D>,
+        Value<T, (B, L, Const<I>), D>,
         RnnArgs<'a, Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>, Tensor<u32, (B,), D>>,
     )> for Recurrent<T, K, I, H, LAYERS, D, Dir, Bk>
 {
     #[allow(clippy::type_complexity)]
     type Output = (
-        Value<T, (B, Const<L>, Dir::Count, Const<H>), D>,
+        Value<T, (B, L, Dir::Count, Const<H>), D>,
         (
             Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
             Option<Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>>,
@@ -169,7 +177,7 @@ impl<
     fn forward(
         &self,
         (x, args): (
-            Value<T, (B, Const<L>, Const<I>), D>,
+            Value<T, (B, L, Const<I>), D>,
             RnnArgs<
                 'a,
                 Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
@@ -177,11 +185,11 @@ impl<
             >,
         ),
     ) -> Self::Output {
-        let b = x.shape().0;
+        let (b, l) = (x.shape().0, x.shape().1);
         let dirs = Dir::Count::default();
         let rows = K::Gates::SIZE * H;
         if let Some(lengths) = args.lengths {
-            crate::tensor::or_panic(check_lengths(K::NAME, lengths, L));
+            crate::tensor::or_panic(check_lengths(K::NAME, lengths, l.size()));
         }
         // Layer `layer`'s initial state in direction `d`: given, or zeros.
         let initial = |s: Option<&Value<T, _, D>>, layer: usize, d: usize| match s {
@@ -189,7 +197,7 @@ impl<
             None => Value::from_constant(Tensor::zeros_with_shape((b, Const::<H>))),
         };
         // Each layer's input as `(B, L, width)`, the width at run time (I, then DIRS·H).
-        let mut input: Value<T, (B, Const<L>, usize), D> = x.reshape_with_shape((b, Const::<L>, I));
+        let mut input: Value<T, (B, L, usize), D> = x.reshape_with_shape((b, l, I));
         let mut output = None;
         let finals: [_; LAYERS] = core::array::from_fn(|layer| {
             let mut outputs = Vec::new();
@@ -208,7 +216,7 @@ impl<
                 // The input products of every step: one matmul.
                 let gates = input.matmul(&w_ih.t()).reshape_with_shape((
                     b,
-                    Const::<L>,
+                    l,
                     K::Gates::default(),
                     Const::<H>,
                 ));
@@ -225,9 +233,8 @@ impl<
                 hs.push(h);
                 cs.push(c);
             }
-            let y =
-                Value::stack_directions::<Axis<2>, _>(&outputs, (b, Const::<L>, dirs, Const::<H>));
-            let next = y.reshape_with_shape((b, Const::<L>, dirs.size() * H));
+            let y = Value::stack_directions::<Axis<2>, _>(&outputs, (b, l, dirs, Const::<H>));
+            let next = y.reshape_with_shape((b, l, dirs.size() * H));
             // Dropout between layers, as PyTorch's `dropout`.
             input = if layer + 1 < LAYERS {
                 self.dropout.forward(next)
@@ -261,19 +268,19 @@ impl<
         Dir: Directions,
         Bk: BiasKind,
         B: Dim,
-        const L: usize,
-    > Module<Value<T, (B, Const<L>, Const<I>), D>> for Recurrent<T, K, I, H, LAYERS, D, Dir, Bk>
+        L: Dim,
+    > Module<Value<T, (B, L, Const<I>), D>> for Recurrent<T, K, I, H, LAYERS, D, Dir, Bk>
 {
     #[allow(clippy::type_complexity)]
     type Output = (
-        Value<T, (B, Const<L>, Dir::Count, Const<H>), D>,
+        Value<T, (B, L, Dir::Count, Const<H>), D>,
         (
             Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>,
             Option<Value<T, (Const<LAYERS>, Dir::Count, B, Const<H>), D>>,
         ),
     );
     #[track_caller]
-    fn forward(&self, x: Value<T, (B, Const<L>, Const<I>), D>) -> Self::Output {
+    fn forward(&self, x: Value<T, (B, L, Const<I>), D>) -> Self::Output {
         self.run(x, RnnArgs::new())
     }
 }

@@ -43,23 +43,24 @@ fn eligible<D: Device>(
 
 /// The layer's outputs as views of the op's result: every step's `h` `(L, B, H)` (time-major), the final `h` and `c`.
 #[allow(clippy::type_complexity)]
-fn views<T: FloatDType, B: Dim, const L: usize, const H: usize, D: Device>(
+fn views<T: FloatDType, B: Dim, L: Dim, const H: usize, D: Device>(
     whole: &Whole<T, B, H, D>,
+    l: L,
 ) -> (
-    Tensor<T, (Const<L>, B, Const<H>), D>,
+    Tensor<T, (L, B, Const<H>), D>,
     State<T, B, H, D>,
     State<T, B, H, D>,
 ) {
     let (layout, b) = (whole.layout(), whole.shape().1);
-    let steps = or_panic(layout.narrow("recurrence", 0, 0, L));
+    let steps = or_panic(layout.narrow("recurrence", 0, 0, l.size()));
     let last = |at: usize| {
         let layout = or_panic(layout.select("recurrence", 0, at));
         Tensor::from_view((b, Const::<H>), layout, whole.storage())
     };
     (
-        Tensor::from_view((Const::<L>, b, Const::<H>), steps, whole.storage()),
-        last(L),
-        last(L + 1),
+        Tensor::from_view((l, b, Const::<H>), steps, whole.storage()),
+        last(l.size()),
+        last(l.size() + 1),
     )
 }
 
@@ -123,8 +124,8 @@ fn run<T: FloatDType, B: Dim, const H: usize, D: Device>(
     Some((whole, tape))
 }
 
-impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
-    Tensor<T, (B, Const<L>, G, Const<H>), D>
+impl<T: FloatDType, B: Dim, L: Dim, G: Dim, const H: usize, D: Device>
+    Tensor<T, (B, L, G, Const<H>), D>
 {
     /// One layer's recurrence in one direction by the fused path, when it applies: from these input products
     /// `x W_ih^T` `(B, L, G, H)`, `b_ih`, `W_hh` `(G·H, H)`, `b_hh`, the initial state and the lengths, every
@@ -141,11 +142,11 @@ impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
         lengths: Option<&Tensor<u32, (B,), D>>,
         (reverse, cell): (bool, CellType),
     ) -> Option<(
-        Tensor<T, (B, Const<L>, Const<H>), D>,
+        Tensor<T, (B, L, Const<H>), D>,
         (State<T, B, H, D>, State<T, B, H, D>),
     )> {
-        let b = self.shape().0;
-        let z = eligible::<D>(b.size(), L, H, cell, reverse)?;
+        let (b, l) = (self.shape().0, self.shape().1);
+        let z = eligible::<D>(b.size(), l.size(), H, cell, reverse)?;
         let host = Host {
             gates: host(self),
             w_hh: host(w_hh),
@@ -156,13 +157,13 @@ impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
             lengths: lengths.map(Tensor::to_vec),
         };
         let (whole, _) = run::<T, B, H, D>(&z, &host, b, false)?;
-        let (ys, h, c) = views::<T, B, L, H, D>(&whole);
+        let (ys, h, c) = views::<T, B, L, H, D>(&whole, l);
         Some((ys.transpose::<Axis<0>, Axis<1>>(), (h, c)))
     }
 }
 
-impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
-    Traced<T, (B, Const<L>, G, Const<H>), D>
+impl<T: FloatDType, B: Dim, L: Dim, G: Dim, const H: usize, D: Device>
+    Traced<T, (B, L, G, Const<H>), D>
 {
     /// [`Tensor::fused_recur`] for traced values: one recorded op whose gradient is the fused backward pass.
     #[allow(clippy::type_complexity)]
@@ -177,11 +178,11 @@ impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
         lengths: Option<&Tensor<u32, (B,), D>>,
         (reverse, cell): (bool, CellType),
     ) -> Option<(
-        Traced<T, (B, Const<L>, Const<H>), D>,
+        Traced<T, (B, L, Const<H>), D>,
         (Traced<T, (B, Const<H>), D>, Traced<T, (B, Const<H>), D>),
     )> {
-        let b = self.value.shape().0;
-        let z = eligible::<D>(b.size(), L, H, cell, reverse)?;
+        let (b, l) = (self.value.shape().0, self.value.shape().1);
+        let z = eligible::<D>(b.size(), l.size(), H, cell, reverse)?;
         let host = Host {
             gates: host(&self.value),
             w_hh: host(&w_hh.value),
@@ -192,7 +193,7 @@ impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
             lengths: lengths.map(Tensor::to_vec),
         };
         let (whole, tape) = run::<T, B, H, D>(&z, &host, b, true)?;
-        let (ys, h, c) = views::<T, B, L, H, D>(&whole);
+        let (ys, h, c) = views::<T, B, L, H, D>(&whole, l);
         let no_bias = Slot::none();
         let saved = Saved {
             slots: [
@@ -222,8 +223,8 @@ impl<T: FloatDType, B: Dim, const L: usize, G: Dim, const H: usize, D: Device>
         let axis = MAX_RANK - 3;
         let part = |start: usize| (whole.slot(), whole_dims, axis, start);
         let ys = record_with(ys, &[&whole.node], part(0), part_rule::<T, D>);
-        let h = record_with(h, &[&whole.node], part(L), part_rule::<T, D>);
-        let c = record_with(c, &[&whole.node], part(L + 1), part_rule::<T, D>);
+        let h = record_with(h, &[&whole.node], part(l.size()), part_rule::<T, D>);
+        let c = record_with(c, &[&whole.node], part(l.size() + 1), part_rule::<T, D>);
         Some((ys.transpose::<Axis<0>, Axis<1>>(), (h, c)))
     }
 }

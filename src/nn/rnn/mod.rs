@@ -116,7 +116,8 @@ type UpperLayer<T, K, const H: usize, D, Dir, B> = RecurrentWeights<
 /// `bias_hh_l{k}`, with `_reverse` for the backward direction. The input products of every step are one matmul
 /// per layer and direction; on the `Cpu` each layer's recurrence in each direction is then one fused op (a
 /// product and one pass of the cell per step, [`RnnArgs::composed`] for the step-by-step composition). Dropout
-/// between layers: [`Self::with_dropout`]. Not here yet: runtime-length sequences, LSTM's `proj_size`.
+/// between layers: [`Self::with_dropout`]. The sequence length `L` may be static or a runtime `usize`. Not here
+/// yet: LSTM's `proj_size`.
 ///
 /// ```
 /// use typed_tensor::prelude::*;
