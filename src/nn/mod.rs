@@ -86,7 +86,7 @@ pub use rnn::{
 };
 pub use state::{Buffer, TrainingFlag};
 pub use transformer::{
-    FeedForward, FeedForwardActivation, TransformerConfig, TransformerDecoder,
+    AttentionHeads, FeedForward, FeedForwardActivation, TransformerConfig, TransformerDecoder,
     TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 };
 

@@ -22,8 +22,8 @@ const E: usize = 6;
 const HEADS: usize = 2;
 const HD: usize = 3;
 
-/// PyTorch's `nn.MultiheadAttention` forward as loops: `blocked(b, l, s)` says a key is masked for a query,
-/// `add(l, s)` is the additive mask. Returns the output `(N, L, E)` and the per-head weights `(N, H, L, S)`
+/// PyTorch's `nn.MultiheadAttention` forward as loops: `blocked(b, h, l, s)` says a key is masked for a query of
+/// a head, `add(b, h, l, s)` is the additive mask. Returns the output `(N, L, E)` and the per-head weights `(N, H, L, S)`
 /// (a query with every key blocked: zero weights, so the out-projection's bias alone).
 #[allow(clippy::too_many_arguments)]
 fn naive(
@@ -32,8 +32,8 @@ fn naive(
     b_in: &[f64],
     w_out: &[f64],
     b_out: &[f64],
-    blocked: impl Fn(usize, usize, usize) -> bool,
-    add: impl Fn(usize, usize) -> f64,
+    blocked: impl Fn(usize, usize, usize, usize) -> bool,
+    add: impl Fn(usize, usize, usize, usize) -> f64,
 ) -> (Vec<f64>, Vec<f64>) {
     // x W_i^T + b_i for rows of width E.
     let project = |x: &[f64], rows: usize, i: usize| -> Vec<f64> {
@@ -56,7 +56,7 @@ fn naive(
             for l in 0..L {
                 let scores: Vec<f64> = (0..S)
                     .map(|s| {
-                        if blocked(b, l, s) {
+                        if blocked(b, h, l, s) {
                             return f64::NEG_INFINITY;
                         }
                         let dot: f64 = (0..HD)
@@ -64,7 +64,7 @@ fn naive(
                                 qp[(b * L + l) * E + h * HD + d] * kp[(b * S + s) * E + h * HD + d]
                             })
                             .sum();
-                        dot / (HD as f64).sqrt() + add(l, s)
+                        dot / (HD as f64).sqrt() + add(b, h, l, s)
                     })
                     .collect();
                 let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -146,7 +146,7 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
     );
     let inputs = (f64s(q.to_vec()), f64s(k.to_vec()), f64s(v.to_vec()));
     let pad = [[false; S], [false, true, false, true]];
-    let blocked = |b: usize, l: usize, s: usize| pad[b][s] || (l == 2 && s == 0) || s > l;
+    let blocked = |b: usize, _: usize, l: usize, s: usize| pad[b][s] || (l == 2 && s == 0) || s > l;
     let (want, want_w) = naive(
         (&inputs.0, &inputs.1, &inputs.2),
         &params.0,
@@ -154,7 +154,7 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         &params.2,
         &params.3,
         blocked,
-        |_, _| 0.0,
+        |_, _, _, _| 0.0,
     );
     assert_within(
         "mha output, boolean masks",
@@ -183,7 +183,7 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         .causal();
     let (out, weights) = attn.attend(q.clone(), k.clone(), v.clone(), masks);
     assert!(weights.is_none(), "weights only when asked");
-    let add = |l: usize, s: usize| T::from_f64(bias_values[l * S + s]).to_f64();
+    let add = |_: usize, _: usize, l: usize, s: usize| T::from_f64(bias_values[l * S + s]).to_f64();
     let (want, _) = naive(
         (&inputs.0, &inputs.1, &inputs.2),
         &params.0,
@@ -208,8 +208,8 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         &params.1,
         &params.2,
         &params.3,
-        |_, l, s| s > l,
-        |_, _| 0.0,
+        |_, _, l, s| s > l,
+        |_, _, _, _| 0.0,
     );
     for need in [false, true] {
         let masks = MhaMasks::new().causal();
@@ -219,6 +219,77 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         let what = format!("mha output, causal only, weights {need}");
         assert_within(&what, &out.to_vec(), &want, tol::<T>());
     }
+
+    // Per-head masks (PyTorch's 3-D attn_mask, rows b·HEADS + h). Additive with the key padding: head 0 of
+    // sample 1 gets finite terms, and -inf blocks key 1 for query 1 of head 1 in sample 0; then the boolean form
+    // alone.
+    let at = |b: usize, h: usize, l: usize, s: usize| ((b * HEADS + h) * L + l) * S + s;
+    let mut rows = vec![0u8; N * HEADS * L * S];
+    rows[at(0, 1, 1, 1)] = 1;
+    let head_mask =
+        Tensor::<u8, (usize, usize, Const<S>), D>::from_vec_with_shape((N * HEADS, L, Const), rows)
+            .unwrap();
+    let mut terms: Vec<f64> = (0..N * HEADS * L * S)
+        .map(|i| {
+            if i / (L * S) == HEADS {
+                (i % 7) as f64 * 0.2 - 0.6
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    terms[at(0, 1, 1, 1)] = f64::NEG_INFINITY;
+    let head_add = Tensor::<T, (usize, usize, Const<S>), D>::from_vec_with_shape(
+        (N * HEADS, L, Const),
+        terms.iter().map(|&x| T::from_f64(x)).collect(),
+    )
+    .unwrap();
+    let masks = MhaMasks::new()
+        .key_padding_mask(&padding)
+        .additive_attn_mask_per_head(&head_add)
+        .need_weights();
+    let (out, weights) = attn.attend(q.clone(), k.clone(), v.clone(), masks);
+    let per_head =
+        |b: usize, h: usize, l: usize, s: usize| pad[b][s] || (b, h, l, s) == (0, 1, 1, 1);
+    let term = |b: usize, h: usize, l: usize, s: usize| match (b, h, l, s) {
+        (0, 1, 1, 1) => 0.0, // blocked above
+        _ => T::from_f64(terms[at(b, h, l, s)]).to_f64(),
+    };
+    let (want, want_w) = naive(
+        (&inputs.0, &inputs.1, &inputs.2),
+        &params.0,
+        &params.1,
+        &params.2,
+        &params.3,
+        per_head,
+        term,
+    );
+    assert_within(
+        "mha output, per-head masks",
+        &out.to_vec(),
+        &want,
+        tol::<T>(),
+    );
+    let weights = weights.unwrap().to_vec();
+    assert_within("mha weights, per-head masks", &weights, &want_w, tol::<T>());
+    assert_eq!(weights[at(0, 1, 1, 1)].to_f64(), 0.0); // blocked
+    let masks = MhaMasks::new().attn_mask_per_head(&head_mask);
+    let (out, _) = attn.attend(q.clone(), k.clone(), v.clone(), masks);
+    let (want, _) = naive(
+        (&inputs.0, &inputs.1, &inputs.2),
+        &params.0,
+        &params.1,
+        &params.2,
+        &params.3,
+        |b, h, l, s| (b, h, l, s) == (0, 1, 1, 1),
+        |_, _, _, _| 0.0,
+    );
+    assert_within(
+        "mha output, a per-head mask alone",
+        &out.to_vec(),
+        &want,
+        tol::<T>(),
+    );
 
     // Traced: the same values.
     let masks = MhaMasks::new()
@@ -238,7 +309,7 @@ fn masks_against_the_loop<T: FloatDType, D: AutogradDevice>() {
         &params.2,
         &params.3,
         blocked,
-        |_, _| 0.0,
+        |_, _, _, _| 0.0,
     );
     assert_within(
         "mha output, traced",
@@ -360,6 +431,18 @@ fn runtime_lengths_and_bad_masks() {
         "MultiheadAttention key_padding_mask: axis 0 has size 3, expected 2"
     );
     let message = panic_message(|| attn.attend(q_b, kv_b.clone(), kv_b, masks()));
+    assert_eq!(message, err.to_string());
+    // A per-head mask with the batch's rows rather than batch x heads.
+    let rows = Tensor::<u8, (usize, usize, Const<S>), Cpu>::zeros_with_shape((N, L, Const));
+    let masks = || MhaMasks::new().attn_mask_per_head(&rows);
+    let err = attn
+        .try_attend(q.clone(), kv.clone(), kv.clone(), masks())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention attn_mask: axis 0 has size 2, expected 4"
+    );
+    let message = panic_message(|| attn.attend(q.clone(), kv.clone(), kv.clone(), masks()));
     assert_eq!(message, err.to_string());
 }
 
@@ -491,6 +574,18 @@ fn transformer_try_forms() {
     assert_eq!(panic_message(|| enc.forward_masked(x.clone(), bad())), want);
     let err = encoder.try_forward_masked(x.clone(), bad()).unwrap_err();
     assert_eq!(err.to_string(), want);
+    // A per-head mask needs batch x heads rows; the stack knows its layers' heads.
+    let rows = Tensor::<u8, (usize, usize, Const<L>), Cpu>::zeros_with_shape((N, L, Const));
+    let err = encoder
+        .try_forward_masked(x.clone(), MhaMasks::new().attn_mask_per_head(&rows))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention attn_mask: axis 0 has size 2, expected 4"
+    );
+    let rows = Tensor::<u8, (usize, usize, Const<L>), Cpu>::zeros_with_shape((N * HEADS, L, Const));
+    let masks = MhaMasks::new().attn_mask_per_head(&rows);
+    assert!(encoder.try_forward_masked(x.clone(), masks).is_ok());
     let ok = encoder.try_forward_masked(x.clone(), good()).unwrap();
     assert_eq!(
         ok.to_vec(),

@@ -132,9 +132,10 @@ impl<
     where
         Self: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>,
     {
-        super::check_masks("TransformerDecoderLayer", &tgt, &tgt, &tgt_masks)?;
+        super::check_masks("TransformerDecoderLayer", HEADS, &tgt, &tgt, &tgt_masks)?;
         super::check_masks(
             "TransformerDecoderLayer memory",
+            HEADS,
             &tgt,
             &memory,
             &memory_masks,
@@ -285,11 +286,18 @@ impl<Layer, const N: usize, Norm> TransformerDecoder<Layer, N, Norm> {
         memory_masks: MhaMasks<'m, T, M, D>,
     ) -> crate::Result<X>
     where
-        Layer: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>,
+        Layer: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>
+            + super::AttentionHeads,
         Norm: Module<X, Output = X>,
     {
-        super::check_masks("TransformerDecoder", &tgt, &tgt, &tgt_masks)?;
-        super::check_masks("TransformerDecoder memory", &tgt, &memory, &memory_masks)?;
+        super::check_masks("TransformerDecoder", Layer::HEADS, &tgt, &tgt, &tgt_masks)?;
+        super::check_masks(
+            "TransformerDecoder memory",
+            Layer::HEADS,
+            &tgt,
+            &memory,
+            &memory_masks,
+        )?;
         Ok(self.forward_masked(tgt, memory, tgt_masks, memory_masks))
     }
 }

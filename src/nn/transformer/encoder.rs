@@ -12,7 +12,7 @@ use crate::shape::{Const, Dim};
 /// feed-forward block `E -> FF -> E`, each with a residual connection and a layer norm, in PyTorch's order for
 /// [`TransformerConfig::norm_first`]. Inputs `(B, L, E)`. Parameters under PyTorch's names:
 /// `self_attn.in_proj_weight`, `self_attn.in_proj_bias`, `self_attn.out_proj.*`, `linear1.*`, `linear2.*`,
-/// `norm1.*`, `norm2.*`; [`NoBias`](super::NoBias) is PyTorch's `bias=False` (no bias in the projections, the
+/// `norm1.*`, `norm2.*`; [`NoBias`](crate::nn::NoBias) is PyTorch's `bias=False` (no bias in the projections, the
 /// linears or the norms).
 ///
 /// `forward(x)` runs unmasked; [`Self::forward_masked`] takes PyTorch's `src_mask`, `src_key_padding_mask` and
@@ -124,7 +124,7 @@ impl<
     where
         Self: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
     {
-        super::check_masks("TransformerEncoderLayer", &x, &x, &masks)?;
+        super::check_masks("TransformerEncoderLayer", HEADS, &x, &x, &masks)?;
         Ok(self.forward((x, masks)))
     }
 }
@@ -252,10 +252,10 @@ impl<Layer, const N: usize, Norm> TransformerEncoder<Layer, N, Norm> {
         masks: MhaMasks<'m, T, X, D>,
     ) -> crate::Result<X>
     where
-        Layer: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
+        Layer: Module<(X, MhaMasks<'m, T, X, D>), Output = X> + super::AttentionHeads,
         Norm: Module<X, Output = X>,
     {
-        super::check_masks("TransformerEncoder", &x, &x, &masks)?;
+        super::check_masks("TransformerEncoder", Layer::HEADS, &x, &x, &masks)?;
         Ok(self.forward_masked(x, masks))
     }
 }

@@ -121,11 +121,19 @@ fn seeds(seed: u64) -> impl Fn(u64) -> u64 {
     move |i| seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i)
 }
 
+/// A layer's attention heads, which a per-head mask's rows count (`B·HEADS`): what the stacks' `try_` forms
+/// check masks against.
+pub trait AttentionHeads {
+    /// The heads' count.
+    const HEADS: usize;
+}
+
 /// The check of the `try_` forms: `Error::AxisSize` naming the mask whose runtime-sized dims differ from the
-/// queries' batch and length or the keys' length (`layer` names the layer and which attention), and, for
-/// cross-attention, keys of another batch than the queries'.
+/// queries' batch (times `heads` for a per-head mask) and length or the keys' length (`layer` names the layer and
+/// which attention), and, for cross-attention, keys of another batch than the queries'.
 pub(crate) fn check_masks<T: FloatDType, X: KeysOf, K: KeysOf, D: Device>(
     layer: &'static str,
+    heads: usize,
     queries: &X,
     keys: &K,
     masks: &MhaMasks<'_, T, K, D>,
@@ -139,5 +147,31 @@ pub(crate) fn check_masks<T: FloatDType, X: KeysOf, K: KeysOf, D: Device>(
             found: kb,
         });
     }
-    masks.check(b, l, s)
+    masks.check((b, heads), l, s)
+}
+
+impl<
+        T: FloatDType,
+        const E: usize,
+        const HEADS: usize,
+        const HEAD_DIM: usize,
+        const FF: usize,
+        D: Device,
+        B: BiasKind,
+    > AttentionHeads for TransformerEncoderLayer<T, E, HEADS, HEAD_DIM, FF, D, B>
+{
+    const HEADS: usize = HEADS;
+}
+
+impl<
+        T: FloatDType,
+        const E: usize,
+        const HEADS: usize,
+        const HEAD_DIM: usize,
+        const FF: usize,
+        D: Device,
+        B: BiasKind,
+    > AttentionHeads for TransformerDecoderLayer<T, E, HEADS, HEAD_DIM, FF, D, B>
+{
+    const HEADS: usize = HEADS;
 }

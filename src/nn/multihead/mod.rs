@@ -1,6 +1,13 @@
 //! Multi-head attention, PyTorch's `nn.MultiheadAttention` with `batch_first=True`: its parameters under its
-//! names and file shapes (the packed `in_proj_weight (3E, E)`), its masks with their meanings, composed from
-//! [`scaled dot-product attention`](crate::Tensor::attention_weights) on the heads.
+//! names and file shapes (the packed `in_proj_weight (3E, E)`), composed from
+//! [`scaled dot-product attention`](crate::Tensor::scaled_dot_product_attention) on the heads; masks.rs holds its
+//! masks with their meanings.
+
+mod masks;
+
+pub use masks::{KeysOf, MhaMasks};
+
+use masks::additive;
 
 use super::attention::Sdpa;
 use super::{layer, BiasKind, Dropout, Linear, Module, Parameters, WithBias};
@@ -211,263 +218,8 @@ impl<
         Self: Module<(Q, K, K, MhaMasks<'m, T, K, D>)>,
     {
         let (batch, l) = query.batch_and_len();
-        masks.check(batch, l, key.batch_and_len().1)?;
+        masks.check((batch, HEADS), l, key.batch_and_len().1)?;
         Ok(self.forward((query, key, value, masks)))
-    }
-}
-
-impl<T: FloatDType, M: crate::shape::Shape, D: Device> Clone for KeyMask<'_, T, M, D> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: FloatDType, M: crate::shape::Shape, D: Device> Copy for KeyMask<'_, T, M, D> {}
-
-impl<T: FloatDType, K: KeysOf, D: Device> Clone for MhaMasks<'_, T, K, D> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-/// Masks are references and flags: a stack of layers hands the same ones to each.
-impl<T: FloatDType, K: KeysOf, D: Device> Copy for MhaMasks<'_, T, K, D> {}
-
-/// A mask over keys: non-zero where a key is blocked (PyTorch's boolean masks in `nn.MultiheadAttention`, where
-/// `True` means "ignore"), or added to the scores (its float masks; `-inf` blocks).
-enum KeyMask<'a, T: FloatDType, M: crate::shape::Shape, D: Device> {
-    Blocked(&'a Tensor<u8, M, D>),
-    Add(&'a Tensor<T, M, D>),
-}
-
-/// The masks and options of [`MultiheadAttention::attend`], PyTorch's keyword arguments: a `key_padding_mask`
-/// `(B, S)` and an `attn_mask` `(L, S)`, each boolean (non-zero **ignores** the key: the meaning PyTorch's
-/// `nn.MultiheadAttention` gives, the opposite of `F.scaled_dot_product_attention`'s) or additive; causal
-/// masking; and whether to return the attention weights. `K` is the keys' type, `(B, S, E)`, from which the
-/// masks' shapes follow.
-///
-/// A query left with no key (every key padding, or blocked) gets an output of the out-projection's bias alone
-/// (zero attention weights), as [`scaled_dot_product_attention`](crate::Tensor::scaled_dot_product_attention)
-/// gives zeros, as PyTorch's `F.scaled_dot_product_attention` does; PyTorch 2.5.1's `nn.MultiheadAttention` gives
-/// NaN there, with or without weights (checked): a padded batch entry's NaN would reach the loss.
-pub struct MhaMasks<'a, T: FloatDType, K: KeysOf, D: Device> {
-    key_padding: Option<KeyMask<'a, T, BatchByKeys<K>, D>>,
-    attn: Option<KeyMask<'a, T, (usize, K::Len), D>>,
-    causal: bool,
-    need_weights: bool,
-}
-
-/// The shape `(B, S)` of a key padding mask for keys `K`.
-type BatchByKeys<K> = (<K as KeysOf>::Batch, <K as KeysOf>::Len);
-
-/// The batch and length dims of a batch-first sequence `(B, S, E)`, plain or traced: keys, from which the
-/// masks' shapes follow, or queries.
-pub trait KeysOf {
-    /// `B`.
-    type Batch: Dim;
-    /// `S`.
-    type Len: Dim;
-    /// `(B, S)` as sizes.
-    fn batch_and_len(&self) -> (usize, usize);
-}
-
-impl<T: FloatDType, B: Dim, S: Dim, E: Dim, D: Device> KeysOf for Tensor<T, (B, S, E), D> {
-    type Batch = B;
-    type Len = S;
-    fn batch_and_len(&self) -> (usize, usize) {
-        let (b, s, _) = self.shape();
-        (b.size(), s.size())
-    }
-}
-
-impl<T: FloatDType, B: Dim, S: Dim, E: Dim, D: Device> KeysOf
-    for crate::autograd::Traced<T, (B, S, E), D>
-{
-    type Batch = B;
-    type Len = S;
-    fn batch_and_len(&self) -> (usize, usize) {
-        self.value.batch_and_len()
-    }
-}
-
-impl<T: FloatDType, K: KeysOf, D: Device> Default for MhaMasks<'_, T, K, D> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<'a, T: FloatDType, K: KeysOf, D: Device> MhaMasks<'a, T, K, D> {
-    /// No mask, not causal, no weights returned.
-    pub fn new() -> Self {
-        MhaMasks {
-            key_padding: None,
-            attn: None,
-            causal: false,
-            need_weights: false,
-        }
-    }
-
-    /// `(B, S)`: non-zero where a sample's key is padding, ignored by every query (PyTorch's boolean
-    /// `key_padding_mask`).
-    pub fn key_padding_mask(self, mask: &'a Tensor<u8, (K::Batch, K::Len), D>) -> Self {
-        MhaMasks {
-            key_padding: Some(KeyMask::Blocked(mask)),
-            ..self
-        }
-    }
-
-    /// `(B, S)`: added to every query's score of a sample's key (PyTorch's float `key_padding_mask`).
-    pub fn additive_key_padding_mask(self, mask: &'a Tensor<T, (K::Batch, K::Len), D>) -> Self {
-        MhaMasks {
-            key_padding: Some(KeyMask::Add(mask)),
-            ..self
-        }
-    }
-
-    /// `(L, S)`: non-zero where query `l` may not attend to key `s`, in every sample and head (PyTorch's boolean
-    /// 2-D `attn_mask`; its `(B·HEADS, L, S)` form is not taken here). `L` is a runtime dim here; a mask of
-    /// other length than the queries' panics naming the mask, the axis and both sizes ([`MultiheadAttention::try_attend`]:
-    /// the same as an `Err`).
-    pub fn attn_mask(self, mask: &'a Tensor<u8, (usize, K::Len), D>) -> Self {
-        MhaMasks {
-            attn: Some(KeyMask::Blocked(mask)),
-            ..self
-        }
-    }
-
-    /// `(L, S)`: added to the scores (PyTorch's float `attn_mask`).
-    pub fn additive_attn_mask(self, mask: &'a Tensor<T, (usize, K::Len), D>) -> Self {
-        MhaMasks {
-            attn: Some(KeyMask::Add(mask)),
-            ..self
-        }
-    }
-
-    /// Query `l` attends to keys `0..=l` only, on top of the masks (what PyTorch's `is_causal` hint with
-    /// `generate_square_subsequent_mask` as `attn_mask` does).
-    pub fn causal(self) -> Self {
-        MhaMasks {
-            causal: true,
-            ..self
-        }
-    }
-
-    /// Returns the attention weights per head as well (PyTorch's `need_weights=True,
-    /// average_attn_weights=False`).
-    pub fn need_weights(self) -> Self {
-        MhaMasks {
-            need_weights: true,
-            ..self
-        }
-    }
-}
-
-/// A `(B, 1, L, S)` mask over every head's scores.
-type PerHeads<T, B, L, S, D> = Tensor<T, (B, Const<1>, L, S), D>;
-
-impl<T: FloatDType, K: KeysOf, D: Device> MhaMasks<'_, T, K, D> {
-    /// `Error::AxisSize` naming the mask whose runtime-sized dims differ from the batch `b`, the queries' length
-    /// `l` or the keys' length `s`.
-    pub(crate) fn check(&self, b: usize, l: usize, s: usize) -> crate::Result<()> {
-        if let Some(mask) = &self.key_padding {
-            mask.check("MultiheadAttention key_padding_mask", [b, s])?;
-        }
-        if let Some(mask) = &self.attn {
-            mask.check("MultiheadAttention attn_mask", [l, s])?;
-        }
-        Ok(())
-    }
-}
-
-/// `(B, 1, L, S)` masks: where keys are blocked and what is added to the scores.
-type Masks<T, B, L, S, D> = (
-    Option<PerHeads<u8, B, L, S, D>>,
-    Option<PerHeads<T, B, L, S, D>>,
-);
-
-/// The masks of `masks` for `(B, HEADS, L, S)` scores, as one additive `(B, 1, L, S)` mask (`-inf` where
-/// blocked), or `None` when there is none.
-#[track_caller]
-fn additive<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device, K: KeysOf<Batch = B, Len = S>>(
-    masks: &MhaMasks<'_, T, K, D>,
-    shape: (B, Const<1>, L, S),
-) -> Option<PerHeads<T, B, L, S, D>> {
-    let (b, _, l, s) = shape;
-    crate::tensor::or_panic(masks.check(b.size(), l.size(), s.size()));
-    let mut out: Masks<T, B, L, S, D> = (None, None);
-    let mut add = |mask: KeyMaskOf<T, B, L, S, D>| match mask {
-        KeyMaskOf::Blocked(m) => {
-            out.0 = Some(match out.0.take() {
-                Some(old) => old.logical_or(&m),
-                None => m,
-            })
-        }
-        KeyMaskOf::Add(m) => {
-            out.1 = Some(match out.1.take() {
-                Some(old) => old + &m,
-                None => m,
-            })
-        }
-    };
-    if let Some(mask) = &masks.key_padding {
-        add(match mask {
-            KeyMask::Blocked(m) => KeyMaskOf::Blocked(
-                m.reshape_with_shape((b, Const::<1>, Const::<1>, s))
-                    .broadcast_with_shape(shape),
-            ),
-            KeyMask::Add(m) => KeyMaskOf::Add(
-                m.reshape_with_shape((b, Const::<1>, Const::<1>, s))
-                    .broadcast_with_shape(shape),
-            ),
-        });
-    }
-    if let Some(mask) = &masks.attn {
-        add(match mask {
-            KeyMask::Blocked(m) => KeyMaskOf::Blocked(
-                m.reshape_with_shape((Const::<1>, Const::<1>, l, s))
-                    .broadcast_with_shape(shape),
-            ),
-            KeyMask::Add(m) => KeyMaskOf::Add(
-                m.reshape_with_shape((Const::<1>, Const::<1>, l, s))
-                    .broadcast_with_shape(shape),
-            ),
-        });
-    }
-    match out {
-        (None, None) => None,
-        (blocked, added) => {
-            let added = added.unwrap_or_else(|| Tensor::zeros_with_shape(shape));
-            Some(match blocked {
-                Some(b) => added.masked_fill(&b, T::from_f64(f64::NEG_INFINITY)),
-                None => added,
-            })
-        }
-    }
-}
-
-/// A key mask stretched to `(B, 1, L, S)`.
-enum KeyMaskOf<T: FloatDType, B: Dim, L: Dim, S: Dim, D: Device> {
-    Blocked(PerHeads<u8, B, L, S, D>),
-    Add(PerHeads<T, B, L, S, D>),
-}
-
-impl<T: FloatDType, M: crate::shape::Shape, D: Device> KeyMask<'_, T, M, D> {
-    /// `Error::AxisSize` naming the mask (`op`) unless its two dims are `expected` (runtime dims can differ;
-    /// static ones are checked by the types).
-    fn check(&self, op: &'static str, expected: [usize; 2]) -> crate::Result<()> {
-        let dims = match self {
-            KeyMask::Blocked(m) => m.dims(),
-            KeyMask::Add(m) => m.dims(),
-        };
-        for (axis, size) in expected.into_iter().enumerate() {
-            if dims[axis] != size {
-                return Err(crate::Error::AxisSize {
-                    op,
-                    axis,
-                    expected: size,
-                    found: dims[axis],
-                });
-            }
-        }
-        Ok(())
     }
 }
 
@@ -537,7 +289,6 @@ impl<
         let v = project::<T, B, S, E, HEADS, HEAD_DIM, D>(&value, &weight, bias, 2);
         let (b, l, _) = query.shape();
         let s = key.shape().1;
-        let mask = additive(&masks, (b, Const::<1>, l, s));
         let options = Sdpa::new();
         let options = if masks.causal {
             options.causal()
@@ -549,22 +300,53 @@ impl<
         } else {
             options
         };
-        // (B, HEADS, L, HEAD_DIM); without weights to return, through scaled_dot_product_attention, which takes
-        // the fused path where it applies (no mask but causal).
-        let (heads, weights) = match (&mask, masks.need_weights) {
-            (Some(mask), true) => {
-                let weights = q.attention_weights(&k, options.additive_mask(mask));
-                (weights.matmul(&v), Some(weights))
-            }
-            (None, true) => {
-                let weights = q.attention_weights(&k, options);
-                (weights.matmul(&v), Some(weights))
-            }
-            (Some(mask), false) => (
-                q.scaled_dot_product_attention(&k, &v, options.additive_mask(mask)),
-                None,
+        /// The heads' outputs `(B, HEADS, L, HEAD_DIM)` and, when `need`, the attention weights: without weights
+        /// to return through scaled_dot_product_attention, which takes the fused path where it applies (no mask
+        /// but causal).
+        #[allow(clippy::type_complexity)]
+        fn heads<
+            T: FloatDType,
+            B: Dim,
+            const H: usize,
+            L: Dim,
+            S: Dim,
+            const HD: usize,
+            D: Device,
+            M,
+        >(
+            (q, k, v): (
+                &Value<T, (B, Const<H>, L, Const<HD>), D>,
+                &Value<T, (B, Const<H>, S, Const<HD>), D>,
+                &Value<T, (B, Const<H>, S, Const<HD>), D>,
             ),
-            (None, false) => (q.scaled_dot_product_attention(&k, &v, options), None),
+            options: Sdpa<'_, T, M, D>,
+            need: bool,
+        ) -> (
+            Value<T, (B, Const<H>, L, Const<HD>), D>,
+            Option<Value<T, (B, Const<H>, L, S), D>>,
+        )
+        where
+            M: crate::shape::BroadcastTo<(B, Const<H>, L, S)>,
+        {
+            if need {
+                let weights = q.attention_weights(k, options);
+                (weights.matmul(v), Some(weights))
+            } else {
+                (q.scaled_dot_product_attention(k, v, options), None)
+            }
+        }
+        let (qkv, need) = ((&q, &k, &v), masks.need_weights);
+        // One additive mask over every head alike, or per head when a mask differs between heads.
+        let (heads, weights) = if masks.per_head() {
+            match additive(&masks, (b, Const::<HEADS>, l, s), HEADS) {
+                Some(mask) => heads(qkv, options.additive_mask(&mask), need),
+                None => heads(qkv, options, need),
+            }
+        } else {
+            match additive(&masks, (b, Const::<1>, l, s), HEADS) {
+                Some(mask) => heads(qkv, options.additive_mask(&mask), need),
+                None => heads(qkv, options, need),
+            }
         };
         let joined = heads
             .transpose::<Axis<1>, Axis<2>>()
