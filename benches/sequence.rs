@@ -7,7 +7,8 @@
 //! - Scaled dot-product attention's forward and backward pass (B = 8, H = 8, L = S = 512, E = 64, f32, causal
 //!   and unmasked):
 //!   the fused path against the composed one (issue 45's target: at most 0.7x its time), and both against the
-//!   two batched products the composed forward is made of (`q k^T`, then the weights times `v`).
+//!   two batched products the composed forward is made of (`q k^T`, then the weights times `v`); and both paths
+//!   with an additive key padding mask `(B, 1, 1, S)`.
 //! - A transformer encoder layer's forward and backward pass (d_model 256, 8 heads, feed-forward 1024, sequence
 //!   128, batch 16): tokens per second, against its own matmuls (the four projections and the two linears).
 
@@ -67,6 +68,37 @@ fn attention(c: &mut Criterion) {
         g.bench_function(format!("{name}_forward"), |b| {
             b.iter(|| black_box(qv.scaled_dot_product_attention(&kv, &vv, options())))
         });
+        g.bench_function(format!("{name}_forward_backward"), |b| {
+            b.iter(|| {
+                let y = q
+                    .trace()
+                    .scaled_dot_product_attention(&k.trace(), &v.trace(), options());
+                black_box(y.sum_all().backward())
+            })
+        });
+    }
+    // A padding mask over the keys (the second half of every other sample's keys), additive: the fused path takes
+    // it too.
+    let padding: Vec<f32> = (0..8 * 512)
+        .map(|i| {
+            let (sample, key) = (i / 512, i % 512);
+            if sample % 2 == 1 && key >= 256 {
+                f32::NEG_INFINITY
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let padding = Tensor::<f32, Rank4<8, 1, 1, 512>, Cpu>::from_vec(padding).unwrap();
+    for (name, composed) in [("composed_padded", true), ("fused_padded", false)] {
+        let options = || {
+            let o = Sdpa::new().additive_mask(&padding);
+            if composed {
+                o.composed()
+            } else {
+                o
+            }
+        };
         g.bench_function(format!("{name}_forward_backward"), |b| {
             b.iter(|| {
                 let y = q

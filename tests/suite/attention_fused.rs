@@ -7,6 +7,7 @@ use crate::common::*;
 use typed_tensor::autograd::Var;
 use typed_tensor::nn::Sdpa;
 use typed_tensor::prelude::*;
+use typed_tensor::shape::BroadcastTo;
 
 const B: usize = 2;
 const H: usize = 4;
@@ -26,10 +27,12 @@ fn close(what: &str, a: &[f32], b: &[f32], tol: f32) {
 }
 
 /// Values and gradients of both paths for queries of length `L` over `S` keys with `options`.
-fn both_paths<const L: usize, const S: usize>(
+fn both_paths<'a, const L: usize, const S: usize, M>(
     what: &str,
-    options: impl Fn() -> Sdpa<'static, f32, (), Cpu>,
-) {
+    options: impl Fn() -> Sdpa<'a, f32, M, Cpu>,
+) where
+    M: BroadcastTo<Rank4<B, H, L, S>>,
+{
     let q = Var::new(random::<f32, Rank4<B, H, L, E>, Cpu>(1));
     let k = Var::new(random::<f32, Rank4<B, HK, S, E>, Cpu>(2));
     let v = Var::new(random::<f32, Rank4<B, HK, S, EV>, Cpu>(3));
@@ -71,14 +74,47 @@ fn both_paths<const L: usize, const S: usize>(
     close(&format!("{what}: dv"), &fused.3, &composed.3, 1e-4);
 }
 
+/// Additive masks take the fused path too: an `(L, S)` mask with `-inf` entries and a fully masked query, a
+/// `(B, 1, 1, S)` padding mask, a per-head `(B, H, L, S)` mask, each with and without causal masking.
+#[test]
+fn fused_matches_composed_with_additive_masks() {
+    const L: usize = 70;
+    const S: usize = 130;
+    let mut pairs: Vec<f32> = random::<f32, Rank2<L, S>, Cpu>(30).to_vec();
+    for (i, x) in pairs.iter_mut().enumerate() {
+        if i % 7 == 3 || i / S == 5 {
+            *x = f32::NEG_INFINITY; // scattered keys, and every key of query 5
+        }
+    }
+    let pairs = Tensor::<f32, Rank2<L, S>, Cpu>::from_vec(pairs).unwrap();
+    let mut padding = vec![0f32; B * S];
+    padding[S + 100..].fill(f32::NEG_INFINITY); // the second sample's keys from 100 on
+    let padding = Tensor::<f32, Rank4<B, 1, 1, S>, Cpu>::from_vec(padding).unwrap();
+    let heads: Tensor<f32, Rank4<B, H, L, S>, Cpu> = random(31);
+    both_paths::<L, S, _>("(L, S) mask", || Sdpa::new().additive_mask(&pairs));
+    both_paths::<L, S, _>("(L, S) mask, causal", || {
+        Sdpa::new().additive_mask(&pairs).causal()
+    });
+    both_paths::<L, S, _>("padding mask, causal at 50", || {
+        Sdpa::new().additive_mask(&padding).causal_at(50)
+    });
+    both_paths::<L, S, _>("per-head mask", || Sdpa::new().additive_mask(&heads));
+    // The fully masked query's output row is zeros on both paths.
+    let q: Tensor<f32, Rank4<B, H, L, E>, Cpu> = random(1);
+    let kv: Tensor<f32, Rank4<B, HK, S, E>, Cpu> = random(2);
+    let v: Tensor<f32, Rank4<B, HK, S, EV>, Cpu> = random(3);
+    let y = q.scaled_dot_product_attention(&kv, &v, Sdpa::new().additive_mask(&pairs));
+    assert!(y.i((1, 2, 5)).to_vec().iter().all(|&x| x == 0.0));
+}
+
 #[test]
 fn fused_matches_composed() {
-    both_paths::<70, 130>("L < S", Sdpa::new);
-    both_paths::<70, 130>("L < S, causal", || Sdpa::new().causal());
-    both_paths::<150, 65>("L > S, causal", || Sdpa::new().causal());
-    both_paths::<3, 130>("continuing, causal at 100", || Sdpa::new().causal_at(100));
-    both_paths::<64, 64>("one tile, scale 0.3", || Sdpa::new().scale(0.3).causal());
-    both_paths::<1, 1>("one query, one key", Sdpa::new);
+    both_paths::<70, 130, _>("L < S", Sdpa::new);
+    both_paths::<70, 130, _>("L < S, causal", || Sdpa::new().causal());
+    both_paths::<150, 65, _>("L > S, causal", || Sdpa::new().causal());
+    both_paths::<3, 130, _>("continuing, causal at 100", || Sdpa::new().causal_at(100));
+    both_paths::<64, 64, _>("one tile, scale 0.3", || Sdpa::new().scale(0.3).causal());
+    both_paths::<1, 1, _>("one query, one key", Sdpa::new);
 }
 
 /// A strided query, and only the query traced: the keys' and values' gradients are not asked for.

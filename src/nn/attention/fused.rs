@@ -1,14 +1,14 @@
 //! When [`scaled_dot_product_attention`](crate::Tensor::scaled_dot_product_attention) takes the fused path
 //! (tiles.rs), and how a traced call records it: one op whose backward rule runs the fused gradient. The path
-//! applies on `Cpu` to f32 values with no mask but causal masking and no dropout; everything else is the
-//! composed path, which stays the reference the fused one is tested against.
+//! applies on `Cpu` to f32 values with no mask or an additive one (causal or not) and no dropout that drops;
+//! everything else is the composed path, which stays the reference the fused one is tested against.
 
-use super::tiles::{self, Sizes};
+use super::tiles::{self, Added, Sizes};
 use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::Cpu;
 use crate::dtype::{cast_slice, cast_slice_mut, DType, FloatDType};
 use crate::ops::Device;
-use crate::shape::{Const, Dim, Shape};
+use crate::shape::{BroadcastTo, Const, Dim, Shape};
 use crate::tensor::{Grad, Tensor};
 use alloc::borrow::Cow;
 use alloc::vec;
@@ -67,33 +67,59 @@ fn written<T: FloatDType, S: Shape, D: Device>(t: &mut Tensor<T, S, D>) -> &mut 
     }
 }
 
-/// What the fused backward rule keeps: the inputs, the output and its rows' log-sum-exp, the sizes, and where
-/// the three gradients go.
-struct Saved<T: FloatDType, QS: Shape, KS: Shape, VS: Shape, OS: Shape, D: Device> {
+/// What the fused backward rule keeps: the inputs, the additive mask (a view over the scores' shape), the output
+/// and its rows' log-sum-exp, the sizes, and where the three gradients go.
+struct Saved<T: FloatDType, QS: Shape, KS: Shape, VS: Shape, MS: Shape, OS: Shape, D: Device> {
     slots: [Slot; 3],
     q: Tensor<T, QS, D>,
     k: Tensor<T, KS, D>,
     v: Tensor<T, VS, D>,
+    mask: Option<Tensor<T, MS, D>>,
     out: Tensor<T, OS, D>,
     lse: Vec<f32>,
     sizes: Sizes,
 }
 
+/// An additive mask over the scores, broadcast to them: its f32 elements in place and its view's strides (its
+/// type is f32 on the `Cpu`: [`eligible`] checked).
+fn added<T: FloatDType, S: Shape, D: Device>(mask: &Tensor<T, S, D>) -> Added<'_> {
+    let Some(values) = D::host_slice(mask.buffer()) else {
+        unreachable!("the fused path runs on the host")
+    };
+    let layout = mask.layout();
+    let mut strides = [0; 4];
+    strides.copy_from_slice(&layout.strides()[..4]);
+    Added {
+        values: cast_slice::<T, f32>(values),
+        strides,
+        offset: layout.offset(),
+    }
+}
+
+/// The scores' shape of queries `q` over keys `k`.
+type Scores<B, const H: usize, L, S> = (B, Const<H>, L, S);
+
 impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
     Tensor<T, (B, Const<H>, L, E), D>
 {
-    /// These queries' attention over `key` and `value` by the fused path, when it applies.
+    /// These queries' attention over `key` and `value`, with an additive `mask` over the scores when given, by the
+    /// fused path, when it applies.
     #[allow(clippy::type_complexity)]
-    pub(super) fn fused_attention<const HK: usize, S: Dim, EV: Dim>(
+    pub(super) fn fused_attention<const HK: usize, S: Dim, EV: Dim, M>(
         &self,
         key: &Tensor<T, (B, Const<HK>, S, E), D>,
         value: &Tensor<T, (B, Const<HK>, S, EV), D>,
-        scale: f64,
-        causal: Option<usize>,
-    ) -> Option<Tensor<T, (B, Const<H>, L, EV), D>> {
+        (scale, causal): (f64, Option<usize>),
+        mask: Option<&Tensor<T, M, D>>,
+    ) -> Option<Tensor<T, (B, Const<H>, L, EV), D>>
+    where
+        M: BroadcastTo<Scores<B, H, L, S>>,
+    {
         let dims = (self.dims(), key.dims(), value.dims());
         let z = eligible::<T, D>(&dims.0, &dims.1, &dims.2, (scale, causal))?;
-        Some(forward(&z, (self, key, value)).0)
+        let (b, _, l, _) = self.shape();
+        let mask = mask.map(|m| m.broadcast_with_shape((b, Const::<H>, l, key.shape().2)));
+        Some(forward(&z, (self, key, value), mask.as_ref()).0)
     }
 }
 
@@ -116,35 +142,44 @@ fn forward<
         &Tensor<T, (B, Const<HK>, S, E), D>,
         &Tensor<T, (B, Const<HK>, S, EV), D>,
     ),
+    mask: Option<&Tensor<T, Scores<B, H, L, S>, D>>,
 ) -> (Tensor<T, (B, Const<H>, L, EV), D>, Vec<f32>) {
     let (b, _, l, _) = q.shape();
     let mut out = output((b, Const::<H>, l, v.shape().3));
     let mut lse = vec![0f32; z.b * z.h * z.l];
     let (q, k, v) = (f32s(q), f32s(k), f32s(v));
-    tiles::forward(z, &q, &k, &v, written(&mut out), &mut lse);
+    let mask = mask.map(added);
+    tiles::forward(z, (&q, &k, &v), mask.as_ref(), written(&mut out), &mut lse);
     (out, lse)
 }
 
 impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
     Traced<T, (B, Const<H>, L, E), D>
 {
-    /// [`Tensor::fused_attention`] for traced values: one recorded op whose gradient is the fused backward pass.
+    /// [`Tensor::fused_attention`] for traced values: one recorded op whose gradient is the fused backward pass
+    /// (the mask is a plain tensor: it takes no gradient).
     #[allow(clippy::type_complexity)]
-    pub(super) fn fused_attention<const HK: usize, S: Dim, EV: Dim>(
+    pub(super) fn fused_attention<const HK: usize, S: Dim, EV: Dim, M>(
         &self,
         key: &Traced<T, (B, Const<HK>, S, E), D>,
         value: &Traced<T, (B, Const<HK>, S, EV), D>,
-        scale: f64,
-        causal: Option<usize>,
-    ) -> Option<Traced<T, (B, Const<H>, L, EV), D>> {
+        (scale, causal): (f64, Option<usize>),
+        mask: Option<&Tensor<T, M, D>>,
+    ) -> Option<Traced<T, (B, Const<H>, L, EV), D>>
+    where
+        M: BroadcastTo<Scores<B, H, L, S>>,
+    {
         let (qv, kv, vv) = (&self.value, &key.value, &value.value);
         let z = eligible::<T, D>(&qv.dims(), &kv.dims(), &vv.dims(), (scale, causal))?;
-        let (result, lse) = forward(&z, (qv, kv, vv));
+        let (b, _, l, _) = qv.shape();
+        let mask = mask.map(|m| m.broadcast_with_shape((b, Const::<H>, l, kv.shape().2)));
+        let (result, lse) = forward(&z, (qv, kv, vv), mask.as_ref());
         let saved = Saved {
             slots: [self.slot(), key.slot(), value.slot()],
             q: qv.clone(),
             k: kv.clone(),
             v: vv.clone(),
+            mask,
             out: result.clone(),
             lse,
             sizes: z,
@@ -154,16 +189,16 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
             result,
             &nodes,
             saved,
-            fused_rule::<T, D, _, _, _, _>,
+            fused_rule::<T, D, _, _, _, _, _>,
         ))
     }
 }
 
 /// The fused attention's gradient: the backward kernel from the output's gradient `g`, each input's given only if
 /// wanted.
-fn fused_rule<T: FloatDType, D: Device, QS: Shape, KS: Shape, VS: Shape, OS: Shape>(
+fn fused_rule<T: FloatDType, D: Device, QS: Shape, KS: Shape, VS: Shape, MS: Shape, OS: Shape>(
     g: Grad<T, D>,
-    saved: Saved<T, QS, KS, VS, OS, D>,
+    saved: Saved<T, QS, KS, VS, MS, OS, D>,
     store: &mut Gradients,
 ) {
     if !saved.slots.iter().any(|s| s.wanted()) {
@@ -173,9 +208,11 @@ fn fused_rule<T: FloatDType, D: Device, QS: Shape, KS: Shape, VS: Shape, OS: Sha
     let mut dq = output::<T, _, D>(q.shape());
     let mut dk = output::<T, _, D>(k.shape());
     let mut dv = output::<T, _, D>(v.shape());
+    let mask = saved.mask.as_ref().map(added);
     tiles::backward(
         &saved.sizes,
         (&f32s(q), &f32s(k), &f32s(v)),
+        mask.as_ref(),
         (&f32s(&saved.out), &saved.lse, &f32s(&g)),
         (written(&mut dq), written(&mut dk), written(&mut dv)),
     );

@@ -7,10 +7,12 @@
 //! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
 //! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
 //!
-//! On `Cpu`, f32 calls with no mask but causal masking and no dropout that drops (training, traced) take a fused path instead (fused.rs, the
+//! On `Cpu`, f32 calls with no mask or an additive one, causal masking or not, and no dropout that drops (training,
+//! traced) take a fused path instead (fused.rs, the
 //! tiles in tiles.rs): the online softmax over tiles of the scores, forward and backward, so memory grows with
-//! `L·E` rather than `L·S`, and at B = H = 8, L = S = 512, E = 64 it takes 0.33-0.36x the composed path's time
-//! causal and 0.67-0.74x unmasked (benches/README.md); at small sizes the two are even. [`Sdpa::composed`] chooses
+//! `L·E` rather than `L·S` (an additive mask is read where it is, broadcast), and at B = H = 8, L = S = 512,
+//! E = 64 it takes 0.29-0.37x the composed path's time causal, 0.67-0.74x unmasked and 0.48x with a key padding
+//! mask (benches/README.md); at small sizes the two are even. A boolean mask takes the composed path. [`Sdpa::composed`] chooses
 //! the composed path, the reference the fused one is tested against.
 
 mod fused;
@@ -263,12 +265,16 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         M: BroadcastTo<(B, Const<H>, L, S)>,
     {
         let () = HeadsDivide::<H, HK>::OK;
-        if options.path != Path::Composed
-            && matches!(options.mask, Mask::None)
-            && options.dropout.is_none_or(|d| !self.drops(d))
-        {
+        if options.path != Path::Composed && options.dropout.is_none_or(|d| !self.drops(d)) {
             let scale = options.scale_for(self.shape().3.size());
-            if let Some(out) = self.fused_attention(key, value, scale, options.causal) {
+            let mask = match options.mask {
+                Mask::None => Some(None),
+                Mask::Add(add) => Some(Some(add)),
+                Mask::Keep(_) => None, // the composed path
+            };
+            if let Some(mask) = mask
+                && let Some(out) = self.fused_attention(key, value, (scale, options.causal), mask)
+            {
                 return out;
             }
         }

@@ -49,6 +49,23 @@ impl Sizes {
     }
 }
 
+/// An additive mask over the `(B, H, L, S)` scores: its f32 elements and the strides of its view broadcast to
+/// that shape (0 along the axes it is constant on).
+pub(super) struct Added<'a> {
+    pub values: &'a [f32],
+    pub strides: [usize; 4],
+    pub offset: usize,
+}
+
+impl Added<'_> {
+    /// The index of the mask's entry for batch `b`, head `h`, query `r`, key `c`.
+    #[inline(always)]
+    fn at(&self, b: usize, h: usize, r: usize, c: usize) -> usize {
+        let [sb, sh, sl, ss] = self.strides;
+        self.offset + b * sb + h * sh + r * sl + c * ss
+    }
+}
+
 /// `[1, rows, width]` rows of a dense row-major matrix of `width` columns starting at element `at`.
 fn rows(at: usize, rows: usize, width: usize) -> Layout {
     Layout::from_parts(Dims::from_slice(&[1, rows, width]), &[0, width, 1], at)
@@ -73,9 +90,8 @@ fn add_product(a: (&[f32], &Layout), b: (&[f32], &Layout), out: &mut [f32]) {
 /// saw no key).
 pub(super) fn forward(
     z: &Sizes,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    mask: Option<&Added<'_>>,
     out: &mut [f32],
     lse: &mut [f32],
 ) {
@@ -87,6 +103,7 @@ pub(super) fn forward(
             simd(ForwardJob {
                 z,
                 qkv: (q, k, v),
+                mask,
                 bh,
                 out,
                 lse,
@@ -99,6 +116,7 @@ pub(super) fn forward(
 struct ForwardJob<'a> {
     z: &'a Sizes,
     qkv: (&'a [f32], &'a [f32], &'a [f32]),
+    mask: Option<&'a Added<'a>>,
     bh: usize,
     out: &'a mut [f32],
     lse: &'a mut [f32],
@@ -110,6 +128,7 @@ impl DenseLoop for ForwardJob<'_> {
         let ForwardJob {
             z,
             qkv: (q, k, v),
+            mask,
             bh,
             out,
             lse,
@@ -133,7 +152,15 @@ impl DenseLoop for ForwardJob<'_> {
                     let row = &mut scores[i * bc..(i + 1) * bc];
                     let seen = z.reach(r0 + i).saturating_sub(c0).min(bc);
                     let (kept, masked) = row.split_at_mut(seen);
-                    kept.iter_mut().for_each(|x| *x *= z.scale);
+                    match mask {
+                        Some(m) => {
+                            let at = m.at(b, h, r0 + i, c0);
+                            for (j, x) in kept.iter_mut().enumerate() {
+                                *x = *x * z.scale + m.values[at + j * m.strides[3]];
+                            }
+                        }
+                        None => kept.iter_mut().for_each(|x| *x *= z.scale),
+                    }
                     masked.fill(f32::NEG_INFINITY);
                     // A NaN score makes the row NaN, as the composed softmax does (`max` drops it).
                     let top = kept.iter().fold(m[i], |t, &x| t.max(x));
@@ -180,6 +207,7 @@ impl DenseLoop for ForwardJob<'_> {
 pub(super) fn backward(
     z: &Sizes,
     (q, k, v): (&[f32], &[f32], &[f32]),
+    mask: Option<&Added<'_>>,
     (out, lse, dout): (&[f32], &[f32], &[f32]),
     (dq, dk, dv): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
@@ -199,6 +227,7 @@ pub(super) fn backward(
             simd(BackwardJob {
                 z,
                 qkv: (q, k, v),
+                mask,
                 saved: (lse, dout, &delta),
                 kv,
                 grads: (dq, dk, dv),
@@ -210,6 +239,7 @@ pub(super) fn backward(
 struct BackwardJob<'a> {
     z: &'a Sizes,
     qkv: (&'a [f32], &'a [f32], &'a [f32]),
+    mask: Option<&'a Added<'a>>,
     /// The rows' log-sum-exp, the output's gradient, the rows' `dout · out`.
     saved: (&'a [f32], &'a [f32], &'a [f32]),
     kv: usize,
@@ -223,6 +253,7 @@ impl DenseLoop for BackwardJob<'_> {
         let BackwardJob {
             z,
             qkv: (q, k, v),
+            mask,
             saved: (lse, dout, delta),
             kv,
             grads: (dq, dk, dv),
@@ -259,7 +290,16 @@ impl DenseLoop for BackwardJob<'_> {
                             continue;
                         }
                         let (kept, masked) = row.split_at_mut(seen);
-                        kept.iter_mut().for_each(|x| *x = exp_f32(*x * z.scale - l));
+                        match mask {
+                            Some(m) => {
+                                let at = m.at(b, bh % z.h, r0 + i, c0);
+                                for (j, x) in kept.iter_mut().enumerate() {
+                                    let added = m.values[at + j * m.strides[3]];
+                                    *x = exp_f32(*x * z.scale + added - l);
+                                }
+                            }
+                            None => kept.iter_mut().for_each(|x| *x = exp_f32(*x * z.scale - l)),
+                        }
                         masked.fill(0.0);
                     }
                     let do_rows = rows((bh * z.l + r0) * z.ev, br, z.ev);

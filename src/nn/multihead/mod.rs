@@ -301,8 +301,8 @@ impl<
             options
         };
         /// The heads' outputs `(B, HEADS, L, HEAD_DIM)` and, when `need`, the attention weights: without weights
-        /// to return through scaled_dot_product_attention, which takes the fused path where it applies (no mask
-        /// but causal).
+        /// to return through scaled_dot_product_attention, which takes the fused path where it applies (the masks
+        /// arrive as one additive mask).
         #[allow(clippy::type_complexity)]
         fn heads<
             T: FloatDType,
