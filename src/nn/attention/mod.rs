@@ -7,13 +7,13 @@
 //! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
 //! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
 //!
-//! On `Cpu`, f32 calls with no mask or an additive one, causal masking or not, and no dropout that drops (training,
-//! traced) take a fused path instead (fused.rs, the
-//! tiles in tiles.rs): the online softmax over tiles of the scores, forward and backward, so memory grows with
-//! `L·E` rather than `L·S` (an additive mask is read where it is, broadcast), and at B = H = 8, L = S = 512,
-//! E = 64 it takes 0.29-0.37x the composed path's time causal, 0.67-0.74x unmasked and 0.48x with a key padding
-//! mask (benches/README.md); at small sizes the two are even. A boolean mask takes the composed path. [`Sdpa::composed`] chooses
-//! the composed path, the reference the fused one is tested against.
+//! On `Cpu`, f32 calls with no mask or an additive one, causal masking or not, and no dropout that drops
+//! (training, traced) take a fused path instead (fused.rs, the tiles in tiles.rs): the online softmax over tiles
+//! of the scores, forward and backward, so memory grows with `L·E` rather than `L·S` (an additive mask is read
+//! where it is, broadcast). At B = H = 8, L = S = 512, E = 64 it takes 0.29-0.37x the composed path's time causal,
+//! 0.67-0.74x unmasked and 0.48x with a key padding mask (benches/README.md); at small sizes the two are even. A
+//! boolean mask takes the composed path. [`Sdpa::composed`] chooses the composed path, the reference the fused
+//! one is tested against.
 
 mod fused;
 mod tiles;
