@@ -8,8 +8,8 @@
 //! [safetensors](https://huggingface.co/docs/safetensors) format, keyed by the dotted names the model gives them
 //! (`"0.weight"`); `to_bytes` and `from_bytes` do the same in memory. Loading checks each stored tensor's dtype and
 //! shape against the declared parameter and names the first one that differs; it assigns nothing until every
-//! parameter has passed, so a failed load leaves the model as it was. `TensorFile` (with `safetensors`) reads single tensors of
-//! such a file by name (a reference input and PyTorch's outputs for it).
+//! parameter has passed, so a failed load leaves the model as it was. `TensorFile` (with `safetensors`) reads single
+//! tensors of such a file by name (a reference input and PyTorch's outputs for it).
 
 mod rust_source;
 #[cfg(feature = "safetensors")]

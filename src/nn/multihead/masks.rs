@@ -29,11 +29,11 @@ enum KeyMask<'a, T: FloatDType, M: crate::shape::Shape, D: Device> {
     Add(&'a Tensor<T, M, D>),
 }
 
-/// The masks and options of [`MultiheadAttention::attend`](super::MultiheadAttention::attend), PyTorch's keyword arguments: a `key_padding_mask`
-/// `(B, S)` and an `attn_mask` `(L, S)` or per head `(B·HEADS, L, S)`, each boolean (non-zero **ignores** the key: the meaning PyTorch's
-/// `nn.MultiheadAttention` gives, the opposite of `F.scaled_dot_product_attention`'s) or additive; causal
-/// masking; and whether to return the attention weights. `K` is the keys' type, `(B, S, E)`, from which the
-/// masks' shapes follow.
+/// The masks and options of [`MultiheadAttention::attend`](super::MultiheadAttention::attend), PyTorch's keyword
+/// arguments: a `key_padding_mask` `(B, S)` and an `attn_mask` `(L, S)` or per head `(B·HEADS, L, S)`, each boolean
+/// (non-zero **ignores** the key: the meaning PyTorch's `nn.MultiheadAttention` gives, the opposite of
+/// `F.scaled_dot_product_attention`'s) or additive; causal masking; and whether to return the attention weights. `K`
+/// is the keys' type, `(B, S, E)`, from which the masks' shapes follow.
 ///
 /// A query left with no key (every key padding, or blocked) gets an output of the out-projection's bias alone
 /// (zero attention weights), as [`scaled_dot_product_attention`](crate::Tensor::scaled_dot_product_attention)
@@ -118,10 +118,10 @@ impl<'a, T: FloatDType, K: KeysOf, D: Device> MhaMasks<'a, T, K, D> {
         }
     }
 
-    /// `(L, S)`: non-zero where query `l` may not attend to key `s`, in every sample and head (PyTorch's boolean
-    /// 2-D `attn_mask`; its `(B·HEADS, L, S)` form is [`Self::attn_mask_per_head`]). `L` is a runtime dim here; a mask of
-    /// other length than the queries' panics naming the mask, the axis and both sizes ([`MultiheadAttention::try_attend`](super::MultiheadAttention::try_attend):
-    /// the same as an `Err`).
+    /// `(L, S)`: non-zero where query `l` may not attend to key `s`, in every sample and head (PyTorch's boolean 2-D
+    /// `attn_mask`; its `(B·HEADS, L, S)` form is [`Self::attn_mask_per_head`]). `L` is a runtime dim here; a mask of
+    /// other length than the queries' panics naming the mask, the axis and both sizes
+    /// ([`MultiheadAttention::try_attend`](super::MultiheadAttention::try_attend): the same as an `Err`).
     pub fn attn_mask(self, mask: &'a Tensor<u8, (usize, K::Len), D>) -> Self {
         MhaMasks {
             attn: Some(KeyMask::Blocked(mask)),

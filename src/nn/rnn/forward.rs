@@ -50,9 +50,9 @@ impl<T: FloatDType, B: Dim, L: Dim, G: ConstDim, const H: usize, D: Device>
     Value<T, (B, L, G, Const<H>), D>
 {
     /// One layer in one direction: from the input products of every step (`self`, `x W_ih^T`), the input bias
-    /// `(G, H)`, the hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell` over the
-    /// steps (backwards when `reverse`), holding a sample's state past its length (`lengths`, checked by the
-    /// caller). Returns every step's output `(B, L, H)`, in time order, and the final `(h, c)`. The fused path
+    /// `(G, H)`, the hidden-to-hidden weights `(G·H, H)` and bias `(G, H)`, and the initial `(h, c)`, runs `cell`
+    /// over the steps (backwards when `reverse`), holding a sample's state past its length (`lengths`, checked by
+    /// the caller). Returns every step's output `(B, L, H)`, in time order, and the final `(h, c)`. The fused path
     /// (fused.rs) where it applies and `composed` is false, else the cell's composed step at each step.
     #[allow(clippy::type_complexity)]
     pub(crate) fn recur(
