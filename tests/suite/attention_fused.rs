@@ -74,8 +74,9 @@ fn both_paths<'a, const L: usize, const S: usize, M>(
     close(&format!("{what}: dv"), &fused.3, &composed.3, 1e-4);
 }
 
-/// Additive masks take the fused path too: an `(L, S)` mask with `-inf` entries and a fully masked query, a
-/// `(B, 1, 1, S)` padding mask, a per-head `(B, H, L, S)` mask, each with and without causal masking.
+/// Masks take the fused path too: an additive `(L, S)` mask with `-inf` entries and a fully masked query, a
+/// `(B, 1, 1, S)` padding mask, a per-head `(B, H, L, S)` mask, a boolean mask with a fully masked query, with
+/// and without causal masking.
 #[test]
 fn fused_matches_composed_with_additive_masks() {
     const L: usize = 70;
@@ -99,12 +100,39 @@ fn fused_matches_composed_with_additive_masks() {
         Sdpa::new().additive_mask(&padding).causal_at(50)
     });
     both_paths::<L, S, _>("per-head mask", || Sdpa::new().additive_mask(&heads));
+    // A boolean mask means the additive one: zero where a key takes part, -inf elsewhere.
+    let keep: Vec<u8> = (0..L * S)
+        .map(|i| u8::from(i % 5 != 2 && i / S != 9))
+        .collect();
+    let keep = Tensor::<u8, Rank2<L, S>, Cpu>::from_vec(keep).unwrap();
+    both_paths::<L, S, _>("boolean mask, causal", || {
+        Sdpa::new().keep_mask(&keep).causal()
+    });
     // The fully masked query's output row is zeros on both paths.
     let q: Tensor<f32, Rank4<B, H, L, E>, Cpu> = random(1);
     let kv: Tensor<f32, Rank4<B, HK, S, E>, Cpu> = random(2);
     let v: Tensor<f32, Rank4<B, HK, S, EV>, Cpu> = random(3);
     let y = q.scaled_dot_product_attention(&kv, &v, Sdpa::new().additive_mask(&pairs));
     assert!(y.i((1, 2, 5)).to_vec().iter().all(|&x| x == 0.0));
+    // The boolean mask runs as its additive form, to the bit (both fused: the composed path rounds otherwise).
+    let minus: Vec<f32> = keep
+        .to_vec()
+        .into_iter()
+        .map(|k| if k == 0 { f32::NEG_INFINITY } else { 0.0 })
+        .collect();
+    let as_added = Tensor::<f32, Rank2<L, S>, Cpu>::from_vec(minus).unwrap();
+    let by_keep = q.scaled_dot_product_attention(&kv, &v, Sdpa::new().keep_mask(&keep));
+    let by_add = q.scaled_dot_product_attention(&kv, &v, Sdpa::new().additive_mask(&as_added));
+    let composed = Sdpa::new().keep_mask(&keep).composed();
+    assert_eq!(by_keep.to_vec(), by_add.to_vec());
+    assert_ne!(
+        by_keep.to_vec(),
+        q.scaled_dot_product_attention(&kv, &v, composed).to_vec()
+    );
+    assert!(
+        by_keep.i((0, 1, 9)).to_vec().iter().all(|&x| x == 0.0),
+        "query 9 sees no key"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! When [`scaled_dot_product_attention`](crate::Tensor::scaled_dot_product_attention) takes the fused path
 //! (tiles.rs), and how a traced call records it: one op whose backward rule runs the fused gradient. The path
-//! applies on `Cpu` to f32 values with no mask or an additive one (causal or not) and no dropout that drops;
+//! applies on `Cpu` to f32 values with or without a mask (a boolean one as the additive mask it means), causal or
+//! not, and no dropout that drops;
 //! everything else is the composed path, which stays the reference the fused one is tested against.
 
 use super::tiles::{self, Added, Sizes};
@@ -14,6 +15,11 @@ use alloc::borrow::Cow;
 use alloc::vec;
 use alloc::vec::Vec;
 
+/// Whether the fused path may apply to this element type and device (the sizes decide the rest, [`eligible`]).
+pub(super) fn may_apply<T: FloatDType, D: Device>() -> bool {
+    T::DTYPE == DType::F32 && D::NAME == <Cpu as crate::device::Kernels>::NAME
+}
+
 /// The sizes of a call that takes the fused path, or `None`: another device or element type, an empty axis (the
 /// composed path handles those).
 fn eligible<T: FloatDType, D: Device>(
@@ -22,7 +28,7 @@ fn eligible<T: FloatDType, D: Device>(
     v: &[usize],
     (scale, causal): (f64, Option<usize>),
 ) -> Option<Sizes> {
-    if T::DTYPE != DType::F32 || D::NAME != <Cpu as crate::device::Kernels>::NAME {
+    if !may_apply::<T, D>() {
         return None;
     }
     let z = Sizes {

@@ -7,13 +7,13 @@
 //! A query whose every key is masked gets an output row of zeros, as PyTorch's reference (math) path gives since
 //! 2.5 (`_safe_softmax`: such a row's weights are 0, not the NaN of a softmax over nothing), and a zero gradient.
 //!
-//! On `Cpu`, f32 calls with no mask or an additive one, causal masking or not, and no dropout that drops
+//! On `Cpu`, f32 calls with or without a mask, causal masking or not, and no dropout that drops
 //! (training, traced) take a fused path instead (fused.rs, the tiles in tiles.rs): the online softmax over tiles
 //! of the scores, forward and backward, so memory grows with `L·E` rather than `L·S` (an additive mask is read
 //! where it is, broadcast). At B = H = 8, L = S = 512, E = 64 it takes 0.29-0.37x the composed path's time causal,
 //! 0.67-0.74x unmasked and 0.48x with a key padding mask (benches/README.md); at small sizes the two are even. A
-//! boolean mask takes the composed path. [`Sdpa::composed`] chooses the composed path, the reference the fused
-//! one is tested against.
+//! boolean mask goes as the additive mask it means. [`Sdpa::composed`] chooses the composed path, the reference
+//! the fused one is tested against.
 
 mod fused;
 mod tiles;
@@ -267,10 +267,23 @@ impl<T: FloatDType, B: Dim, const H: usize, L: Dim, E: Dim, D: Device>
         let () = HeadsDivide::<H, HK>::OK;
         if options.path != Path::Composed && options.dropout.is_none_or(|d| !self.drops(d)) {
             let scale = options.scale_for(self.shape().3.size());
+            let keep_as_added;
             let mask = match options.mask {
                 Mask::None => Some(None),
                 Mask::Add(add) => Some(Some(add)),
-                Mask::Keep(_) => None, // the composed path
+                // A boolean mask as the additive one it means (-inf where a key may not take part), where the fused
+                // path can take it: one pass over the mask, which is not the scores' size unless the user made it so.
+                Mask::Keep(keep) if fused::may_apply::<T, D>() => {
+                    let minus = T::from_f64(f64::NEG_INFINITY);
+                    let added = keep
+                        .to_vec()
+                        .into_iter()
+                        .map(|k| if k == 0 { minus } else { T::ZERO });
+                    let added = Tensor::from_vec_with_shape(keep.shape(), added.collect());
+                    keep_as_added = crate::tensor::or_panic(added);
+                    Some(Some(&keep_as_added))
+                }
+                Mask::Keep(_) => None,
             };
             if let Some(mask) = mask
                 && let Some(out) = self.fused_attention(key, value, (scale, options.causal), mask)
