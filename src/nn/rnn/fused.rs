@@ -12,9 +12,10 @@ use crate::autograd::{record_with, Gradients, Slot, Traced};
 use crate::device::{Cpu, Kernels};
 use crate::dtype::FloatDType;
 use crate::nn::recurrent::CellType;
+use crate::ops::join::embed_rule;
 use crate::ops::Device;
 use crate::shape::{Axis, Const, Dim, Shape, MAX_RANK};
-use crate::tensor::{or_panic, padded_shape, Grad, Padded, Tensor};
+use crate::tensor::{or_panic, padded_shape, Grad, Tensor};
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
@@ -95,7 +96,34 @@ struct Host<'a, T: Clone> {
     lengths: Option<Vec<u32>>,
 }
 
-impl<T: FloatDType> Host<'_, T> {
+/// A layer's tensors for one recurrence: the input products, `(W_hh, b_ih, b_hh)`, the initial `(h, c)`.
+type Operands<'a, T, B, L, G, const H: usize, D> = (
+    &'a Tensor<T, (B, L, G, Const<H>), D>,
+    (
+        &'a Tensor<T, (usize, Const<H>), D>,
+        Option<&'a Tensor<T, (G, Const<H>), D>>,
+        Option<&'a Tensor<T, (G, Const<H>), D>>,
+    ),
+    (&'a State<T, B, H, D>, &'a State<T, B, H, D>),
+);
+
+impl<'a, T: FloatDType> Host<'a, T> {
+    /// The operands' elements on the host (each borrowed where dense), the lengths copied.
+    fn of<B: Dim, L: Dim, G: Dim, const H: usize, D: Device>(
+        (gates, (w_hh, b_ih, b_hh), (h0, c0)): Operands<'a, T, B, L, G, H, D>,
+        lengths: Option<&Tensor<u32, (B,), D>>,
+    ) -> Self {
+        Host {
+            gates: host(gates),
+            w_hh: host(w_hh),
+            b_ih: b_ih.map(host),
+            b_hh: b_hh.map(host),
+            h0: host(h0),
+            c0: host(c0),
+            lengths: lengths.map(Tensor::to_vec),
+        }
+    }
+
     fn inputs(&self) -> Inputs<'_, T> {
         Inputs {
             gates: &self.gates,
@@ -147,15 +175,7 @@ impl<T: FloatDType, B: Dim, L: Dim, G: Dim, const H: usize, D: Device>
     )> {
         let (b, l) = (self.shape().0, self.shape().1);
         let z = eligible::<D>(b.size(), l.size(), H, cell, reverse)?;
-        let host = Host {
-            gates: host(self),
-            w_hh: host(w_hh),
-            b_ih: b_ih.map(host),
-            b_hh: b_hh.map(host),
-            h0: host(h0),
-            c0: host(c0),
-            lengths: lengths.map(Tensor::to_vec),
-        };
+        let host = Host::of((self, (w_hh, b_ih, b_hh), (h0, c0)), lengths);
         let (whole, _) = run::<T, B, H, D>(&z, &host, b, false)?;
         let (ys, h, c) = views::<T, B, L, H, D>(&whole, l);
         Some((ys.transpose::<Axis<0>, Axis<1>>(), (h, c)))
@@ -183,15 +203,9 @@ impl<T: FloatDType, B: Dim, L: Dim, G: Dim, const H: usize, D: Device>
     )> {
         let (b, l) = (self.value.shape().0, self.value.shape().1);
         let z = eligible::<D>(b.size(), l.size(), H, cell, reverse)?;
-        let host = Host {
-            gates: host(&self.value),
-            w_hh: host(&w_hh.value),
-            b_ih: b_ih.map(|b| host(&b.value)),
-            b_hh: b_hh.map(|b| host(&b.value)),
-            h0: host(&h0.value),
-            c0: host(&c0.value),
-            lengths: lengths.map(Tensor::to_vec),
-        };
+        let biases = (b_ih.map(|b| &b.value), b_hh.map(|b| &b.value));
+        let weights = (&w_hh.value, biases.0, biases.1);
+        let host = Host::of((&self.value, weights, (&h0.value, &c0.value)), lengths);
         let (whole, tape) = run::<T, B, H, D>(&z, &host, b, true)?;
         let (ys, h, c) = views::<T, B, L, H, D>(&whole, l);
         let no_bias = Slot::none();
@@ -222,20 +236,11 @@ impl<T: FloatDType, B: Dim, L: Dim, G: Dim, const H: usize, D: Device>
         // Each view's gradient is a part of the whole's, along its padded first axis.
         let axis = MAX_RANK - 3;
         let part = |start: usize| (whole.slot(), whole_dims, axis, start);
-        let ys = record_with(ys, &[&whole.node], part(0), part_rule::<T, D>);
-        let h = record_with(h, &[&whole.node], part(l.size()), part_rule::<T, D>);
-        let c = record_with(c, &[&whole.node], part(l.size() + 1), part_rule::<T, D>);
+        let ys = record_with(ys, &[&whole.node], part(0), embed_rule::<T, D>);
+        let h = record_with(h, &[&whole.node], part(l.size()), embed_rule::<T, D>);
+        let c = record_with(c, &[&whole.node], part(l.size() + 1), embed_rule::<T, D>);
         Some((ys.transpose::<Axis<0>, Axis<1>>(), (h, c)))
     }
-}
-
-/// A view's gradient, a part of the whole result's from `start` along `axis`.
-fn part_rule<T: FloatDType, D: Device>(
-    g: Grad<T, D>,
-    (slot, whole, axis, start): (Slot, Padded, usize, usize),
-    store: &mut Gradients,
-) {
-    slot.give_part(store, (whole, axis, start), g);
 }
 
 /// The fused recurrence's gradient from its result's, `g`: each input's computed only if wanted.

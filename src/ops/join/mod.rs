@@ -23,6 +23,8 @@ pub use concat::{CatParts, Erased};
 pub use flip::FlipAxes;
 pub use pad::{Circular, PadMode, PadModeArg, Reflect, Replicate};
 pub use sizes::SplitSizes;
+#[cfg(feature = "std")]
+pub(crate) use traced::embed_rule;
 
 use crate::device::Kernels;
 use crate::dtype::WithDType;

@@ -18,10 +18,11 @@ fn cat_rule<T: FloatDType, D: Device>(
     sb.give_padded_with(store, || g.narrow_to(shape_b, axis, len_a));
 }
 
-/// `stack`'s gradients: each input's slice at its index along the new `axis` of the output's padded form.
-fn stack_rule<T: FloatDType, D: Device, const N: usize>(
+/// `stack`'s (and `stack_slice`'s) gradients: each input's slice at its index along the new `axis` of the output's
+/// padded form.
+pub(super) fn stack_rule<T: FloatDType, D: Device, P: IntoIterator<Item = Slot>>(
     g: Grad<T, D>,
-    (slots, axis): ([Slot; N], usize),
+    (slots, axis): (P, usize),
     store: &mut Gradients,
 ) {
     for (i, slot) in slots.into_iter().enumerate() {
@@ -41,7 +42,7 @@ fn narrow_rule<T: FloatDType, D: Device>(
 
 /// The gradient of a piece of `split`: the piece's gradient in zeros of the input's `shape` (padded), from `start`
 /// along `axis`.
-pub(super) fn embed_rule<T: FloatDType, D: Device>(
+pub(crate) fn embed_rule<T: FloatDType, D: Device>(
     g: Grad<T, D>,
     (slot, shape, axis, start): (Slot, Padded, usize, usize),
     store: &mut Gradients,
@@ -89,7 +90,7 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         // The new axis of the output's padded form.
         let axis = MAX_RANK - S::RANK - 1 + <S as InsertAxis<Ax>>::INDEX;
         let captured = (slots, axis);
-        record_with(value, &nodes, captured, stack_rule::<T, D, N>)
+        record_with(value, &nodes, captured, stack_rule::<T, D, [Slot; N]>)
     }
 
     /// The entries of axis `Ax` rotated by `shift` (positive: towards higher indices); the gradient is rotated

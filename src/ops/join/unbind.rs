@@ -140,7 +140,12 @@ impl<T: FloatDType, S: Shape, D: Device> Traced<T, S, D> {
         let nodes: Vec<_> = parts.iter().map(|p| &p.node).collect();
         // The new axis of the output's padded form.
         let axis = MAX_RANK - S::RANK - 1 + <S as InsertAxis<Ax>>::INDEX;
-        record_with(value, &nodes, (slots, axis), stack_slice_rule::<T, D>)
+        record_with(
+            value,
+            &nodes,
+            (slots, axis),
+            super::traced::stack_rule::<T, D, Vec<Slot>>,
+        )
     }
 }
 
@@ -154,16 +159,4 @@ fn unbind_rule<T: FloatDType, D: Device>(
 ) {
     let unit = axis - (MAX_RANK - rank);
     slot.give_part(store, (whole, axis, i), g.unsqueeze_padded(rank - 1, unit));
-}
-
-/// The gradients of a `stack_slice`'s parts: the output's gradient at each index of the new axis.
-#[cfg(feature = "std")]
-fn stack_slice_rule<T: FloatDType, D: Device>(
-    g: Grad<T, D>,
-    (slots, axis): (Vec<Slot>, usize),
-    store: &mut Gradients,
-) {
-    for (i, slot) in slots.into_iter().enumerate() {
-        slot.give_padded_with(store, || g.select_padded(axis, i));
-    }
 }
