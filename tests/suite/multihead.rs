@@ -430,8 +430,27 @@ fn runtime_lengths_and_bad_masks() {
         err.to_string(),
         "MultiheadAttention key_padding_mask: axis 0 has size 3, expected 2"
     );
-    let message = panic_message(|| attn.attend(q_b, kv_b.clone(), kv_b, masks()));
+    let message = panic_message(|| attn.attend(q_b.clone(), kv_b.clone(), kv_b.clone(), masks()));
     assert_eq!(message, err.to_string());
+    // Keys of another batch than the queries', values of another length than the keys'.
+    let other =
+        Tensor::<f64, (usize, Const<S>, Const<E>), Cpu>::zeros_with_shape((N + 1, Const, Const));
+    let err = attn
+        .try_attend(q_b.clone(), other.clone(), other, MhaMasks::new())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention key: axis 0 has size 3, expected 2"
+    );
+    let short =
+        Tensor::<f64, (Const<N>, usize, Const<E>), Cpu>::zeros_with_shape((Const, S - 1, Const));
+    let err = attn
+        .try_attend(q_rt.clone(), kv_rt.clone(), short, MhaMasks::new())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MultiheadAttention value: axis 1 has size 3, expected 4"
+    );
     // A per-head mask with the batch's rows rather than batch x heads.
     let rows = Tensor::<u8, (usize, usize, Const<S>), Cpu>::zeros_with_shape((N, L, Const));
     let masks = || MhaMasks::new().attn_mask_per_head(&rows);
@@ -542,6 +561,56 @@ fn empty_and_empty_but_huge_batches() {
         (vec![0, 4, 2, 3], vec![2, 2, 0, 3])
     );
     assert_eq!(c.unwrap().dims().to_vec(), [2, 2, 0, 3]);
+    // A runtime sequence of no steps: empty outputs, the initial states. (A huge batch of no steps still needs
+    // states of that batch, which cannot be allocated: the forward pass panics there, noted on issue 45.)
+    let x = Tensor::<f32, (usize, usize, Const<2>), Cpu>::zeros_with_shape((3, 0, Const));
+    let (y, (h, _)) = lstm.try_run(x, typed_tensor::nn::RnnArgs::new()).unwrap();
+    assert_eq!(y.dims().to_vec(), [3, 0, 2, 3]);
+    assert!(h.to_vec().iter().all(|&v| v == 0.0));
+
+    // The transformer layers and stacks on empty and empty-but-huge batches, with and without a per-head mask.
+    let config = TransformerConfig {
+        dropout: 0.0,
+        ..TransformerConfig::default()
+    };
+    let layer = TransformerEncoderLayer::<f32, E, HEADS, HD, 8, Cpu>::new(0, config);
+    let encoder: TransformerEncoder<_, 2> = TransformerEncoder::new(|i| {
+        TransformerEncoderLayer::<f32, E, HEADS, HD, 8, Cpu>::new(i as u64, config)
+    });
+    let decoder = TransformerDecoderLayer::<f32, E, HEADS, HD, 8, Cpu>::new(0, config);
+    for (batch, len) in [(0, 3), (1 << 40, 0)] {
+        let x = Tensor::<f32, (usize, usize, Const<E>), Cpu>::zeros_with_shape((batch, len, Const));
+        let y = layer
+            .try_forward_masked(x.clone(), MhaMasks::new().causal())
+            .unwrap();
+        assert_eq!(y.dims().to_vec(), [batch, len, E]);
+        let y = encoder
+            .try_forward_masked(x.clone(), MhaMasks::new())
+            .unwrap();
+        assert_eq!(y.dims().to_vec(), [batch, len, E]);
+        let y = decoder
+            .try_forward_masked(x.clone(), x.clone(), MhaMasks::new(), MhaMasks::new())
+            .unwrap();
+        assert_eq!(y.dims().to_vec(), [batch, len, E]);
+        let rows =
+            Tensor::<u8, (usize, usize, usize), Cpu>::zeros_with_shape((batch * HEADS, len, len));
+        let masks = MhaMasks::new().attn_mask_per_head(&rows);
+        assert!(layer.try_forward_masked(x, masks).is_ok());
+    }
+    // A huge empty batch with a mask of the batch's rows, not batch x heads: an error naming both sizes.
+    let huge = Tensor::<f32, (usize, usize, Const<E>), Cpu>::zeros_with_shape((1 << 56, 0, Const));
+    let rows = Tensor::<u8, (usize, usize, usize), Cpu>::zeros_with_shape((1 << 56, 0, 0));
+    let err = layer
+        .try_forward_masked(huge, MhaMasks::new().attn_mask_per_head(&rows))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "MultiheadAttention attn_mask: axis 0 has size {}, expected {}",
+            1u64 << 56,
+            1u64 << 57
+        )
+    );
 }
 
 /// The transformer layers' and stacks' `try_` forms: a key padding mask of another batch, an attention mask of

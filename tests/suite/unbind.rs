@@ -63,6 +63,12 @@ fn runtime_dims_disagree<D: Device>() {
     );
     let ok = Tensor::try_stack_slice::<Axis<0>>(&[a.clone(), a]).unwrap();
     assert_eq!(ok.dims().to_vec(), [2, 2]);
+    // Empty but huge parts stack; a result too large to address is an error, not a panic.
+    let huge = Tensor::<f32, (usize, usize), D>::zeros_with_shape((1 << 59, 0));
+    let ok = Tensor::try_stack_slice::<Axis<0>>(&[huge.clone(), huge.clone()]).unwrap();
+    assert_eq!(ok.dims().to_vec(), [2, 1 << 59, 0]);
+    let err = Tensor::try_stack_slice::<Axis<0>>(&vec![huge; 32]).unwrap_err();
+    assert!(err.to_string().contains("too large to address"), "{err}");
 }
 
 /// Traced: each piece's gradient lands in its place (a piece read twice gets both, one never read gets zeros),

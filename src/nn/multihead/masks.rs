@@ -218,6 +218,28 @@ impl<T: FloatDType, K: KeysOf, D: Device> MhaMasks<'_, T, K, D> {
         Ok(())
     }
 
+    /// The `try_` forms' check of an attention of `queries` over `keys`: `Error::AxisSize` naming `what` when the
+    /// keys' batch is not the queries', else [`Self::check`] with the queries' batch and length and the keys'
+    /// length (`heads` counts a per-head mask's rows).
+    pub(crate) fn check_for<X: KeysOf>(
+        &self,
+        what: &'static str,
+        heads: usize,
+        queries: &X,
+        keys: &K,
+    ) -> crate::Result<()> {
+        let ((b, l), (kb, s)) = (queries.batch_and_len(), keys.batch_and_len());
+        if kb != b {
+            return Err(crate::Error::AxisSize {
+                op: what,
+                axis: 0,
+                expected: b,
+                found: kb,
+            });
+        }
+        self.check((b, heads), l, s)
+    }
+
     /// Whether a mask differs between heads (the additive mask then covers every head's scores).
     pub(super) fn per_head(&self) -> bool {
         self.attn_per_head.is_some()

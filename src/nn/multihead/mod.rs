@@ -194,8 +194,9 @@ impl<
         self.forward((query, key, value, masks))
     }
 
-    /// [`Self::attend`], returning `Error::AxisSize` (naming the mask) when a mask's runtime-sized dims differ
-    /// from the batch's, the queries' or the keys' lengths, rather than panicking.
+    /// [`Self::attend`], returning `Error::AxisSize` rather than panicking when a mask's runtime-sized dims differ
+    /// from the batch's, the queries' or the keys' lengths (naming the mask), or the keys' batch from the queries'
+    /// or the values' batch or length from the keys' (naming the key or the value).
     ///
     /// ```
     /// use typed_tensor::prelude::*;
@@ -217,8 +218,24 @@ impl<
     where
         Self: Module<(Q, K, K, MhaMasks<'m, T, K, D>)>,
     {
-        let (batch, l) = query.batch_and_len();
-        masks.check((batch, HEADS), l, key.batch_and_len().1)?;
+        masks.check_for("MultiheadAttention key", HEADS, &query, &key)?;
+        let (keys, values) = (key.batch_and_len(), value.batch_and_len());
+        if let Some(axis) = [keys.0 != values.0, keys.1 != values.1]
+            .iter()
+            .position(|&d| d)
+        {
+            let (expected, found) = if axis == 0 {
+                (keys.0, values.0)
+            } else {
+                (keys.1, values.1)
+            };
+            return Err(crate::Error::AxisSize {
+                op: "MultiheadAttention value",
+                axis,
+                expected,
+                found,
+            });
+        }
         Ok(self.forward((query, key, value, masks)))
     }
 }

@@ -132,14 +132,8 @@ impl<
     where
         Self: Module<(X, M, MhaMasks<'m, T, X, D>, MhaMasks<'m, T, M, D>), Output = X>,
     {
-        super::check_masks("TransformerDecoderLayer", HEADS, &tgt, &tgt, &tgt_masks)?;
-        super::check_masks(
-            "TransformerDecoderLayer memory",
-            HEADS,
-            &tgt,
-            &memory,
-            &memory_masks,
-        )?;
+        tgt_masks.check_for("TransformerDecoderLayer", HEADS, &tgt, &tgt)?;
+        memory_masks.check_for("TransformerDecoderLayer memory", HEADS, &tgt, &memory)?;
         Ok(self.forward((tgt, memory, tgt_masks, memory_masks)))
     }
 }
@@ -290,14 +284,8 @@ impl<Layer, const N: usize, Norm> TransformerDecoder<Layer, N, Norm> {
             + super::AttentionHeads,
         Norm: Module<X, Output = X>,
     {
-        super::check_masks("TransformerDecoder", Layer::HEADS, &tgt, &tgt, &tgt_masks)?;
-        super::check_masks(
-            "TransformerDecoder memory",
-            Layer::HEADS,
-            &tgt,
-            &memory,
-            &memory_masks,
-        )?;
+        tgt_masks.check_for("TransformerDecoder", Layer::HEADS, &tgt, &tgt)?;
+        memory_masks.check_for("TransformerDecoder memory", Layer::HEADS, &tgt, &memory)?;
         Ok(self.forward_masked(tgt, memory, tgt_masks, memory_masks))
     }
 }

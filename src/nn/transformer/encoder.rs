@@ -124,7 +124,7 @@ impl<
     where
         Self: Module<(X, MhaMasks<'m, T, X, D>), Output = X>,
     {
-        super::check_masks("TransformerEncoderLayer", HEADS, &x, &x, &masks)?;
+        masks.check_for("TransformerEncoderLayer", HEADS, &x, &x)?;
         Ok(self.forward((x, masks)))
     }
 }
@@ -255,7 +255,7 @@ impl<Layer, const N: usize, Norm> TransformerEncoder<Layer, N, Norm> {
         Layer: Module<(X, MhaMasks<'m, T, X, D>), Output = X> + super::AttentionHeads,
         Norm: Module<X, Output = X>,
     {
-        super::check_masks("TransformerEncoder", Layer::HEADS, &x, &x, &masks)?;
+        masks.check_for("TransformerEncoder", Layer::HEADS, &x, &x)?;
         Ok(self.forward_masked(x, masks))
     }
 }

@@ -9,7 +9,7 @@ mod encoder;
 pub use decoder::{TransformerDecoder, TransformerDecoderLayer};
 pub use encoder::{TransformerEncoder, TransformerEncoderLayer};
 
-use super::{layer, BiasKind, Dropout, KeysOf, Linear, MhaMasks, Module, Parameters, WithBias};
+use super::{layer, BiasKind, Dropout, Linear, Module, Parameters, WithBias};
 use crate::dtype::FloatDType;
 use crate::ops::Device;
 use crate::shape::{Const, Dim};
@@ -126,28 +126,6 @@ fn seeds(seed: u64) -> impl Fn(u64) -> u64 {
 pub trait AttentionHeads {
     /// The heads' count.
     const HEADS: usize;
-}
-
-/// The check of the `try_` forms: `Error::AxisSize` naming the mask whose runtime-sized dims differ from the
-/// queries' batch (times `heads` for a per-head mask) and length or the keys' length (`layer` names the layer and
-/// which attention), and, for cross-attention, keys of another batch than the queries'.
-pub(crate) fn check_masks<T: FloatDType, X: KeysOf, K: KeysOf, D: Device>(
-    layer: &'static str,
-    heads: usize,
-    queries: &X,
-    keys: &K,
-    masks: &MhaMasks<'_, T, K, D>,
-) -> crate::Result<()> {
-    let ((b, l), (kb, s)) = (queries.batch_and_len(), keys.batch_and_len());
-    if kb != b {
-        return Err(crate::Error::AxisSize {
-            op: layer,
-            axis: 0,
-            expected: b,
-            found: kb,
-        });
-    }
-    masks.check((b, heads), l, s)
 }
 
 impl<
